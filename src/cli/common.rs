@@ -1,0 +1,159 @@
+//! What several commands share: read options, writing a recording, printing findings.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use clap::ValueEnum;
+
+use super::progress::Progress;
+use super::{Outcome, UsageError};
+use crate::formats::output::Outputs;
+use crate::formats::registry::{self, writable_names};
+use crate::formats::{Format, ReadOptions, Source};
+use crate::pipeline;
+use crate::report::render::{finding_text, loss_table};
+use crate::report::Severity;
+
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReadArgs {
+    /// Read NanoVer files as this format version (1: headerless files from before 2023-07-22)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=2))]
+    pub nanover_version: Option<u32>,
+}
+
+impl ReadArgs {
+    pub fn options(&self, decode: bool, lenient: bool) -> ReadOptions {
+        ReadOptions {
+            decode,
+            lenient,
+            assume_version: self.nanover_version,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct WriteArgs {
+    /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state
+    #[arg(short, long, value_name = "OUT")]
+    pub output: PathBuf,
+    /// Output format (default: from the output's extension): nanover-legacy, jsonl
+    #[arg(long, value_name = "FORMAT")]
+    pub to: Option<String>,
+    /// Overwrite existing outputs
+    #[arg(long)]
+    pub force: bool,
+    /// Print what would be lost, and write nothing
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReportFormat {
+    /// Tables for people
+    #[default]
+    Text,
+    /// JSON for scripts: one object per line per file
+    Json,
+}
+
+/// The output format `--to` names, or the one the output's extension selects.
+pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
+    match &args.to {
+        Some(name) => registry::format_named(name).ok_or_else(|| {
+            UsageError(format!("unknown output format `{name}` (simrec writes: {})", writable_names())).into()
+        }),
+        None => registry::format_for_output(&args.output).ok_or_else(|| {
+            UsageError(format!(
+                "cannot tell the output format from `{}`; name it with --to ({})",
+                args.output.display(),
+                writable_names()
+            ))
+            .into()
+        }),
+    }
+}
+
+/// Streams `source` into the output `args` names, atomically; reports loss.
+pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Result<Outcome> {
+    let format = output_format(args)?;
+    let mut outputs = if args.dry_run {
+        Outputs::dry_run()
+    } else {
+        Outputs::new(args.force)
+    };
+    let sink = format
+        .create(&args.output, source.header(), &mut outputs)
+        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    let progress = Progress::new("writing");
+    let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;
+    drop(progress);
+    print_read_findings(source);
+    if args.dry_run {
+        println!("{} records would be written as {}", report.records, format.name());
+        if report.loss.is_empty() {
+            println!("nothing would be lost");
+        } else {
+            println!("{}", loss_table(&report.loss));
+        }
+    } else {
+        let written = outputs.commit()?;
+        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+        eprintln!("wrote {} records to {}", report.records, names.join(" and "));
+        if !report.loss.is_empty() {
+            eprintln!("some values could not be kept:\n{}", loss_table(&report.loss));
+        }
+    }
+    Ok(if report.loss.is_empty() {
+        Outcome::Ok
+    } else {
+        Outcome::Loss
+    })
+}
+
+/// Warnings met while reading, on stderr (at most a screenful; `validate` lists all).
+pub fn print_read_findings(source: &dyn Source) {
+    const MAX: usize = 10;
+    for (path, findings) in source.findings() {
+        let shown: Vec<_> = findings
+            .list()
+            .iter()
+            .filter(|f| f.severity >= Severity::Warning)
+            .collect();
+        for f in shown.iter().take(MAX) {
+            eprintln!("{}: {}", path.display(), finding_text(f));
+        }
+        let total = findings.count(Severity::Warning) + findings.count(Severity::Error);
+        if total > MAX as u64 {
+            eprintln!(
+                "{}: {} more warnings; run `simrec validate {}` for the full list",
+                path.display(),
+                total - MAX as u64,
+                path.display()
+            );
+        }
+    }
+}
+
+/// Notes for files whose companion (a `.traj`'s `.state`) exists but was not named.
+pub fn companion_notes(paths: &[PathBuf]) -> Vec<(PathBuf, String)> {
+    let mut notes = Vec::new();
+    for path in paths {
+        let Ok(format) = registry::detect(path) else { continue };
+        for c in format.companions(path) {
+            if c.exists() && !paths.iter().any(|p| same_file(p, &c)) {
+                notes.push((
+                    path.clone(),
+                    format!(
+                        "{} is beside it and was not named: name both to read them as one recording",
+                        c.display()
+                    ),
+                ));
+            }
+        }
+    }
+    notes
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
+}

@@ -1,0 +1,27 @@
+//! `simrec convert`: one recording (one file, or several merged by time) into another format.
+
+use std::path::PathBuf;
+
+use super::common::{write_recording, ReadArgs, WriteArgs};
+use super::Outcome;
+use crate::pipeline::open_recording;
+
+/// Convert a recording to another format (same format: bit-exact copy of every record)
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  simrec convert run.traj run.state -o run.jsonl\n  \
+    simrec convert run.traj -o - --to jsonl | jq .time_ns\n  simrec convert --dry-run run.traj run.state -o out.traj\n\n\
+    Exit 3 when a value could not be represented in the output format (the loss report names it).")]
+pub struct Args {
+    /// Input files; a .traj and a .state together are one recording on one timeline
+    #[arg(required = true, value_name = "IN")]
+    inputs: Vec<PathBuf>,
+    #[command(flatten)]
+    write: WriteArgs,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let mut source = open_recording(&args.inputs, args.read.options(true, false))?;
+    write_recording(&mut *source, &args.write)
+}

@@ -1,0 +1,103 @@
+//! `simrec inspect`: what is in each file, from its record headers (or every payload with --deep).
+
+use std::path::PathBuf;
+
+use serde_json::json;
+
+use super::common::{companion_notes, ReadArgs, ReportFormat};
+use super::progress::Progress;
+use super::Outcome;
+use crate::formats::input::display_name;
+use crate::formats::{registry, ReadError};
+use crate::report::render::{finding_json, finding_text, summary_text};
+use crate::report::{Severity, Summary};
+
+/// Show format, size, records, time span, channels, resets and keys of each file
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  simrec inspect small.traj\n  simrec inspect --deep small.traj small.state\n  \
+    simrec inspect --format json *.traj | jq .records")]
+pub struct Args {
+    /// Recordings to inspect (`-` for standard input)
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+    /// Decode every payload: lists keys with kind, dtype and shape
+    #[arg(long)]
+    deep: bool,
+    /// Output format
+    #[arg(long, value_enum, default_value_t)]
+    format: ReportFormat,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let notes = companion_notes(&args.files);
+    let mut outcome = Outcome::Ok;
+    for path in &args.files {
+        let name = display_name(path).display().to_string();
+        match summarise(path, &args) {
+            Ok((summary, counts)) => {
+                let file_notes: Vec<String> = notes.iter().filter(|(p, _)| p == path).map(|(_, n)| n.clone()).collect();
+                match args.format {
+                    ReportFormat::Json => {
+                        let mut o = summary.to_json();
+                        o["findings"] = json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
+                        o["notes"] = json!(file_notes);
+                        println!("{o}");
+                    }
+                    ReportFormat::Text => {
+                        let mut lines = file_notes;
+                        if counts[2] + counts[1] > 0 {
+                            lines.push(format!(
+                                "{} errors, {} warnings: run `simrec validate {name}`",
+                                counts[2], counts[1]
+                            ));
+                        }
+                        print!("{}", summary_text(&summary, &lines));
+                    }
+                }
+            }
+            Err(e) => {
+                outcome = Outcome::Failed;
+                let finding = match &e {
+                    ReadError::Invalid { finding, .. } => Some(finding),
+                    _ => None,
+                };
+                match args.format {
+                    ReportFormat::Json => println!(
+                        "{}",
+                        json!({"path": name, "error": e.to_string(), "finding": finding.map(finding_json)})
+                    ),
+                    ReportFormat::Text => match finding {
+                        Some(f) => eprintln!("{name}: {}", finding_text(f)),
+                        None => eprintln!("error: {e}"),
+                    },
+                }
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Reads one file leniently into a summary; counts of (info, warning, error) findings.
+fn summarise(path: &PathBuf, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+    let mut source = registry::open(path, args.read.options(args.deep, true))?;
+    let size = source.progress().1;
+    let name = display_name(path).display().to_string();
+    let mut summary = Summary::new(&name, size, source.header(), args.deep);
+    let progress = Progress::new("reading");
+    while let Some(record) = source.next() {
+        summary.observe(&record?);
+        if summary.records % 1024 == 0 {
+            let (d, t) = source.progress();
+            progress.update(d, t);
+        }
+    }
+    let mut counts = [0u64; 3];
+    for (_, f) in source.findings() {
+        counts[0] += f.count(Severity::Info);
+        counts[1] += f.count(Severity::Warning);
+        counts[2] += f.count(Severity::Error);
+    }
+    Ok((summary, counts))
+}

@@ -1,0 +1,104 @@
+//! The command line: one file per subcommand. Commands return an [`Outcome`]; only
+//! `main` turns it into an exit code, after every output is flushed.
+
+mod cat;
+mod common;
+mod convert;
+mod inspect;
+mod merge;
+mod progress;
+mod recover;
+mod slice;
+mod validate;
+
+use clap::{Parser, Subcommand};
+
+/// How a command finished, when it did not fail outright.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Exit 0.
+    Ok,
+    /// Exit 1: the command ran, and what it checked has errors (`validate`, `recover`).
+    Failed,
+    /// Exit 3: finished, but with data loss (or warnings the user asked to treat as such).
+    Loss,
+}
+
+/// A command line that makes sense to clap but not to simrec (exit 2).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+#[derive(Parser)]
+#[command(
+    name = "simrec",
+    version,
+    about = "Inspect, validate, convert, slice and merge simulation recordings",
+    long_about = "Inspect, validate, convert, slice and merge simulation recordings.\n\n\
+        Formats: NanoVer legacy .traj/.state (read, write), JSON Lines (write).\n\
+        Times: 12.5 or 12.5s, 850ms, 3us, 10ns, #120 (frame 120), -5s (5 s before the end).\n\
+        Exit codes: 0 ok, 1 error (or validation errors), 2 usage, 3 finished with data loss.",
+    after_help = "Examples:\n  simrec inspect run.traj run.state\n  simrec validate --format json *.traj\n  \
+        simrec convert run.traj run.state -o run.jsonl\n  simrec slice run.traj run.state --start 10s --end 20s -o cut.traj\n  \
+        simrec recover crashed.traj -o fixed.traj"
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    Inspect(inspect::Args),
+    Validate(validate::Args),
+    Convert(convert::Args),
+    Slice(slice::Args),
+    Merge(merge::Args),
+    Cat(cat::Args),
+    Recover(recover::Args),
+}
+
+/// Parses the command line and runs the command.
+pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    match cli.command {
+        Command::Inspect(a) => inspect::run(a),
+        Command::Validate(a) => validate::run(a),
+        Command::Convert(a) => convert::run(a),
+        Command::Slice(a) => slice::run(a),
+        Command::Merge(a) => merge::run(a),
+        Command::Cat(a) => cat::run(a),
+        Command::Recover(a) => recover::run(a),
+    }
+}
+
+/// Whether an error is the user's command line rather than the data (exit 2).
+pub fn is_usage_error(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<UsageError>()
+            || c.is::<crate::pipeline::select::PatternError>()
+            || matches!(
+                c.downcast_ref::<crate::formats::ReadError>(),
+                Some(crate::formats::ReadError::Conflict(_))
+            )
+            || matches!(
+                c.downcast_ref::<crate::pipeline::PipelineError>(),
+                Some(crate::pipeline::PipelineError::Read(crate::formats::ReadError::Conflict(_)))
+            )
+    })
+}
+
+/// The hint a finding-carrying error has, to print after it.
+pub fn hint_of(e: &anyhow::Error) -> Option<String> {
+    e.chain().find_map(|c| {
+        let read = c.downcast_ref::<crate::formats::ReadError>().or_else(|| {
+            match c.downcast_ref::<crate::pipeline::PipelineError>() {
+                Some(crate::pipeline::PipelineError::Read(r)) => Some(r),
+                _ => None,
+            }
+        });
+        match read {
+            Some(crate::formats::ReadError::Invalid { finding, .. }) => finding.hint.clone(),
+            _ => None,
+        }
+    })
+}

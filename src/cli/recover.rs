@@ -1,0 +1,85 @@
+//! `simrec recover`: keep every intact record of a damaged file, and say what was not kept.
+
+use std::path::PathBuf;
+
+use super::common::ReadArgs;
+use super::progress::Progress;
+use super::Outcome;
+use crate::formats::input::display_name;
+use crate::formats::output::Outputs;
+use crate::formats::{registry, ReadError};
+use crate::pipeline;
+use crate::report::render::finding_text;
+use crate::report::Severity;
+
+/// Copy every intact record of a damaged recording into a new file
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  simrec recover crashed.traj -o fixed.traj\n  simrec recover --nanover-version 1 old.traj -o old-v2.traj\n\n\
+    Records are never dropped for their timestamps. Exit 0 when every record was intact,\n\
+    3 when anything was dropped, skipped or repaired, 1 when nothing could be recovered.")]
+pub struct Args {
+    /// The damaged recording
+    #[arg(value_name = "IN")]
+    input: PathBuf,
+    /// Where to write what can be recovered (same format as the input)
+    #[arg(short, long, value_name = "OUT")]
+    output: PathBuf,
+    /// Overwrite an existing output
+    #[arg(long)]
+    force: bool,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let name = display_name(&args.input).display().to_string();
+    let format = if args.input.as_os_str() == "-" {
+        registry::format_named("nanover-legacy").ok_or_else(|| anyhow::anyhow!("no reader for standard input"))?
+    } else {
+        registry::detect(&args.input)?
+    };
+    let mut source = match format.open(&args.input, args.read.options(true, true)) {
+        Ok(s) => s,
+        Err(ReadError::Invalid { finding, .. }) => {
+            eprintln!("{name}: {}", finding_text(&finding));
+            eprintln!("{name}: nothing can be recovered");
+            return Ok(Outcome::Failed);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let mut outputs = Outputs::new(args.force);
+    let sink = format.create(&args.output, source.header(), &mut outputs)?;
+    let progress = Progress::new("recovering");
+    let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;
+    drop(progress);
+    let (errors, problems): (u64, Vec<String>) = source
+        .findings()
+        .iter()
+        .map(|(_, f)| {
+            let listed = f.list().iter().filter(|x| x.severity == Severity::Error).map(finding_text).collect::<Vec<_>>();
+            (f.count(Severity::Error), listed)
+        })
+        .fold((0, Vec::new()), |(n, mut all), (k, l)| {
+            all.extend(l);
+            (n + k, all)
+        });
+    if report.records == 0 && errors > 0 {
+        for p in &problems {
+            eprintln!("{name}: {p}");
+        }
+        eprintln!("{name}: no intact record to recover; nothing written");
+        return Ok(Outcome::Failed);
+    }
+    let written = outputs.commit()?;
+    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
+    eprintln!("{name}: kept {} records in {}", report.records, names.join(" and "));
+    if errors == 0 {
+        eprintln!("{name}: every record was intact; nothing dropped");
+        return Ok(Outcome::Ok);
+    }
+    eprintln!("{name}: {errors} problems; what was dropped, skipped or repaired:");
+    for p in &problems {
+        eprintln!("  {}", p.replace('\n', "\n  "));
+    }
+    Ok(Outcome::Loss)
+}

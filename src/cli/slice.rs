@@ -1,0 +1,73 @@
+//! `simrec slice`: a time or frame window, and/or a key selection, that plays back on its own.
+
+use std::path::PathBuf;
+
+use super::common::{companion_notes, write_recording, ReadArgs, WriteArgs};
+use super::{Outcome, UsageError};
+use crate::model::TimeSpec;
+use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
+
+/// Cut a window [start, end) out of a recording, with the context it needs to play alone
+#[derive(clap::Args, Debug)]
+#[command(after_help = "Examples:\n  simrec slice run.traj run.state --start 10s --end 20s -o cut.traj\n  \
+    simrec slice run.traj --frames 100..200 -o cut.traj\n  simrec slice run.traj --start -5s -o last5s.jsonl\n  \
+    simrec slice run.traj --exclude 'particle.velocities' --exclude 'particle.forces*' -o slim.traj\n\n\
+    A window that starts mid-recording begins with the folded frame (as a reset) and the folded\n\
+    state at its start. Times are rebased so the window starts at 0 (unless --keep-time).")]
+pub struct Args {
+    /// Input files; a .traj and a .state together are one recording
+    #[arg(required = true, value_name = "IN")]
+    inputs: Vec<PathBuf>,
+    /// Start of the window (inclusive): 12.5, 12.5s, 850ms, 3us, 10ns, #120, -5s
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    start: Option<TimeSpec>,
+    /// End of the window (exclusive)
+    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
+    end: Option<TimeSpec>,
+    /// Frames A..B (0-based, B exclusive; A.. to the end), same as --start '#A' --end '#B'
+    #[arg(long, value_name = "A..B", conflicts_with_all = ["start", "end"])]
+    frames: Option<String>,
+    /// Keep only keys matching this glob (repeatable; `*` crosses dots)
+    #[arg(long, value_name = "GLOB")]
+    include: Vec<String>,
+    /// Drop keys matching this glob (repeatable; wins over --include)
+    #[arg(long, value_name = "GLOB")]
+    exclude: Vec<String>,
+    /// Keep the original times instead of starting the window at 0
+    #[arg(long)]
+    keep_time: bool,
+    #[command(flatten)]
+    write: WriteArgs,
+    #[command(flatten)]
+    read: ReadArgs,
+}
+
+fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
+    let bad = || UsageError(format!("--frames `{text}`: expected A..B or A.. with 0-based frame numbers"));
+    let (a, b) = text.split_once("..").ok_or_else(bad)?;
+    let a: u64 = a.trim().parse().map_err(|_| bad())?;
+    let b = match b.trim() {
+        "" => None,
+        b => Some(TimeSpec::Frame(b.parse().map_err(|_| bad())?)),
+    };
+    Ok((TimeSpec::Frame(a), b))
+}
+
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    for (_, note) in companion_notes(&args.inputs) {
+        eprintln!("note: {note}");
+    }
+    let (start, end) = match &args.frames {
+        Some(f) => {
+            let (a, b) = frame_range(f)?;
+            (Some(a), b)
+        }
+        None => (args.start, args.end),
+    };
+    let filter = KeyFilter::new(&args.include, &args.exclude)?;
+    let span = resolve(start, end, || open_recording(&args.inputs, args.read.options(false, false)))?;
+    let source = open_recording(&args.inputs, args.read.options(true, false))?;
+    let window = Window::new(source, span, !args.keep_time);
+    let mut selected = Selected::new(window, filter);
+    write_recording(&mut selected, &args.write)
+}

@@ -1,0 +1,106 @@
+//! Random access to an input file through one reusable read window.
+//!
+//! Readers of record-framed formats walk forward but must also look ahead and
+//! resynchronise; this gives them `bytes(offset, n)` with a bounded buffer.
+//! Standard input is spooled to a temporary file first so that it can be read
+//! the same way without holding it in memory.
+
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+
+/// Bytes read per refill on sequential work.
+pub const READ_AHEAD: usize = 1 << 20;
+
+pub struct Input {
+    file: File,
+    len: u64,
+    window: Vec<u8>,
+    window_start: u64,
+    read_ahead: usize,
+    bytes_read: u64,
+    /// Keeps a spooled copy of standard input alive as long as the input.
+    _spool: Option<tempfile::TempPath>,
+}
+
+impl Input {
+    /// Opens `path`; `-` means standard input.
+    pub fn open(path: &Path) -> io::Result<Input> {
+        if path == Path::new("-") {
+            return Input::spool_stdin();
+        }
+        let file = File::open(path)?;
+        let meta = file.metadata()?;
+        if meta.is_dir() {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "is a directory"));
+        }
+        Ok(Input::from_file(file, meta.len(), None))
+    }
+
+    fn spool_stdin() -> io::Result<Input> {
+        let mut spool = tempfile::NamedTempFile::new()?;
+        io::copy(&mut io::stdin().lock(), &mut spool)?;
+        let (mut file, path) = spool.into_parts();
+        let len = file.seek(SeekFrom::End(0))?;
+        Ok(Input::from_file(file, len, Some(path)))
+    }
+
+    fn from_file(file: File, len: u64, spool: Option<tempfile::TempPath>) -> Input {
+        Input {
+            file,
+            len,
+            window: Vec::new(),
+            window_start: 0,
+            read_ahead: READ_AHEAD,
+            bytes_read: 0,
+            _spool: spool,
+        }
+    }
+
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Bytes fetched from the file so far (for progress and benchmarks).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Sets how much is read beyond what is asked, for walks that skip most bytes.
+    pub fn set_read_ahead(&mut self, bytes: usize) {
+        self.read_ahead = bytes.max(64);
+    }
+
+    /// `n` bytes at `offset`. The caller checks `offset + n <= len` first, so
+    /// nothing is ever allocated for bytes the file does not have.
+    pub fn bytes(&mut self, offset: u64, n: usize) -> io::Result<&[u8]> {
+        let end = offset
+            .checked_add(n as u64)
+            .filter(|&e| e <= self.len)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file"))?;
+        let window_end = self.window_start + self.window.len() as u64;
+        if offset < self.window_start || end > window_end {
+            let want = (n.max(self.read_ahead) as u64).min(self.len - offset) as usize;
+            self.window.resize(want, 0);
+            self.file.seek(SeekFrom::Start(offset))?;
+            self.file.read_exact(&mut self.window)?;
+            self.window_start = offset;
+            self.bytes_read += want as u64;
+        }
+        let start = (offset - self.window_start) as usize;
+        Ok(&self.window[start..start + n])
+    }
+}
+
+/// A display name for a path (`<stdin>` for `-`).
+pub fn display_name(path: &Path) -> PathBuf {
+    if path == Path::new("-") {
+        PathBuf::from("<stdin>")
+    } else {
+        path.to_path_buf()
+    }
+}

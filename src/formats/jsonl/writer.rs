@@ -1,0 +1,200 @@
+//! The JSON Lines writer. Numbers are written with itoa/ryu: shortest text that reads back
+//! to the same value (float32 elements as float32), so nothing is rounded.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::formats::output::Destination;
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Array, ArrayData, Header, Record, Value};
+
+pub struct JsonlWriter {
+    out: Destination,
+    path: PathBuf,
+    channels: Vec<String>,
+    line: Vec<u8>,
+    /// Fields of the current record that could not be written exactly.
+    lost: Vec<(String, &'static str)>,
+    report: WriteReport,
+}
+
+impl JsonlWriter {
+    pub fn new(out: Destination, path: &Path, header: &Header) -> JsonlWriter {
+        JsonlWriter {
+            out,
+            path: path.to_path_buf(),
+            channels: header.channels.iter().map(|c| c.name.clone()).collect(),
+            line: Vec::with_capacity(1 << 16),
+            lost: Vec::new(),
+            report: WriteReport::default(),
+        }
+    }
+}
+
+impl Sink for JsonlWriter {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        let channel = self
+            .channels
+            .get(record.channel as usize)
+            .map(String::as_str)
+            .unwrap_or("?");
+        let line = &mut self.line;
+        line.clear();
+        line.extend_from_slice(b"{\"time_ns\":");
+        line.extend_from_slice(itoa::Buffer::new().format(record.time).as_bytes());
+        line.extend_from_slice(b",\"channel\":");
+        string(line, channel);
+        if let Some(frame) = record.frame {
+            line.extend_from_slice(b",\"frame\":");
+            line.extend_from_slice(itoa::Buffer::new().format(frame).as_bytes());
+        }
+        if let Some(entity) = record.entity {
+            line.extend_from_slice(b",\"entity\":");
+            line.extend_from_slice(itoa::Buffer::new().format(entity).as_bytes());
+        }
+        line.extend_from_slice(b",\"values\":{");
+        let mut first = true;
+        for (key, value) in &record.values {
+            if *value == Value::Removed {
+                continue;
+            }
+            if !first {
+                line.push(b',');
+            }
+            first = false;
+            string(line, key);
+            line.push(b':');
+            json_value(line, key, value, &mut self.lost);
+        }
+        line.push(b'}');
+        let mut removed = record.values.iter().filter(|(_, v)| *v == Value::Removed).peekable();
+        if removed.peek().is_some() {
+            line.extend_from_slice(b",\"removed\":[");
+            for (i, (key, _)) in removed.enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                string(line, key);
+            }
+            line.push(b']');
+        }
+        line.extend_from_slice(b"}\n");
+        self.out
+            .write_all(line)
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.lost.sort();
+        self.lost.dedup();
+        for (field, reason) in self.lost.drain(..) {
+            self.report.loss.add(channel, &field, reason);
+        }
+        self.report.records += 1;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.out
+            .flush()
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        Ok(self.report)
+    }
+}
+
+fn string(line: &mut Vec<u8>, s: &str) {
+    // Writing a &str into a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *line, s);
+}
+
+fn json_value(line: &mut Vec<u8>, key: &str, value: &Value, lost: &mut Vec<(String, &'static str)>) {
+    match value {
+        Value::Null => line.extend_from_slice(b"null"),
+        Value::Removed => {
+            lost.push((key.to_string(), "nested removal marker written as null"));
+            line.extend_from_slice(b"null");
+        }
+        Value::Bool(b) => line.extend_from_slice(if *b { b"true" } else { b"false" }),
+        Value::Int(i) => line.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
+        Value::UInt(u) => line.extend_from_slice(itoa::Buffer::new().format(*u).as_bytes()),
+        Value::Float(x) => float(line, key, *x, lost),
+        Value::Str(s) => string(line, s),
+        Value::List(items) => {
+            line.push(b'[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                json_value(line, key, item, lost);
+            }
+            line.push(b']');
+        }
+        Value::Map(fields) => {
+            line.push(b'{');
+            for (i, (k, v)) in fields.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                string(line, k);
+                line.push(b':');
+                json_value(line, key, v, lost);
+            }
+            line.push(b'}');
+        }
+        Value::Array(a) => array(line, key, a, lost),
+    }
+}
+
+fn float(line: &mut Vec<u8>, key: &str, x: f64, lost: &mut Vec<(String, &'static str)>) {
+    if x.is_finite() {
+        line.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        lost.push((key.to_string(), "non-finite float written as null"));
+        line.extend_from_slice(b"null");
+    }
+}
+
+fn float32(line: &mut Vec<u8>, key: &str, x: f32, lost: &mut Vec<(String, &'static str)>) {
+    if x.is_finite() {
+        line.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
+    } else {
+        lost.push((key.to_string(), "non-finite float written as null"));
+        line.extend_from_slice(b"null");
+    }
+}
+
+/// An n-d array as nested JSON arrays following its shape.
+fn array(line: &mut Vec<u8>, key: &str, a: &Array, lost: &mut Vec<(String, &'static str)>) {
+    nest(line, key, &a.shape, &a.data, 0, lost);
+}
+
+fn nest(line: &mut Vec<u8>, key: &str, dims: &[usize], data: &ArrayData, offset: usize, lost: &mut Vec<(String, &'static str)>) {
+    let Some((&n, rest)) = dims.split_first() else {
+        return element(line, key, data, offset, lost);
+    };
+    let stride: usize = rest.iter().product();
+    line.push(b'[');
+    for i in 0..n {
+        if i > 0 {
+            line.push(b',');
+        }
+        nest(line, key, rest, data, offset + i * stride, lost);
+    }
+    line.push(b']');
+}
+
+fn element(line: &mut Vec<u8>, key: &str, data: &ArrayData, i: usize, lost: &mut Vec<(String, &'static str)>) {
+    let mut buf = itoa::Buffer::new();
+    let text = match data {
+        ArrayData::Bool(v) => if v[i] { "true" } else { "false" },
+        ArrayData::U8(v) => buf.format(v[i]),
+        ArrayData::U16(v) => buf.format(v[i]),
+        ArrayData::U32(v) => buf.format(v[i]),
+        ArrayData::U64(v) => buf.format(v[i]),
+        ArrayData::I8(v) => buf.format(v[i]),
+        ArrayData::I16(v) => buf.format(v[i]),
+        ArrayData::I32(v) => buf.format(v[i]),
+        ArrayData::I64(v) => buf.format(v[i]),
+        ArrayData::F32(v) => return float32(line, key, v[i], lost),
+        ArrayData::F64(v) => return float(line, key, v[i], lost),
+        ArrayData::Str(v) => return string(line, &v[i]),
+    };
+    line.extend_from_slice(text.as_bytes());
+}

@@ -1,0 +1,145 @@
+//! Formats: one folder per format with a reader (`Source`), a writer (`Sink`),
+//! its validation rules and its detection; plus the registry that finds them.
+//!
+//! A format module never imports another format module: cross-format work goes
+//! through `model`.
+
+pub mod input;
+pub mod output;
+pub mod registry;
+
+pub mod jsonl;
+pub mod nanover_legacy;
+
+use std::io;
+use std::path::{Path, PathBuf};
+
+use crate::model::{Header, Nanos, Record};
+use crate::report::{Finding, Findings, LossReport};
+
+pub use registry::{detect, format_for_output, format_named, Format, FORMATS};
+
+/// How a reader should read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadOptions {
+    /// Decode payloads into values. Without it, a reader walks record headers only:
+    /// records carry time, channel and frame index but no values.
+    pub decode: bool,
+    /// Keep going after damage (resynchronising and reporting), instead of stopping
+    /// at the first error.
+    pub lenient: bool,
+    /// Read the input as this format version where the format cannot tell by itself
+    /// (NanoVer's headerless version 1).
+    pub assume_version: Option<u32>,
+}
+
+impl Default for ReadOptions {
+    fn default() -> Self {
+        ReadOptions {
+            decode: true,
+            lenient: false,
+            assume_version: None,
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ReadError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    /// The input is damaged where reading cannot go on (or strict reading was asked for).
+    #[error("{}: {finding}", path.display())]
+    Invalid { path: PathBuf, finding: Finding },
+    #[error("{0}")]
+    Unsupported(String),
+    /// The inputs cannot be combined as asked (a usage error).
+    #[error("{0}")]
+    Conflict(String),
+}
+
+impl From<io::Error> for ReadError {
+    fn from(source: io::Error) -> ReadError {
+        ReadError::Io {
+            path: PathBuf::new(),
+            source,
+        }
+    }
+}
+
+impl ReadError {
+    pub fn invalid(finding: Finding) -> ReadError {
+        ReadError::Invalid {
+            path: PathBuf::new(),
+            finding,
+        }
+    }
+
+    /// Names the file, where the error does not yet.
+    pub fn in_file(mut self, file: &Path) -> ReadError {
+        if let ReadError::Io { path, .. } | ReadError::Invalid { path, .. } = &mut self {
+            if path.as_os_str().is_empty() {
+                *path = file.to_path_buf();
+            }
+        }
+        self
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    #[error("{}: {source}", path.display())]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{} exists (use --force to overwrite)", .0.display())]
+    Exists(PathBuf),
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl WriteError {
+    pub fn io(path: &Path, source: io::Error) -> WriteError {
+        WriteError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// A reader: a pull iterator of records in file order, with what it found on the way.
+pub trait Source: Iterator<Item = Result<Record, ReadError>> {
+    fn header(&self) -> &Header;
+
+    /// Findings so far, per input file.
+    fn findings(&self) -> Vec<(&Path, &Findings)>;
+
+    /// (bytes consumed, bytes in total) for progress display.
+    fn progress(&self) -> (u64, u64);
+}
+
+/// Boxed sources are sources (so pipelines can stack them).
+impl<S: Source + ?Sized> Source for Box<S> {
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        (**self).findings()
+    }
+    fn progress(&self) -> (u64, u64) {
+        (**self).progress()
+    }
+}
+
+/// What a writer did: records written and what it could not represent.
+#[derive(Debug, Clone, Default)]
+pub struct WriteReport {
+    pub records: u64,
+    pub loss: LossReport,
+}
+
+/// A writer: takes records in time order; `finish` flushes and reports.
+pub trait Sink {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError>;
+    fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
+}
+
+/// Time range of records seen, for checks across the files of one recording.
+pub type TimeRange = (Nanos, Nanos);

@@ -1,0 +1,211 @@
+//! Model records to NanoVer payloads (spec §7, canonical form), counting what cannot be held.
+
+use prost::Message as _;
+
+use super::keys::shape_for;
+use super::proto::{self, Kind, ProtoValue};
+use crate::model::{Array, ArrayData, Field, Value};
+
+/// What a payload could not hold: (field, reason) pairs for the loss report.
+pub type Lost = Vec<(String, &'static str)>;
+
+/// Encodes a `GetFrameResponse`: arrays go to `arrays`, everything else to `values`.
+pub fn frame_payload(frame_index: u32, fields: &[Field], lost: &mut Lost) -> Vec<u8> {
+    let mut frame = proto::FrameData::default();
+    for (key, value) in fields {
+        match value {
+            Value::Array(a) => {
+                if let Some(array) = value_array(key, a, lost) {
+                    frame.arrays.push(proto::ArrayEntry {
+                        key: key.clone(),
+                        value: Some(array),
+                    });
+                }
+            }
+            Value::Removed => lost.push((key.clone(), "a removal has no place in a frame; dropped")),
+            other => frame.values.push(proto::ValueEntry {
+                key: key.clone(),
+                value: Some(proto_value(key, other, lost)),
+            }),
+        }
+    }
+    proto::GetFrameResponse {
+        frame_index,
+        frame: Some(frame),
+    }
+    .encode_to_vec()
+}
+
+/// Encodes a `StateUpdate`: `Removed` becomes a top-level null.
+pub fn state_payload(fields: &[Field], lost: &mut Lost) -> Vec<u8> {
+    let fields = fields
+        .iter()
+        .map(|(key, value)| {
+            let value = match value {
+                Value::Removed => null(),
+                Value::Null => {
+                    lost.push((key.clone(), "a top-level null reads back as a removal"));
+                    null()
+                }
+                other => proto_value(key, other, lost),
+            };
+            proto::ValueEntry {
+                key: key.clone(),
+                value: Some(value),
+            }
+        })
+        .collect();
+    proto::StateUpdate {
+        changed_keys: Some(proto::Struct { fields }),
+    }
+    .encode_to_vec()
+}
+
+fn null() -> ProtoValue {
+    ProtoValue {
+        kind: Some(Kind::NullValue(0)),
+    }
+}
+
+fn number(key: &str, x: f64, exact: bool, lost: &mut Lost) -> ProtoValue {
+    if !exact {
+        lost.push((key.to_string(), "integer beyond 2^53 rounded to a double"));
+    }
+    ProtoValue {
+        kind: Some(Kind::NumberValue(x)),
+    }
+}
+
+/// A value as `google.protobuf.Value` (numbers are doubles there).
+fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
+    let kind = match value {
+        Value::Null => Kind::NullValue(0),
+        Value::Removed => {
+            lost.push((key.to_string(), "a nested removal marker written as null"));
+            Kind::NullValue(0)
+        }
+        Value::Bool(b) => Kind::BoolValue(*b),
+        Value::Int(i) => return number(key, *i as f64, (*i as f64) as i64 == *i && i.unsigned_abs() <= 1 << 53, lost),
+        Value::UInt(u) => return number(key, *u as f64, *u <= 1 << 53, lost),
+        Value::Float(x) => Kind::NumberValue(*x),
+        Value::Str(s) => Kind::StringValue(s.clone()),
+        Value::List(items) => Kind::ListValue(proto::ListValue {
+            values: items.iter().map(|v| proto_value(key, v, lost)).collect(),
+        }),
+        Value::Map(fields) => Kind::StructValue(proto::Struct {
+            fields: fields
+                .iter()
+                .map(|(k, v)| proto::ValueEntry {
+                    key: k.clone(),
+                    value: Some(proto_value(key, v, lost)),
+                })
+                .collect(),
+        }),
+        Value::Array(a) => {
+            if !matches!(a.data, ArrayData::F32(_) | ArrayData::F64(_) | ArrayData::Str(_) | ArrayData::Bool(_))
+                && !ints_fit_double(&a.data)
+            {
+                lost.push((key.to_string(), "integer beyond 2^53 rounded to a double"));
+            }
+            Kind::ListValue(nested_list(a, 0, 0).0)
+        }
+    };
+    ProtoValue { kind: Some(kind) }
+}
+
+fn ints_fit_double(data: &ArrayData) -> bool {
+    const LIMIT: u64 = 1 << 53;
+    match data {
+        ArrayData::U64(v) => v.iter().all(|x| *x <= LIMIT),
+        ArrayData::I64(v) => v.iter().all(|x| x.unsigned_abs() <= LIMIT),
+        _ => true,
+    }
+}
+
+/// An n-d array as nested lists following its shape. Returns the list and elements consumed.
+fn nested_list(a: &Array, dim: usize, start: usize) -> (proto::ListValue, usize) {
+    if dim + 1 >= a.shape.len() {
+        let n = a.shape.get(dim).copied().unwrap_or(a.len());
+        let values = (start..start + n).map(|i| element(&a.data, i)).collect();
+        return (proto::ListValue { values }, n);
+    }
+    let mut at = start;
+    let mut values = Vec::with_capacity(a.shape[dim]);
+    for _ in 0..a.shape[dim] {
+        let (list, used) = nested_list(a, dim + 1, at);
+        at += used;
+        values.push(ProtoValue {
+            kind: Some(Kind::ListValue(list)),
+        });
+    }
+    (proto::ListValue { values }, at - start)
+}
+
+fn element(data: &ArrayData, i: usize) -> ProtoValue {
+    let kind = match data {
+        ArrayData::Bool(v) => Kind::BoolValue(v[i]),
+        ArrayData::Str(v) => Kind::StringValue(v[i].clone()),
+        ArrayData::U8(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::U16(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::U32(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::U64(v) => Kind::NumberValue(v[i] as f64),
+        ArrayData::I8(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::I16(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::I32(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::I64(v) => Kind::NumberValue(v[i] as f64),
+        ArrayData::F32(v) => Kind::NumberValue(f64::from(v[i])),
+        ArrayData::F64(v) => Kind::NumberValue(v[i]),
+    };
+    ProtoValue { kind: Some(kind) }
+}
+
+/// A typed array as a `ValueArray`, its kind chosen by dtype (not by content).
+fn value_array(key: &str, a: &Array, lost: &mut Lost) -> Option<proto::ValueArray> {
+    use proto::ValueArrayKind as K;
+    if shape_for(key, a.len()).as_deref() != Some(a.shape.as_slice()) {
+        lost.push((key.to_string(), "shape flattened (legacy arrays are 1-D)"));
+    }
+    let floats = |values| Some(K::FloatValues(proto::FloatArray { values }));
+    let indices = |values| Some(K::IndexValues(proto::IndexArray { values }));
+    let kind = match &a.data {
+        ArrayData::F32(v) => floats(v.clone()),
+        ArrayData::F64(v) => {
+            if v.iter().any(|x| f64::from(*x as f32) != *x && !x.is_nan()) {
+                lost.push((key.to_string(), "float64 narrowed to float32"));
+            }
+            floats(v.iter().map(|x| *x as f32).collect())
+        }
+        ArrayData::Str(v) => Some(K::StringValues(proto::StringArray { values: v.clone() })),
+        ArrayData::U8(v) => indices(v.iter().map(|x| u32::from(*x)).collect()),
+        ArrayData::U16(v) => indices(v.iter().map(|x| u32::from(*x)).collect()),
+        ArrayData::U32(v) => indices(v.clone()),
+        ArrayData::Bool(v) => {
+            lost.push((key.to_string(), "bool array stored as 0/1 indices"));
+            indices(v.iter().map(|x| u32::from(*x)).collect())
+        }
+        ArrayData::U64(v) => narrowed(key, narrow(v), lost)?,
+        ArrayData::I8(v) => narrowed(key, narrow(v), lost)?,
+        ArrayData::I16(v) => narrowed(key, narrow(v), lost)?,
+        ArrayData::I32(v) => narrowed(key, narrow(v), lost)?,
+        ArrayData::I64(v) => narrowed(key, narrow(v), lost)?,
+    };
+    Some(proto::ValueArray { values: kind })
+}
+
+/// The elements as u32, if every one is an integer in range.
+fn narrow<T: Copy>(v: &[T]) -> Option<Vec<u32>>
+where
+    u32: TryFrom<T>,
+{
+    v.iter().map(|x| u32::try_from(*x).ok()).collect()
+}
+
+fn narrowed(key: &str, values: Option<Vec<u32>>, lost: &mut Lost) -> Option<Option<proto::ValueArrayKind>> {
+    match values {
+        Some(values) => Some(Some(proto::ValueArrayKind::IndexValues(proto::IndexArray { values }))),
+        None => {
+            lost.push((key.to_string(), "integers outside 0..2^32 cannot be index values; array dropped"));
+            None
+        }
+    }
+}

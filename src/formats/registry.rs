@@ -1,0 +1,117 @@
+//! The list of formats, and how an input or output finds its format.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use super::output::Outputs;
+use super::{jsonl, nanover_legacy, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use crate::model::Header;
+use crate::report::Finding;
+
+/// How sure a format is that it can read a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detection {
+    No,
+    /// The name says so.
+    Extension,
+    /// The bytes say so (magic numbers, layout).
+    Content,
+}
+
+/// One format: detection, reader, writer.
+pub trait Format: Sync {
+    /// Canonical name, accepted by `--to`.
+    fn name(&self) -> &'static str;
+
+    /// Every name `--to` accepts for it.
+    fn names(&self) -> &'static [&'static str];
+
+    /// Output extensions that select this format (with the dot).
+    fn extensions(&self) -> &'static [&'static str];
+
+    /// Looks at the path and the first bytes of a file.
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection;
+
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError>;
+
+    fn create(&self, target: &Path, header: &Header, outputs: &mut Outputs) -> Result<Box<dyn Sink>, WriteError>;
+
+    /// Files `create` will write for `target`.
+    fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
+        vec![target.to_path_buf()]
+    }
+
+    /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).
+    fn companions(&self, _path: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Checks across the files of one recording given together: (file index, finding).
+    fn check_together(&self, _files: &[(&Header, Option<TimeRange>)]) -> Vec<(usize, Finding)> {
+        Vec::new()
+    }
+}
+
+/// Every format simrec knows. Adding a format is one line here.
+pub static FORMATS: &[&dyn Format] = &[&nanover_legacy::NanoverLegacy, &jsonl::JsonLines];
+
+/// Bytes read from the start of a file for detection.
+const HEAD: usize = 4096;
+
+/// The format of an input: magic bytes first, then the extension.
+pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
+    let mut head = Vec::with_capacity(HEAD);
+    if path != Path::new("-") {
+        File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
+    }
+    FORMATS
+        .iter()
+        .map(|f| (f.detect(path, &head), *f))
+        .filter(|(d, _)| *d != Detection::No)
+        .max_by_key(|(d, _)| *d)
+        .map(|(_, f)| f)
+        .ok_or_else(|| {
+            ReadError::Unsupported(format!(
+                "cannot tell the format of {} from its bytes or its name (simrec reads: {})",
+                path.display(),
+                readable_names()
+            ))
+        })
+}
+
+fn readable_names() -> String {
+    FORMATS.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+}
+
+/// Opens an input with the format its bytes or name say (`-` is standard input, which
+/// must be a NanoVer legacy file until other formats can be told by content).
+pub fn open(path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+    let format = if path == Path::new("-") {
+        &nanover_legacy::NanoverLegacy as &dyn Format
+    } else {
+        detect(path)?
+    };
+    format.open(path, options)
+}
+
+/// The format `--to` names.
+pub fn format_named(name: &str) -> Option<&'static dyn Format> {
+    FORMATS.iter().copied().find(|f| f.names().contains(&name))
+}
+
+/// The format an output path's extension selects.
+pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
+    let name = path.file_name()?.to_str()?;
+    FORMATS
+        .iter()
+        .flat_map(|f| f.extensions().iter().map(move |e| (*e, *f)))
+        .filter(|(e, _)| name.len() > e.len() && name.ends_with(e))
+        .max_by_key(|(e, _)| e.len())
+        .map(|(_, f)| f)
+}
+
+/// Every name `--to` accepts, for help and errors.
+pub fn writable_names() -> String {
+    FORMATS.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+}

@@ -1,0 +1,12 @@
+//! simrec: inspect, validate, convert, slice and merge simulation recordings.
+//!
+//! Layers, from the bottom: [`model`] (records and values, no I/O), [`report`]
+//! (findings, summaries, loss), [`formats`] (one folder per format: reader,
+//! writer, validation, detection), [`pipeline`] (merge, windows, selection), and
+//! the command-line front end in [`cli`].
+
+pub mod cli;
+pub mod formats;
+pub mod model;
+pub mod pipeline;
+pub mod report;

@@ -1,0 +1,39 @@
+use std::io::{self, Write};
+use std::process::ExitCode;
+
+use clap::Parser;
+use simrec::cli::{self, Cli, Outcome};
+
+fn main() -> ExitCode {
+    let parsed = Cli::parse();
+    let result = cli::run(parsed);
+    let flushed = io::stdout().flush();
+    match (result, flushed) {
+        (Ok(outcome), Ok(())) => match outcome {
+            Outcome::Ok => ExitCode::SUCCESS,
+            Outcome::Failed => ExitCode::from(1),
+            Outcome::Loss => ExitCode::from(3),
+        },
+        (Err(e), _) if is_broken_pipe(&e) => ExitCode::SUCCESS,
+        (Ok(_), Err(e)) if e.kind() == io::ErrorKind::BrokenPipe => ExitCode::SUCCESS,
+        (Ok(_), Err(e)) => {
+            eprintln!("error: writing to standard output: {e}");
+            ExitCode::from(1)
+        }
+        (Err(e), _) => {
+            eprintln!("error: {e:#}");
+            if let Some(hint) = cli::hint_of(&e) {
+                eprintln!("  hint: {hint}");
+            }
+            ExitCode::from(if cli::is_usage_error(&e) { 2 } else { 1 })
+        }
+    }
+}
+
+/// `simrec cat big.traj | head` ends quietly, like other Unix tools.
+fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.downcast_ref::<io::Error>()
+            .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
+    })
+}

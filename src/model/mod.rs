@@ -1,0 +1,13 @@
+//! The data model every format reads into and writes from. No I/O here.
+
+pub mod fold;
+pub mod header;
+pub mod record;
+pub mod time;
+pub mod value;
+
+pub use fold::Folded;
+pub use header::{Channel, ChannelId, ChannelKind, Composition, Header, TimeOrigin};
+pub use record::{Nanos, RawBytes, Record};
+pub use time::{Seconds, TimeSpec};
+pub use value::{Array, ArrayData, DType, Field, Value};

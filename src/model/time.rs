@@ -1,0 +1,132 @@
+//! Time flags as users type them: `12.5`, `12.5s`, `850ms`, `3us`, `10ns`, `#120`, `-5s`.
+
+use std::fmt;
+use std::str::FromStr;
+
+use super::record::Nanos;
+
+/// A point on a recording's timeline, before it is resolved against the recording.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TimeSpec {
+    /// Nanoseconds from the time origin.
+    At(Nanos),
+    /// Nanoseconds before the end of the recording (`-5s`).
+    FromEnd(Nanos),
+    /// The time of the n-th (0-based) frame (`#120`).
+    Frame(u64),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid time `{input}`: {reason} (examples: 12.5, 12.5s, 850ms, 3us, 10ns, #120, -5s)")]
+pub struct TimeSpecError {
+    pub input: String,
+    pub reason: &'static str,
+}
+
+impl FromStr for TimeSpec {
+    type Err = TimeSpecError;
+
+    fn from_str(input: &str) -> Result<TimeSpec, TimeSpecError> {
+        let err = |reason| TimeSpecError {
+            input: input.to_string(),
+            reason,
+        };
+        let s = input.trim();
+        if let Some(frame) = s.strip_prefix('#') {
+            return frame
+                .parse()
+                .map(TimeSpec::Frame)
+                .map_err(|_| err("a frame is `#` and a non-negative integer"));
+        }
+        let (from_end, s) = match s.strip_prefix('-') {
+            Some(rest) => (true, rest),
+            None => (false, s),
+        };
+        let ns = parse_duration(s).map_err(err)?;
+        Ok(if from_end {
+            TimeSpec::FromEnd(ns)
+        } else {
+            TimeSpec::At(ns)
+        })
+    }
+}
+
+/// Parses a non-negative duration into exact integer nanoseconds (no float rounding).
+pub fn parse_duration(s: &str) -> Result<Nanos, &'static str> {
+    let units: [(&str, u32); 6] = [("ns", 0), ("us", 3), ("µs", 3), ("ms", 6), ("s", 9), ("", 9)];
+    let (number, scale) = units
+        .iter()
+        .find_map(|(suffix, scale)| s.strip_suffix(suffix).map(|n| (n, *scale)))
+        .unwrap_or((s, 9));
+    let (int_part, frac_part) = number.split_once('.').unwrap_or((number, ""));
+    if int_part.is_empty() && frac_part.is_empty() {
+        return Err("no number");
+    }
+    let digits_ok = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
+    if !digits_ok(int_part) || !digits_ok(frac_part) {
+        return Err("not a number with an optional unit");
+    }
+    if frac_part.len() > scale as usize {
+        return Err("finer than one nanosecond");
+    }
+    let mut ns: i64 = 0;
+    for b in int_part.bytes().chain(frac_part.bytes()) {
+        ns = ns
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(i64::from(b - b'0')))
+            .ok_or("too large")?;
+    }
+    let pad = scale - frac_part.len() as u32;
+    ns.checked_mul(10i64.pow(pad)).ok_or("too large")
+}
+
+/// Formats nanoseconds as seconds with microsecond precision (`5.380761s`).
+pub struct Seconds(pub Nanos);
+
+impl fmt::Display for Seconds {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let abs = self.0.unsigned_abs();
+        let (s, frac) = (abs / 1_000_000_000, abs % 1_000_000_000);
+        if frac % 1000 == 0 {
+            write!(f, "{sign}{s}.{:06}s", frac / 1000)
+        } else {
+            write!(f, "{sign}{s}.{frac:09}s")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_every_documented_form() {
+        let cases = [
+            ("12.5", TimeSpec::At(12_500_000_000)),
+            ("12.5s", TimeSpec::At(12_500_000_000)),
+            ("850ms", TimeSpec::At(850_000_000)),
+            ("3us", TimeSpec::At(3_000)),
+            ("10ns", TimeSpec::At(10)),
+            ("0.000000001", TimeSpec::At(1)),
+            ("#120", TimeSpec::Frame(120)),
+            ("-5s", TimeSpec::FromEnd(5_000_000_000)),
+        ];
+        for (text, want) in cases {
+            assert_eq!(text.parse::<TimeSpec>(), Ok(want), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_represent() {
+        for bad in ["", "s", "1.5ns", "abc", "1e3", "#-1", "99999999999999999999", "0.0000000001"] {
+            assert!(bad.parse::<TimeSpec>().is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn seconds_display() {
+        assert_eq!(Seconds(5_380_761_000).to_string(), "5.380761s");
+        assert_eq!(Seconds(1).to_string(), "0.000000001s");
+    }
+}

@@ -1,0 +1,218 @@
+//! Typed values carried by records.
+
+use std::fmt;
+
+/// One named value of a record (a frame key, a state key, a component...).
+pub type Field = (String, Value);
+
+/// A value as read from a recording.
+///
+/// Arrays are typed and contiguous (`Array`); JSON-like state uses `List` and
+/// `Map`. `Removed` is the explicit deletion marker of key-value streams: it
+/// is not a null value (a null nested inside a map is data).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Value {
+    Null,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    Float(f64),
+    Str(String),
+    Array(Array),
+    List(Vec<Value>),
+    Map(Vec<Field>),
+    Removed,
+}
+
+impl Value {
+    /// Short description of the kind, for summaries: `float32 [21,3]`, `number`, `map`.
+    pub fn kind_name(&self) -> &'static str {
+        match self {
+            Value::Null => "null",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::UInt(_) | Value::Float(_) => "number",
+            Value::Str(_) => "string",
+            Value::Array(_) => "array",
+            Value::List(_) => "list",
+            Value::Map(_) => "map",
+            Value::Removed => "removed",
+        }
+    }
+}
+
+/// Element type of an [`Array`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum DType {
+    Bool,
+    U8,
+    U16,
+    U32,
+    U64,
+    I8,
+    I16,
+    I32,
+    I64,
+    F32,
+    F64,
+    Str,
+}
+
+impl DType {
+    pub fn name(self) -> &'static str {
+        match self {
+            DType::Bool => "bool",
+            DType::U8 => "uint8",
+            DType::U16 => "uint16",
+            DType::U32 => "uint32",
+            DType::U64 => "uint64",
+            DType::I8 => "int8",
+            DType::I16 => "int16",
+            DType::I32 => "int32",
+            DType::I64 => "int64",
+            DType::F32 => "float32",
+            DType::F64 => "float64",
+            DType::Str => "string",
+        }
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// Contiguous element storage of an [`Array`], one variant per dtype.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ArrayData {
+    Bool(Vec<bool>),
+    U8(Vec<u8>),
+    U16(Vec<u16>),
+    U32(Vec<u32>),
+    U64(Vec<u64>),
+    I8(Vec<i8>),
+    I16(Vec<i16>),
+    I32(Vec<i32>),
+    I64(Vec<i64>),
+    F32(Vec<f32>),
+    F64(Vec<f64>),
+    Str(Vec<String>),
+}
+
+/// Applies `$body` to the vector inside any [`ArrayData`] variant.
+macro_rules! with_array_data {
+    ($data:expr, $v:ident => $body:expr) => {
+        match $data {
+            ArrayData::Bool($v) => $body,
+            ArrayData::U8($v) => $body,
+            ArrayData::U16($v) => $body,
+            ArrayData::U32($v) => $body,
+            ArrayData::U64($v) => $body,
+            ArrayData::I8($v) => $body,
+            ArrayData::I16($v) => $body,
+            ArrayData::I32($v) => $body,
+            ArrayData::I64($v) => $body,
+            ArrayData::F32($v) => $body,
+            ArrayData::F64($v) => $body,
+            ArrayData::Str($v) => $body,
+        }
+    };
+}
+
+impl ArrayData {
+    pub fn dtype(&self) -> DType {
+        match self {
+            ArrayData::Bool(_) => DType::Bool,
+            ArrayData::U8(_) => DType::U8,
+            ArrayData::U16(_) => DType::U16,
+            ArrayData::U32(_) => DType::U32,
+            ArrayData::U64(_) => DType::U64,
+            ArrayData::I8(_) => DType::I8,
+            ArrayData::I16(_) => DType::I16,
+            ArrayData::I32(_) => DType::I32,
+            ArrayData::I64(_) => DType::I64,
+            ArrayData::F32(_) => DType::F32,
+            ArrayData::F64(_) => DType::F64,
+            ArrayData::Str(_) => DType::Str,
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        with_array_data!(self, v => v.len())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// An empty vector of the given dtype.
+    pub fn empty(dtype: DType) -> ArrayData {
+        match dtype {
+            DType::Bool => ArrayData::Bool(Vec::new()),
+            DType::U8 => ArrayData::U8(Vec::new()),
+            DType::U16 => ArrayData::U16(Vec::new()),
+            DType::U32 => ArrayData::U32(Vec::new()),
+            DType::U64 => ArrayData::U64(Vec::new()),
+            DType::I8 => ArrayData::I8(Vec::new()),
+            DType::I16 => ArrayData::I16(Vec::new()),
+            DType::I32 => ArrayData::I32(Vec::new()),
+            DType::I64 => ArrayData::I64(Vec::new()),
+            DType::F32 => ArrayData::F32(Vec::new()),
+            DType::F64 => ArrayData::F64(Vec::new()),
+            DType::Str => ArrayData::Str(Vec::new()),
+        }
+    }
+}
+
+/// A typed n-dimensional array: dtype, shape and contiguous row-major data.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Array {
+    pub shape: Vec<usize>,
+    pub data: ArrayData,
+}
+
+impl Array {
+    /// A 1-D array holding `data`.
+    pub fn flat(data: ArrayData) -> Array {
+        Array {
+            shape: vec![data.len()],
+            data,
+        }
+    }
+
+    /// `data` with `shape`, or `None` when the shape does not hold exactly its elements.
+    pub fn with_shape(data: ArrayData, shape: Vec<usize>) -> Option<Array> {
+        let elements = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))?;
+        (elements == data.len()).then_some(Array { shape, data })
+    }
+
+    pub fn dtype(&self) -> DType {
+        self.data.dtype()
+    }
+
+    pub fn len(&self) -> usize {
+        self.data.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.data.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shape_must_cover_exactly_the_data() {
+        let data = ArrayData::F32(vec![0.0; 6]);
+        assert_eq!(
+            Array::with_shape(data.clone(), vec![2, 3]).map(|a| a.shape),
+            Some(vec![2, 3])
+        );
+        assert!(Array::with_shape(data.clone(), vec![4, 3]).is_none());
+        assert!(Array::with_shape(data, vec![usize::MAX, 2]).is_none());
+    }
+}

@@ -1,0 +1,180 @@
+//! k-way merge of several sources into one timeline, one buffered record per input.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashSet};
+use std::path::Path;
+
+use crate::formats::{ReadError, Source};
+use crate::model::{ChannelId, Composition, Header, Nanos, Record, Seconds};
+use crate::report::Findings;
+
+/// Order of channels on equal times: a frame before the state that goes with it.
+fn tie_rank(composition: Composition) -> u8 {
+    match composition {
+        Composition::FrameDelta => 0,
+        Composition::StateDelta => 1,
+        Composition::Independent => 2,
+    }
+}
+
+struct Input {
+    source: Box<dyn Source>,
+    /// Merged channel id of each of this input's channels.
+    channels: Vec<ChannelId>,
+    head: Option<Record>,
+}
+
+/// Records of every input in time order; on equal times frame-delta records first, then
+/// input order. Within one input, file order is kept even where its times decrease.
+///
+/// Frame-delta streams of different inputs cannot interleave (their deltas would corrupt
+/// each other's aggregates): they are concatenated, the first record of each later input
+/// becomes a reset, and an overlap is an error.
+pub struct Merged {
+    inputs: Vec<Input>,
+    header: Header,
+    heap: BinaryHeap<Reverse<(Nanos, u8, usize)>>,
+    primed: bool,
+    /// Input currently writing each frame-delta channel, and the time it started.
+    frame_owner: Vec<Option<(usize, Nanos)>>,
+    /// (channel, input) pairs whose frames have been followed by another input's.
+    frames_closed: HashSet<(ChannelId, usize)>,
+}
+
+impl Merged {
+    pub fn new(sources: Vec<Box<dyn Source>>) -> Merged {
+        let mut header = match sources.first() {
+            Some(s) => s.header().clone(),
+            None => Header::new("empty", ""),
+        };
+        header.channels.clear();
+        let mut formats: Vec<&str> = Vec::new();
+        for s in &sources {
+            if !formats.contains(&s.header().format.as_str()) {
+                formats.push(&s.header().format);
+            }
+        }
+        header.format = formats.join("+");
+        let mut inputs = Vec::new();
+        for source in sources {
+            let channels = source
+                .header()
+                .channels
+                .iter()
+                .map(|c| match header.channel_id(&c.name) {
+                    Some(id) if header.channels[id as usize].composition == c.composition => id,
+                    _ => header.add_channel(c.clone()),
+                })
+                .collect();
+            for (k, v) in &source.header().metadata {
+                header.metadata.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+            inputs.push(Input {
+                source,
+                channels,
+                head: None,
+            });
+        }
+        let channels = header.channels.len();
+        Merged {
+            inputs,
+            header,
+            heap: BinaryHeap::new(),
+            primed: false,
+            frame_owner: vec![None; channels],
+            frames_closed: HashSet::new(),
+        }
+    }
+
+    /// Reads the next record of input `i` into its head and the heap.
+    fn pull(&mut self, i: usize) -> Result<(), ReadError> {
+        let input = &mut self.inputs[i];
+        match input.source.next().transpose()? {
+            Some(mut record) => {
+                record.channel = input.channels[record.channel as usize];
+                let rank = tie_rank(self.header.channels[record.channel as usize].composition);
+                self.heap.push(Reverse((record.time, rank, i)));
+                input.head = Some(record);
+            }
+            None => input.head = None,
+        }
+        Ok(())
+    }
+
+    fn path(&self, i: usize) -> String {
+        self.inputs[i]
+            .source
+            .findings()
+            .first()
+            .map(|(p, _)| p.display().to_string())
+            .unwrap_or_default()
+    }
+
+    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
+        if !self.primed {
+            self.primed = true;
+            for i in 0..self.inputs.len() {
+                self.pull(i)?;
+            }
+        }
+        let Some(Reverse((_, _, i))) = self.heap.pop() else {
+            return Ok(None);
+        };
+        let Some(mut record) = self.inputs[i].head.take() else {
+            return Ok(None);
+        };
+        self.pull(i)?;
+        let c = record.channel;
+        if self.header.channels[c as usize].composition == Composition::FrameDelta {
+            if self.frames_closed.contains(&(c, i)) {
+                let (owner, since) = self.frame_owner[c as usize].unwrap_or((i, record.time));
+                return Err(ReadError::Conflict(format!(
+                    "cannot merge frame streams that overlap in time: {} has frames from {} but {} still has one at {}; \
+                     frame deltas cannot be interleaved (slice them apart first)",
+                    self.path(owner),
+                    Seconds(since),
+                    self.path(i),
+                    Seconds(record.time)
+                )));
+            }
+            match self.frame_owner[c as usize] {
+                Some((owner, _)) if owner != i => {
+                    self.frames_closed.insert((c, owner));
+                    self.frame_owner[c as usize] = Some((i, record.time));
+                    if record.frame != Some(0) {
+                        record.frame = Some(0);
+                        record.raw = None;
+                    }
+                }
+                None => self.frame_owner[c as usize] = Some((i, record.time)),
+                Some(_) => {}
+            }
+        }
+        Ok(Some(record))
+    }
+}
+
+impl Iterator for Merged {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.advance().transpose()
+    }
+}
+
+impl Source for Merged {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        self.inputs.iter().flat_map(|i| i.source.findings()).collect()
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.inputs.iter().fold((0, 0), |(d, t), i| {
+            let (a, b) = i.source.progress();
+            (d + a, t + b)
+        })
+    }
+}

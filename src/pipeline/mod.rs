@@ -1,0 +1,29 @@
+//! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
+
+pub mod merge;
+pub mod run;
+pub mod select;
+pub mod window;
+
+use std::path::PathBuf;
+
+use crate::formats::{registry, ReadError, ReadOptions, Source};
+
+pub use merge::Merged;
+pub use run::{copy, PipelineError};
+pub use select::{KeyFilter, Selected};
+pub use window::{resolve, Span, Window};
+
+/// Opens inputs as one recording: one source, or their k-way merge by time.
+pub fn open_recording(paths: &[PathBuf], options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+    let mut sources = paths
+        .iter()
+        .map(|p| registry::open(p, options))
+        .collect::<Result<Vec<_>, _>>()?;
+    if sources.len() == 1 {
+        if let Some(s) = sources.pop() {
+            return Ok(s);
+        }
+    }
+    Ok(Box::new(Merged::new(sources)))
+}

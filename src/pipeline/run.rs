@@ -1,0 +1,28 @@
+//! The copy loop: pull records from a source, push them into a sink.
+
+use crate::formats::{ReadError, Sink, Source, WriteError, WriteReport};
+
+#[derive(Debug, thiserror::Error)]
+pub enum PipelineError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+}
+
+/// How often (in records) `progress` is called.
+const PROGRESS_EVERY: u64 = 256;
+
+/// Streams every record of `source` into `sink` and finishes the sink.
+pub fn copy(source: &mut dyn Source, mut sink: Box<dyn Sink>, progress: &mut dyn FnMut(u64, u64)) -> Result<WriteReport, PipelineError> {
+    let mut n = 0u64;
+    while let Some(record) = source.next() {
+        sink.write(&record?)?;
+        n += 1;
+        if n % PROGRESS_EVERY == 0 {
+            let (done, total) = source.progress();
+            progress(done, total);
+        }
+    }
+    Ok(sink.finish()?)
+}

@@ -1,0 +1,193 @@
+//! Time windows `[start, end)` that carry their context: a slice that starts mid-recording
+//! begins with the folded frame and the folded state at its start, so it plays on its own.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use crate::formats::{ReadError, Source};
+use crate::model::{Composition, Folded, Header, Nanos, Record, Seconds, TimeSpec};
+use crate::report::Findings;
+
+/// A window resolved to times on the recording's axis.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Span {
+    pub start: Nanos,
+    pub end: Option<Nanos>,
+}
+
+/// Resolves time flags against a recording, walking it once (headers only) when a flag
+/// needs frame times or the end. `#N` is the time of the N-th record that carries a
+/// frame index; `-5s` is 5 s before the last record.
+pub fn resolve(start: Option<TimeSpec>, end: Option<TimeSpec>, walk: impl FnOnce() -> Result<Box<dyn Source>, ReadError>) -> Result<Span, ReadError> {
+    let needs_walk = |s: &Option<TimeSpec>| matches!(s, Some(TimeSpec::Frame(_)) | Some(TimeSpec::FromEnd(_)));
+    let mut frames: Vec<u64> = [start, end]
+        .iter()
+        .filter_map(|s| match s {
+            Some(TimeSpec::Frame(n)) => Some(*n),
+            _ => None,
+        })
+        .collect();
+    frames.sort_unstable();
+    let mut frame_times: Vec<(u64, Nanos)> = Vec::new();
+    let mut last: Option<Nanos> = None;
+    let mut frame_count = 0u64;
+    if needs_walk(&start) || needs_walk(&end) {
+        for record in walk()? {
+            let record = record?;
+            last = Some(last.map_or(record.time, |l| l.max(record.time)));
+            if record.frame.is_some() {
+                if frames.contains(&frame_count) {
+                    frame_times.push((frame_count, record.time));
+                }
+                frame_count += 1;
+            }
+        }
+    }
+    let at = |spec: TimeSpec, is_start: bool| -> Result<Option<Nanos>, ReadError> {
+        Ok(match spec {
+            TimeSpec::At(t) => Some(t),
+            TimeSpec::FromEnd(d) => Some(last.unwrap_or(0).saturating_sub(d)),
+            TimeSpec::Frame(n) => match frame_times.iter().find(|(k, _)| *k == n) {
+                Some((_, t)) => Some(*t),
+                None if is_start => {
+                    return Err(ReadError::Conflict(format!(
+                        "frame #{n} does not exist: the recording has {frame_count} frames (#0..#{})",
+                        frame_count.saturating_sub(1)
+                    )))
+                }
+                None => None,
+            },
+        })
+    };
+    let start = match start {
+        Some(s) => at(s, true)?.unwrap_or(0),
+        None => 0,
+    };
+    let end = match end {
+        Some(e) => at(e, false)?,
+        None => None,
+    };
+    if let Some(e) = end {
+        if e < start {
+            return Err(ReadError::Conflict(format!(
+                "the window ends ({}) before it starts ({})",
+                Seconds(e),
+                Seconds(start)
+            )));
+        }
+    }
+    Ok(Span { start, end })
+}
+
+/// Keeps records with `start <= time < end`, preceded by the context folded before `start`,
+/// with times rebased so the window starts at 0 (unless `rebase` is off).
+///
+/// Records are assumed in time order: reading stops at the first record at or past `end`.
+pub struct Window<S> {
+    inner: S,
+    span: Span,
+    rebase: bool,
+    folded: Vec<Folded>,
+    queue: VecDeque<Record>,
+    started: bool,
+    done: bool,
+}
+
+impl<S: Source> Window<S> {
+    pub fn new(inner: S, span: Span, rebase: bool) -> Window<S> {
+        let channels = inner.header().channels.len();
+        Window {
+            inner,
+            span,
+            rebase,
+            folded: vec![Folded::default(); channels],
+            queue: VecDeque::new(),
+            started: false,
+            done: false,
+        }
+    }
+
+    /// The synthetic records that give a window starting at `first` its context.
+    fn context(&self, first: &Record) -> Vec<Record> {
+        let t0 = self.span.start;
+        let mut out = Vec::new();
+        for (id, channel) in self.inner.header().channels.iter().enumerate() {
+            let folded = &self.folded[id];
+            if folded.records() == 0 {
+                continue;
+            }
+            let mut record = Record::new(t0, id as u32);
+            match channel.composition {
+                Composition::FrameDelta => {
+                    let reset_at_start = first.channel == id as u32 && first.frame == Some(0) && first.time == t0;
+                    if reset_at_start {
+                        continue;
+                    }
+                    record.frame = Some(0);
+                }
+                Composition::StateDelta if !folded.is_empty() => {}
+                _ => continue,
+            }
+            record.values = folded.fields();
+            out.push(record);
+        }
+        // Frames before state, as on the merged timeline.
+        out.sort_by_key(|r| self.inner.header().channels[r.channel as usize].composition != Composition::FrameDelta);
+        out
+    }
+
+    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
+        loop {
+            if let Some(mut r) = self.queue.pop_front() {
+                if self.rebase {
+                    r.time -= self.span.start;
+                }
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let Some(record) = self.inner.next().transpose()? else {
+                self.done = true;
+                continue;
+            };
+            if let Some(end) = self.span.end {
+                if record.time >= end {
+                    self.done = true;
+                    continue;
+                }
+            }
+            if !self.started {
+                if record.time < self.span.start {
+                    let composition = self.inner.header().channels[record.channel as usize].composition;
+                    self.folded[record.channel as usize].apply(composition, &record);
+                    continue;
+                }
+                self.started = true;
+                self.queue.extend(self.context(&record));
+                self.folded = Vec::new();
+            }
+            self.queue.push_back(record);
+        }
+    }
+}
+
+impl<S: Source> Iterator for Window<S> {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.advance().transpose()
+    }
+}
+
+impl<S: Source> Source for Window<S> {
+    fn header(&self) -> &Header {
+        self.inner.header()
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        self.inner.findings()
+    }
+    fn progress(&self) -> (u64, u64) {
+        self.inner.progress()
+    }
+}

@@ -1,0 +1,132 @@
+//! Findings: what validation (and lenient reading) has to say about a file.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn name(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// One problem (or notable fact) found in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Stable code, for scripts: `NANOVER_TRUNCATED_PAYLOAD`.
+    pub code: &'static str,
+    pub message: String,
+    /// Byte offset of the record (or of the problem) in the file.
+    pub offset: Option<u64>,
+    /// 0-based record index in the file.
+    pub record: Option<u64>,
+    /// What to run to fix it, where something can.
+    pub hint: Option<String>,
+}
+
+impl Finding {
+    pub fn new(severity: Severity, code: &'static str, message: impl Into<String>) -> Finding {
+        Finding {
+            severity,
+            code,
+            message: message.into(),
+            offset: None,
+            record: None,
+            hint: None,
+        }
+    }
+
+    pub fn at(mut self, offset: u64, record: u64) -> Finding {
+        self.offset = Some(offset);
+        self.record = Some(record);
+        self
+    }
+
+    pub fn offset(mut self, offset: u64) -> Finding {
+        self.offset = Some(offset);
+        self
+    }
+
+    pub fn hint(mut self, hint: impl Into<String>) -> Finding {
+        self.hint = Some(hint.into());
+        self
+    }
+}
+
+impl fmt::Display for Finding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.message)?;
+        match (self.offset, self.record) {
+            (Some(o), Some(r)) => write!(f, " (byte {o}, record {r})"),
+            (Some(o), None) => write!(f, " (byte {o})"),
+            (None, Some(r)) => write!(f, " (record {r})"),
+            (None, None) => Ok(()),
+        }
+    }
+}
+
+/// Findings of one file, with counts kept exact and storage capped per code,
+/// so a long damaged file cannot grow memory without bound.
+#[derive(Debug, Clone, Default)]
+pub struct Findings {
+    kept: Vec<Finding>,
+    per_code: BTreeMap<&'static str, (Severity, u64)>,
+}
+
+/// How many findings of one code are kept in full; the rest are only counted.
+pub const KEPT_PER_CODE: u64 = 200;
+
+impl Findings {
+    pub fn push(&mut self, finding: Finding) {
+        let entry = self
+            .per_code
+            .entry(finding.code)
+            .or_insert((finding.severity, 0));
+        entry.1 += 1;
+        if entry.1 <= KEPT_PER_CODE {
+            self.kept.push(finding);
+        }
+    }
+
+    /// The findings kept in full, in the order they were found.
+    pub fn list(&self) -> &[Finding] {
+        &self.kept
+    }
+
+    pub fn count(&self, severity: Severity) -> u64 {
+        self.per_code
+            .values()
+            .filter(|(s, _)| *s == severity)
+            .map(|(_, n)| n)
+            .sum()
+    }
+
+    /// Codes whose findings were more than [`KEPT_PER_CODE`]: (code, severity, total).
+    pub fn truncated(&self) -> impl Iterator<Item = (&'static str, Severity, u64)> + '_ {
+        self.per_code
+            .iter()
+            .filter(|(_, (_, n))| *n > KEPT_PER_CODE)
+            .map(|(c, (s, n))| (*c, *s, *n))
+    }
+
+    pub fn has(&self, code: &str) -> bool {
+        self.per_code.contains_key(code)
+    }
+}

@@ -1,0 +1,10 @@
+//! Findings, summaries and their rendering for people (tables) and scripts (JSON).
+
+pub mod finding;
+pub mod loss;
+pub mod render;
+pub mod summary;
+
+pub use finding::{Finding, Findings, Severity};
+pub use loss::LossReport;
+pub use summary::Summary;

@@ -1,0 +1,127 @@
+//! Rendering for people (comfy-table text) and for scripts (JSON).
+
+use comfy_table::presets::UTF8_FULL_CONDENSED;
+use comfy_table::{ContentArrangement, Table};
+use serde_json::{json, Value as Json};
+
+use super::summary::Summary;
+use super::{Finding, LossReport};
+use crate::model::Seconds;
+
+pub fn table() -> Table {
+    let mut t = Table::new();
+    t.load_preset(UTF8_FULL_CONDENSED)
+        .set_content_arrangement(ContentArrangement::Dynamic);
+    t
+}
+
+pub fn finding_json(f: &Finding) -> Json {
+    json!({
+        "severity": f.severity.name(),
+        "code": f.code,
+        "message": f.message,
+        "offset": f.offset,
+        "record": f.record,
+        "hint": f.hint,
+    })
+}
+
+/// `error NANOVER_X at byte 23268, record 31: message` and an indented hint line.
+pub fn finding_text(f: &Finding) -> String {
+    let mut place = Vec::new();
+    if let Some(o) = f.offset {
+        place.push(format!("byte {o}"));
+    }
+    if let Some(r) = f.record {
+        place.push(format!("record {r}"));
+    }
+    let at = if place.is_empty() {
+        String::new()
+    } else {
+        format!(" at {}", place.join(", "))
+    };
+    let mut s = format!("{} {}{at}: {}", f.severity, f.code, f.message);
+    if let Some(h) = &f.hint {
+        s.push_str(&format!("\n    hint: {h}"));
+    }
+    s
+}
+
+pub fn loss_table(loss: &LossReport) -> Table {
+    let mut t = table();
+    t.set_header(vec!["channel", "field", "what could not be kept", "records"]);
+    for (channel, field, reason, n) in loss.entries() {
+        t.add_row(vec![channel.to_string(), field.to_string(), reason.to_string(), n.to_string()]);
+    }
+    t
+}
+
+fn human_bytes(n: u64) -> String {
+    const UNITS: [&str; 5] = ["B", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = n as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 {
+        format!("{n} bytes")
+    } else {
+        format!("{n} bytes ({x:.1} {})", UNITS[u])
+    }
+}
+
+/// The `inspect` tables of one file: facts, then keys per channel when decoded.
+pub fn summary_text(s: &Summary, notes: &[String]) -> String {
+    let mut t = table();
+    let time = |t: Option<i64>| t.map(|t| Seconds(t).to_string()).unwrap_or_else(|| "-".into());
+    let rows: Vec<(&str, String)> = vec![
+        ("format", format!("{} (version {})", s.format, s.format_version)),
+        ("size", human_bytes(s.size_bytes)),
+        ("records", s.records.to_string()),
+        ("start", time(s.start_ns)),
+        ("end", time(s.end_ns)),
+        ("duration", time(s.duration_ns())),
+        ("record rate", s.rate_hz().map(|r| format!("{r:.2} records/s")).unwrap_or_else(|| "-".into())),
+        (
+            "channels",
+            s.channels
+                .iter()
+                .map(|c| format!("{}: {} records", c.name, c.records))
+                .collect::<Vec<_>>()
+                .join("\n"),
+        ),
+        (
+            "resets",
+            if s.resets.is_empty() {
+                "none".into()
+            } else {
+                format!("{} at records {}", s.resets.len(), join(&s.resets))
+            },
+        ),
+    ];
+    for (k, v) in rows {
+        t.add_row(vec![k.to_string(), v]);
+    }
+    let mut out = format!("{}\n{t}\n", s.path);
+    for n in notes {
+        out.push_str(&format!("note: {n}\n"));
+    }
+    if s.deep {
+        for c in s.channels.iter().filter(|c| !c.keys.is_empty()) {
+            let mut k = table();
+            k.set_header(vec![format!("{} key", c.name), "kind".into(), "records".into(), "removed".into()]);
+            for (name, stats) in &c.keys {
+                k.add_row(vec![name.clone(), stats.describe(), stats.records.to_string(), stats.removals.to_string()]);
+            }
+            out.push_str(&format!("{k}\n"));
+        }
+    } else {
+        out.push_str("keys, dtypes and shapes: run with --deep to decode payloads\n");
+    }
+    out
+}
+
+fn join(v: &[u64]) -> String {
+    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
