@@ -50,21 +50,51 @@ fn check(path: &str, records: u64, first_us: i64, last_us: i64, resets: &[u64]) 
 
 #[test]
 fn ala_recording_multiple() {
-    check("fixtures/nanover-legacy/upstream/17-ala-recording-multiple.traj", 427, 184578, 14251990, &[0, 252, 367, 396]);
+    check(
+        "fixtures/nanover-legacy/upstream/17-ala-recording-multiple.traj",
+        427,
+        184578,
+        14251990,
+        &[0, 252, 367, 396],
+    );
 }
 
 #[test]
 fn hello() {
-    check("fixtures/nanover-legacy/upstream/hello.traj", 626, 4217, 23169901, &[0, 1]);
+    check(
+        "fixtures/nanover-legacy/upstream/hello.traj",
+        626,
+        4217,
+        23169901,
+        &[0, 1],
+    );
 }
 
 #[test]
 fn nanotube() {
-    check("fixtures/nanover-legacy/upstream/nanotube-example-recording.traj", 930, 3872, 33035659, &[0, 1]);
-    check("fixtures/nanover-legacy/upstream/nanotube-example-recording.state", 685, 19053, 31728537, &[]);
+    check(
+        "fixtures/nanover-legacy/upstream/nanotube-example-recording.traj",
+        930,
+        3872,
+        33035659,
+        &[0, 1],
+    );
+    check(
+        "fixtures/nanover-legacy/upstream/nanotube-example-recording.state",
+        685,
+        19053,
+        31728537,
+        &[],
+    );
 }
 
 #[test]
 fn sim_switching() {
-    check("fixtures/nanover-legacy/upstream/sim-switching-test-recording.traj", 454, 2224, 15315361, &[104, 212, 339]);
+    check(
+        "fixtures/nanover-legacy/upstream/sim-switching-test-recording.traj",
+        454,
+        2224,
+        15315361,
+        &[104, 212, 339],
+    );
 }

@@ -23,8 +23,10 @@ enum CatFormat {
 
 /// Print records to standard output in time order
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec cat small.traj small.state | head\n  \
-    simrec cat --format ndjson small.state | jq -c '.removed // empty'")]
+#[command(
+    after_help = "Examples:\n  simrec cat small.traj small.state | head\n  \
+    simrec cat --format ndjson small.state | jq -c '.removed // empty'"
+)]
 pub struct Args {
     /// Input files; several are merged by time
     #[arg(required = true, value_name = "IN")]
@@ -61,7 +63,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// `0.008445s frame #2 reset: particle.positions=float32[21,3] energy.kinetic=0.52 …`
 fn describe(header: &Header, r: &Record) -> String {
-    let channel = header.channel(r.channel).map(|c| c.name.as_str()).unwrap_or("?");
+    let channel = header
+        .channel(r.channel)
+        .map(|c| c.name.as_str())
+        .unwrap_or("?");
     let mut s = format!("{} {channel}", Seconds(r.time));
     if let Some(f) = r.frame {
         s.push_str(&format!(" #{f}"));
@@ -89,7 +94,11 @@ fn short(v: &Value) -> String {
         Value::Array(a) => format!(
             "{}[{}]",
             a.dtype(),
-            a.shape.iter().map(usize::to_string).collect::<Vec<_>>().join(",")
+            a.shape
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
         ),
         Value::List(l) => format!("[{} items]", l.len()),
         Value::Map(m) => format!("{{{} keys}}", m.len()),

@@ -60,7 +60,11 @@ pub enum ReportFormat {
 pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
     match &args.to {
         Some(name) => registry::format_named(name).ok_or_else(|| {
-            UsageError(format!("unknown output format `{name}` (simrec writes: {})", writable_names())).into()
+            UsageError(format!(
+                "unknown output format `{name}` (simrec writes: {})",
+                writable_names()
+            ))
+            .into()
         }),
         None => registry::format_for_output(&args.output).ok_or_else(|| {
             UsageError(format!(
@@ -89,7 +93,11 @@ pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Res
     drop(progress);
     print_read_findings(source);
     if args.dry_run {
-        println!("{} records would be written as {}", report.records, format.name());
+        println!(
+            "{} records would be written as {}",
+            report.records,
+            format.name()
+        );
         if report.loss.is_empty() {
             println!("nothing would be lost");
         } else {
@@ -97,10 +105,16 @@ pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Res
         }
     } else {
         let written = outputs.commit()?;
-        let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-        eprintln!("wrote {} records to {}", report.records, names.join(" and "));
+        eprintln!(
+            "wrote {} records to {}",
+            report.records,
+            path_list(&written)
+        );
         if !report.loss.is_empty() {
-            eprintln!("some values could not be kept:\n{}", loss_table(&report.loss));
+            eprintln!(
+                "some values could not be kept:\n{}",
+                loss_table(&report.loss)
+            );
         }
     }
     Ok(if report.loss.is_empty() {
@@ -134,11 +148,28 @@ pub fn print_read_findings(source: &dyn Source) {
     }
 }
 
+/// `a.traj and a.state`, with `-` shown as standard output.
+pub fn path_list(paths: &[PathBuf]) -> String {
+    let names: Vec<String> = paths
+        .iter()
+        .map(|p| {
+            if p.as_os_str() == "-" {
+                "standard output".to_string()
+            } else {
+                p.display().to_string()
+            }
+        })
+        .collect();
+    names.join(" and ")
+}
+
 /// Notes for files whose companion (a `.traj`'s `.state`) exists but was not named.
 pub fn companion_notes(paths: &[PathBuf]) -> Vec<(PathBuf, String)> {
     let mut notes = Vec::new();
     for path in paths {
-        let Ok(format) = registry::detect(path) else { continue };
+        let Ok(format) = registry::detect(path) else {
+            continue;
+        };
         for c in format.companions(path) {
             if c.exists() && !paths.iter().any(|p| same_file(p, &c)) {
                 notes.push((

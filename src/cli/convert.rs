@@ -8,9 +8,11 @@ use crate::pipeline::open_recording;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec convert run.traj run.state -o run.jsonl\n  \
+#[command(
+    after_help = "Examples:\n  simrec convert run.traj run.state -o run.jsonl\n  \
     simrec convert run.traj -o - --to jsonl | jq .time_ns\n  simrec convert --dry-run run.traj run.state -o out.traj\n\n\
-    Exit 3 when a value could not be represented in the output format (the loss report names it).")]
+    Exit 3 when a value could not be represented in the output format (the loss report names it)."
+)]
 pub struct Args {
     /// Input files; a .traj and a .state together are one recording on one timeline
     #[arg(required = true, value_name = "IN")]

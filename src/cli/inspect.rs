@@ -1,6 +1,6 @@
 //! `simrec inspect`: what is in each file, from its record headers (or every payload with --deep).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -14,8 +14,10 @@ use crate::report::{Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec inspect small.traj\n  simrec inspect --deep small.traj small.state\n  \
-    simrec inspect --format json *.traj | jq .records")]
+#[command(
+    after_help = "Examples:\n  simrec inspect small.traj\n  simrec inspect --deep small.traj small.state\n  \
+    simrec inspect --format json *.traj | jq .records"
+)]
 pub struct Args {
     /// Recordings to inspect (`-` for standard input)
     #[arg(required = true, value_name = "FILE")]
@@ -37,11 +39,16 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         let name = display_name(path).display().to_string();
         match summarise(path, &args) {
             Ok((summary, counts)) => {
-                let file_notes: Vec<String> = notes.iter().filter(|(p, _)| p == path).map(|(_, n)| n.clone()).collect();
+                let file_notes: Vec<String> = notes
+                    .iter()
+                    .filter(|(p, _)| p == path)
+                    .map(|(_, n)| n.clone())
+                    .collect();
                 match args.format {
                     ReportFormat::Json => {
                         let mut o = summary.to_json();
-                        o["findings"] = json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
+                        o["findings"] =
+                            json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
                         o["notes"] = json!(file_notes);
                         println!("{o}");
                     }
@@ -60,7 +67,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             Err(e) => {
                 outcome = Outcome::Failed;
                 let finding = match &e {
-                    ReadError::Invalid { finding, .. } => Some(finding),
+                    ReadError::Invalid { finding, .. } => Some(&**finding),
                     _ => None,
                 };
                 match args.format {
@@ -80,7 +87,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 /// Reads one file leniently into a summary; counts of (info, warning, error) findings.
-fn summarise(path: &PathBuf, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
     let mut source = registry::open(path, args.read.options(args.deep, true))?;
     let size = source.progress().1;
     let name = display_name(path).display().to_string();

@@ -8,10 +8,12 @@ use crate::pipeline::open_recording;
 
 /// Merge recordings by time (memory bounded by the number of inputs)
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec merge run.traj run.state -o run.jsonl\n  \
+#[command(
+    after_help = "Examples:\n  simrec merge run.traj run.state -o run.jsonl\n  \
     simrec merge a.state b.state -o both.state\n  simrec merge part1.traj part2.traj -o whole.traj\n\n\
     On equal times a frame comes before state, then inputs keep their order. Frame streams are\n\
-    concatenated (each later one starts with a reset) and must not overlap in time.")]
+    concatenated (each later one starts with a reset) and must not overlap in time."
+)]
 pub struct Args {
     /// Input files
     #[arg(required = true, num_args = 1.., value_name = "IN")]

@@ -82,7 +82,9 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
             )
             || matches!(
                 c.downcast_ref::<crate::pipeline::PipelineError>(),
-                Some(crate::pipeline::PipelineError::Read(crate::formats::ReadError::Conflict(_)))
+                Some(crate::pipeline::PipelineError::Read(
+                    crate::formats::ReadError::Conflict(_)
+                ))
             )
     })
 }

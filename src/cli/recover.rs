@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::common::ReadArgs;
+use super::common::{path_list, ReadArgs};
 use super::progress::Progress;
 use super::Outcome;
 use crate::formats::input::display_name;
@@ -10,13 +10,15 @@ use crate::formats::output::Outputs;
 use crate::formats::{registry, ReadError};
 use crate::pipeline;
 use crate::report::render::finding_text;
-use crate::report::Severity;
+use crate::report::{Finding, Severity};
 
 /// Copy every intact record of a damaged recording into a new file
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec recover crashed.traj -o fixed.traj\n  simrec recover --nanover-version 1 old.traj -o old-v2.traj\n\n\
+#[command(
+    after_help = "Examples:\n  simrec recover crashed.traj -o fixed.traj\n  simrec recover --nanover-version 1 old.traj -o old-v2.traj\n\n\
     Records are never dropped for their timestamps. Exit 0 when every record was intact,\n\
-    3 when anything was dropped, skipped or repaired, 1 when nothing could be recovered.")]
+    3 when anything was dropped, skipped or repaired, 1 when nothing could be recovered."
+)]
 pub struct Args {
     /// The damaged recording
     #[arg(value_name = "IN")]
@@ -34,7 +36,8 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let name = display_name(&args.input).display().to_string();
     let format = if args.input.as_os_str() == "-" {
-        registry::format_named("nanover-legacy").ok_or_else(|| anyhow::anyhow!("no reader for standard input"))?
+        registry::format_named("nanover-legacy")
+            .ok_or_else(|| anyhow::anyhow!("no reader for standard input"))?
     } else {
         registry::detect(&args.input)?
     };
@@ -56,7 +59,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         .findings()
         .iter()
         .map(|(_, f)| {
-            let listed = f.list().iter().filter(|x| x.severity == Severity::Error).map(finding_text).collect::<Vec<_>>();
+            // The findings' hints all say "run recover": not worth repeating here.
+            let listed = f
+                .list()
+                .iter()
+                .filter(|x| x.severity == Severity::Error)
+                .map(|x| {
+                    finding_text(&Finding {
+                        hint: None,
+                        ..x.clone()
+                    })
+                })
+                .collect::<Vec<_>>();
             (f.count(Severity::Error), listed)
         })
         .fold((0, Vec::new()), |(n, mut all), (k, l)| {
@@ -71,15 +85,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Failed);
     }
     let written = outputs.commit()?;
-    let names: Vec<String> = written.iter().map(|p| p.display().to_string()).collect();
-    eprintln!("{name}: kept {} records in {}", report.records, names.join(" and "));
+    eprintln!(
+        "{name}: kept {} records in {}",
+        report.records,
+        path_list(&written)
+    );
     if errors == 0 {
         eprintln!("{name}: every record was intact; nothing dropped");
         return Ok(Outcome::Ok);
     }
-    eprintln!("{name}: {errors} problems; what was dropped, skipped or repaired:");
+    eprintln!("{name}: what was dropped, skipped or repaired:");
     for p in &problems {
-        eprintln!("  {}", p.replace('\n', "\n  "));
+        eprintln!("  {p}");
     }
     Ok(Outcome::Loss)
 }

@@ -9,11 +9,13 @@ use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
-#[command(after_help = "Examples:\n  simrec slice run.traj run.state --start 10s --end 20s -o cut.traj\n  \
+#[command(
+    after_help = "Examples:\n  simrec slice run.traj run.state --start 10s --end 20s -o cut.traj\n  \
     simrec slice run.traj --frames 100..200 -o cut.traj\n  simrec slice run.traj --start -5s -o last5s.jsonl\n  \
     simrec slice run.traj --exclude 'particle.velocities' --exclude 'particle.forces*' -o slim.traj\n\n\
     A window that starts mid-recording begins with the folded frame (as a reset) and the folded\n\
-    state at its start. Times are rebased so the window starts at 0 (unless --keep-time).")]
+    state at its start. Times are rebased so the window starts at 0 (unless --keep-time)."
+)]
 pub struct Args {
     /// Input files; a .traj and a .state together are one recording
     #[arg(required = true, value_name = "IN")]
@@ -43,7 +45,11 @@ pub struct Args {
 }
 
 fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
-    let bad = || UsageError(format!("--frames `{text}`: expected A..B or A.. with 0-based frame numbers"));
+    let bad = || {
+        UsageError(format!(
+            "--frames `{text}`: expected A..B or A.. with 0-based frame numbers"
+        ))
+    };
     let (a, b) = text.split_once("..").ok_or_else(bad)?;
     let a: u64 = a.trim().parse().map_err(|_| bad())?;
     let b = match b.trim() {
@@ -65,7 +71,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         None => (args.start, args.end),
     };
     let filter = KeyFilter::new(&args.include, &args.exclude)?;
-    let span = resolve(start, end, || open_recording(&args.inputs, args.read.options(false, false)))?;
+    let span = resolve(start, end, || {
+        open_recording(&args.inputs, args.read.options(false, false))
+    })?;
     let source = open_recording(&args.inputs, args.read.options(true, false))?;
     let window = Window::new(source, span, !args.keep_time);
     let mut selected = Selected::new(window, filter);

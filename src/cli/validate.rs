@@ -1,6 +1,6 @@
 //! `simrec validate`: every rule of each file's spec, with codes, offsets and record indices.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
@@ -43,7 +43,11 @@ struct Checked {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let mut results: Vec<Checked> = args.files.iter().map(|p| check(p, &args)).collect::<anyhow::Result<_>>()?;
+    let mut results: Vec<Checked> = args
+        .files
+        .iter()
+        .map(|p| check(p, &args))
+        .collect::<anyhow::Result<_>>()?;
     check_together(&mut results);
     let mut outcome = Outcome::Ok;
     for r in &results {
@@ -67,7 +71,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 _ => n,
             }
         };
-        let (errors, warnings, infos) = (count(Severity::Error), count(Severity::Warning), count(Severity::Info));
+        let (errors, warnings, infos) = (
+            count(Severity::Error),
+            count(Severity::Warning),
+            count(Severity::Info),
+        );
         if errors > 0 {
             outcome = Outcome::Failed;
         }
@@ -94,13 +102,22 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
             ReportFormat::Text => {
                 let verdict = if errors == 0 { "ok" } else { "FAILED" };
-                println!("{}: {verdict} ({errors} errors, {warnings} warnings, {infos} info)", r.name);
-                for f in list.iter().filter(|f| args.info || f.severity > Severity::Info) {
+                println!(
+                    "{}: {verdict} ({errors} errors, {warnings} warnings, {infos} info)",
+                    r.name
+                );
+                for f in list
+                    .iter()
+                    .filter(|f| args.info || f.severity > Severity::Info)
+                {
                     println!("  {}", finding_text(f).replace('\n', "\n  "));
                 }
                 for (code, severity, n) in r.findings.truncated() {
                     if args.info || severity > Severity::Info {
-                        println!("  ({n} findings of {code} in all; the first {} are listed)", crate::report::finding::KEPT_PER_CODE);
+                        println!(
+                            "  ({n} findings of {code} in all; the first {} are listed)",
+                            crate::report::finding::KEPT_PER_CODE
+                        );
                     }
                 }
             }
@@ -110,22 +127,34 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 /// Reads one file to the end, leniently and decoding every payload.
-fn check(path: &PathBuf, args: &Args) -> anyhow::Result<Checked> {
+fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
     let name = display_name(path).display().to_string();
     let mut findings = Findings::default();
     let format = match registry::detect(path) {
         Ok(f) => f,
         Err(ReadError::Io { source, .. }) => return Err(anyhow::anyhow!("{name}: {source}")),
         Err(e) => {
-            findings.push(Finding::new(Severity::Error, "SIMREC_UNKNOWN_FORMAT", e.to_string()));
-            return Ok(Checked { name, findings, opened: None });
+            findings.push(Finding::new(
+                Severity::Error,
+                "SIMREC_UNKNOWN_FORMAT",
+                e.to_string(),
+            ));
+            return Ok(Checked {
+                name,
+                findings,
+                opened: None,
+            });
         }
     };
     let mut source = match format.open(path, args.read.options(true, true)) {
         Ok(s) => s,
         Err(ReadError::Invalid { finding, .. }) => {
-            findings.push(finding);
-            return Ok(Checked { name, findings, opened: None });
+            findings.push(*finding);
+            return Ok(Checked {
+                name,
+                findings,
+                opened: None,
+            });
         }
         Err(e) => return Err(e.into()),
     };
@@ -134,14 +163,20 @@ fn check(path: &PathBuf, args: &Args) -> anyhow::Result<Checked> {
     let mut n = 0u64;
     while let Some(record) = source.next() {
         let record = record?;
-        range = Some(range.map_or((record.time, record.time), |(a, b)| (a.min(record.time), b.max(record.time))));
+        range = Some(range.map_or((record.time, record.time), |(a, b)| {
+            (a.min(record.time), b.max(record.time))
+        }));
         n += 1;
         if n % 1024 == 0 {
             let (d, t) = source.progress();
             progress.update(d, t);
         }
     }
-    let findings = source.findings().first().map(|(_, f)| (*f).clone()).unwrap_or_default();
+    let findings = source
+        .findings()
+        .first()
+        .map(|(_, f)| (*f).clone())
+        .unwrap_or_default();
     Ok(Checked {
         name,
         findings,
@@ -154,7 +189,10 @@ fn check_together(results: &mut [Checked]) {
     let mut by_format: Vec<(&'static dyn Format, Vec<usize>)> = Vec::new();
     for (i, r) in results.iter().enumerate() {
         if let Some((format, _, _)) = &r.opened {
-            match by_format.iter_mut().find(|(f, _)| f.name() == format.name()) {
+            match by_format
+                .iter_mut()
+                .find(|(f, _)| f.name() == format.name())
+            {
                 Some((_, v)) => v.push(i),
                 None => by_format.push((*format, vec![i])),
             }

@@ -12,8 +12,14 @@ use std::path::{Path, PathBuf};
 /// Bytes read per refill on sequential work.
 pub const READ_AHEAD: usize = 1 << 20;
 
+/// Where the bytes live: a file read through the window, or memory (fuzzing, tests).
+enum Backing {
+    File(File),
+    Memory(Vec<u8>),
+}
+
 pub struct Input {
-    file: File,
+    backing: Backing,
     len: u64,
     window: Vec<u8>,
     window_start: u64,
@@ -32,7 +38,10 @@ impl Input {
         let file = File::open(path)?;
         let meta = file.metadata()?;
         if meta.is_dir() {
-            return Err(io::Error::new(io::ErrorKind::InvalidInput, "is a directory"));
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "is a directory",
+            ));
         }
         Ok(Input::from_file(file, meta.len(), None))
     }
@@ -45,9 +54,23 @@ impl Input {
         Ok(Input::from_file(file, len, Some(path)))
     }
 
+    /// An input over bytes already in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Input {
+        let len = bytes.len() as u64;
+        Input {
+            backing: Backing::Memory(bytes),
+            len,
+            window: Vec::new(),
+            window_start: 0,
+            read_ahead: READ_AHEAD,
+            bytes_read: 0,
+            _spool: None,
+        }
+    }
+
     fn from_file(file: File, len: u64, spool: Option<tempfile::TempPath>) -> Input {
         Input {
-            file,
+            backing: Backing::File(file),
             len,
             window: Vec::new(),
             window_start: 0,
@@ -82,12 +105,16 @@ impl Input {
             .checked_add(n as u64)
             .filter(|&e| e <= self.len)
             .ok_or_else(|| io::Error::new(io::ErrorKind::UnexpectedEof, "read past end of file"))?;
+        let file = match &mut self.backing {
+            Backing::Memory(bytes) => return Ok(&bytes[offset as usize..end as usize]),
+            Backing::File(file) => file,
+        };
         let window_end = self.window_start + self.window.len() as u64;
         if offset < self.window_start || end > window_end {
             let want = (n.max(self.read_ahead) as u64).min(self.len - offset) as usize;
             self.window.resize(want, 0);
-            self.file.seek(SeekFrom::Start(offset))?;
-            self.file.read_exact(&mut self.window)?;
+            file.seek(SeekFrom::Start(offset))?;
+            file.read_exact(&mut self.window)?;
             self.window_start = offset;
             self.bytes_read += want as u64;
         }

@@ -5,6 +5,7 @@
 //! finished, so an error or an interrupted run never leaves a half-written
 //! output, and an existing file is refused unless the user passed `--force`.
 
+use std::fs;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
@@ -68,10 +69,20 @@ impl Outputs {
             Some(p) if !p.as_os_str().is_empty() => p,
             _ => Path::new("."),
         };
-        let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-        let temp = tempfile::Builder::new()
-            .prefix(&format!(".{name}."))
-            .suffix(".partial")
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let prefix = format!(".{name}.");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".partial");
+        #[cfg(unix)]
+        {
+            // Like any new file: 0666 less the umask, not tempfile's private 0600.
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o666));
+        }
+        let temp = builder
             .tempfile_in(dir)
             .map_err(|e| WriteError::io(target, e))?;
         let (file, path) = temp.into_parts();

@@ -35,7 +35,12 @@ pub trait Format: Sync {
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError>;
 
-    fn create(&self, target: &Path, header: &Header, outputs: &mut Outputs) -> Result<Box<dyn Sink>, WriteError>;
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError>;
 
     /// Files `create` will write for `target`.
     fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
@@ -81,7 +86,11 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
 }
 
 fn readable_names() -> String {
-    FORMATS.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    FORMATS
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Opens an input with the format its bytes or name say (`-` is standard input, which
@@ -113,5 +122,9 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
 
 /// Every name `--to` accepts, for help and errors.
 pub fn writable_names() -> String {
-    FORMATS.iter().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    FORMATS
+        .iter()
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }

@@ -78,26 +78,47 @@ mod tests {
     fn record(frame: Option<u64>, values: Vec<(&str, Value)>) -> Record {
         let mut r = Record::new(0, 0);
         r.frame = frame;
-        r.values = values.into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+        r.values = values
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
         r
     }
 
     #[test]
     fn frame_deltas_replace_keys_and_resets_discard() {
         let mut f = Folded::default();
-        f.apply(Composition::FrameDelta, &record(Some(2), vec![("a", Value::Float(1.0)), ("b", Value::Bool(true))]));
-        f.apply(Composition::FrameDelta, &record(Some(3), vec![("a", Value::Float(2.0))]));
+        f.apply(
+            Composition::FrameDelta,
+            &record(
+                Some(2),
+                vec![("a", Value::Float(1.0)), ("b", Value::Bool(true))],
+            ),
+        );
+        f.apply(
+            Composition::FrameDelta,
+            &record(Some(3), vec![("a", Value::Float(2.0))]),
+        );
         assert_eq!(f.get("a"), Some(&Value::Float(2.0)));
         assert_eq!(f.get("b"), Some(&Value::Bool(true)));
-        f.apply(Composition::FrameDelta, &record(Some(0), vec![("c", Value::Null)]));
+        f.apply(
+            Composition::FrameDelta,
+            &record(Some(0), vec![("c", Value::Null)]),
+        );
         assert_eq!(f.fields(), vec![("c".to_string(), Value::Null)]);
     }
 
     #[test]
     fn state_removal_deletes_and_reports_absent_keys() {
         let mut f = Folded::default();
-        f.apply(Composition::StateDelta, &record(None, vec![("k", Value::Float(1.0))]));
-        let absent = f.apply(Composition::StateDelta, &record(None, vec![("k", Value::Removed), ("x", Value::Removed)]));
+        f.apply(
+            Composition::StateDelta,
+            &record(None, vec![("k", Value::Float(1.0))]),
+        );
+        let absent = f.apply(
+            Composition::StateDelta,
+            &record(None, vec![("k", Value::Removed), ("x", Value::Removed)]),
+        );
         assert!(f.is_empty());
         assert_eq!(absent, vec!["x".to_string()]);
     }

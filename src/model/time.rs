@@ -53,7 +53,14 @@ impl FromStr for TimeSpec {
 
 /// Parses a non-negative duration into exact integer nanoseconds (no float rounding).
 pub fn parse_duration(s: &str) -> Result<Nanos, &'static str> {
-    let units: [(&str, u32); 6] = [("ns", 0), ("us", 3), ("µs", 3), ("ms", 6), ("s", 9), ("", 9)];
+    let units: [(&str, u32); 6] = [
+        ("ns", 0),
+        ("us", 3),
+        ("µs", 3),
+        ("ms", 6),
+        ("s", 9),
+        ("", 9),
+    ];
     let (number, scale) = units
         .iter()
         .find_map(|(suffix, scale)| s.strip_suffix(suffix).map(|n| (n, *scale)))
@@ -119,7 +126,16 @@ mod tests {
 
     #[test]
     fn rejects_what_it_cannot_represent() {
-        for bad in ["", "s", "1.5ns", "abc", "1e3", "#-1", "99999999999999999999", "0.0000000001"] {
+        for bad in [
+            "",
+            "s",
+            "1.5ns",
+            "abc",
+            "1e3",
+            "#-1",
+            "99999999999999999999",
+            "0.0000000001",
+        ] {
             assert!(bad.parse::<TimeSpec>().is_err(), "{bad}");
         }
     }

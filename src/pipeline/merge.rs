@@ -67,7 +67,10 @@ impl Merged {
                 })
                 .collect();
             for (k, v) in &source.header().metadata {
-                header.metadata.entry(k.clone()).or_insert_with(|| v.clone());
+                header
+                    .metadata
+                    .entry(k.clone())
+                    .or_insert_with(|| v.clone());
             }
             inputs.push(Input {
                 source,
@@ -168,7 +171,10 @@ impl Source for Merged {
     }
 
     fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inputs.iter().flat_map(|i| i.source.findings()).collect()
+        self.inputs
+            .iter()
+            .flat_map(|i| i.source.findings())
+            .collect()
     }
 
     fn progress(&self) -> (u64, u64) {

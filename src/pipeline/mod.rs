@@ -15,7 +15,10 @@ pub use select::{KeyFilter, Selected};
 pub use window::{resolve, Span, Window};
 
 /// Opens inputs as one recording: one source, or their k-way merge by time.
-pub fn open_recording(paths: &[PathBuf], options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+pub fn open_recording(
+    paths: &[PathBuf],
+    options: ReadOptions,
+) -> Result<Box<dyn Source>, ReadError> {
     let mut sources = paths
         .iter()
         .map(|p| registry::open(p, options))

@@ -14,7 +14,11 @@ pub enum PipelineError {
 const PROGRESS_EVERY: u64 = 256;
 
 /// Streams every record of `source` into `sink` and finishes the sink.
-pub fn copy(source: &mut dyn Source, mut sink: Box<dyn Sink>, progress: &mut dyn FnMut(u64, u64)) -> Result<WriteReport, PipelineError> {
+pub fn copy(
+    source: &mut dyn Source,
+    mut sink: Box<dyn Sink>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<WriteReport, PipelineError> {
     let mut n = 0u64;
     while let Some(record) = source.next() {
         sink.write(&record?)?;

@@ -56,7 +56,8 @@ impl KeyFilter {
     }
 
     pub fn keeps(&self, key: &str) -> bool {
-        self.include.as_ref().is_none_or(|g| g.is_match(key)) && !self.exclude.as_ref().is_some_and(|g| g.is_match(key))
+        self.include.as_ref().is_none_or(|g| g.is_match(key))
+            && !self.exclude.as_ref().is_some_and(|g| g.is_match(key))
     }
 
     /// Drops unselected keys. A record left with no keys is still kept (it still marks a

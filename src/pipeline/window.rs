@@ -18,8 +18,13 @@ pub struct Span {
 /// Resolves time flags against a recording, walking it once (headers only) when a flag
 /// needs frame times or the end. `#N` is the time of the N-th record that carries a
 /// frame index; `-5s` is 5 s before the last record.
-pub fn resolve(start: Option<TimeSpec>, end: Option<TimeSpec>, walk: impl FnOnce() -> Result<Box<dyn Source>, ReadError>) -> Result<Span, ReadError> {
-    let needs_walk = |s: &Option<TimeSpec>| matches!(s, Some(TimeSpec::Frame(_)) | Some(TimeSpec::FromEnd(_)));
+pub fn resolve(
+    start: Option<TimeSpec>,
+    end: Option<TimeSpec>,
+    walk: impl FnOnce() -> Result<Box<dyn Source>, ReadError>,
+) -> Result<Span, ReadError> {
+    let needs_walk =
+        |s: &Option<TimeSpec>| matches!(s, Some(TimeSpec::Frame(_)) | Some(TimeSpec::FromEnd(_)));
     let mut frames: Vec<u64> = [start, end]
         .iter()
         .filter_map(|s| match s {
@@ -49,12 +54,10 @@ pub fn resolve(start: Option<TimeSpec>, end: Option<TimeSpec>, walk: impl FnOnce
             TimeSpec::FromEnd(d) => Some(last.unwrap_or(0).saturating_sub(d)),
             TimeSpec::Frame(n) => match frame_times.iter().find(|(k, _)| *k == n) {
                 Some((_, t)) => Some(*t),
-                None if is_start => {
-                    return Err(ReadError::Conflict(format!(
-                        "frame #{n} does not exist: the recording has {frame_count} frames (#0..#{})",
-                        frame_count.saturating_sub(1)
-                    )))
-                }
+                None if is_start => return Err(ReadError::Conflict(format!(
+                    "frame #{n} does not exist: the recording has {frame_count} frames (#0..#{})",
+                    frame_count.saturating_sub(1)
+                ))),
                 None => None,
             },
         })
@@ -119,7 +122,8 @@ impl<S: Source> Window<S> {
             let mut record = Record::new(t0, id as u32);
             match channel.composition {
                 Composition::FrameDelta => {
-                    let reset_at_start = first.channel == id as u32 && first.frame == Some(0) && first.time == t0;
+                    let reset_at_start =
+                        first.channel == id as u32 && first.frame == Some(0) && first.time == t0;
                     if reset_at_start {
                         continue;
                     }
@@ -132,7 +136,9 @@ impl<S: Source> Window<S> {
             out.push(record);
         }
         // Frames before state, as on the merged timeline.
-        out.sort_by_key(|r| self.inner.header().channels[r.channel as usize].composition != Composition::FrameDelta);
+        out.sort_by_key(|r| {
+            self.inner.header().channels[r.channel as usize].composition != Composition::FrameDelta
+        });
         out
     }
 
@@ -159,7 +165,8 @@ impl<S: Source> Window<S> {
             }
             if !self.started {
                 if record.time < self.span.start {
-                    let composition = self.inner.header().channels[record.channel as usize].composition;
+                    let composition =
+                        self.inner.header().channels[record.channel as usize].composition;
                     self.folded[record.channel as usize].apply(composition, &record);
                     continue;
                 }

@@ -29,7 +29,10 @@ impl LossReport {
 
     pub fn merge(&mut self, other: &LossReport) {
         for ((c, f, r), n) in &other.entries {
-            *self.entries.entry((c.clone(), f.clone(), r.clone())).or_default() += n;
+            *self
+                .entries
+                .entry((c.clone(), f.clone(), r.clone()))
+                .or_default() += n;
         }
     }
 }

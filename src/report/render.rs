@@ -49,9 +49,19 @@ pub fn finding_text(f: &Finding) -> String {
 
 pub fn loss_table(loss: &LossReport) -> Table {
     let mut t = table();
-    t.set_header(vec!["channel", "field", "what could not be kept", "records"]);
+    t.set_header(vec![
+        "channel",
+        "field",
+        "what could not be kept",
+        "records",
+    ]);
     for (channel, field, reason, n) in loss.entries() {
-        t.add_row(vec![channel.to_string(), field.to_string(), reason.to_string(), n.to_string()]);
+        t.add_row(vec![
+            channel.to_string(),
+            field.to_string(),
+            reason.to_string(),
+            n.to_string(),
+        ]);
     }
     t
 }
@@ -74,15 +84,26 @@ fn human_bytes(n: u64) -> String {
 /// The `inspect` tables of one file: facts, then keys per channel when decoded.
 pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     let mut t = table();
-    let time = |t: Option<i64>| t.map(|t| Seconds(t).to_string()).unwrap_or_else(|| "-".into());
+    let time = |t: Option<i64>| {
+        t.map(|t| Seconds(t).to_string())
+            .unwrap_or_else(|| "-".into())
+    };
     let rows: Vec<(&str, String)> = vec![
-        ("format", format!("{} (version {})", s.format, s.format_version)),
+        (
+            "format",
+            format!("{} (version {})", s.format, s.format_version),
+        ),
         ("size", human_bytes(s.size_bytes)),
         ("records", s.records.to_string()),
         ("start", time(s.start_ns)),
         ("end", time(s.end_ns)),
         ("duration", time(s.duration_ns())),
-        ("record rate", s.rate_hz().map(|r| format!("{r:.2} records/s")).unwrap_or_else(|| "-".into())),
+        (
+            "record rate",
+            s.rate_hz()
+                .map(|r| format!("{r:.2} records/s"))
+                .unwrap_or_else(|| "-".into()),
+        ),
         (
             "channels",
             s.channels
@@ -110,9 +131,19 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     if s.deep {
         for c in s.channels.iter().filter(|c| !c.keys.is_empty()) {
             let mut k = table();
-            k.set_header(vec![format!("{} key", c.name), "kind".into(), "records".into(), "removed".into()]);
+            k.set_header(vec![
+                format!("{} key", c.name),
+                "kind".into(),
+                "records".into(),
+                "removed".into(),
+            ]);
             for (name, stats) in &c.keys {
-                k.add_row(vec![name.clone(), stats.describe(), stats.records.to_string(), stats.removals.to_string()]);
+                k.add_row(vec![
+                    name.clone(),
+                    stats.describe(),
+                    stats.records.to_string(),
+                    stats.removals.to_string(),
+                ]);
             }
             out.push_str(&format!("{k}\n"));
         }

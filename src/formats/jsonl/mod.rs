@@ -44,7 +44,16 @@ impl Format for JsonLines {
         )))
     }
 
-    fn create(&self, target: &Path, header: &Header, outputs: &mut Outputs) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(JsonlWriter::new(outputs.create(target)?, target, header)))
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(JsonlWriter::new(
+            outputs.create(target)?,
+            target,
+            header,
+        )))
     }
 }

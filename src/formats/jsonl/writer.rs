@@ -67,7 +67,11 @@ impl Sink for JsonlWriter {
             json_value(line, key, value, &mut self.lost);
         }
         line.push(b'}');
-        let mut removed = record.values.iter().filter(|(_, v)| *v == Value::Removed).peekable();
+        let mut removed = record
+            .values
+            .iter()
+            .filter(|(_, v)| *v == Value::Removed)
+            .peekable();
         if removed.peek().is_some() {
             line.extend_from_slice(b",\"removed\":[");
             for (i, (key, _)) in removed.enumerate() {
@@ -104,7 +108,12 @@ fn string(line: &mut Vec<u8>, s: &str) {
     let _ = serde_json::to_writer(&mut *line, s);
 }
 
-fn json_value(line: &mut Vec<u8>, key: &str, value: &Value, lost: &mut Vec<(String, &'static str)>) {
+fn json_value(
+    line: &mut Vec<u8>,
+    key: &str,
+    value: &Value,
+    lost: &mut Vec<(String, &'static str)>,
+) {
     match value {
         Value::Null => line.extend_from_slice(b"null"),
         Value::Removed => {
@@ -165,7 +174,14 @@ fn array(line: &mut Vec<u8>, key: &str, a: &Array, lost: &mut Vec<(String, &'sta
     nest(line, key, &a.shape, &a.data, 0, lost);
 }
 
-fn nest(line: &mut Vec<u8>, key: &str, dims: &[usize], data: &ArrayData, offset: usize, lost: &mut Vec<(String, &'static str)>) {
+fn nest(
+    line: &mut Vec<u8>,
+    key: &str,
+    dims: &[usize],
+    data: &ArrayData,
+    offset: usize,
+    lost: &mut Vec<(String, &'static str)>,
+) {
     let Some((&n, rest)) = dims.split_first() else {
         return element(line, key, data, offset, lost);
     };
@@ -180,10 +196,22 @@ fn nest(line: &mut Vec<u8>, key: &str, dims: &[usize], data: &ArrayData, offset:
     line.push(b']');
 }
 
-fn element(line: &mut Vec<u8>, key: &str, data: &ArrayData, i: usize, lost: &mut Vec<(String, &'static str)>) {
+fn element(
+    line: &mut Vec<u8>,
+    key: &str,
+    data: &ArrayData,
+    i: usize,
+    lost: &mut Vec<(String, &'static str)>,
+) {
     let mut buf = itoa::Buffer::new();
     let text = match data {
-        ArrayData::Bool(v) => if v[i] { "true" } else { "false" },
+        ArrayData::Bool(v) => {
+            if v[i] {
+                "true"
+            } else {
+                "false"
+            }
+        }
         ArrayData::U8(v) => buf.format(v[i]),
         ArrayData::U16(v) => buf.format(v[i]),
         ArrayData::U32(v) => buf.format(v[i]),

@@ -22,7 +22,9 @@ pub fn frame_payload(frame_index: u32, fields: &[Field], lost: &mut Lost) -> Vec
                     });
                 }
             }
-            Value::Removed => lost.push((key.clone(), "a removal has no place in a frame; dropped")),
+            Value::Removed => {
+                lost.push((key.clone(), "a removal has no place in a frame; dropped"))
+            }
             other => frame.values.push(proto::ValueEntry {
                 key: key.clone(),
                 value: Some(proto_value(key, other, lost)),
@@ -85,7 +87,14 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
             Kind::NullValue(0)
         }
         Value::Bool(b) => Kind::BoolValue(*b),
-        Value::Int(i) => return number(key, *i as f64, (*i as f64) as i64 == *i && i.unsigned_abs() <= 1 << 53, lost),
+        Value::Int(i) => {
+            return number(
+                key,
+                *i as f64,
+                (*i as f64) as i64 == *i && i.unsigned_abs() <= 1 << 53,
+                lost,
+            )
+        }
         Value::UInt(u) => return number(key, *u as f64, *u <= 1 << 53, lost),
         Value::Float(x) => Kind::NumberValue(*x),
         Value::Str(s) => Kind::StringValue(s.clone()),
@@ -102,8 +111,10 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
                 .collect(),
         }),
         Value::Array(a) => {
-            if !matches!(a.data, ArrayData::F32(_) | ArrayData::F64(_) | ArrayData::Str(_) | ArrayData::Bool(_))
-                && !ints_fit_double(&a.data)
+            if !matches!(
+                a.data,
+                ArrayData::F32(_) | ArrayData::F64(_) | ArrayData::Str(_) | ArrayData::Bool(_)
+            ) && !ints_fit_double(&a.data)
             {
                 lost.push((key.to_string(), "integer beyond 2^53 rounded to a double"));
             }
@@ -200,11 +211,20 @@ where
     v.iter().map(|x| u32::try_from(*x).ok()).collect()
 }
 
-fn narrowed(key: &str, values: Option<Vec<u32>>, lost: &mut Lost) -> Option<Option<proto::ValueArrayKind>> {
+fn narrowed(
+    key: &str,
+    values: Option<Vec<u32>>,
+    lost: &mut Lost,
+) -> Option<Option<proto::ValueArrayKind>> {
     match values {
-        Some(values) => Some(Some(proto::ValueArrayKind::IndexValues(proto::IndexArray { values }))),
+        Some(values) => Some(Some(proto::ValueArrayKind::IndexValues(
+            proto::IndexArray { values },
+        ))),
         None => {
-            lost.push((key.to_string(), "integers outside 0..2^32 cannot be index values; array dropped"));
+            lost.push((
+                key.to_string(),
+                "integers outside 0..2^32 cannot be index values; array dropped",
+            ));
             None
         }
     }

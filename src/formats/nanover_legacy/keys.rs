@@ -83,7 +83,10 @@ pub fn unit(key: &str) -> Option<&'static str> {
         "particle.forces" | "particle.forces.system" | "forces.user.sparse" => "kJ/(mol·nm)",
         "system.simulation.time" => "ps",
         "system.temperature" => "K",
-        "energy.kinetic" | "energy.potential" | "energy.total" | "energy.user.total"
+        "energy.kinetic"
+        | "energy.potential"
+        | "energy.total"
+        | "energy.user.total"
         | "forces.user.work_done" => "kJ/mol",
         "server.timestamp" => "s",
         _ => return None,
@@ -101,7 +104,11 @@ pub fn shape_for(key: &str, len: usize) -> Option<Vec<usize>> {
 
 /// Turns a decoded `ValueArray` into a typed array for `key`, noting kind and shape problems.
 /// `stored` is `None` for a `ValueArray` with no member set.
-pub fn shape_array(key: &str, stored: Option<(ArrayKind, ArrayData)>, notes: &mut Vec<Note>) -> Array {
+pub fn shape_array(
+    key: &str,
+    stored: Option<(ArrayKind, ArrayData)>,
+    notes: &mut Vec<Note>,
+) -> Array {
     let table = conventional(key);
     let (stored_kind, mut data) = match stored {
         Some(s) => (Some(s.0), s.1),
@@ -169,7 +176,11 @@ mod tests {
     #[test]
     fn empty_index_array_for_a_float_key_is_typed_by_the_table() {
         let mut notes = Vec::new();
-        let a = shape_array("forces.user.sparse", Some((ArrayKind::Index, ArrayData::U32(vec![]))), &mut notes);
+        let a = shape_array(
+            "forces.user.sparse",
+            Some((ArrayKind::Index, ArrayData::U32(vec![]))),
+            &mut notes,
+        );
         assert_eq!(a.dtype(), DType::F32);
         assert_eq!(a.shape, vec![0, 3]);
         assert!(matches!(notes[0], Note::EmptyArrayKind { .. }));

@@ -96,7 +96,13 @@ impl Format for NanoverLegacy {
     }
 
     fn names(&self) -> &'static [&'static str] {
-        &["nanover-legacy", "nanover-traj", "nanover-state", "traj", "state"]
+        &[
+            "nanover-legacy",
+            "nanover-traj",
+            "nanover-state",
+            "traj",
+            "state",
+        ]
     }
 
     fn extensions(&self) -> &'static [&'static str] {
@@ -114,10 +120,19 @@ impl Format for NanoverLegacy {
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Ok(Box::new(LegacyReader::open(path, Stream::from_path(path), options)?))
+        Ok(Box::new(LegacyReader::open(
+            path,
+            Stream::from_path(path),
+            options,
+        )?))
     }
 
-    fn create(&self, target: &Path, header: &Header, outputs: &mut Outputs) -> Result<Box<dyn Sink>, WriteError> {
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(LegacyWriter::create(target, header, outputs)?))
     }
 

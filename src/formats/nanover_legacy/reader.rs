@@ -54,12 +54,39 @@ pub struct LegacyReader {
 
 impl LegacyReader {
     /// Opens a `.traj` or `.state` file (`stream` from its name, or `None` to tell by content).
-    pub fn open(path: &Path, stream: Option<Stream>, options: ReadOptions) -> Result<LegacyReader, ReadError> {
+    pub fn open(
+        path: &Path,
+        stream: Option<Stream>,
+        options: ReadOptions,
+    ) -> Result<LegacyReader, ReadError> {
         Self::open_file(path, stream, options).map_err(|e| e.in_file(&display_name(path)))
     }
 
-    fn open_file(path: &Path, stream: Option<Stream>, options: ReadOptions) -> Result<LegacyReader, ReadError> {
-        let mut input = Input::open(path)?;
+    /// Reads a file held in memory; `name` is used in findings and errors.
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        name: &Path,
+        stream: Option<Stream>,
+        options: ReadOptions,
+    ) -> Result<LegacyReader, ReadError> {
+        Self::from_input(Input::from_bytes(bytes), name, stream, options)
+            .map_err(|e| e.in_file(name))
+    }
+
+    fn open_file(
+        path: &Path,
+        stream: Option<Stream>,
+        options: ReadOptions,
+    ) -> Result<LegacyReader, ReadError> {
+        Self::from_input(Input::open(path)?, path, stream, options)
+    }
+
+    fn from_input(
+        mut input: Input,
+        path: &Path,
+        stream: Option<Stream>,
+        options: ReadOptions,
+    ) -> Result<LegacyReader, ReadError> {
         if !options.decode {
             input.set_read_ahead(4096);
         }
@@ -67,7 +94,9 @@ impl LegacyReader {
         let len = input.len();
         let fatal = |f: Finding| Err(ReadError::invalid(f));
         if len == 0 {
-            return fatal(Finding::new(Severity::Error, EMPTY_FILE, "the file is empty (0 bytes)").offset(0));
+            return fatal(
+                Finding::new(Severity::Error, EMPTY_FILE, "the file is empty (0 bytes)").offset(0),
+            );
         }
         if len < FILE_HEADER_LEN {
             return fatal(
@@ -110,8 +139,12 @@ impl LegacyReader {
                 );
             }
             findings.push(
-                Finding::new(Severity::Info, V1_HEADERLESS, "headerless version-1 file, read as version 1 on request")
-                    .offset(0),
+                Finding::new(
+                    Severity::Info,
+                    V1_HEADERLESS,
+                    "headerless version-1 file, read as version 1 on request",
+                )
+                .offset(0),
             );
             (0, 1, v1_stream)
         } else {
@@ -133,8 +166,12 @@ impl LegacyReader {
         };
         if len == start && version == 2 {
             findings.push(
-                Finding::new(Severity::Warning, NO_RECORDS, "a valid header and no records (the recorder stopped before the first record)")
-                    .offset(start),
+                Finding::new(
+                    Severity::Warning,
+                    NO_RECORDS,
+                    "a valid header and no records (the recorder stopped before the first record)",
+                )
+                .offset(start),
             );
         }
         let message = match (stream, version) {
@@ -176,7 +213,10 @@ impl LegacyReader {
 
     fn recover_hint(&self) -> String {
         let name = self.path.display();
-        format!("keep every intact record: simrec recover {name} -o FIXED{}", self.stream.extension())
+        format!(
+            "keep every intact record: simrec recover {name} -o FIXED{}",
+            self.stream.extension()
+        )
     }
 
     fn record_header(&mut self, pos: u64) -> Result<RecordHeader, ReadError> {
@@ -303,7 +343,10 @@ impl LegacyReader {
                     Finding::new(
                         Severity::Error,
                         TIMESTAMP_RANGE,
-                        format!("timestamp {} µs does not fit signed 64-bit nanoseconds", h.ts),
+                        format!(
+                            "timestamp {} µs does not fit signed 64-bit nanoseconds",
+                            h.ts
+                        ),
                     )
                     .at(pos, index)
                     .hint(hint),
@@ -345,7 +388,10 @@ impl LegacyReader {
             Finding::new(
                 Severity::Error,
                 SKIPPED_BYTES,
-                format!("{} bytes skipped (bytes {from}..{to}) to the next valid record", to - from),
+                format!(
+                    "{} bytes skipped (bytes {from}..{to}) to the next valid record",
+                    to - from
+                ),
             )
             .at(from, self.next_index)
             .hint(hint.to_string()),
@@ -384,7 +430,13 @@ impl LegacyReader {
     }
 
     /// The record at `offset` read with payload length `len`, if that payload decodes strictly.
-    fn repaired_record(&mut self, offset: u64, index: u64, ts: u64, len: u64) -> Result<Option<Record>, ReadError> {
+    fn repaired_record(
+        &mut self,
+        offset: u64,
+        index: u64,
+        ts: u64,
+        len: u64,
+    ) -> Result<Option<Record>, ReadError> {
         let payload = self.input.bytes(offset + RECORD_HEADER_LEN, len as usize)?;
         if !decodes_strictly(payload, self.message) || ts > MAX_TIMESTAMP_US {
             return Ok(None);
@@ -419,7 +471,13 @@ impl LegacyReader {
     }
 
     /// Reads and (when asked) decodes one complete record.
-    fn read_record(&mut self, offset: u64, index: u64, ts: u64, len: u64) -> Result<Result<Record, DecodeError>, ReadError> {
+    fn read_record(
+        &mut self,
+        offset: u64,
+        index: u64,
+        ts: u64,
+        len: u64,
+    ) -> Result<Result<Record, DecodeError>, ReadError> {
         let mut record = Record::new((ts * 1000) as i64, 0);
         let payload_at = offset + RECORD_HEADER_LEN;
         if !self.options.decode {
@@ -433,7 +491,9 @@ impl LegacyReader {
                             None => {
                                 let payload = self.input.bytes(payload_at, len as usize)?;
                                 let mut notes = Vec::new();
-                                match Decoder::new(Strictness::Lenient, &mut notes).frame_response(payload) {
+                                match Decoder::new(Strictness::Lenient, &mut notes)
+                                    .frame_response(payload)
+                                {
                                     Ok(f) => f.frame_index,
                                     Err(e) => return Ok(Err(e)),
                                 }
@@ -443,15 +503,20 @@ impl LegacyReader {
                 }));
             }
             let frame = record.frame.map(|f| f as u32);
-            self.checker.observe(offset, index, ts, frame, None, &mut self.findings);
+            self.checker
+                .observe(offset, index, ts, frame, None, &mut self.findings);
             return Ok(Ok(record));
         }
-        let bytes = self.input.bytes(offset, (RECORD_HEADER_LEN + len) as usize)?;
+        let bytes = self
+            .input
+            .bytes(offset, (RECORD_HEADER_LEN + len) as usize)?;
         let payload = &bytes[RECORD_HEADER_LEN as usize..];
         let mut notes = Vec::new();
         let mut decoder = Decoder::new(Strictness::Lenient, &mut notes);
         let decoded: Result<(Option<u32>, Vec<Field>), DecodeError> = match self.message {
-            Message::FrameResponse => decoder.frame_response(payload).map(|f| (Some(f.frame_index), f.fields)),
+            Message::FrameResponse => decoder
+                .frame_response(payload)
+                .map(|f| (Some(f.frame_index), f.fields)),
             // Version 1 has no frame index: record k is frame k, record 0 the reset.
             Message::FrameData => decoder.frame_data(payload).map(|f| (Some(index as u32), f)),
             Message::StateUpdate => decoder.state_update(payload).map(|f| (None, f)),
@@ -460,7 +525,11 @@ impl LegacyReader {
             Ok(d) => d,
             Err(e) => return Ok(Err(e)),
         };
-        let raw_format = if self.message == Message::FrameData { RAW_FORMAT_V1 } else { RAW_FORMAT };
+        let raw_format = if self.message == Message::FrameData {
+            RAW_FORMAT_V1
+        } else {
+            RAW_FORMAT
+        };
         record.raw = Some(RawBytes {
             format: raw_format,
             bytes: bytes.to_vec(),
@@ -470,8 +539,14 @@ impl LegacyReader {
         for note in notes {
             self.findings.push(note_finding(note).at(offset, index));
         }
-        self.checker
-            .observe(offset, index, ts, frame, Some(&record.values), &mut self.findings);
+        self.checker.observe(
+            offset,
+            index,
+            ts,
+            frame,
+            Some(&record.values),
+            &mut self.findings,
+        );
         Ok(Ok(record))
     }
 }

@@ -40,7 +40,15 @@ impl StreamChecker {
     }
 
     /// Checks one record; `fields` is `None` when payloads are not decoded.
-    pub fn observe(&mut self, offset: u64, index: u64, ts: u64, frame: Option<u32>, fields: Option<&[Field]>, out: &mut Findings) {
+    pub fn observe(
+        &mut self,
+        offset: u64,
+        index: u64,
+        ts: u64,
+        frame: Option<u32>,
+        fields: Option<&[Field]>,
+        out: &mut Findings,
+    ) {
         let at = |f: Finding| f.at(offset, index);
         if let Some(prev) = self.previous_ts {
             if ts < prev {
@@ -49,14 +57,23 @@ impl StreamChecker {
                     TIMESTAMP_DECREASE,
                     format!("timestamp {ts} µs is lower than the previous record's {prev} µs"),
                 )
-                .hint("records keep file order; `simrec recover` never drops them for their time")));
+                .hint(
+                    "records keep file order; `simrec recover` never drops them for their time",
+                )));
             } else if ts == prev {
-                out.push(at(Finding::new(Severity::Info, TIMESTAMP_TIE, format!("timestamp {ts} µs equals the previous record's"))));
+                out.push(at(Finding::new(
+                    Severity::Info,
+                    TIMESTAMP_TIE,
+                    format!("timestamp {ts} µs equals the previous record's"),
+                )));
             } else if ts - prev > JUMP_LIMIT_US {
                 out.push(at(Finding::new(
                     Severity::Warning,
                     TIMESTAMP_JUMP,
-                    format!("timestamp jumps {:.3} s after the previous record (more than 120 s)", (ts - prev) as f64 / 1e6),
+                    format!(
+                        "timestamp jumps {:.3} s after the previous record (more than 120 s)",
+                        (ts - prev) as f64 / 1e6
+                    ),
                 )));
             }
         } else if self.stream == Stream::Frames && frame != Some(0) {
@@ -73,7 +90,13 @@ impl StreamChecker {
         }
     }
 
-    fn frame(&mut self, frame: Option<u32>, fields: Option<&[Field]>, out: &mut Findings, at: impl Fn(Finding) -> Finding) {
+    fn frame(
+        &mut self,
+        frame: Option<u32>,
+        fields: Option<&[Field]>,
+        out: &mut Findings,
+        at: impl Fn(Finding) -> Finding,
+    ) {
         let frame = frame.unwrap_or(0);
         let reset = frame == 0;
         if reset {
@@ -127,7 +150,12 @@ impl StreamChecker {
         }
     }
 
-    fn state(&mut self, fields: Option<&[Field]>, out: &mut Findings, at: impl Fn(Finding) -> Finding) {
+    fn state(
+        &mut self,
+        fields: Option<&[Field]>,
+        out: &mut Findings,
+        at: impl Fn(Finding) -> Finding,
+    ) {
         let Some(fields) = fields else { return };
         for (key, value) in fields {
             if *value == Value::Removed {

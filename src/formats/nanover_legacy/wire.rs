@@ -27,13 +27,36 @@ impl fmt::Display for DecodeError {
 /// Something legal but noteworthy met while decoding (becomes an info or warning finding).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Note {
-    UnknownField { message: &'static str, field: u32, pos: usize },
-    UnsetOneof { message: &'static str, key: String },
-    DuplicateKey { key: String },
-    ArrayShape { key: String, len: usize },
-    ArrayKind { key: String, stored: ArrayKind, expected: ArrayKind },
-    EmptyArrayKind { key: String, stored: ArrayKind, expected: ArrayKind },
-    NonFinite { key: String, index: usize },
+    UnknownField {
+        message: &'static str,
+        field: u32,
+        pos: usize,
+    },
+    UnsetOneof {
+        message: &'static str,
+        key: String,
+    },
+    DuplicateKey {
+        key: String,
+    },
+    ArrayShape {
+        key: String,
+        len: usize,
+    },
+    ArrayKind {
+        key: String,
+        stored: ArrayKind,
+        expected: ArrayKind,
+    },
+    EmptyArrayKind {
+        key: String,
+        stored: ArrayKind,
+        expected: ArrayKind,
+    },
+    NonFinite {
+        key: String,
+        index: usize,
+    },
 }
 
 /// Decoding mode. Strict decoding is the test resynchronisation and v1 detection use:
@@ -157,7 +180,9 @@ impl<'a> Cursor<'a> {
 
     fn fixed64(&mut self) -> Result<u64> {
         let b = self.take(8)?;
-        Ok(u64::from_le_bytes([b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7]]))
+        Ok(u64::from_le_bytes([
+            b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7],
+        ]))
     }
 
     fn skip(&mut self, wire: u8) -> Result<()> {
@@ -191,13 +216,24 @@ impl<'n> Decoder<'n> {
         Decoder { strictness, notes }
     }
 
-    fn unknown(&mut self, c: &mut Cursor, message: &'static str, field: u32, wire: u8, top: bool) -> Result<()> {
+    fn unknown(
+        &mut self,
+        c: &mut Cursor,
+        message: &'static str,
+        field: u32,
+        wire: u8,
+        top: bool,
+    ) -> Result<()> {
         if top && self.strictness == Strictness::Strict {
             return c.err(format!("unknown field {field} in {message}"));
         }
         let pos = c.at();
         c.skip(wire)?;
-        self.notes.push(Note::UnknownField { message, field, pos });
+        self.notes.push(Note::UnknownField {
+            message,
+            field,
+            pos,
+        });
         Ok(())
     }
 
@@ -224,7 +260,10 @@ impl<'n> Decoder<'n> {
                 _ => self.unknown(&mut c, "GetFrameResponse", field, wire, true)?,
             }
         }
-        Ok(Frame { frame_index, fields })
+        Ok(Frame {
+            frame_index,
+            fields,
+        })
     }
 
     /// A bare `FrameData`: the payload of a version-1 `.traj` record.
@@ -300,7 +339,13 @@ impl<'n> Decoder<'n> {
     }
 
     /// A `map<string, Value>` entry.
-    fn value_entry(&mut self, c: &mut Cursor, message: &'static str, removals: bool, depth: u32) -> Result<Field> {
+    fn value_entry(
+        &mut self,
+        c: &mut Cursor,
+        message: &'static str,
+        removals: bool,
+        depth: u32,
+    ) -> Result<Field> {
         let mut key = String::new();
         let mut value = None;
         while !c.done() {
@@ -607,7 +652,13 @@ mod tests {
     #[test]
     fn absent_frame_index_is_zero_and_empty_frame_is_valid() {
         let (f, notes) = frame(&[0x12, 0x00]);
-        assert_eq!(f.unwrap(), Frame { frame_index: 0, fields: vec![] });
+        assert_eq!(
+            f.unwrap(),
+            Frame {
+                frame_index: 0,
+                fields: vec![]
+            }
+        );
         assert!(notes.is_empty());
     }
 
@@ -628,7 +679,10 @@ mod tests {
         assert_eq!(f.frame_index, 5);
         assert_eq!(
             f.fields,
-            vec![("x".into(), Value::Array(Array::flat(ArrayData::F32(vec![1.0, 2.0]))))]
+            vec![(
+                "x".into(),
+                Value::Array(Array::flat(ArrayData::F32(vec![1.0, 2.0])))
+            )]
         );
     }
 
@@ -647,7 +701,13 @@ mod tests {
         let (f, notes) = frame(&payload);
         let f = f.unwrap();
         assert_eq!(f.fields[0], (String::new(), Value::Null));
-        assert_eq!(f.fields[1], ("i".into(), Value::Array(Array::flat(ArrayData::U32(vec![3, 300])))));
+        assert_eq!(
+            f.fields[1],
+            (
+                "i".into(),
+                Value::Array(Array::flat(ArrayData::U32(vec![3, 300])))
+            )
+        );
         assert!(notes.is_empty(), "{notes:?}");
     }
 
@@ -668,10 +728,19 @@ mod tests {
         payload.extend(&st);
         payload.extend([0x38, 1]);
         let mut notes = Vec::new();
-        let fields = Decoder::new(Strictness::Lenient, &mut notes).state_update(&payload).unwrap();
+        let fields = Decoder::new(Strictness::Lenient, &mut notes)
+            .state_update(&payload)
+            .unwrap();
         assert_eq!(fields, vec![("a".into(), Value::Str("x".into()))]);
         assert_eq!(notes[0], Note::DuplicateKey { key: "a".into() });
-        assert_eq!(notes[1], Note::UnknownField { message: "StateUpdate", field: 7, pos: payload.len() - 2 });
+        assert_eq!(
+            notes[1],
+            Note::UnknownField {
+                message: "StateUpdate",
+                field: 7,
+                pos: payload.len() - 2
+            }
+        );
         let mut notes = Vec::new();
         let strict = Decoder::new(Strictness::Strict, &mut notes).state_update(&payload);
         assert_eq!(strict.unwrap_err().pos, payload.len() - 2);
@@ -698,10 +767,15 @@ mod tests {
         let mut payload = vec![0x0a, s.len() as u8];
         payload.extend(s);
         let mut notes = Vec::new();
-        let fields = Decoder::new(Strictness::Lenient, &mut notes).state_update(&payload).unwrap();
+        let fields = Decoder::new(Strictness::Lenient, &mut notes)
+            .state_update(&payload)
+            .unwrap();
         assert_eq!(
             fields,
-            vec![("k".into(), Value::List(vec![Value::Map(vec![("n".into(), Value::Null)])]))]
+            vec![(
+                "k".into(),
+                Value::List(vec![Value::Map(vec![("n".into(), Value::Null)])])
+            )]
         );
     }
 
@@ -749,7 +823,9 @@ mod tests {
         payload.extend(varint_bytes(s.len()));
         payload.extend(s);
         let mut notes = Vec::new();
-        let err = Decoder::new(Strictness::Lenient, &mut notes).state_update(&payload).unwrap_err();
+        let err = Decoder::new(Strictness::Lenient, &mut notes)
+            .state_update(&payload)
+            .unwrap_err();
         assert!(err.what.contains("nested deeper"), "{err}");
     }
 }

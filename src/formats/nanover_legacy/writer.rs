@@ -34,7 +34,11 @@ pub fn stem(target: &Path) -> PathBuf {
 }
 
 impl LegacyWriter {
-    pub fn create(target: &Path, header: &Header, outputs: &mut Outputs) -> Result<LegacyWriter, WriteError> {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<LegacyWriter, WriteError> {
         let routes: Vec<Option<Stream>> = header
             .channels
             .iter()
@@ -54,7 +58,8 @@ impl LegacyWriter {
         let to_stdout = target == Path::new("-");
         if to_stdout && wants(Stream::Frames) && wants(Stream::State) {
             return Err(WriteError::Invalid(
-                "a .traj and a .state cannot both go to standard output; name an output file".into(),
+                "a .traj and a .state cannot both go to standard output; name an output file"
+                    .into(),
             ));
         }
         let stem = stem(target);
@@ -93,7 +98,10 @@ impl LegacyWriter {
     }
 
     fn channel_name(&self, id: ChannelId) -> &str {
-        self.channel_names.get(id as usize).map(String::as_str).unwrap_or("?")
+        self.channel_names
+            .get(id as usize)
+            .map(String::as_str)
+            .unwrap_or("?")
     }
 }
 
@@ -102,15 +110,23 @@ impl Sink for LegacyWriter {
         let channel = self.channel_name(record.channel).to_string();
         let route = self.routes.get(record.channel as usize).copied().flatten();
         let Some(stream) = route else {
-            self.report.loss.add(&channel, "*", "no such channel in a NanoVer legacy pair; record dropped");
+            self.report.loss.add(
+                &channel,
+                "*",
+                "no such channel in a NanoVer legacy pair; record dropped",
+            );
             return Ok(());
         };
         if record.time < 0 {
-            self.report.loss.add(&channel, "time", "negative time; record dropped");
+            self.report
+                .loss
+                .add(&channel, "time", "negative time; record dropped");
             return Ok(());
         }
         if record.time % 1000 != 0 {
-            self.report.loss.add(&channel, "time", "time truncated to whole microseconds");
+            self.report
+                .loss
+                .add(&channel, "time", "time truncated to whole microseconds");
         }
         let ts = (record.time / 1000) as u64;
         let part = match stream {
@@ -124,7 +140,9 @@ impl Sink for LegacyWriter {
         match &record.raw {
             Some(raw) if raw.format == RAW_FORMAT && raw.bytes.len() >= 24 => {
                 if raw.bytes[..8] == ts.to_le_bytes() {
-                    part.out.write_all(&raw.bytes).map_err(|e| io(&part.path, e))?;
+                    part.out
+                        .write_all(&raw.bytes)
+                        .map_err(|e| io(&part.path, e))?;
                 } else {
                     // Only the time changed (a rebased slice): new header, same payload bytes.
                     let payload = &raw.bytes[24..];
@@ -140,7 +158,10 @@ impl Sink for LegacyWriter {
                     Stream::Frames => {
                         let index = match record.frame {
                             Some(i) => u32::try_from(i).unwrap_or_else(|_| {
-                                lost.push(("frame_index".into(), "frame index beyond 2^32 wrapped"));
+                                lost.push((
+                                    "frame_index".into(),
+                                    "frame index beyond 2^32 wrapped",
+                                ));
                                 i as u32
                             }),
                             // A source without frame indices: start with a reset, then count.
@@ -166,7 +187,10 @@ impl Sink for LegacyWriter {
     }
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
-        for part in [self.frames.take(), self.state.take()].into_iter().flatten() {
+        for part in [self.frames.take(), self.state.take()]
+            .into_iter()
+            .flatten()
+        {
             let Part { mut out, path, .. } = part;
             out.flush().map_err(|e| WriteError::io(&path, e))?;
         }
