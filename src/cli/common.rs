@@ -1,5 +1,6 @@
 //! What several commands share: read options, writing a recording, printing findings.
 
+use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::Context;
@@ -56,6 +57,12 @@ pub enum ReportFormat {
     Json,
 }
 
+/// Standard output for results. Writes return errors (a closed pipe ends the command
+/// quietly in `main`) where `println!` would panic.
+pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
+    io::BufWriter::new(io::stdout().lock())
+}
+
 /// The output format `--to` names, or the one the output's extension selects.
 pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
     match &args.to {
@@ -93,16 +100,15 @@ pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Res
     drop(progress);
     print_read_findings(source);
     if args.dry_run {
-        println!(
-            "{} records would be written as {}",
-            report.records,
-            format.name()
-        );
+        let mut out = stdout();
+        let name = format.name();
+        writeln!(out, "{} records would be written as {name}", report.records)?;
         if report.loss.is_empty() {
-            println!("nothing would be lost");
+            writeln!(out, "nothing would be lost")?;
         } else {
-            println!("{}", loss_table(&report.loss));
+            writeln!(out, "{}", loss_table(&report.loss))?;
         }
+        out.flush()?;
     } else {
         let written = outputs.commit()?;
         eprintln!(

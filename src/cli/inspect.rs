@@ -1,15 +1,16 @@
 //! `simrec inspect`: what is in each file, from its record headers (or every payload with --deep).
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::common::{companion_notes, ReadArgs, ReportFormat};
+use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::Outcome;
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError};
-use crate::report::render::{finding_json, finding_text, summary_text};
+use crate::report::render::{finding_json, finding_text, plural, summary_text};
 use crate::report::{Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
@@ -34,6 +35,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let notes = companion_notes(&args.files);
+    let mut out = stdout();
     let mut outcome = Outcome::Ok;
     for path in &args.files {
         let name = display_name(path).display().to_string();
@@ -50,17 +52,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                         o["findings"] =
                             json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
                         o["notes"] = json!(file_notes);
-                        println!("{o}");
+                        writeln!(out, "{o}")?;
                     }
                     ReportFormat::Text => {
                         let mut lines = file_notes;
                         if counts[2] + counts[1] > 0 {
                             lines.push(format!(
-                                "{} errors, {} warnings: run `simrec validate {name}`",
-                                counts[2], counts[1]
+                                "{}, {}: run `simrec validate {name}`",
+                                plural(counts[2], "error"),
+                                plural(counts[1], "warning")
                             ));
                         }
-                        print!("{}", summary_text(&summary, &lines));
+                        write!(out, "{}", summary_text(&summary, &lines))?;
                     }
                 }
             }
@@ -70,19 +73,19 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     ReadError::Invalid { finding, .. } => Some(&**finding),
                     _ => None,
                 };
-                match args.format {
-                    ReportFormat::Json => println!(
+                match (args.format, finding) {
+                    (ReportFormat::Json, _) => writeln!(
+                        out,
                         "{}",
                         json!({"path": name, "error": e.to_string(), "finding": finding.map(finding_json)})
-                    ),
-                    ReportFormat::Text => match finding {
-                        Some(f) => eprintln!("{name}: {}", finding_text(f)),
-                        None => eprintln!("error: {e}"),
-                    },
+                    )?,
+                    (ReportFormat::Text, Some(f)) => eprintln!("{name}: {}", finding_text(f)),
+                    (ReportFormat::Text, None) => eprintln!("error: {e}"),
                 }
             }
         }
     }
+    out.flush()?;
     Ok(outcome)
 }
 

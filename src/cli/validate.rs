@@ -1,16 +1,17 @@
 //! `simrec validate`: every rule of each file's spec, with codes, offsets and record indices.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::common::{ReadArgs, ReportFormat};
+use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::Outcome;
 use crate::formats::input::display_name;
 use crate::formats::{registry, Format, ReadError, TimeRange};
 use crate::model::Header;
-use crate::report::render::{finding_json, finding_text};
+use crate::report::render::{finding_json, finding_text, plural};
 use crate::report::{Finding, Findings, Severity};
 
 /// Check files against their format's rules; exit 1 when any has errors
@@ -49,6 +50,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         .map(|p| check(p, &args))
         .collect::<anyhow::Result<_>>()?;
     check_together(&mut results);
+    let mut out = stdout();
     let mut outcome = Outcome::Ok;
     for r in &results {
         let list: Vec<Finding> = r
@@ -86,7 +88,8 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     .truncated()
                     .map(|(code, _, n)| json!({"code": code, "count": n}))
                     .collect();
-                println!(
+                writeln!(
+                    out,
                     "{}",
                     json!({
                         "path": r.name,
@@ -98,31 +101,36 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                         "findings": list.iter().map(finding_json).collect::<Vec<_>>(),
                         "omitted": omitted,
                     })
-                );
+                )?;
             }
             ReportFormat::Text => {
                 let verdict = if errors == 0 { "ok" } else { "FAILED" };
-                println!(
-                    "{}: {verdict} ({errors} errors, {warnings} warnings, {infos} info)",
-                    r.name
-                );
+                writeln!(
+                    out,
+                    "{}: {verdict} ({}, {}, {infos} info)",
+                    r.name,
+                    plural(errors, "error"),
+                    plural(warnings, "warning")
+                )?;
                 for f in list
                     .iter()
                     .filter(|f| args.info || f.severity > Severity::Info)
                 {
-                    println!("  {}", finding_text(f).replace('\n', "\n  "));
+                    writeln!(out, "  {}", finding_text(f).replace('\n', "\n  "))?;
                 }
                 for (code, severity, n) in r.findings.truncated() {
                     if args.info || severity > Severity::Info {
-                        println!(
+                        writeln!(
+                            out,
                             "  ({n} findings of {code} in all; the first {} are listed)",
                             crate::report::finding::KEPT_PER_CODE
-                        );
+                        )?;
                     }
                 }
             }
         }
     }
+    out.flush()?;
     Ok(outcome)
 }
 

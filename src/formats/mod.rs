@@ -49,7 +49,10 @@ pub enum ReadError {
     Io { path: PathBuf, source: io::Error },
     /// The input is damaged where reading cannot go on (or strict reading was asked for).
     #[error("{}: {finding}", path.display())]
-    Invalid { path: PathBuf, finding: Box<Finding> },
+    Invalid {
+        path: PathBuf,
+        finding: Box<Finding>,
+    },
     #[error("{0}")]
     Unsupported(String),
     /// The inputs cannot be combined as asked (a usage error).

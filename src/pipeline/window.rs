@@ -54,10 +54,12 @@ pub fn resolve(
             TimeSpec::FromEnd(d) => Some(last.unwrap_or(0).saturating_sub(d)),
             TimeSpec::Frame(n) => match frame_times.iter().find(|(k, _)| *k == n) {
                 Some((_, t)) => Some(*t),
-                None if is_start => return Err(ReadError::Conflict(format!(
+                None if is_start => {
+                    return Err(ReadError::Conflict(format!(
                     "frame #{n} does not exist: the recording has {frame_count} frames (#0..#{})",
                     frame_count.saturating_sub(1)
-                ))),
+                )))
+                }
                 None => None,
             },
         })
@@ -171,8 +173,18 @@ impl<S: Source> Window<S> {
                     continue;
                 }
                 self.started = true;
-                self.queue.extend(self.context(&record));
+                let mut head = self.context(&record);
+                head.push(record);
+                // On equal times a frame comes before state (a kept reset at the start
+                // goes before the synthetic state).
+                let rank = |r: &Record| {
+                    self.inner.header().channels[r.channel as usize].composition
+                        != Composition::FrameDelta
+                };
+                head.sort_by_key(|r| (r.time, rank(r)));
+                self.queue.extend(head);
                 self.folded = Vec::new();
+                continue;
             }
             self.queue.push_back(record);
         }

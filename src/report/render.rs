@@ -15,6 +15,15 @@ pub fn table() -> Table {
     t
 }
 
+/// `1 error`, `2 errors`.
+pub fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        format!("1 {word}")
+    } else {
+        format!("{n} {word}s")
+    }
+}
+
 pub fn finding_json(f: &Finding) -> Json {
     json!({
         "severity": f.severity.name(),

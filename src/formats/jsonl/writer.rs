@@ -123,7 +123,7 @@ fn json_value(
         Value::Bool(b) => line.extend_from_slice(if *b { b"true" } else { b"false" }),
         Value::Int(i) => line.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
         Value::UInt(u) => line.extend_from_slice(itoa::Buffer::new().format(*u).as_bytes()),
-        Value::Float(x) => float(line, key, *x, lost),
+        Value::Float(x) => float(line, key, *x, x.is_finite(), lost),
         Value::Str(s) => string(line, s),
         Value::List(items) => {
             line.push(b'[');
@@ -151,17 +151,16 @@ fn json_value(
     }
 }
 
-fn float(line: &mut Vec<u8>, key: &str, x: f64, lost: &mut Vec<(String, &'static str)>) {
-    if x.is_finite() {
-        line.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
-    } else {
-        lost.push((key.to_string(), "non-finite float written as null"));
-        line.extend_from_slice(b"null");
-    }
-}
-
-fn float32(line: &mut Vec<u8>, key: &str, x: f32, lost: &mut Vec<(String, &'static str)>) {
-    if x.is_finite() {
+/// A finite float as the shortest text that reads back to the same value of its own
+/// width (f32 or f64); NaN and infinities as `null`, counted as lost.
+fn float<F: ryu::Float>(
+    line: &mut Vec<u8>,
+    key: &str,
+    x: F,
+    finite: bool,
+    lost: &mut Vec<(String, &'static str)>,
+) {
+    if finite {
         line.extend_from_slice(ryu::Buffer::new().format_finite(x).as_bytes());
     } else {
         lost.push((key.to_string(), "non-finite float written as null"));
@@ -220,8 +219,8 @@ fn element(
         ArrayData::I16(v) => buf.format(v[i]),
         ArrayData::I32(v) => buf.format(v[i]),
         ArrayData::I64(v) => buf.format(v[i]),
-        ArrayData::F32(v) => return float32(line, key, v[i], lost),
-        ArrayData::F64(v) => return float(line, key, v[i], lost),
+        ArrayData::F32(v) => return float(line, key, v[i], v[i].is_finite(), lost),
+        ArrayData::F64(v) => return float(line, key, v[i], v[i].is_finite(), lost),
         ArrayData::Str(v) => return string(line, &v[i]),
     };
     line.extend_from_slice(text.as_bytes());

@@ -69,8 +69,11 @@ fn null() -> ProtoValue {
     }
 }
 
-fn number(key: &str, x: f64, exact: bool, lost: &mut Lost) -> ProtoValue {
-    if !exact {
+/// Integers beyond 2^53 have no exact double.
+const EXACT_DOUBLE_INT: u64 = 1 << 53;
+
+fn number(key: &str, x: f64, magnitude: u64, lost: &mut Lost) -> ProtoValue {
+    if magnitude > EXACT_DOUBLE_INT {
         lost.push((key.to_string(), "integer beyond 2^53 rounded to a double"));
     }
     ProtoValue {
@@ -87,15 +90,8 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
             Kind::NullValue(0)
         }
         Value::Bool(b) => Kind::BoolValue(*b),
-        Value::Int(i) => {
-            return number(
-                key,
-                *i as f64,
-                (*i as f64) as i64 == *i && i.unsigned_abs() <= 1 << 53,
-                lost,
-            )
-        }
-        Value::UInt(u) => return number(key, *u as f64, *u <= 1 << 53, lost),
+        Value::Int(i) => return number(key, *i as f64, i.unsigned_abs(), lost),
+        Value::UInt(u) => return number(key, *u as f64, *u, lost),
         Value::Float(x) => Kind::NumberValue(*x),
         Value::Str(s) => Kind::StringValue(s.clone()),
         Value::List(items) => Kind::ListValue(proto::ListValue {
@@ -125,10 +121,9 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
 }
 
 fn ints_fit_double(data: &ArrayData) -> bool {
-    const LIMIT: u64 = 1 << 53;
     match data {
-        ArrayData::U64(v) => v.iter().all(|x| *x <= LIMIT),
-        ArrayData::I64(v) => v.iter().all(|x| x.unsigned_abs() <= LIMIT),
+        ArrayData::U64(v) => v.iter().all(|x| *x <= EXACT_DOUBLE_INT),
+        ArrayData::I64(v) => v.iter().all(|x| x.unsigned_abs() <= EXACT_DOUBLE_INT),
         _ => true,
     }
 }

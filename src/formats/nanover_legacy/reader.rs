@@ -452,17 +452,12 @@ impl LegacyReader {
         }
     }
 
-    /// Whether a plausible record starts at `p` (spec §10; timestamp order is not part of it).
-    fn is_candidate(&mut self, p: u64) -> Result<bool, ReadError> {
-        is_candidate(&mut self.input, p, self.message)
-    }
-
     /// The first candidate record at or after `from`.
     fn find_candidate(&mut self, from: u64) -> Result<Option<u64>, ReadError> {
         let len = self.input.len();
         let mut p = from;
         while p + RECORD_HEADER_LEN <= len {
-            if self.is_candidate(p)? {
+            if is_candidate(&mut self.input, p, self.message)? {
                 return Ok(Some(p));
             }
             p += 1;
