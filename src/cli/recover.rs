@@ -35,12 +35,7 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let name = display_name(&args.input).display().to_string();
-    let format = if args.input.as_os_str() == "-" {
-        registry::format_named("nanover-legacy")
-            .ok_or_else(|| anyhow::anyhow!("no reader for standard input"))?
-    } else {
-        registry::detect(&args.input)?
-    };
+    let format = registry::detect(&args.input)?;
     let mut source = match format.open(&args.input, args.read.options(true, true)) {
         Ok(s) => s,
         Err(ReadError::Invalid { finding, .. }) => {

@@ -64,12 +64,17 @@ pub static FORMATS: &[&dyn Format] = &[&nanover_legacy::NanoverLegacy, &jsonl::J
 /// Bytes read from the start of a file for detection.
 const HEAD: usize = 4096;
 
-/// The format of an input: magic bytes first, then the extension.
+/// The format of an input: magic bytes first, then the extension. Standard input (`-`)
+/// cannot be peeked at without consuming it; it is read as NanoVer legacy, whose reader
+/// tells a `.traj` from a `.state` by content.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
-    let mut head = Vec::with_capacity(HEAD);
-    if path != Path::new("-") {
-        File::open(path)?.take(HEAD as u64).read_to_end(&mut head)?;
+    if path == Path::new("-") {
+        return Ok(&nanover_legacy::NanoverLegacy);
     }
+    let mut head = Vec::with_capacity(HEAD);
+    File::open(path)
+        .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
+        .map_err(|e| ReadError::from(e).in_file(path))?;
     FORMATS
         .iter()
         .map(|f| (f.detect(path, &head), *f))
@@ -93,15 +98,9 @@ fn readable_names() -> String {
         .join(", ")
 }
 
-/// Opens an input with the format its bytes or name say (`-` is standard input, which
-/// must be a NanoVer legacy file until other formats can be told by content).
+/// Opens an input with the format its bytes or name say (`-` is standard input).
 pub fn open(path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-    let format = if path == Path::new("-") {
-        &nanover_legacy::NanoverLegacy as &dyn Format
-    } else {
-        detect(path)?
-    };
-    format.open(path, options)
+    detect(path)?.open(path, options)
 }
 
 /// The format `--to` names.
