@@ -13,6 +13,10 @@ mod validate;
 
 use clap::{Parser, Subcommand};
 
+use crate::formats::{ReadError, WriteError};
+use crate::pipeline::select::PatternError;
+use crate::pipeline::PipelineError;
+
 /// How a command finished, when it did not fail outright.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Outcome {
@@ -71,36 +75,35 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     }
 }
 
+/// The read or write error inside one link of an error chain, if any.
+fn format_errors<'a>(
+    e: &'a (dyn std::error::Error + 'static),
+) -> (Option<&'a ReadError>, Option<&'a WriteError>) {
+    match e.downcast_ref::<PipelineError>() {
+        Some(PipelineError::Read(r)) => (Some(r), None),
+        Some(PipelineError::Write(w)) => (None, Some(w)),
+        None => (
+            e.downcast_ref::<ReadError>(),
+            e.downcast_ref::<WriteError>(),
+        ),
+    }
+}
+
 /// Whether an error is the user's command line rather than the data (exit 2).
 pub fn is_usage_error(e: &anyhow::Error) -> bool {
     e.chain().any(|c| {
+        let (read, write) = format_errors(c);
         c.is::<UsageError>()
-            || c.is::<crate::pipeline::select::PatternError>()
-            || matches!(
-                c.downcast_ref::<crate::formats::ReadError>(),
-                Some(crate::formats::ReadError::Conflict(_))
-            )
-            || matches!(
-                c.downcast_ref::<crate::pipeline::PipelineError>(),
-                Some(crate::pipeline::PipelineError::Read(
-                    crate::formats::ReadError::Conflict(_)
-                ))
-            )
+            || c.is::<PatternError>()
+            || matches!(read, Some(ReadError::Conflict(_)))
+            || matches!(write, Some(WriteError::Unsupported(_)))
     })
 }
 
 /// The hint a finding-carrying error has, to print after it.
 pub fn hint_of(e: &anyhow::Error) -> Option<String> {
-    e.chain().find_map(|c| {
-        let read = c.downcast_ref::<crate::formats::ReadError>().or_else(|| {
-            match c.downcast_ref::<crate::pipeline::PipelineError>() {
-                Some(crate::pipeline::PipelineError::Read(r)) => Some(r),
-                _ => None,
-            }
-        });
-        match read {
-            Some(crate::formats::ReadError::Invalid { finding, .. }) => finding.hint.clone(),
-            _ => None,
-        }
+    e.chain().find_map(|c| match format_errors(c).0 {
+        Some(ReadError::Invalid { finding, .. }) => finding.hint.clone(),
+        _ => None,
     })
 }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::common::{path_list, ReadArgs};
 use super::progress::Progress;
-use super::Outcome;
+use super::{Outcome, UsageError};
 use crate::formats::input::display_name;
 use crate::formats::output::Outputs;
 use crate::formats::{registry, ReadError};
@@ -36,6 +36,17 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let name = display_name(&args.input).display().to_string();
     let format = registry::detect(&args.input)?;
+    if let Some(named) = registry::format_for_output(&args.output) {
+        if named.name() != format.name() {
+            return Err(UsageError(format!(
+                "recover writes the input's own format ({}); {} names {} (use `simrec convert` afterwards)",
+                format.name(),
+                args.output.display(),
+                named.name()
+            ))
+            .into());
+        }
+    }
     let mut source = match format.open(&args.input, args.read.options(true, true)) {
         Ok(s) => s,
         Err(ReadError::Invalid { finding, .. }) => {
@@ -85,9 +96,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         report.records,
         path_list(&written)
     );
-    if errors == 0 {
-        eprintln!("{name}: every record was intact; nothing dropped");
+    if errors == 0 && report.verbatim == report.records {
+        eprintln!(
+            "{name}: every record was intact: nothing dropped, every record copied unchanged"
+        );
         return Ok(Outcome::Ok);
+    }
+    if errors == 0 {
+        eprintln!(
+            "{name}: nothing dropped, but {} records were re-encoded (their bytes changed)",
+            report.records - report.verbatim
+        );
+        return Ok(Outcome::Loss);
     }
     eprintln!("{name}: what was dropped, skipped or repaired:");
     for p in &problems {

@@ -39,6 +39,7 @@ pub struct Args {
 struct Checked {
     name: String,
     findings: Findings,
+    path: PathBuf,
     /// Format, header and time range, when the file could be opened.
     opened: Option<(&'static dyn Format, Header, Option<TimeRange>)>,
 }
@@ -149,6 +150,7 @@ fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
             ));
             return Ok(Checked {
                 name,
+                path: path.to_path_buf(),
                 findings,
                 opened: None,
             });
@@ -160,6 +162,7 @@ fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
             findings.push(*finding);
             return Ok(Checked {
                 name,
+                path: path.to_path_buf(),
                 findings,
                 opened: None,
             });
@@ -187,6 +190,7 @@ fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
         .unwrap_or_default();
     Ok(Checked {
         name,
+        path: path.to_path_buf(),
         findings,
         opened: Some((format, source.header().clone(), range)),
     })
@@ -207,9 +211,14 @@ fn check_together(results: &mut [Checked]) {
         }
     }
     for (format, members) in by_format {
-        let files: Vec<(&Header, Option<TimeRange>)> = members
+        let files: Vec<(&Path, &Header, Option<TimeRange>)> = members
             .iter()
-            .filter_map(|&i| results[i].opened.as_ref().map(|(_, h, r)| (h, *r)))
+            .filter_map(|&i| {
+                let r = &results[i];
+                r.opened
+                    .as_ref()
+                    .map(|(_, h, range)| (r.path.as_path(), h, *range))
+            })
             .collect();
         let found = format.check_together(&files);
         for (k, finding) in found {

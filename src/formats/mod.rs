@@ -45,7 +45,8 @@ impl Default for ReadOptions {
 
 #[derive(Debug, thiserror::Error)]
 pub enum ReadError {
-    #[error("{}: {source}", path.display())]
+    /// The I/O error is the source, so `{:#}` prints it once, after the path.
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     /// The input is damaged where reading cannot go on (or strict reading was asked for).
     #[error("{}: {finding}", path.display())]
@@ -90,10 +91,13 @@ impl ReadError {
 
 #[derive(Debug, thiserror::Error)]
 pub enum WriteError {
-    #[error("{}: {source}", path.display())]
+    #[error("{}", path.display())]
     Io { path: PathBuf, source: io::Error },
     #[error("{} exists (use --force to overwrite)", .0.display())]
     Exists(PathBuf),
+    /// The output cannot hold this input as asked (a usage error: pick another output).
+    #[error("{0}")]
+    Unsupported(String),
     #[error("{0}")]
     Invalid(String),
 }
@@ -135,6 +139,8 @@ impl<S: Source + ?Sized> Source for Box<S> {
 #[derive(Debug, Clone, Default)]
 pub struct WriteReport {
     pub records: u64,
+    /// Records written from their original bytes, unchanged.
+    pub verbatim: u64,
     pub loss: LossReport,
 }
 

@@ -52,8 +52,12 @@ pub trait Format: Sync {
         Vec::new()
     }
 
-    /// Checks across the files of one recording given together: (file index, finding).
-    fn check_together(&self, _files: &[(&Header, Option<TimeRange>)]) -> Vec<(usize, Finding)> {
+    /// Checks across files of this format named together (a `.traj` and its `.state`):
+    /// (file index, finding).
+    fn check_together(
+        &self,
+        _files: &[(&Path, &Header, Option<TimeRange>)],
+    ) -> Vec<(usize, Finding)> {
         Vec::new()
     }
 }

@@ -87,7 +87,9 @@ pub fn resolve(
 /// Keeps records with `start <= time < end`, preceded by the context folded before `start`,
 /// with times rebased so the window starts at 0 (unless `rebase` is off).
 ///
-/// Records are assumed in time order: reading stops at the first record at or past `end`.
+/// Reading stops at the first record at or past `end`, so a slice near the start of a long
+/// recording reads only what it needs. An input out of time order can therefore have
+/// in-window records after that point; they are not examined.
 pub struct Window<S> {
     inner: S,
     span: Span,
@@ -112,35 +114,38 @@ impl<S: Source> Window<S> {
         }
     }
 
-    /// The synthetic records that give a window starting at `first` its context.
-    fn context(&self, first: &Record) -> Vec<Record> {
+    /// The records that open the window: the context folded before the start (as
+    /// synthetic records at the start), then `first`, the first record at or after the
+    /// start if it lies inside the window. On equal times frames come before state, as on
+    /// the merged timeline (and as a written pair reads back).
+    fn opening(&mut self, first: Option<Record>) -> Vec<Record> {
         let t0 = self.span.start;
+        let header = self.inner.header();
+        let reset_at_start = |id: usize| {
+            first
+                .as_ref()
+                .is_some_and(|f| f.channel as usize == id && f.frame == Some(0) && f.time == t0)
+        };
         let mut out = Vec::new();
-        for (id, channel) in self.inner.header().channels.iter().enumerate() {
+        for (id, channel) in header.channels.iter().enumerate() {
             let folded = &self.folded[id];
-            if folded.records() == 0 {
-                continue;
-            }
             let mut record = Record::new(t0, id as u32);
             match channel.composition {
-                Composition::FrameDelta => {
-                    let reset_at_start =
-                        first.channel == id as u32 && first.frame == Some(0) && first.time == t0;
-                    if reset_at_start {
-                        continue;
-                    }
+                // A kept reset at exactly the start would discard the aggregate anyway.
+                Composition::FrameDelta if folded.records() > 0 && !reset_at_start(id) => {
                     record.frame = Some(0);
                 }
-                Composition::StateDelta if !folded.is_empty() => {}
+                Composition::StateDelta if folded.records() > 0 && !folded.is_empty() => {}
                 _ => continue,
             }
             record.values = folded.fields();
             out.push(record);
         }
-        // Frames before state, as on the merged timeline.
-        out.sort_by_key(|r| {
-            self.inner.header().channels[r.channel as usize].composition != Composition::FrameDelta
-        });
+        out.extend(first);
+        let state_like =
+            |r: &Record| header.channels[r.channel as usize].composition != Composition::FrameDelta;
+        out.sort_by_key(|r| (r.time, state_like(r)));
+        self.folded = Vec::new();
         out
     }
 
@@ -155,38 +160,35 @@ impl<S: Source> Window<S> {
             if self.done {
                 return Ok(None);
             }
-            let Some(record) = self.inner.next().transpose()? else {
-                self.done = true;
-                continue;
-            };
-            if let Some(end) = self.span.end {
-                if record.time >= end {
-                    self.done = true;
-                    continue;
-                }
-            }
+            let next = self.inner.next().transpose()?;
+            let past_end = |t| self.span.end.is_some_and(|end| t >= end);
             if !self.started {
-                if record.time < self.span.start {
-                    let composition =
-                        self.inner.header().channels[record.channel as usize].composition;
-                    self.folded[record.channel as usize].apply(composition, &record);
-                    continue;
+                match next {
+                    Some(record) if record.time < self.span.start => {
+                        let composition =
+                            self.inner.header().channels[record.channel as usize].composition;
+                        self.folded[record.channel as usize].apply(composition, &record);
+                    }
+                    // The window opens (even an empty one, or one past the last record:
+                    // it still carries the context at its start).
+                    next => {
+                        self.started = true;
+                        let first = next.filter(|r| !past_end(r.time));
+                        self.done = first.is_none();
+                        let opening = self.opening(first);
+                        self.queue.extend(opening);
+                    }
                 }
-                self.started = true;
-                let mut head = self.context(&record);
-                head.push(record);
-                // On equal times a frame comes before state (a kept reset at the start
-                // goes before the synthetic state).
-                let rank = |r: &Record| {
-                    self.inner.header().channels[r.channel as usize].composition
-                        != Composition::FrameDelta
-                };
-                head.sort_by_key(|r| (r.time, rank(r)));
-                self.queue.extend(head);
-                self.folded = Vec::new();
                 continue;
             }
-            self.queue.push_back(record);
+            match next {
+                None => self.done = true,
+                Some(r) if past_end(r.time) => self.done = true,
+                // A record from before the window met after it opened (its input is out of
+                // time order; validate reports that): not in the window.
+                Some(r) if r.time < self.span.start => {}
+                Some(r) => self.queue.push_back(r),
+            }
         }
     }
 }

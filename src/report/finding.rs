@@ -70,15 +70,17 @@ impl Finding {
     }
 }
 
+/// `NANOVER_TRUNCATED_PAYLOAD at byte 23268, record 31: the file ends inside this record…`
 impl fmt::Display for Finding {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.message)?;
+        write!(f, "{}", self.code)?;
         match (self.offset, self.record) {
-            (Some(o), Some(r)) => write!(f, " (byte {o}, record {r})"),
-            (Some(o), None) => write!(f, " (byte {o})"),
-            (None, Some(r)) => write!(f, " (record {r})"),
-            (None, None) => Ok(()),
+            (Some(o), Some(r)) => write!(f, " at byte {o}, record {r}")?,
+            (Some(o), None) => write!(f, " at byte {o}")?,
+            (None, Some(r)) => write!(f, " at record {r}")?,
+            (None, None) => {}
         }
+        write!(f, ": {}", self.message)
     }
 }
 

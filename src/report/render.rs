@@ -37,23 +37,10 @@ pub fn finding_json(f: &Finding) -> Json {
 
 /// `error NANOVER_X at byte 23268, record 31: message` and an indented hint line.
 pub fn finding_text(f: &Finding) -> String {
-    let mut place = Vec::new();
-    if let Some(o) = f.offset {
-        place.push(format!("byte {o}"));
+    match &f.hint {
+        Some(h) => format!("{} {f}\n    hint: {h}", f.severity),
+        None => format!("{} {f}", f.severity),
     }
-    if let Some(r) = f.record {
-        place.push(format!("record {r}"));
-    }
-    let at = if place.is_empty() {
-        String::new()
-    } else {
-        format!(" at {}", place.join(", "))
-    };
-    let mut s = format!("{} {}{at}: {}", f.severity, f.code, f.message);
-    if let Some(h) = &f.hint {
-        s.push_str(&format!("\n    hint: {h}"));
-    }
-    s
 }
 
 pub fn loss_table(loss: &LossReport) -> Table {

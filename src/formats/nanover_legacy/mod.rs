@@ -157,28 +157,49 @@ impl Format for NanoverLegacy {
         }
     }
 
-    fn check_together(&self, files: &[(&Header, Option<TimeRange>)]) -> Vec<(usize, Finding)> {
-        let find = |format: &str| files.iter().position(|(h, _)| h.format == format);
-        let (Some(t), Some(s)) = (find("nanover-traj"), find("nanover-state")) else {
-            return Vec::new();
+    fn check_together(
+        &self,
+        files: &[(&Path, &Header, Option<TimeRange>)],
+    ) -> Vec<(usize, Finding)> {
+        let of = |format: &str| -> Vec<usize> {
+            (0..files.len())
+                .filter(|&i| files[i].1.format == format)
+                .collect()
         };
-        let (Some(tr), Some(sr)) = (files[t].1, files[s].1) else {
-            return Vec::new();
+        let (trajs, states) = (of("nanover-traj"), of("nanover-state"));
+        // One .traj and one .state are a pair whatever their names; otherwise pair by stem.
+        let pairs: Vec<(usize, usize)> = if trajs.len() == 1 && states.len() == 1 {
+            vec![(trajs[0], states[0])]
+        } else {
+            let stem = |i: usize| files[i].0.with_extension("");
+            trajs
+                .iter()
+                .filter_map(|&t| {
+                    states
+                        .iter()
+                        .find(|&&s| stem(s) == stem(t))
+                        .map(|&s| (t, s))
+                })
+                .collect()
         };
-        if tr.1 < sr.0 || sr.1 < tr.0 {
-            let f = Finding::new(
-                Severity::Warning,
-                PAIR_DISJOINT,
-                format!(
-                    "the .traj ({} .. {}) and the .state ({} .. {}) do not overlap in time: are they one recording?",
-                    Seconds(tr.0),
-                    Seconds(tr.1),
-                    Seconds(sr.0),
-                    Seconds(sr.1)
-                ),
-            );
-            return vec![(s, f)];
-        }
-        Vec::new()
+        pairs
+            .into_iter()
+            .filter_map(|(t, s)| {
+                let (tr, sr) = (files[t].2?, files[s].2?);
+                let disjoint = tr.1 < sr.0 || sr.1 < tr.0;
+                disjoint.then(|| {
+                    let message = format!(
+                        "{} ({} .. {}) and {} ({} .. {}) do not overlap in time: are they one recording?",
+                        files[t].0.display(),
+                        Seconds(tr.0),
+                        Seconds(tr.1),
+                        files[s].0.display(),
+                        Seconds(sr.0),
+                        Seconds(sr.1)
+                    );
+                    (s, Finding::new(Severity::Warning, PAIR_DISJOINT, message))
+                })
+            })
+            .collect()
     }
 }

@@ -51,13 +51,13 @@ impl LegacyWriter {
         let wants = |s: Stream| routes.contains(&Some(s));
         if !wants(Stream::Frames) && !wants(Stream::State) {
             let names: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
-            return Err(WriteError::Invalid(format!(
+            return Err(WriteError::Unsupported(format!(
                 "nothing to write: a NanoVer legacy pair holds channels `frame` and `state`, the input has {names:?}"
             )));
         }
         let to_stdout = target == Path::new("-");
         if to_stdout && wants(Stream::Frames) && wants(Stream::State) {
-            return Err(WriteError::Invalid(
+            return Err(WriteError::Unsupported(
                 "a .traj and a .state cannot both go to standard output; name an output file"
                     .into(),
             ));
@@ -143,6 +143,7 @@ impl Sink for LegacyWriter {
                     part.out
                         .write_all(&raw.bytes)
                         .map_err(|e| io(&part.path, e))?;
+                    self.report.verbatim += 1;
                 } else {
                     // Only the time changed (a rebased slice): new header, same payload bytes.
                     let payload = &raw.bytes[24..];

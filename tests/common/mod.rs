@@ -1,0 +1,289 @@
+//! Helpers shared by the `cli_*` end-to-end tests: run the built `simrec` binary, read the
+//! fixtures, parse NanoVer framing and JSON Lines, and fold frames and state.
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// `fixtures/nanover-legacy/<rel>` in this checkout.
+pub fn fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/nanover-legacy")
+        .join(rel)
+}
+
+/// The bytes of a fixture.
+pub fn fixture_bytes(rel: &str) -> Vec<u8> {
+    std::fs::read(fixture(rel)).unwrap()
+}
+
+/// A command running the built binary.
+pub fn simrec() -> Command {
+    Command::cargo_bin("simrec").unwrap()
+}
+
+/// Everything one run produced.
+pub struct Run {
+    pub code: i32,
+    pub stdout: String,
+    pub stderr: String,
+    pub raw_stdout: Vec<u8>,
+}
+
+impl Run {
+    fn from(output: Output) -> Run {
+        Run {
+            code: output.status.code().expect("killed by a signal"),
+            stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+            raw_stdout: output.stdout,
+        }
+    }
+
+    /// Panics with both streams unless the exit code is `code`.
+    pub fn expect_code(self, code: i32) -> Run {
+        assert_eq!(
+            self.code, code,
+            "unexpected exit code\n--- stdout\n{}\n--- stderr\n{}",
+            self.stdout, self.stderr
+        );
+        self
+    }
+
+    /// One JSON value per non-empty stdout line.
+    pub fn json_lines(&self) -> Vec<Value> {
+        parse_json_lines(&self.stdout)
+    }
+}
+
+/// Runs `simrec ARGS` in `dir` (the test's temp dir), with no standard input.
+pub fn run_in(dir: &Path, args: &[&str]) -> Run {
+    Run::from(
+        simrec()
+            .current_dir(dir)
+            .args(args)
+            .write_stdin(Vec::<u8>::new())
+            .output()
+            .unwrap(),
+    )
+}
+
+/// Runs `simrec ARGS` in the fixture directory (so paths in messages are short).
+pub fn run(args: &[&str]) -> Run {
+    run_in(&fixture(""), args)
+}
+
+/// Runs `simrec ARGS` with `stdin` as standard input.
+pub fn run_with_stdin(args: &[&str], stdin: Vec<u8>) -> Run {
+    Run::from(
+        simrec()
+            .current_dir(fixture(""))
+            .args(args)
+            .write_stdin(stdin)
+            .output()
+            .unwrap(),
+    )
+}
+
+/// A path as a `&str` for an argument list.
+pub fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+pub fn parse_json_lines(text: &str) -> Vec<Value> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
+
+/// A `.jsonl` file, one value per line.
+pub fn read_jsonl(path: &Path) -> Vec<Value> {
+    parse_json_lines(&std::fs::read_to_string(path).unwrap())
+}
+
+/// Names of every entry in `dir`, hidden ones included, sorted.
+pub fn dir_entries(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+}
+
+pub const MAGIC: [u8; 8] = [0xe3, 0xb7, 0x89, 0x99, 0xc4, 0xe3, 0x71, 0x5c];
+
+/// One record of a NanoVer v2 file, as framed on disk.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RawRecord {
+    /// Byte offset of the record header in the file.
+    pub offset: usize,
+    /// Timestamp, µs.
+    pub time_us: u64,
+    pub payload: Vec<u8>,
+}
+
+impl RawRecord {
+    /// The 24-byte header and the payload, as written.
+    pub fn bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(24 + self.payload.len());
+        out.extend_from_slice(&(self.time_us as u128).to_le_bytes());
+        out.extend_from_slice(&(self.payload.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.payload);
+        out
+    }
+}
+
+/// Parses a well-formed v2 file (panics on anything else: the tests only feed it good files).
+pub fn raw_records(bytes: &[u8]) -> Vec<RawRecord> {
+    assert!(bytes.len() >= 16, "shorter than a header");
+    assert_eq!(bytes[..8], MAGIC, "magic");
+    assert_eq!(u64::from_le_bytes(bytes[8..16].try_into().unwrap()), 2);
+    let mut out = Vec::new();
+    let mut p = 16;
+    while p < bytes.len() {
+        assert!(p + 24 <= bytes.len(), "partial record header at {p}");
+        let time = u128::from_le_bytes(bytes[p..p + 16].try_into().unwrap());
+        let len = u64::from_le_bytes(bytes[p + 16..p + 24].try_into().unwrap()) as usize;
+        assert!(p + 24 + len <= bytes.len(), "partial payload at {p}");
+        out.push(RawRecord {
+            offset: p,
+            time_us: u64::try_from(time).unwrap(),
+            payload: bytes[p + 24..p + 24 + len].to_vec(),
+        });
+        p += 24 + len;
+    }
+    out
+}
+
+pub fn raw_records_of(path: &Path) -> Vec<RawRecord> {
+    raw_records(&std::fs::read(path).unwrap())
+}
+
+/// The small pair as JSON Lines (one object per record, merged by time), made by `convert`.
+pub fn small_pair_jsonl() -> Vec<Value> {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("full.jsonl");
+    run(&["convert", "small.traj", "small.state", "-o", s(&out)]).expect_code(0);
+    read_jsonl(&out)
+}
+
+pub fn time_ns(r: &Value) -> i64 {
+    r["time_ns"]
+        .as_i64()
+        .unwrap_or_else(|| panic!("no integer time_ns in {r}"))
+}
+
+pub fn channel(r: &Value) -> &str {
+    r["channel"].as_str().unwrap()
+}
+
+pub fn frame(r: &Value) -> Option<u64> {
+    r.get("frame").and_then(Value::as_u64)
+}
+
+pub fn keys(r: &Value) -> Vec<String> {
+    let mut k: Vec<String> = r["values"].as_object().unwrap().keys().cloned().collect();
+    k.sort();
+    k
+}
+
+pub fn removed(r: &Value) -> Vec<String> {
+    match r.get("removed") {
+        Some(Value::Array(a)) => a.iter().map(|v| v.as_str().unwrap().to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// The aggregate frame and the full state folded from every record with time < `before`
+/// (in the order given), and how many frame and state records were folded.
+pub struct Folded {
+    pub frame: BTreeMap<String, Value>,
+    pub state: BTreeMap<String, Value>,
+    pub frames: usize,
+    pub states: usize,
+}
+
+pub fn fold(records: &[Value], before: i64) -> Folded {
+    let mut f = Folded {
+        frame: BTreeMap::new(),
+        state: BTreeMap::new(),
+        frames: 0,
+        states: 0,
+    };
+    for r in records.iter().filter(|r| time_ns(r) < before) {
+        let values = r["values"].as_object().unwrap();
+        match channel(r) {
+            "frame" => {
+                f.frames += 1;
+                if frame(r) == Some(0) {
+                    f.frame.clear();
+                }
+                for (k, v) in values {
+                    f.frame.insert(k.clone(), v.clone());
+                }
+            }
+            "state" => {
+                f.states += 1;
+                for (k, v) in values {
+                    f.state.insert(k.clone(), v.clone());
+                }
+                for k in removed(r) {
+                    f.state.remove(&k);
+                }
+            }
+            other => panic!("unexpected channel {other}"),
+        }
+    }
+    f
+}
+
+/// The `values` of a record as a sorted map.
+pub fn values_map(r: &Value) -> BTreeMap<String, Value> {
+    r["values"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect()
+}
+
+/// Asserts two byte strings are equal without dumping them: reports lengths and the first
+/// differing offset.
+#[track_caller]
+pub fn assert_same_bytes(got: &[u8], want: &[u8], what: &str) {
+    if got != want {
+        let at = got
+            .iter()
+            .zip(want)
+            .position(|(a, b)| a != b)
+            .unwrap_or(got.len().min(want.len()));
+        panic!(
+            "{what}: bytes differ (got {} bytes, want {}; first difference at byte {at})",
+            got.len(),
+            want.len()
+        );
+    }
+}
+
+/// Asserts the file at `path` holds exactly `want`.
+#[track_caller]
+pub fn assert_file_bytes(path: &Path, want: &[u8]) {
+    let got = std::fs::read(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_same_bytes(&got, want, &path.display().to_string());
+}
+
+/// Asserts two record lists have the same timestamps and payload bytes (offsets aside).
+#[track_caller]
+pub fn assert_same_records(got: &[RawRecord], want: &[RawRecord]) {
+    assert_eq!(got.len(), want.len(), "record count");
+    for (i, (a, b)) in got.iter().zip(want).enumerate() {
+        assert_eq!(a.time_us, b.time_us, "timestamp of record {i}");
+        assert_same_bytes(&a.payload, &b.payload, &format!("payload of record {i}"));
+    }
+}
