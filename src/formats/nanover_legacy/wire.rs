@@ -88,11 +88,18 @@ struct Cursor<'a> {
     buf: &'a [u8],
     pos: usize,
     base: usize,
+    /// Where the last field key started (for notes about that field).
+    key_at: usize,
 }
 
 impl<'a> Cursor<'a> {
     fn new(buf: &'a [u8], base: usize) -> Self {
-        Cursor { buf, pos: 0, base }
+        Cursor {
+            buf,
+            pos: 0,
+            base,
+            key_at: 0,
+        }
     }
 
     fn at(&self) -> usize {
@@ -131,6 +138,7 @@ impl<'a> Cursor<'a> {
     /// Reads a field key: (field number, wire type).
     fn key(&mut self) -> Result<(u32, u8)> {
         let start = self.pos;
+        self.key_at = start;
         let key = self.varint()?;
         let wire = (key & 7) as u8;
         let field = key >> 3;
@@ -224,10 +232,13 @@ impl<'n> Decoder<'n> {
         wire: u8,
         top: bool,
     ) -> Result<()> {
+        let pos = c.base + c.key_at;
         if top && self.strictness == Strictness::Strict {
-            return c.err(format!("unknown field {field} in {message}"));
+            return Err(DecodeError {
+                pos,
+                what: format!("unknown field {field} in {message}"),
+            });
         }
-        let pos = c.at();
         c.skip(wire)?;
         self.notes.push(Note::UnknownField {
             message,
@@ -572,24 +583,36 @@ impl<'n> Decoder<'n> {
 
 /// Keeps the last occurrence of each key (protobuf map semantics), noting duplicates.
 fn dedup_last_wins(fields: &mut Vec<Field>, notes: &mut Vec<Note>) {
-    if fields.len() < 2 {
+    // Maps here are small (a frame has ~25 keys): comparing pairs is cheaper than hashing
+    // every key of every record; large maps hash.
+    const LINEAR: usize = 32;
+    let n = fields.len();
+    let duplicate: Vec<bool> = if n < 2 {
+        return;
+    } else if n <= LINEAR {
+        (0..n)
+            .map(|i| fields[i + 1..].iter().any(|(k, _)| *k == fields[i].0))
+            .collect()
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(n);
+        let mut later = vec![false; n];
+        for (i, (key, _)) in fields.iter().enumerate().rev() {
+            later[i] = !seen.insert(key.as_str());
+        }
+        later
+    };
+    if !duplicate.contains(&true) {
         return;
     }
-    let mut seen = std::collections::HashSet::with_capacity(fields.len());
-    let mut keep = vec![true; fields.len()];
-    for (i, (key, _)) in fields.iter().enumerate().rev() {
-        if !seen.insert(key.as_str()) {
-            keep[i] = false;
+    for (i, (key, _)) in fields.iter().enumerate() {
+        if duplicate[i] {
             notes.push(Note::DuplicateKey { key: key.clone() });
         }
-    }
-    if keep.iter().all(|k| *k) {
-        return;
     }
     let mut i = 0;
     fields.retain(|_| {
         i += 1;
-        keep[i - 1]
+        !duplicate[i - 1]
     });
 }
 
