@@ -192,6 +192,20 @@ impl Array {
         self.data.dtype()
     }
 
+    /// The shape, or the flat length when the shape does not cover exactly the data
+    /// (the fields are public: writers must not trust them to agree).
+    pub fn checked_shape(&self) -> Vec<usize> {
+        let elements = self
+            .shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d));
+        if elements == Some(self.len()) {
+            self.shape.clone()
+        } else {
+            vec![self.len()]
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.data.len()
     }
@@ -214,5 +228,19 @@ mod tests {
         );
         assert!(Array::with_shape(data.clone(), vec![4, 3]).is_none());
         assert!(Array::with_shape(data, vec![usize::MAX, 2]).is_none());
+    }
+
+    #[test]
+    fn a_shape_that_does_not_fit_reads_as_flat() {
+        let bad = Array {
+            shape: vec![4, 3],
+            data: ArrayData::U8(vec![1; 6]),
+        };
+        assert_eq!(bad.checked_shape(), vec![6]);
+        let scalar = Array {
+            shape: vec![],
+            data: ArrayData::F64(vec![2.0]),
+        };
+        assert_eq!(scalar.checked_shape(), Vec::<usize>::new());
     }
 }

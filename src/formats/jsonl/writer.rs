@@ -170,7 +170,7 @@ fn float<F: ryu::Float>(
 
 /// An n-d array as nested JSON arrays following its shape.
 fn array(line: &mut Vec<u8>, key: &str, a: &Array, lost: &mut Vec<(String, &'static str)>) {
-    nest(line, key, &a.shape, &a.data, 0, lost);
+    nest(line, key, &a.checked_shape(), &a.data, 0, lost);
 }
 
 fn nest(

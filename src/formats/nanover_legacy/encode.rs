@@ -114,7 +114,7 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
             {
                 lost.push((key.to_string(), "integer beyond 2^53 rounded to a double"));
             }
-            Kind::ListValue(nested_list(a, 0, 0).0)
+            return nested_list(&a.checked_shape(), &a.data, 0);
         }
     };
     ProtoValue { kind: Some(kind) }
@@ -128,23 +128,18 @@ fn ints_fit_double(data: &ArrayData) -> bool {
     }
 }
 
-/// An n-d array as nested lists following its shape. Returns the list and elements consumed.
-fn nested_list(a: &Array, dim: usize, start: usize) -> (proto::ListValue, usize) {
-    if dim + 1 >= a.shape.len() {
-        let n = a.shape.get(dim).copied().unwrap_or(a.len());
-        let values = (start..start + n).map(|i| element(&a.data, i)).collect();
-        return (proto::ListValue { values }, n);
+/// An n-d array as nested lists following its shape.
+fn nested_list(dims: &[usize], data: &ArrayData, offset: usize) -> ProtoValue {
+    let Some((&n, rest)) = dims.split_first() else {
+        return element(data, offset);
+    };
+    let stride: usize = rest.iter().product();
+    let values = (0..n)
+        .map(|i| nested_list(rest, data, offset + i * stride))
+        .collect();
+    ProtoValue {
+        kind: Some(Kind::ListValue(proto::ListValue { values })),
     }
-    let mut at = start;
-    let mut values = Vec::with_capacity(a.shape[dim]);
-    for _ in 0..a.shape[dim] {
-        let (list, used) = nested_list(a, dim + 1, at);
-        at += used;
-        values.push(ProtoValue {
-            kind: Some(Kind::ListValue(list)),
-        });
-    }
-    (proto::ListValue { values }, at - start)
 }
 
 fn element(data: &ArrayData, i: usize) -> ProtoValue {
