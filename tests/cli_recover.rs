@@ -219,7 +219,11 @@ fn v1_files_recover_as_v2_with_the_option() {
     // Nothing dropped, but every frame payload is re-encoded (FrameData -> GetFrameResponse).
     .expect_code(3);
     assert!(r.stderr.contains("kept 32 records"), "{}", r.stderr);
-    assert!(r.stderr.contains("32 records were re-encoded"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("32 records were re-encoded"),
+        "{}",
+        r.stderr
+    );
     let v = run(&["cat", "--format", "ndjson", s(&out)])
         .expect_code(0)
         .json_lines();

@@ -15,8 +15,6 @@ pub const FILE_HEADER_LEN: u64 = 16;
 pub const RECORD_HEADER_LEN: u64 = 24;
 /// Largest timestamp (µs) whose nanosecond count fits in an i64.
 pub const MAX_TIMESTAMP_US: u64 = i64::MAX as u64 / 1000;
-/// Bytes of payload read to find a frame index without decoding.
-const PEEK: usize = 11;
 
 /// A parsed 24-byte record header.
 #[derive(Debug, Clone, Copy)]
@@ -480,8 +478,10 @@ impl LegacyReader {
                 record.frame = Some(u64::from(match self.message {
                     Message::FrameData => index as u32,
                     _ => {
-                        let peek = self.input.bytes(payload_at, (len as usize).min(PEEK))?;
-                        match wire::peek_frame_index(peek) {
+                        let peek = self
+                            .input
+                            .bytes(payload_at, (len as usize).min(wire::PEEK_LEN))?;
+                        match wire::peek_frame_index(peek, len as usize) {
                             Some(i) => i,
                             None => {
                                 let payload = self.input.bytes(payload_at, len as usize)?;
@@ -616,59 +616,108 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
-/// Whether a plausible record of `message` starts at `p`: upper timestamp half zero, length
-/// inside the file, followed by end of file or another plausible header, and a payload that
-/// decodes strictly. The cheap tests come first: resync calls this at every byte.
+/// Whether a plausible record of `message` starts at `p` (spec §10): upper timestamp half
+/// zero, length inside the file, followed by end of file or another plausible header, and a
+/// payload that decodes strictly. Timestamp order is not part of it.
+///
+/// simrec also asks for a non-empty payload and a timestamp that fits nanoseconds: every
+/// upstream writer writes the message's field (`12 00` at least), and without these two
+/// tests the last 24 bytes of a file cut inside a record can pass for an empty record
+/// ending exactly at end of file. The cheap tests come first: resync calls this at every byte.
 pub(super) fn is_candidate(input: &mut Input, p: u64, message: Message) -> Result<bool, ReadError> {
+    let Some(end) = plausible_header(input, p)? else {
+        return Ok(false);
+    };
+    if end != input.len() && plausible_header(input, end)?.is_none() {
+        return Ok(false);
+    }
+    decodes_at(input, p, end, message)
+}
+
+/// The end of the record whose header is at `p`, if the header is plausible: upper timestamp
+/// half zero, timestamp in range, a non-empty payload inside the file.
+fn plausible_header(input: &mut Input, p: u64) -> Result<Option<u64>, ReadError> {
     let len = input.len();
     if p + RECORD_HEADER_LEN > len {
-        return Ok(false);
+        return Ok(None);
     }
     let h = input.bytes(p, RECORD_HEADER_LEN as usize)?;
-    let (high, plen) = (u64_at(h, 8), u64_at(h, 16));
-    if high != 0 || plen > len - p - RECORD_HEADER_LEN {
-        return Ok(false);
-    }
-    let end = p + RECORD_HEADER_LEN + plen;
-    if end != len {
-        if len - end < RECORD_HEADER_LEN {
-            return Ok(false);
-        }
-        let n = input.bytes(end, RECORD_HEADER_LEN as usize)?;
-        if u64_at(n, 8) != 0 || u64_at(n, 16) > len - end - RECORD_HEADER_LEN {
-            return Ok(false);
-        }
-    }
-    let payload = input.bytes(p + RECORD_HEADER_LEN, plen as usize)?;
+    let (ts, high, plen) = (u64_at(h, 0), u64_at(h, 8), u64_at(h, 16));
+    let fits = plen <= len - p - RECORD_HEADER_LEN;
+    Ok((high == 0 && plen > 0 && ts <= MAX_TIMESTAMP_US && fits)
+        .then(|| p + RECORD_HEADER_LEN + plen))
+}
+
+fn decodes_at(input: &mut Input, p: u64, end: u64, message: Message) -> Result<bool, ReadError> {
+    let payload = input.bytes(
+        p + RECORD_HEADER_LEN,
+        (end - p - RECORD_HEADER_LEN) as usize,
+    )?;
     Ok(decodes_strictly(payload, message))
 }
 
-/// Spec §1.4: whether a file without the magic is a headerless version-1 file, and of which stream.
-fn v1_like(input: &mut Input, stream: Option<Stream>) -> Result<Option<Stream>, ReadError> {
-    let tries: &[Stream] = match stream {
-        Some(Stream::Frames) => &[Stream::Frames],
-        Some(Stream::State) => &[Stream::State],
-        None => &[Stream::Frames, Stream::State],
-    };
-    for &s in tries {
-        let message = match s {
-            Stream::Frames => Message::FrameData,
-            Stream::State => Message::StateUpdate,
-        };
-        if is_candidate(input, 0, message)? {
-            return Ok(Some(s));
+/// How many whole records in a row from `start` (up to `limit`) decode strictly as `message`.
+fn candidate_run(
+    input: &mut Input,
+    start: u64,
+    message: Message,
+    limit: usize,
+) -> Result<usize, ReadError> {
+    let mut p = start;
+    for n in 0..limit {
+        match plausible_header(input, p)? {
+            Some(end) if decodes_at(input, p, end, message)? => p = end,
+            _ => return Ok(n),
         }
     }
-    Ok(None)
+    Ok(limit)
 }
 
-/// Tells a `.traj` from a `.state` by the first record's payload, for inputs without the extension.
-fn stream_by_content(input: &mut Input) -> Result<Stream, ReadError> {
-    if input.len() >= FILE_HEADER_LEN + RECORD_HEADER_LEN
-        && !is_candidate(input, FILE_HEADER_LEN, Message::FrameResponse)?
-        && is_candidate(input, FILE_HEADER_LEN, Message::StateUpdate)?
-    {
-        return Ok(Stream::State);
+/// Records compared when telling streams apart by content: payloads of one type can
+/// happen to decode as the other (a `StateUpdate` as a `FrameData`), a run of them rarely.
+const SNIFF_RECORDS: usize = 16;
+
+/// Picks the stream whose message decodes for the longer run of records from `start`;
+/// `None` when neither decodes even once. Ties go to frames.
+fn sniff(
+    input: &mut Input,
+    start: u64,
+    frames: Message,
+    tries: &[Stream],
+) -> Result<Option<Stream>, ReadError> {
+    let mut best: Option<(usize, Stream)> = None;
+    for &s in tries {
+        let message = match s {
+            Stream::Frames => frames,
+            Stream::State => Message::StateUpdate,
+        };
+        let run = candidate_run(input, start, message, SNIFF_RECORDS)?;
+        if run > 0 && best.is_none_or(|(b, _)| run > b) {
+            best = Some((run, s));
+        }
     }
-    Ok(Stream::Frames)
+    Ok(best.map(|(_, s)| s))
+}
+
+/// Spec §1.4: whether a file without the magic is a headerless version-1 file, and of which
+/// stream. Rule 5 (record 0 is a candidate) must hold; the run decides between the streams.
+fn v1_like(input: &mut Input, stream: Option<Stream>) -> Result<Option<Stream>, ReadError> {
+    let mut tries = Vec::new();
+    for s in [Stream::Frames, Stream::State] {
+        let message = if s == Stream::Frames {
+            Message::FrameData
+        } else {
+            Message::StateUpdate
+        };
+        if stream.is_none_or(|want| want == s) && is_candidate(input, 0, message)? {
+            tries.push(s);
+        }
+    }
+    sniff(input, 0, Message::FrameData, &tries)
+}
+
+/// Tells a `.traj` from a `.state` by content, for inputs without the extension.
+fn stream_by_content(input: &mut Input) -> Result<Stream, ReadError> {
+    let both = [Stream::Frames, Stream::State];
+    Ok(sniff(input, FILE_HEADER_LEN, Message::FrameResponse, &both)?.unwrap_or(Stream::Frames))
 }

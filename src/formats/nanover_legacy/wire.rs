@@ -616,17 +616,31 @@ fn dedup_last_wins(fields: &mut Vec<Field>, notes: &mut Vec<Note>) {
     });
 }
 
-/// Reads the frame index from the start of a `GetFrameResponse` payload without decoding it.
-/// Writers put field 1 first; if it is not first, the frame index is 0 (absent) or the
-/// payload is not canonical, and only a full decode can tell.
-pub fn peek_frame_index(payload: &[u8]) -> Option<u32> {
-    let mut c = Cursor::new(payload, 0);
-    match c.key() {
-        Ok((1, VARINT)) => c.varint().ok().map(|v| v as u32),
-        Ok((2, LEN)) => Some(0),
-        _ if payload.is_empty() => Some(0),
-        _ => None,
+/// Bytes of a payload's start that [`peek_frame_index`] needs: a key, a 32-bit varint, a
+/// key and a 64-bit length.
+pub const PEEK_LEN: usize = 1 + 5 + 1 + 10;
+
+/// The frame index of a `GetFrameResponse` of `payload_len` bytes, from its first bytes
+/// `head`, without decoding it. Only the layout every writer produces is trusted:
+/// `[08 index] 12 length` with the frame running exactly to the end of the payload.
+/// Anything else (field 1 repeated, fields after the frame…) needs a full decode, since
+/// the last occurrence of a field wins.
+pub fn peek_frame_index(head: &[u8], payload_len: usize) -> Option<u32> {
+    if payload_len == 0 {
+        return Some(0);
     }
+    let mut c = Cursor::new(head, 0);
+    let mut index = 0;
+    let mut key = c.key().ok()?;
+    if key == (1, VARINT) {
+        index = c.varint().ok()? as u32;
+        key = c.key().ok()?;
+    }
+    if key != (2, LEN) {
+        return None;
+    }
+    let frame_len = usize::try_from(c.varint().ok()?).ok()?;
+    (c.pos.checked_add(frame_len)? == payload_len).then_some(index)
 }
 
 /// Checks that `payload` decodes strictly as the given message, without keeping anything.
@@ -806,8 +820,20 @@ mod tests {
     fn lengths_past_the_parent_are_errors_with_positions() {
         let (f, _) = frame(&[0x12, 0x05, 0x0a]);
         assert_eq!(f.unwrap_err().pos, 2);
-        assert_eq!(peek_frame_index(&[0x08, 0x96, 0x01]), Some(150));
-        assert_eq!(peek_frame_index(&[0x12, 0x00]), Some(0));
+        assert_eq!(
+            peek_frame_index(&[0x08, 0x96, 0x01, 0x12, 0x00], 5),
+            Some(150)
+        );
+        assert_eq!(peek_frame_index(&[0x12, 0x00], 2), Some(0));
+        // Field 1 again after the frame: the last one wins, so only a full decode can tell.
+        assert_eq!(
+            peek_frame_index(&[0x08, 0x01, 0x12, 0x00, 0x08, 0x02], 6),
+            None
+        );
+        assert_eq!(
+            peek_frame_index(&[0x08, 0x00, 0x08, 0x07, 0x12, 0x00], 6),
+            None
+        );
     }
 
     fn varint_bytes(mut n: usize) -> Vec<u8> {
