@@ -641,7 +641,9 @@ type Expected = (&'static str, u64, u64);
 #[test]
 fn header_walk_finds_the_same_framing_damage() {
     // What `inspect` reads (no payload decoding): the same records and framing findings.
-    // Decoding is what finds content damage, so PAYLOAD_DECODE and NONFINITE_FLOAT go.
+    // Decoding is what finds content damage, so NONFINITE_FLOAT goes. A frame payload whose
+    // layout is not the canonical `[08 index] 12 length` is decoded for its frame index, so
+    // a payload that does not decode (corrupt-size-short's record 5) is still reported.
     let cases: [(&str, usize, &[Expected]); 7] = [
         (
             "broken/trunc-record-header.traj",
@@ -667,6 +669,7 @@ fn header_walk_finds_the_same_framing_damage() {
             "broken/corrupt-size-short.traj",
             32,
             &[
+                ("NANOVER_PAYLOAD_DECODE", 3893, 5),
                 ("NANOVER_BAD_RECORD_HEADER", 4569, 6),
                 ("NANOVER_SKIPPED_BYTES", 4569, 6),
             ],
