@@ -24,7 +24,6 @@ pub struct Input {
     window: Vec<u8>,
     window_start: u64,
     read_ahead: usize,
-    bytes_read: u64,
     /// Keeps a spooled copy of standard input alive as long as the input.
     _spool: Option<tempfile::TempPath>,
 }
@@ -63,7 +62,6 @@ impl Input {
             window: Vec::new(),
             window_start: 0,
             read_ahead: READ_AHEAD,
-            bytes_read: 0,
             _spool: None,
         }
     }
@@ -75,7 +73,6 @@ impl Input {
             window: Vec::new(),
             window_start: 0,
             read_ahead: READ_AHEAD,
-            bytes_read: 0,
             _spool: spool,
         }
     }
@@ -86,11 +83,6 @@ impl Input {
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
-    }
-
-    /// Bytes fetched from the file so far (for progress and benchmarks).
-    pub fn bytes_read(&self) -> u64 {
-        self.bytes_read
     }
 
     /// Sets how much is read beyond what is asked, for walks that skip most bytes.
@@ -116,7 +108,6 @@ impl Input {
             file.seek(SeekFrom::Start(offset))?;
             file.read_exact(&mut self.window)?;
             self.window_start = offset;
-            self.bytes_read += want as u64;
         }
         let start = (offset - self.window_start) as usize;
         Ok(&self.window[start..start + n])

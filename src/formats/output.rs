@@ -43,10 +43,6 @@ impl Outputs {
         }
     }
 
-    pub fn is_dry_run(&self) -> bool {
-        self.dry_run
-    }
-
     /// A destination for `target`; `-` is standard output.
     pub fn create(&mut self, target: &Path) -> Result<Destination, WriteError> {
         if self.dry_run {

@@ -51,10 +51,6 @@ impl KeyFilter {
         })
     }
 
-    pub fn is_noop(&self) -> bool {
-        self.include.is_none() && self.exclude.is_none()
-    }
-
     pub fn keeps(&self, key: &str) -> bool {
         self.include.as_ref().is_none_or(|g| g.is_match(key))
             && !self.exclude.as_ref().is_some_and(|g| g.is_match(key))

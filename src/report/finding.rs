@@ -127,8 +127,4 @@ impl Findings {
             .filter(|(_, (_, n))| *n > KEPT_PER_CODE)
             .map(|(c, (s, n))| (*c, *s, *n))
     }
-
-    pub fn has(&self, code: &str) -> bool {
-        self.per_code.contains_key(code)
-    }
 }

@@ -26,13 +26,4 @@ impl LossReport {
             .iter()
             .map(|((c, f, r), n)| (c.as_str(), f.as_str(), r.as_str(), *n))
     }
-
-    pub fn merge(&mut self, other: &LossReport) {
-        for ((c, f, r), n) in &other.entries {
-            *self
-                .entries
-                .entry((c.clone(), f.clone(), r.clone()))
-                .or_default() += n;
-        }
-    }
 }
