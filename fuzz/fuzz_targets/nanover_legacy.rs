@@ -17,12 +17,15 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use prost::Message as _;
 use simrec::formats::jsonl::JsonlWriter;
-use simrec::formats::nanover_legacy::proto::{self, Kind, ProtoValue, ValueArrayKind};
+use simrec::formats::nanover_legacy::proto;
 use simrec::formats::nanover_legacy::wire::{self, Decoder, Message, Strictness};
 use simrec::formats::nanover_legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
-use simrec::model::{Array, ArrayData, Field, Value};
+
+#[path = "../../tests/support/prost_model.rs"]
+mod prost_model;
+use prost_model::{frame_fields, same_fields, struct_fields};
 
 /// Spec §10: what a lenient read keeps (every intact and every length-repaired record, as
 /// `recover` writes them) is a valid file that a strict read takes back whole.
@@ -121,138 +124,6 @@ fn read(data: &[u8], stream: Option<Stream>, options: ReadOptions) {
             let _ = f.to_string();
         }
     }
-}
-
-// ---- the prost cross-check: what a prost message means in the model ----
-
-/// Spec §2.4: a later duplicate key overrides an earlier one.
-fn last_wins(fields: Vec<Field>) -> Vec<Field> {
-    let mut out = Vec::new();
-    for (i, (key, value)) in fields.iter().enumerate() {
-        if !fields[i + 1..].iter().any(|(k, _)| k == key) {
-            out.push((key.clone(), value.clone()));
-        }
-    }
-    out
-}
-
-fn value(v: Option<&ProtoValue>) -> Value {
-    match v.and_then(|v| v.kind.as_ref()) {
-        None | Some(Kind::NullValue(_)) => Value::Null,
-        Some(Kind::NumberValue(x)) => Value::Float(*x),
-        Some(Kind::StringValue(s)) => Value::Str(s.clone()),
-        Some(Kind::BoolValue(b)) => Value::Bool(*b),
-        Some(Kind::StructValue(s)) => Value::Map(struct_fields(s, false)),
-        Some(Kind::ListValue(l)) => Value::List(l.values.iter().map(|v| value(Some(v))).collect()),
-    }
-}
-
-fn struct_fields(s: &proto::Struct, removals: bool) -> Vec<Field> {
-    last_wins(
-        s.fields
-            .iter()
-            .map(|e| match value(e.value.as_ref()) {
-                Value::Null if removals => (e.key.clone(), Value::Removed),
-                v => (e.key.clone(), v),
-            })
-            .collect(),
-    )
-}
-
-/// Spec §4's key table: (stored kinds allowed, the first one for empty arrays; row width or
-/// fixed element count).
-fn key_table(key: &str) -> Option<(&'static [u8], usize, bool)> {
-    const F: u8 = 1;
-    const I: u8 = 2;
-    const S: u8 = 3;
-    Some(match key {
-        "particle.positions"
-        | "particle.velocities"
-        | "particle.forces"
-        | "particle.forces.system"
-        | "forces.user.sparse" => (&[F], 3, false),
-        "particle.elements" | "particle.residues" | "residue.chains" | "forces.user.index" => {
-            (&[I], 1, false)
-        }
-        "particle.names" | "residue.names" | "chain.names" => (&[S], 1, false),
-        "residue.ids" => (&[S, F], 1, false),
-        "bond.pairs" => (&[I], 2, false),
-        "bond.orders" => (&[F], 1, false),
-        "system.box.vectors" => (&[F], 9, true),
-        _ => return None,
-    })
-}
-
-fn array(key: &str, va: Option<&proto::ValueArray>) -> Array {
-    let empty = |k: u8| match k {
-        1 => ArrayData::F32(vec![]),
-        2 => ArrayData::U32(vec![]),
-        _ => ArrayData::Str(vec![]),
-    };
-    let stored = va.and_then(|v| v.values.as_ref()).map(|v| match v {
-        ValueArrayKind::FloatValues(f) => (1, ArrayData::F32(f.values.clone())),
-        ValueArrayKind::IndexValues(i) => (2, ArrayData::U32(i.values.clone())),
-        ValueArrayKind::StringValues(s) => (3, ArrayData::Str(s.values.clone())),
-    });
-    let table = key_table(key);
-    let data = match (stored, table) {
-        (Some((k, d)), Some((kinds, _, _))) if !kinds.contains(&k) && d.is_empty() => {
-            empty(kinds[0])
-        }
-        (None, Some((kinds, _, _))) => empty(kinds[0]),
-        (None, None) => ArrayData::F32(vec![]),
-        (Some((_, d)), _) => d,
-    };
-    let n = data.len();
-    let shape = match table {
-        Some((_, 9, true)) if n == 9 => vec![3, 3],
-        Some((_, w, false)) if w > 1 && n % w == 0 => vec![n / w, w],
-        _ => vec![n],
-    };
-    Array { shape, data }
-}
-
-fn frame_fields(frame: &proto::FrameData) -> Vec<Field> {
-    let values = frame
-        .values
-        .iter()
-        .map(|e| (e.key.clone(), value(e.value.as_ref())));
-    let arrays = frame
-        .arrays
-        .iter()
-        .map(|e| (e.key.clone(), Value::Array(array(&e.key, e.value.as_ref()))));
-    let values = last_wins(values.collect());
-    let arrays = last_wins(arrays.collect());
-    last_wins(values.into_iter().chain(arrays).collect())
-}
-
-/// Values equal, floats compared by their bits.
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
-        (Value::Array(x), Value::Array(y)) => {
-            x.shape == y.shape
-                && match (&x.data, &y.data) {
-                    (ArrayData::F32(p), ArrayData::F32(q)) => {
-                        p.len() == q.len()
-                            && p.iter().zip(q).all(|(u, v)| u.to_bits() == v.to_bits())
-                    }
-                    (p, q) => p == q,
-                }
-        }
-        (Value::List(x), Value::List(y)) => {
-            x.len() == y.len() && x.iter().zip(y).all(|(u, v)| same(u, v))
-        }
-        (Value::Map(x), Value::Map(y)) => same_fields(x, y),
-        (x, y) => x == y,
-    }
-}
-
-fn same_fields(a: &[Field], b: &[Field]) -> bool {
-    a.len() == b.len()
-        && a.iter()
-            .zip(b)
-            .all(|((ka, va), (kb, vb))| ka == kb && same(va, vb))
 }
 
 /// Where `data` is a canonical payload of the message, simrec's decoding must agree with prost.
