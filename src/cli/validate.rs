@@ -53,31 +53,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     check_together(&mut results);
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
-    for r in &results {
-        let list: Vec<Finding> = r
-            .findings
-            .list()
-            .iter()
-            .cloned()
-            .map(|mut f| {
-                if args.strict && f.severity == Severity::Warning {
-                    f.severity = Severity::Error;
-                }
-                f
-            })
-            .collect();
-        let count = |s: Severity| -> u64 {
-            let n = r.findings.count(s);
-            match (args.strict, s) {
-                (true, Severity::Error) => n + r.findings.count(Severity::Warning),
-                (true, Severity::Warning) => 0,
-                _ => n,
-            }
-        };
+    for r in &mut results {
+        if args.strict {
+            r.findings.promote_warnings();
+        }
+        let list = r.findings.list();
         let (errors, warnings, infos) = (
-            count(Severity::Error),
-            count(Severity::Warning),
-            count(Severity::Info),
+            r.findings.count(Severity::Error),
+            r.findings.count(Severity::Warning),
+            r.findings.count(Severity::Info),
         );
         if errors > 0 {
             outcome = Outcome::Failed;

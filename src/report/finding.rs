@@ -107,6 +107,17 @@ impl Findings {
         }
     }
 
+    /// Turns every warning into an error (`--strict`), counts included.
+    pub fn promote_warnings(&mut self) {
+        let promote = |s: &mut Severity| {
+            if *s == Severity::Warning {
+                *s = Severity::Error;
+            }
+        };
+        self.kept.iter_mut().for_each(|f| promote(&mut f.severity));
+        self.per_code.values_mut().for_each(|(s, _)| promote(s));
+    }
+
     /// The findings kept in full, in the order they were found.
     pub fn list(&self) -> &[Finding] {
         &self.kept
@@ -126,5 +137,37 @@ impl Findings {
             .iter()
             .filter(|(_, (_, n))| *n > KEPT_PER_CODE)
             .map(|(c, (s, n))| (*c, *s, *n))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_stay_exact_past_the_cap_and_strict_promotes_them() {
+        let mut f = Findings::default();
+        for i in 0..(KEPT_PER_CODE + 5) {
+            f.push(Finding::new(Severity::Warning, "W", "w").at(i, i));
+        }
+        f.push(Finding::new(Severity::Info, "I", "i"));
+        assert_eq!(f.list().len() as u64, KEPT_PER_CODE + 1);
+        assert_eq!(f.count(Severity::Warning), KEPT_PER_CODE + 5);
+        assert_eq!(
+            f.truncated().collect::<Vec<_>>(),
+            [("W", Severity::Warning, KEPT_PER_CODE + 5)]
+        );
+        f.promote_warnings();
+        assert_eq!(
+            (
+                f.count(Severity::Error),
+                f.count(Severity::Warning),
+                f.count(Severity::Info)
+            ),
+            (KEPT_PER_CODE + 5, 0, 1)
+        );
+        assert!(f.list()[..KEPT_PER_CODE as usize]
+            .iter()
+            .all(|x| x.severity == Severity::Error));
     }
 }
