@@ -61,28 +61,25 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let progress = Progress::new("recovering");
     let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;
     drop(progress);
-    let (errors, problems): (u64, Vec<String>) = source
+    // One input, so one set of findings.
+    let findings = source
         .findings()
+        .first()
+        .map(|(_, f)| (*f).clone())
+        .unwrap_or_default();
+    let errors = findings.count(Severity::Error);
+    // Their hints all say "run recover": not worth repeating here.
+    let problems: Vec<String> = findings
+        .list()
         .iter()
-        .map(|(_, f)| {
-            // The findings' hints all say "run recover": not worth repeating here.
-            let listed = f
-                .list()
-                .iter()
-                .filter(|x| x.severity == Severity::Error)
-                .map(|x| {
-                    finding_text(&Finding {
-                        hint: None,
-                        ..x.clone()
-                    })
-                })
-                .collect::<Vec<_>>();
-            (f.count(Severity::Error), listed)
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| {
+            finding_text(&Finding {
+                hint: None,
+                ..f.clone()
+            })
         })
-        .fold((0, Vec::new()), |(n, mut all), (k, l)| {
-            all.extend(l);
-            (n + k, all)
-        });
+        .collect();
     if report.records == 0 && errors > 0 {
         for p in &problems {
             eprintln!("{name}: {p}");

@@ -217,6 +217,13 @@ impl LegacyReader {
         )
     }
 
+    /// Damage at `offset` / record `index`: an error finding with the hint that gets past it.
+    fn damage(&self, code: &'static str, offset: u64, index: u64, message: String) -> Finding {
+        Finding::new(Severity::Error, code, message)
+            .at(offset, index)
+            .hint(self.recover_hint())
+    }
+
     fn record_header(&mut self, pos: u64) -> Result<RecordHeader, ReadError> {
         let b = self.input.bytes(pos, RECORD_HEADER_LEN as usize)?;
         Ok(RecordHeader {
@@ -246,14 +253,9 @@ impl LegacyReader {
             if remaining < RECORD_HEADER_LEN {
                 self.flush_failed(None)?;
                 self.done = true;
-                let f = Finding::new(
-                    Severity::Error,
-                    TRUNCATED_RECORD_HEADER,
-                    format!("the file ends {remaining} bytes into a 24-byte record header"),
-                )
-                .at(pos, index)
-                .hint(self.recover_hint());
-                self.error(f)?;
+                let message =
+                    format!("the file ends {remaining} bytes into a 24-byte record header");
+                self.error(self.damage(TRUNCATED_RECORD_HEADER, pos, index, message))?;
                 continue;
             }
             let h = self.record_header(pos)?;
@@ -264,18 +266,13 @@ impl LegacyReader {
                     None => None,
                 };
                 self.flush_failed(repaired.as_ref().map(|r| r.1))?;
-                let hint = self.recover_hint();
-                self.error(
-                    Finding::new(
-                        Severity::Error,
-                        BAD_RECORD_HEADER,
-                        format!("corrupt record header: the upper 64 bits of the timestamp are {:#x}, not 0", h.ts_high),
-                    )
-                    .at(pos, index)
-                    .hint(hint.clone()),
-                )?;
+                let message = format!(
+                    "corrupt record header: the upper 64 bits of the timestamp are {:#x}, not 0",
+                    h.ts_high
+                );
+                self.error(self.damage(BAD_RECORD_HEADER, pos, index, message))?;
                 let resume = next.unwrap_or(len);
-                self.skipped(pos, resume, &hint)?;
+                self.skipped(pos, resume)?;
                 self.pos = resume;
                 if let Some((record, _)) = repaired {
                     return Ok(Some(record));
@@ -285,82 +282,52 @@ impl LegacyReader {
             self.flush_failed(None)?;
             if h.len > remaining - RECORD_HEADER_LEN {
                 let present = remaining - RECORD_HEADER_LEN;
-                let hint = self.recover_hint();
                 let Some(p) = self.find_candidate(pos + 1)? else {
                     self.done = true;
-                    self.error(
-                        Finding::new(
-                            Severity::Error,
-                            TRUNCATED_PAYLOAD,
-                            format!("the file ends inside this record: {} payload bytes claimed, {present} present", h.len),
-                        )
-                        .at(pos, index)
-                        .hint(hint),
-                    )?;
+                    let message = format!(
+                        "the file ends inside this record: {} payload bytes claimed, {present} present",
+                        h.len
+                    );
+                    self.error(self.damage(TRUNCATED_PAYLOAD, pos, index, message))?;
                     continue;
                 };
                 let claimed = h.len;
                 if p >= pos + RECORD_HEADER_LEN {
                     let repaired_len = p - pos - RECORD_HEADER_LEN;
                     if let Some(record) = self.repaired_record(pos, index, h.ts, repaired_len)? {
-                        self.error(
-                            Finding::new(
-                                Severity::Error,
-                                BAD_RECORD_SIZE,
-                                format!(
-                                    "corrupt length field: {claimed} payload bytes claimed, {present} present; \
-                                     the next record starts at byte {p}, so the length was repaired to {repaired_len} and the record kept"
-                                ),
-                            )
-                            .at(pos, index)
-                            .hint(hint),
-                        )?;
+                        let message = format!(
+                            "corrupt length field: {claimed} payload bytes claimed, {present} present; \
+                             the next record starts at byte {p}, so the length was repaired to {repaired_len} and the record kept"
+                        );
+                        self.error(self.damage(BAD_RECORD_SIZE, pos, index, message))?;
                         self.pos = p;
                         self.next_index += 1;
                         return Ok(Some(record));
                     }
                 }
-                self.error(
-                    Finding::new(
-                        Severity::Error,
-                        BAD_RECORD_SIZE,
-                        format!("corrupt length field: {claimed} payload bytes claimed, {present} present; a valid record follows at byte {p}"),
-                    )
-                    .at(pos, index)
-                    .hint(hint.clone()),
-                )?;
-                self.skipped(pos, p, &hint)?;
+                let message = format!(
+                    "corrupt length field: {claimed} payload bytes claimed, {present} present; a valid record follows at byte {p}"
+                );
+                self.error(self.damage(BAD_RECORD_SIZE, pos, index, message))?;
+                self.skipped(pos, p)?;
                 self.pos = p;
                 continue;
             }
             self.pos = pos + RECORD_HEADER_LEN + h.len;
             self.next_index += 1;
             if h.ts > MAX_TIMESTAMP_US {
-                let hint = self.recover_hint();
-                self.error(
-                    Finding::new(
-                        Severity::Error,
-                        TIMESTAMP_RANGE,
-                        format!(
-                            "timestamp {} µs does not fit signed 64-bit nanoseconds",
-                            h.ts
-                        ),
-                    )
-                    .at(pos, index)
-                    .hint(hint),
-                )?;
+                let message = format!(
+                    "timestamp {} µs does not fit signed 64-bit nanoseconds",
+                    h.ts
+                );
+                self.error(self.damage(TIMESTAMP_RANGE, pos, index, message))?;
                 continue;
             }
             match self.read_record(pos, index, h.ts, h.len)? {
                 Ok(record) => return Ok(Some(record)),
                 Err(e) => {
-                    let finding = Finding::new(
-                        Severity::Error,
-                        PAYLOAD_DECODE,
-                        format!("payload is not a valid {}: {e}", self.message.name()),
-                    )
-                    .at(pos, index)
-                    .hint(self.recover_hint());
+                    let message = format!("payload is not a valid {}: {e}", self.message.name());
+                    let finding = self.damage(PAYLOAD_DECODE, pos, index, message);
                     if !self.options.lenient {
                         // Strict reading stops here; lenient reading waits to see the next header.
                         self.error(finding.clone())?;
@@ -378,22 +345,15 @@ impl LegacyReader {
     }
 
     /// Reports bytes skipped by a resync.
-    fn skipped(&mut self, from: u64, to: u64, hint: &str) -> Result<(), ReadError> {
+    fn skipped(&mut self, from: u64, to: u64) -> Result<(), ReadError> {
         if to <= from {
             return Ok(());
         }
-        self.error(
-            Finding::new(
-                Severity::Error,
-                SKIPPED_BYTES,
-                format!(
-                    "{} bytes skipped (bytes {from}..{to}) to the next valid record",
-                    to - from
-                ),
-            )
-            .at(from, self.next_index)
-            .hint(hint.to_string()),
-        )
+        let message = format!(
+            "{} bytes skipped (bytes {from}..{to}) to the next valid record",
+            to - from
+        );
+        self.error(self.damage(SKIPPED_BYTES, from, self.next_index, message))
     }
 
     /// Emits the pending decode failure, noting a repair when there was one.
