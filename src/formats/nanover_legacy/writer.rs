@@ -7,7 +7,7 @@ use super::encode::{frame_payload, state_payload, Lost};
 use super::{Stream, MAGIC, RAW_FORMAT};
 use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{ChannelId, Header, Record};
+use crate::model::{Header, Record};
 
 struct Part {
     out: Destination,
@@ -96,18 +96,15 @@ impl LegacyWriter {
             report: WriteReport::default(),
         })
     }
-
-    fn channel_name(&self, id: ChannelId) -> &str {
-        self.channel_names
-            .get(id as usize)
-            .map(String::as_str)
-            .unwrap_or("?")
-    }
 }
 
 impl Sink for LegacyWriter {
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
-        let channel = self.channel_name(record.channel).to_string();
+        // A field borrow (not a method), so it can be held while a part is written.
+        let channel = self
+            .channel_names
+            .get(record.channel as usize)
+            .map_or("?", String::as_str);
         let route = self.routes.get(record.channel as usize).copied().flatten();
         let Some(stream) = route else {
             self.report.loss.add(
@@ -120,13 +117,13 @@ impl Sink for LegacyWriter {
         if record.time < 0 {
             self.report
                 .loss
-                .add(&channel, "time", "negative time; record dropped");
+                .add(channel, "time", "negative time; record dropped");
             return Ok(());
         }
         if record.time % 1000 != 0 {
             self.report
                 .loss
-                .add(&channel, "time", "time truncated to whole microseconds");
+                .add(channel, "time", "time truncated to whole microseconds");
         }
         let ts = (record.time / 1000) as u64;
         let part = match stream {
@@ -178,7 +175,7 @@ impl Sink for LegacyWriter {
                 lost.sort();
                 lost.dedup();
                 for (field, reason) in lost {
-                    self.report.loss.add(&channel, &field, reason);
+                    self.report.loss.add(channel, &field, reason);
                 }
             }
         }
