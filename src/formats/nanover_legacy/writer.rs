@@ -108,7 +108,7 @@ impl Sink for LegacyWriter {
         let route = self.routes.get(record.channel as usize).copied().flatten();
         let Some(stream) = route else {
             self.report.loss.add(
-                &channel,
+                channel,
                 "*",
                 "no such channel in a NanoVer legacy pair; record dropped",
             );
