@@ -188,13 +188,17 @@ fn check_window(
             assert!(r.values.iter().all(|(_, v)| *v != Value::Removed));
         }
     }
-    // Synthetic records lead the slice; at time 0 frames come before state.
+    // Synthetic records lead the slice (together, frame first: one message where the
+    // output format has combined messages); after them, at time 0 frames come before state.
     assert!(
         slice.iter().take_while(|r| r.time == 0).count() >= synthetic,
         "{what}"
     );
+    let context_frames: Vec<bool> = slice.iter().take(synthetic).map(frame_channel).collect();
+    assert!(context_frames.windows(2).all(|w| w[0] || !w[1]), "{what}");
     let at_zero: Vec<bool> = slice
         .iter()
+        .skip(synthetic)
         .take_while(|r| r.time == 0)
         .map(frame_channel)
         .collect();

@@ -10,8 +10,8 @@ use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
 use crate::formats::registry::{self, writable_names};
-use crate::formats::{Format, ReadOptions, Source};
-use crate::pipeline;
+use crate::formats::{Format, ReadOptions, Sink, Source};
+use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table};
 use crate::report::Severity;
 
@@ -86,15 +86,37 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
 
 /// Streams `source` into the output `args` names, atomically; reports loss.
 pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Result<Outcome> {
+    write_parts(source, args, None)
+}
+
+/// The path of split part `k` in a format.
+pub type PartNames<'n> = &'n dyn Fn(usize, &'static dyn Format) -> PathBuf;
+
+/// Like [`write_recording`]; with `parts`, one output per reset-delimited part.
+pub fn write_parts(
+    source: &mut dyn Source,
+    args: &WriteArgs,
+    parts: Option<PartNames>,
+) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
     let mut outputs = if args.dry_run {
         Outputs::dry_run()
     } else {
         Outputs::new(args.force)
     };
-    let sink = format
-        .create(&args.output, source.header(), &mut outputs)
-        .with_context(|| format!("cannot write {}", args.output.display()))?;
+    let header = source.header().clone();
+    let sink: Box<dyn Sink + '_> = match parts {
+        None => format
+            .create(&args.output, &header, &mut outputs)
+            .with_context(|| format!("cannot write {}", args.output.display()))?,
+        Some(name) => {
+            let outputs = &mut outputs;
+            let header = &header;
+            Box::new(SplitAtResets::new(header, move |k| {
+                format.create(&name(k, format), header, outputs)
+            }))
+        }
+    };
     let progress = Progress::new("writing");
     let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;
     drop(progress);

@@ -103,6 +103,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
             progress.update(d, t);
         }
     }
+    summary.facts = source.facts();
     let mut counts = [0u64; 3];
     for (_, f) in source.findings() {
         counts[0] += f.count(Severity::Info);

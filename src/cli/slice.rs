@@ -1,9 +1,10 @@
 //! `simrec slice`: a time or frame window, and/or a key selection, that plays back on its own.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
-use super::common::{companion_notes, write_recording, ReadArgs, WriteArgs};
+use super::common::{companion_notes, write_parts, write_recording, ReadArgs, WriteArgs};
 use super::{Outcome, UsageError};
+use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
 use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
 
@@ -38,6 +39,10 @@ pub struct Args {
     /// Keep the original times instead of starting the window at 0
     #[arg(long)]
     keep_time: bool,
+    /// Write one part per reset (OUT-01, OUT-02…; what precedes the first reset is -00),
+    /// each starting with its reset frame and the full state, as nanover-split-recording
+    #[arg(long, conflicts_with_all = ["start", "end", "frames", "keep_time"])]
+    split_at_resets: bool,
     #[command(flatten)]
     write: WriteArgs,
     #[command(flatten)]
@@ -59,9 +64,54 @@ fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
     Ok((TimeSpec::Frame(a), b))
 }
 
-pub fn run(args: Args) -> anyhow::Result<Outcome> {
+/// Part `k` of a split: `OUT` minus its format extension, `-NN`, the extension; or, when
+/// `OUT` is a directory, named after the input as upstream names parts
+/// (`small.nanover.zip` → `small.nanover-01.nanover.zip`).
+fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> PathBuf {
+    let ext = format.extensions().first().copied().unwrap_or("");
+    let is_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
+    let (dir, base) = if is_dir {
+        let stem = input
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "part".into());
+        (output.to_path_buf(), stem)
+    } else {
+        let name = output
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let base = format
+            .extensions()
+            .iter()
+            .find_map(|e| name.strip_suffix(e))
+            .unwrap_or(&name)
+            .to_string();
+        (
+            output.parent().map(Path::to_path_buf).unwrap_or_default(),
+            base,
+        )
+    };
+    dir.join(format!("{base}-{k:02}{ext}"))
+}
+
+pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     for (_, note) in companion_notes(&args.inputs) {
         eprintln!("note: {note}");
+    }
+    if args.split_at_resets {
+        let filter = KeyFilter::new(&args.include, &args.exclude)?;
+        let input = args.inputs[0].clone();
+        if args.write.output.is_dir() && args.write.to.is_none() {
+            // Parts in a directory keep the input's format.
+            args.write.to = Some(registry::detect(&input)?.name().to_string());
+        }
+        let output = args.write.output.clone();
+        let source = open_recording(&args.inputs, args.read.options(true, false))?;
+        let mut selected = Selected::new(source, filter);
+        let names =
+            move |k: usize, format: &'static dyn Format| part_name(&output, &input, k, format);
+        return write_parts(&mut selected, &args.write, Some(&names));
     }
     let (start, end) = match &args.frames {
         Some(f) => {

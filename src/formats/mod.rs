@@ -10,6 +10,7 @@ pub mod registry;
 
 pub mod jsonl;
 pub mod nanover_legacy;
+pub mod nanover_zip;
 
 use std::io;
 use std::path::{Path, PathBuf};
@@ -120,6 +121,12 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
 
     /// (bytes consumed, bytes in total) for progress display.
     fn progress(&self) -> (u64, u64);
+
+    /// Format-specific facts for `inspect` (container layout, checksums...), as
+    /// (key, JSON value) pairs; known once the records have been read.
+    fn facts(&self) -> Vec<(String, serde_json::Value)> {
+        Vec::new()
+    }
 }
 
 /// Boxed sources are sources (so pipelines can stack them).
@@ -132,6 +139,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn progress(&self) -> (u64, u64) {
         (**self).progress()
+    }
+    fn facts(&self) -> Vec<(String, serde_json::Value)> {
+        (**self).facts()
     }
 }
 

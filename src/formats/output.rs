@@ -5,14 +5,51 @@
 //! finished, so an error or an interrupted run never leaves a half-written
 //! output, and an existing file is refused unless the user passed `--force`.
 
-use std::fs;
-use std::io::{self, BufWriter, Write};
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use super::WriteError;
 
 /// Writable destination handed to a writer.
 pub type Destination = BufWriter<Box<dyn Write>>;
+
+/// Something a writer can write and seek in (to patch a header at the end).
+pub trait WriteSeek: Write + Seek {}
+impl<T: Write + Seek> WriteSeek for T {}
+
+/// Destination for writers that seek back: a file, even for standard output (spooled
+/// and copied out at commit).
+pub type SeekableDestination = BufWriter<Box<dyn WriteSeek>>;
+
+/// A seekable sink for `--dry-run`: it keeps the position, not the bytes.
+#[derive(Default)]
+struct Discard {
+    pos: u64,
+    len: u64,
+}
+
+impl Write for Discard {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.pos += buf.len() as u64;
+        self.len = self.len.max(self.pos);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Seek for Discard {
+    fn seek(&mut self, to: SeekFrom) -> io::Result<u64> {
+        self.pos = match to {
+            SeekFrom::Start(p) => p,
+            SeekFrom::End(d) => self.len.saturating_add_signed(d),
+            SeekFrom::Current(d) => self.pos.saturating_add_signed(d),
+        };
+        Ok(self.pos)
+    }
+}
 
 const BUFFER: usize = 1 << 20;
 
@@ -21,6 +58,8 @@ pub struct Outputs {
     dry_run: bool,
     pending: Vec<(tempfile::TempPath, PathBuf)>,
     written: Vec<PathBuf>,
+    /// Seekable output for standard output, copied there at commit.
+    spooled_stdout: Option<tempfile::TempPath>,
 }
 
 impl Outputs {
@@ -30,6 +69,7 @@ impl Outputs {
             dry_run: false,
             pending: Vec::new(),
             written: Vec::new(),
+            spooled_stdout: None,
         }
     }
 
@@ -40,6 +80,7 @@ impl Outputs {
             dry_run: true,
             pending: Vec::new(),
             written: Vec::new(),
+            spooled_stdout: None,
         }
     }
 
@@ -52,6 +93,33 @@ impl Outputs {
             self.written.push(target.to_path_buf());
             return Ok(BufWriter::with_capacity(BUFFER, Box::new(io::stdout())));
         }
+        Ok(BufWriter::with_capacity(
+            BUFFER,
+            Box::new(self.temp_file(target)?),
+        ))
+    }
+
+    /// A destination for `target` that can seek; `-` is standard output.
+    pub fn create_seekable(&mut self, target: &Path) -> Result<SeekableDestination, WriteError> {
+        if self.dry_run {
+            return Ok(BufWriter::new(Box::new(Discard::default())));
+        }
+        if target == Path::new("-") {
+            let (file, path) = tempfile::NamedTempFile::new()
+                .map_err(|e| WriteError::io(target, e))?
+                .into_parts();
+            self.spooled_stdout = Some(path);
+            self.written.push(target.to_path_buf());
+            return Ok(BufWriter::with_capacity(BUFFER, Box::new(file)));
+        }
+        Ok(BufWriter::with_capacity(
+            BUFFER,
+            Box::new(self.temp_file(target)?),
+        ))
+    }
+
+    /// A temporary file beside `target`, renamed onto it at commit.
+    fn temp_file(&mut self, target: &Path) -> Result<File, WriteError> {
         if !self.force && target.exists() {
             return Err(WriteError::Exists(target.to_path_buf()));
         }
@@ -83,11 +151,19 @@ impl Outputs {
             .map_err(|e| WriteError::io(target, e))?;
         let (file, path) = temp.into_parts();
         self.pending.push((path, target.to_path_buf()));
-        Ok(BufWriter::with_capacity(BUFFER, Box::new(file)))
+        Ok(file)
     }
 
     /// Moves every finished output into place. Returns the paths written.
     pub fn commit(self) -> Result<Vec<PathBuf>, WriteError> {
+        if let Some(spool) = &self.spooled_stdout {
+            let stdout = Path::new("-");
+            let mut file = File::open(spool).map_err(|e| WriteError::io(stdout, e))?;
+            let mut out = io::stdout().lock();
+            io::copy(&mut file, &mut out)
+                .and_then(|_| out.flush())
+                .map_err(|e| WriteError::io(stdout, e))?;
+        }
         let mut written = self.written;
         for (temp, target) in self.pending {
             if !self.force && target.exists() {

@@ -30,6 +30,10 @@ pub struct Record {
     /// Named values, in the order the source gave them.
     pub values: Vec<Field>,
     pub raw: Option<RawBytes>,
+    /// Records with the same group are parts of one message (NanoVer's combined
+    /// frame + state message) and arrive one after another. A writer whose format can
+    /// hold several parts in one message writes them together; others ignore it.
+    pub group: Option<u64>,
 }
 
 impl Record {
@@ -41,6 +45,7 @@ impl Record {
             frame: None,
             values: Vec::new(),
             raw: None,
+            group: None,
         }
     }
 

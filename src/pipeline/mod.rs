@@ -3,6 +3,7 @@
 pub mod merge;
 pub mod run;
 pub mod select;
+pub mod split;
 pub mod window;
 
 use std::path::PathBuf;
@@ -12,6 +13,7 @@ use crate::formats::{registry, ReadError, ReadOptions, Source};
 pub use merge::Merged;
 pub use run::{copy, PipelineError};
 pub use select::{KeyFilter, Selected};
+pub use split::SplitAtResets;
 pub use window::{resolve, Span, Window};
 
 /// Opens inputs as one recording: one source, or their k-way merge by time.

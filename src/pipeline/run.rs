@@ -14,9 +14,9 @@ pub enum PipelineError {
 const PROGRESS_EVERY: u64 = 256;
 
 /// Streams every record of `source` into `sink` and finishes the sink.
-pub fn copy(
+pub fn copy<'a>(
     source: &mut dyn Source,
-    mut sink: Box<dyn Sink>,
+    mut sink: Box<dyn Sink + 'a>,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<WriteReport, PipelineError> {
     let mut n = 0u64;

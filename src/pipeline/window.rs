@@ -8,6 +8,9 @@ use crate::formats::{ReadError, Source};
 use crate::model::{Composition, Folded, Header, Nanos, Record, Seconds, TimeSpec};
 use crate::report::Findings;
 
+/// Group of the context records that open a window.
+pub const CONTEXT_GROUP: u64 = u64::MAX;
+
 /// A window resolved to times on the recording's axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Span {
@@ -141,10 +144,21 @@ impl<S: Source> Window<S> {
             record.values = folded.fields();
             out.push(record);
         }
+        // Several context records at one time are one message where the output format
+        // has such a thing (NanoVer's combined frame + state message).
+        if out.len() > 1 {
+            for r in &mut out {
+                r.group = Some(CONTEXT_GROUP);
+            }
+        }
         out.extend(first);
-        let state_like =
-            |r: &Record| header.channels[r.channel as usize].composition != Composition::FrameDelta;
-        out.sort_by_key(|r| (r.time, state_like(r)));
+        // Frames before state on equal times, the context kept together ahead of the rest.
+        let rank = |r: &Record| match r.group {
+            Some(CONTEXT_GROUP) => 0,
+            _ if header.channels[r.channel as usize].composition == Composition::FrameDelta => 1,
+            _ => 2,
+        };
+        out.sort_by_key(|r| (r.time, rank(r)));
         self.folded = Vec::new();
         out
     }

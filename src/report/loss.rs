@@ -16,6 +16,13 @@ impl LossReport {
             .or_default() += 1;
     }
 
+    /// Adds every count of `other`.
+    pub fn merge(&mut self, other: &LossReport) {
+        for (key, n) in &other.entries {
+            *self.entries.entry(key.clone()).or_default() += n;
+        }
+    }
+
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }

@@ -87,7 +87,10 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     let rows: Vec<(&str, String)> = vec![
         (
             "format",
-            format!("{} (version {})", s.format, s.format_version),
+            match s.format_version.as_str() {
+                "" | "none" => s.format.clone(),
+                v => format!("{} (version {v})", s.format),
+            },
         ),
         ("size", human_bytes(s.size_bytes)),
         ("records", s.records.to_string()),
@@ -120,6 +123,9 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }
+    for (k, v) in &s.facts {
+        t.add_row(vec![k.clone(), fact_text(v)]);
+    }
     let mut out = format!("{}\n{t}\n", s.path);
     for n in notes {
         out.push_str(&format!("note: {n}\n"));
@@ -151,4 +157,41 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
 
 fn join(v: &[u64]) -> String {
     v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+}
+
+/// A format fact for people: objects as `key: value` lines, lists one item per line.
+fn fact_text(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::Object(o) => o
+            .iter()
+            .map(|(k, v)| match v {
+                J::Array(items) if items.iter().all(J::is_object) => format!(
+                    "{k}:\n{}",
+                    items
+                        .iter()
+                        .map(|i| format!("  {}", inline(i)))
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                ),
+                v => format!("{k}: {}", inline(v)),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        v => inline(v),
+    }
+}
+
+fn inline(v: &serde_json::Value) -> String {
+    use serde_json::Value as J;
+    match v {
+        J::String(s) => s.clone(),
+        J::Object(o) => o
+            .iter()
+            .map(|(k, v)| format!("{k}={}", inline(v)))
+            .collect::<Vec<_>>()
+            .join(" "),
+        J::Array(a) => a.iter().map(inline).collect::<Vec<_>>().join(", "),
+        other => other.to_string(),
+    }
 }

@@ -100,6 +100,8 @@ pub struct Summary {
     pub channels: Vec<ChannelSummary>,
     /// Whether payloads were decoded (keys are only known then).
     pub deep: bool,
+    /// Format-specific facts (container layout, checksums...), from the reader.
+    pub facts: Vec<(String, Json)>,
     compositions: Vec<Composition>,
 }
 
@@ -123,6 +125,7 @@ impl Summary {
                 })
                 .collect(),
             deep,
+            facts: Vec::new(),
             compositions: header.channels.iter().map(|c| c.composition).collect(),
         }
     }
@@ -180,7 +183,7 @@ impl Summary {
                 o
             })
             .collect();
-        json!({
+        let mut o = json!({
             "path": self.path,
             "format": self.format,
             "format_version": self.format_version,
@@ -193,6 +196,10 @@ impl Summary {
             "resets": self.resets,
             "channels": channels,
             "deep": self.deep,
-        })
+        });
+        for (k, v) in &self.facts {
+            o[k.as_str()] = v.clone();
+        }
+        o
     }
 }

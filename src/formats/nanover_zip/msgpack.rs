@@ -1,0 +1,474 @@
+//! msgpack as NanoVer uses it: a bounds-checked walker over one buffer (markers
+//! classified by the `rmp` crate) and an encoder that writes the smallest encodings,
+//! as msgpack-python's `packb` does.
+
+use std::convert::Infallible;
+use std::ops::Range;
+
+use rmp::encode::{self, ByteBuf, ValueWriteError};
+use rmp::Marker;
+
+use crate::model::{Array, ArrayData, Field, Value};
+
+/// Nesting deeper than this is refused (a hostile file must not exhaust the stack).
+pub const MAX_DEPTH: usize = 200;
+
+/// What went wrong, at which byte of the buffer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Error {
+    pub at: usize,
+    pub what: String,
+}
+
+fn err<T>(at: usize, what: impl Into<String>) -> Result<T, Error> {
+    Err(Error {
+        at,
+        what: what.into(),
+    })
+}
+
+/// The head of one value: scalars complete, containers with their length, byte
+/// strings as ranges of the buffer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Head {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    UInt(u64),
+    F32(f32),
+    F64(f64),
+    Str(Range<usize>),
+    Bin(Range<usize>),
+    Array(usize),
+    Map(usize),
+    Ext(i8, Range<usize>),
+}
+
+fn take<const N: usize>(buf: &[u8], pos: usize) -> Result<[u8; N], Error> {
+    buf.get(pos..pos + N)
+        .and_then(|s| s.try_into().ok())
+        .map_or_else(
+            || err(pos, "the value is cut off by the end of its data"),
+            Ok,
+        )
+}
+
+fn span(buf: &[u8], start: usize, len: usize) -> Result<(Range<usize>, usize), Error> {
+    match start.checked_add(len) {
+        Some(end) if end <= buf.len() => Ok((start..end, end)),
+        _ => err(
+            start,
+            format!(
+                "a length of {len} bytes runs past the end of its data ({} bytes left)",
+                buf.len().saturating_sub(start)
+            ),
+        ),
+    }
+}
+
+/// Reads the head of the value at `pos`: (head, position after the head). For strings,
+/// bins and exts the position is after their bytes; for containers, at the first element.
+pub fn head(buf: &[u8], pos: usize) -> Result<(Head, usize), Error> {
+    let Some(&byte) = buf.get(pos) else {
+        return err(pos, "the value is cut off by the end of its data");
+    };
+    let p = pos + 1;
+    let u8_at = |at| take::<1>(buf, at).map(|b| b[0] as usize);
+    let u16_at = |at| take::<2>(buf, at).map(|b| u16::from_be_bytes(b) as usize);
+    let u32_at = |at| take::<4>(buf, at).map(|b| u32::from_be_bytes(b) as usize);
+    let bytes = |len: usize, start: usize| span(buf, start, len);
+    let ext = |len: usize, start: usize| -> Result<(Head, usize), Error> {
+        let ty = take::<1>(buf, start)?[0] as i8;
+        let (r, end) = span(buf, start + 1, len)?;
+        Ok((Head::Ext(ty, r), end))
+    };
+    Ok(match Marker::from_u8(byte) {
+        Marker::FixPos(v) => (Head::UInt(u64::from(v)), p),
+        Marker::FixNeg(v) => (Head::Int(i64::from(v)), p),
+        Marker::FixMap(n) => (Head::Map(n as usize), p),
+        Marker::FixArray(n) => (Head::Array(n as usize), p),
+        Marker::FixStr(n) => {
+            let (r, end) = bytes(n as usize, p)?;
+            (Head::Str(r), end)
+        }
+        Marker::Null => (Head::Nil, p),
+        Marker::False => (Head::Bool(false), p),
+        Marker::True => (Head::Bool(true), p),
+        Marker::Bin8 | Marker::Str8 => {
+            let (r, end) = bytes(u8_at(p)?, p + 1)?;
+            (str_or_bin(byte, r), end)
+        }
+        Marker::Bin16 | Marker::Str16 => {
+            let (r, end) = bytes(u16_at(p)?, p + 2)?;
+            (str_or_bin(byte, r), end)
+        }
+        Marker::Bin32 | Marker::Str32 => {
+            let (r, end) = bytes(u32_at(p)?, p + 4)?;
+            (str_or_bin(byte, r), end)
+        }
+        Marker::FixExt1 => ext(1, p)?,
+        Marker::FixExt2 => ext(2, p)?,
+        Marker::FixExt4 => ext(4, p)?,
+        Marker::FixExt8 => ext(8, p)?,
+        Marker::FixExt16 => ext(16, p)?,
+        Marker::Ext8 => ext(u8_at(p)?, p + 1)?,
+        Marker::Ext16 => ext(u16_at(p)?, p + 2)?,
+        Marker::Ext32 => ext(u32_at(p)?, p + 4)?,
+        Marker::F32 => (Head::F32(f32::from_be_bytes(take(buf, p)?)), p + 4),
+        Marker::F64 => (Head::F64(f64::from_be_bytes(take(buf, p)?)), p + 8),
+        Marker::U8 => (Head::UInt(u64::from(take::<1>(buf, p)?[0])), p + 1),
+        Marker::U16 => (
+            Head::UInt(u64::from(u16::from_be_bytes(take(buf, p)?))),
+            p + 2,
+        ),
+        Marker::U32 => (
+            Head::UInt(u64::from(u32::from_be_bytes(take(buf, p)?))),
+            p + 4,
+        ),
+        Marker::U64 => (Head::UInt(u64::from_be_bytes(take(buf, p)?)), p + 8),
+        Marker::I8 => (Head::Int(i64::from(take::<1>(buf, p)?[0] as i8)), p + 1),
+        Marker::I16 => (
+            Head::Int(i64::from(i16::from_be_bytes(take(buf, p)?))),
+            p + 2,
+        ),
+        Marker::I32 => (
+            Head::Int(i64::from(i32::from_be_bytes(take(buf, p)?))),
+            p + 4,
+        ),
+        Marker::I64 => (Head::Int(i64::from_be_bytes(take(buf, p)?)), p + 8),
+        Marker::Array16 => (Head::Array(u16_at(p)?), p + 2),
+        Marker::Array32 => (Head::Array(u32_at(p)?), p + 4),
+        Marker::Map16 => (Head::Map(u16_at(p)?), p + 2),
+        Marker::Map32 => (Head::Map(u32_at(p)?), p + 4),
+        Marker::Reserved => return err(pos, "byte 0xc1 is not a msgpack value"),
+    })
+}
+
+fn str_or_bin(marker: u8, r: Range<usize>) -> Head {
+    if (0xc4..=0xc6).contains(&marker) {
+        Head::Bin(r)
+    } else {
+        Head::Str(r)
+    }
+}
+
+/// Position after the value at `pos`, without decoding it.
+pub fn skip(buf: &[u8], pos: usize) -> Result<usize, Error> {
+    // Containers are walked with a counter of values still to skip, not recursion.
+    let mut pending: u64 = 1;
+    let mut p = pos;
+    while pending > 0 {
+        let (h, next) = head(buf, p)?;
+        pending -= 1;
+        match h {
+            Head::Array(n) => pending += n as u64,
+            Head::Map(n) => pending += 2 * n as u64,
+            _ => {}
+        }
+        // Every value is at least one byte: a count beyond what is left cannot be real.
+        if pending > (buf.len() - next) as u64 {
+            return err(p, "a container claims more values than its data can hold");
+        }
+        p = next;
+    }
+    Ok(p)
+}
+
+/// A UTF-8 string head's text.
+pub fn text(buf: &[u8], r: Range<usize>, at: usize) -> Result<&str, Error> {
+    std::str::from_utf8(&buf[r]).or_else(|_| err(at, "a string is not valid UTF-8"))
+}
+
+/// Things a decoded value contained that a validator wants to hear about.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Oddities {
+    pub ext: bool,
+    pub non_str_key: bool,
+}
+
+/// Decodes the value at `pos` into the model: bin becomes a flat uint8 array, ext a map
+/// `{ext_type, data}`. Returns the value and the position after it.
+pub fn value(
+    buf: &[u8],
+    pos: usize,
+    odd: &mut Oddities,
+    depth: usize,
+) -> Result<(Value, usize), Error> {
+    if depth > MAX_DEPTH {
+        return err(pos, format!("values nested deeper than {MAX_DEPTH} levels"));
+    }
+    let (h, mut p) = head(buf, pos)?;
+    let v = match h {
+        Head::Nil => Value::Null,
+        Head::Bool(b) => Value::Bool(b),
+        Head::Int(i) => Value::Int(i),
+        Head::UInt(u) => match i64::try_from(u) {
+            Ok(i) => Value::Int(i),
+            Err(_) => Value::UInt(u),
+        },
+        Head::F32(x) => Value::Float(f64::from(x)),
+        Head::F64(x) => Value::Float(x),
+        Head::Str(r) => Value::Str(text(buf, r, pos)?.to_string()),
+        Head::Bin(r) => Value::Array(Array::flat(ArrayData::U8(buf[r].to_vec()))),
+        Head::Ext(ty, r) => {
+            odd.ext = true;
+            Value::Map(vec![
+                ("ext_type".into(), Value::Int(i64::from(ty))),
+                (
+                    "data".into(),
+                    Value::Array(Array::flat(ArrayData::U8(buf[r].to_vec()))),
+                ),
+            ])
+        }
+        Head::Array(n) => {
+            if n > buf.len() - p {
+                return err(pos, "an array claims more elements than its data can hold");
+            }
+            let mut items = Vec::with_capacity(n);
+            for _ in 0..n {
+                let (v, next) = value(buf, p, odd, depth + 1)?;
+                items.push(v);
+                p = next;
+            }
+            Value::List(items)
+        }
+        Head::Map(n) => {
+            let (fields, next) = map(buf, pos, n, p, odd, depth)?;
+            p = next;
+            Value::Map(fields)
+        }
+    };
+    Ok((v, p))
+}
+
+/// The entries of a map of `n` entries whose first key is at `p`. A non-string key is
+/// kept under its decoded text form and noted.
+fn map(
+    buf: &[u8],
+    pos: usize,
+    n: usize,
+    mut p: usize,
+    odd: &mut Oddities,
+    depth: usize,
+) -> Result<(Vec<Field>, usize), Error> {
+    if n > (buf.len() - p) / 2 {
+        return err(pos, "a map claims more entries than its data can hold");
+    }
+    let mut fields = Vec::with_capacity(n);
+    for _ in 0..n {
+        let (key, next) = key(buf, p, odd)?;
+        let (v, next) = value(buf, next, odd, depth + 1)?;
+        fields.push((key, v));
+        p = next;
+    }
+    Ok((fields, p))
+}
+
+/// A map key: a string, or (noted) any other value in a readable form.
+pub fn key(buf: &[u8], p: usize, odd: &mut Oddities) -> Result<(String, usize), Error> {
+    match head(buf, p)? {
+        (Head::Str(r), next) => Ok((text(buf, r, p)?.to_string(), next)),
+        _ => {
+            odd.non_str_key = true;
+            let end = skip(buf, p)?;
+            let shown: String = buf[p..end].iter().map(|b| format!("{b:02x}")).collect();
+            Ok((format!("<key 0x{shown}>"), end))
+        }
+    }
+}
+
+/// Unwraps results of writing into memory, which cannot fail.
+fn ok<T>(r: Result<T, ValueWriteError<Infallible>>) -> T {
+    match r {
+        Ok(t) => t,
+        Err(ValueWriteError::InvalidMarkerWrite(e) | ValueWriteError::InvalidDataWrite(e)) => {
+            match e {}
+        }
+    }
+}
+
+/// A growing msgpack buffer with msgpack-python's encodings.
+#[derive(Default)]
+pub struct Encoder {
+    buf: ByteBuf,
+}
+
+impl Encoder {
+    pub fn new() -> Encoder {
+        Encoder::default()
+    }
+
+    pub fn into_vec(self) -> Vec<u8> {
+        self.buf.into_vec()
+    }
+
+    pub fn len(&self) -> usize {
+        self.buf.as_slice().len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn raw(&mut self, bytes: &[u8]) {
+        self.buf.as_mut_vec().extend_from_slice(bytes);
+    }
+
+    pub fn nil(&mut self) {
+        ok(encode::write_nil(&mut self.buf).map_err(ValueWriteError::InvalidMarkerWrite));
+    }
+
+    pub fn bool(&mut self, b: bool) {
+        ok(encode::write_bool(&mut self.buf, b).map_err(ValueWriteError::InvalidMarkerWrite));
+    }
+
+    pub fn int(&mut self, i: i64) {
+        ok(encode::write_sint(&mut self.buf, i));
+    }
+
+    pub fn uint(&mut self, u: u64) {
+        ok(encode::write_uint(&mut self.buf, u));
+    }
+
+    pub fn f64(&mut self, x: f64) {
+        ok(encode::write_f64(&mut self.buf, x));
+    }
+
+    pub fn str(&mut self, s: &str) {
+        ok(encode::write_str(&mut self.buf, s));
+    }
+
+    pub fn bin(&mut self, b: &[u8]) {
+        ok(encode::write_bin(&mut self.buf, b));
+    }
+
+    /// A bin header for `len` bytes the caller appends with `raw`.
+    pub fn bin_len(&mut self, len: u32) {
+        ok(encode::write_bin_len(&mut self.buf, len));
+    }
+
+    pub fn array_len(&mut self, n: u32) {
+        ok(encode::write_array_len(&mut self.buf, n));
+    }
+
+    pub fn map_len(&mut self, n: u32) {
+        ok(encode::write_map_len(&mut self.buf, n));
+    }
+
+    /// Any model value as plain msgpack: typed arrays become (nested) lists, except a
+    /// flat uint8 array, which is a bin (the form it was read from).
+    pub fn value(&mut self, v: &Value) {
+        match v {
+            Value::Null | Value::Removed => self.nil(),
+            Value::Bool(b) => self.bool(*b),
+            Value::Int(i) => self.int(*i),
+            Value::UInt(u) => self.uint(*u),
+            Value::Float(x) => self.f64(*x),
+            Value::Str(s) => self.str(s),
+            Value::List(items) => {
+                self.array_len(items.len() as u32);
+                for item in items {
+                    self.value(item);
+                }
+            }
+            Value::Map(fields) => {
+                self.map_len(fields.len() as u32);
+                for (k, v) in fields {
+                    self.str(k);
+                    self.value(v);
+                }
+            }
+            Value::Array(a) => match &a.data {
+                ArrayData::U8(bytes) if a.shape.len() == 1 => self.bin(bytes),
+                data => self.nested(&a.checked_shape(), data, 0),
+            },
+        }
+    }
+
+    fn nested(&mut self, dims: &[usize], data: &ArrayData, offset: usize) {
+        let Some((&n, rest)) = dims.split_first() else {
+            return self.element(data, offset);
+        };
+        let stride: usize = rest.iter().product();
+        self.array_len(n as u32);
+        for i in 0..n {
+            self.nested(rest, data, offset + i * stride);
+        }
+    }
+
+    fn element(&mut self, data: &ArrayData, i: usize) {
+        match data {
+            ArrayData::Bool(v) => self.bool(v[i]),
+            ArrayData::Str(v) => self.str(&v[i]),
+            ArrayData::U8(v) => self.uint(u64::from(v[i])),
+            ArrayData::U16(v) => self.uint(u64::from(v[i])),
+            ArrayData::U32(v) => self.uint(u64::from(v[i])),
+            ArrayData::U64(v) => self.uint(v[i]),
+            ArrayData::I8(v) => self.int(i64::from(v[i])),
+            ArrayData::I16(v) => self.int(i64::from(v[i])),
+            ArrayData::I32(v) => self.int(i64::from(v[i])),
+            ArrayData::I64(v) => self.int(v[i]),
+            ArrayData::F32(v) => self.f64(f64::from(v[i])),
+            ArrayData::F64(v) => self.f64(v[i]),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn smallest_encodings_like_msgpack_python() {
+        let mut e = Encoder::new();
+        e.int(5);
+        e.int(200);
+        e.int(-3);
+        e.int(-200);
+        e.f64(1.5);
+        e.str("frame");
+        e.bin(&[]);
+        assert_eq!(
+            e.into_vec(),
+            [
+                &[0x05, 0xcc, 200, 0xfd, 0xd1, 0xff, 0x38][..],
+                &[0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0],
+                b"\xa5frame",
+                &[0xc4, 0x00]
+            ]
+            .concat()
+        );
+    }
+
+    #[test]
+    fn decode_round_trip_and_skip() {
+        let mut e = Encoder::new();
+        let v = Value::Map(vec![
+            ("a".into(), Value::List(vec![Value::Int(-1), Value::Null])),
+            ("b".into(), Value::Float(0.25)),
+            (
+                "c".into(),
+                Value::Array(Array::flat(ArrayData::U8(vec![1, 2]))),
+            ),
+        ]);
+        e.value(&v);
+        let bytes = e.into_vec();
+        let mut odd = Oddities::default();
+        assert_eq!(value(&bytes, 0, &mut odd, 0), Ok((v, bytes.len())));
+        assert_eq!(skip(&bytes, 0), Ok(bytes.len()));
+        for cut in 0..bytes.len() {
+            assert!(skip(&bytes[..cut], 0).is_err());
+            assert!(value(&bytes[..cut], 0, &mut odd, 0).is_err());
+        }
+    }
+
+    #[test]
+    fn hostile_lengths_are_refused_before_allocating() {
+        // array32 of 2^32-1 elements with no data
+        assert!(skip(&[0xdd, 0xff, 0xff, 0xff, 0xff], 0).is_err());
+        let mut odd = Oddities::default();
+        assert!(value(&[0xdf, 0xff, 0xff, 0xff, 0xff], 0, &mut odd, 0).is_err());
+        let deep = vec![0x91u8; 10_000];
+        assert!(value(&deep, 0, &mut odd, 0).is_err());
+    }
+}

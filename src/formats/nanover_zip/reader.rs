@@ -1,0 +1,860 @@
+//! Reading `.nanover.zip`: the index drives a finished archive (each message read where
+//! its entry says); a crashed archive, or one whose index is damaged, is scanned message
+//! by message when reading leniently (`recover`, `validate`, `inspect`).
+
+use std::collections::{HashMap, VecDeque};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value as Json};
+
+use super::codes::*;
+use super::container::{self, Layout, Member};
+use super::index::{self, Entry, Types};
+use super::message::{self, Note, PartKind};
+use super::msgpack;
+use super::{header, RAW_FORMAT};
+use crate::formats::input::Input;
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::{Header, RawBytes, Record, Value};
+use crate::report::{Finding, Findings, Severity};
+
+/// A gap of more than this between entries is reported.
+const JUMP_US: i64 = 120_000_000;
+/// The largest message a scan will look for (bounds memory on a damaged length).
+const MAX_SCAN_MESSAGE: usize = 1 << 30;
+const HINT: &str = "run `simrec recover` to rewrite what can be read";
+
+enum Mode {
+    Indexed {
+        entries: Vec<Entry>,
+        next: usize,
+    },
+    /// Messages one after another from `pos` to `end`, with timestamps kept from a damaged
+    /// index where an entry covers exactly one message (offset → (length, timestamp)).
+    Scan {
+        pos: u64,
+        end: u64,
+        kept: HashMap<u64, (u64, i64)>,
+        stamps: Stamps,
+        why: &'static str,
+    },
+}
+
+/// Synthesised timestamps of a scan (spec §11 step 3).
+#[derive(Default)]
+struct Stamps {
+    s0: Option<f64>,
+    last: i64,
+    derived: u64,
+    kept: u64,
+    invented: u64,
+    clamped: u64,
+}
+
+/// Facts about the container, for `inspect`.
+#[derive(Debug, Clone, Default)]
+struct ZipFacts {
+    members: Vec<(Member, bool)>,
+    entries: u64,
+    contiguous: bool,
+    unfinished: bool,
+}
+
+pub struct ZipReader {
+    path: PathBuf,
+    input: Input,
+    header: Header,
+    findings: Findings,
+    options: ReadOptions,
+    mode: Mode,
+    data_offset: u64,
+    member_size: u64,
+    queue: VecDeque<Record>,
+    ordinal: u64,
+    consumed: u64,
+    last_ts: Option<i64>,
+    counts: Counts,
+    facts: ZipFacts,
+    done: bool,
+}
+
+impl ZipReader {
+    pub fn open(path: &Path, options: ReadOptions) -> Result<ZipReader, ReadError> {
+        let input = Input::open(path).map_err(|e| ReadError::from(e).in_file(path))?;
+        ZipReader::new(path, input, options)
+    }
+
+    /// A reader over any input (files, or bytes in memory for tests and fuzzing).
+    pub fn new(
+        path: &Path,
+        mut input: Input,
+        options: ReadOptions,
+    ) -> Result<ZipReader, ReadError> {
+        let mut notes = Vec::new();
+        let layout = container::read(&mut input, &mut notes)
+            .map_err(|f| ReadError::invalid(f).in_file(path))?;
+        let mut findings = Findings::default();
+        let fail = |f: Finding| ReadError::invalid(f.hint(HINT)).in_file(path);
+        for n in notes {
+            if n.severity == Severity::Error && !options.lenient {
+                return Err(fail(n));
+            }
+            findings.push(n);
+        }
+        let mut facts = ZipFacts::default();
+        let (mode, data_offset, member_size, types_seen) = match layout {
+            Layout::Unfinished { data_offset } => {
+                let end = input.len();
+                facts.unfinished = true;
+                if !options.lenient {
+                    let n = count_messages(&mut input, data_offset, end);
+                    return Err(fail(Finding::new(Severity::Error, UNFINISHED, format!(
+                        "the recorder did not close this archive: no index and no central directory. {} complete messages can be recovered; their timestamps are lost and would be synthesised",
+                        n
+                    )).offset(0)));
+                }
+                let scan = Mode::Scan {
+                    pos: data_offset,
+                    end,
+                    kept: HashMap::new(),
+                    stamps: Stamps::default(),
+                    why: "unfinished",
+                };
+                (scan, data_offset, end - data_offset, Types::default())
+            }
+            Layout::Finished { messages, index } => {
+                let mut crc_ok = [true, true];
+                for (i, m) in [&messages, &index].into_iter().enumerate() {
+                    let crc =
+                        member_crc(&mut input, m).map_err(|e| ReadError::from(e).in_file(path))?;
+                    if crc != m.crc {
+                        crc_ok[i] = false;
+                        let f = Finding::new(Severity::Error, CRC_MISMATCH, format!(
+                            "member `{}`: CRC-32 is {crc:08x}, the archive says {:08x}: its bytes changed after writing", m.name, m.crc
+                        )).offset(m.data_offset);
+                        if !options.lenient {
+                            return Err(fail(f));
+                        }
+                        findings.push(f);
+                    }
+                }
+                let index_bytes = input
+                    .bytes(index.data_offset, index.size as usize)
+                    .map_err(|e| ReadError::from(e).in_file(path))?
+                    .to_vec();
+                facts.members = vec![(messages.clone(), crc_ok[0]), (index.clone(), crc_ok[1])];
+                let parsed = index::parse(&index_bytes);
+                match parsed.map(|entries| {
+                    let checks = check_entries(&entries, messages.size, messages.data_offset);
+                    (entries, checks)
+                }) {
+                    Ok((entries, checks)) => {
+                        facts.entries = entries.len() as u64;
+                        facts.contiguous = !checks.iter().any(|f| f.code == INDEX_GAP);
+                        let broken = checks.iter().any(|f| f.code == INDEX_OUT_OF_BOUNDS);
+                        for f in checks {
+                            if f.severity == Severity::Error && !options.lenient {
+                                return Err(fail(f));
+                            }
+                            findings.push(f);
+                        }
+                        let mut types = Types::default();
+                        for e in &entries {
+                            for k in e.types.iter() {
+                                if !types.contains(k) {
+                                    types.push(k.name());
+                                }
+                            }
+                        }
+                        if broken {
+                            (
+                                scan_with_kept(&entries, &messages),
+                                messages.data_offset,
+                                messages.size,
+                                Types::default(),
+                            )
+                        } else {
+                            (
+                                Mode::Indexed { entries, next: 0 },
+                                messages.data_offset,
+                                messages.size,
+                                types,
+                            )
+                        }
+                    }
+                    Err(e) => {
+                        let f = Finding::new(
+                            Severity::Error,
+                            INDEX_DECODE,
+                            format!("the index cannot be read: {}", e.what),
+                        )
+                        .offset(index.data_offset + e.at as u64);
+                        if !options.lenient {
+                            return Err(fail(f));
+                        }
+                        findings.push(f);
+                        (
+                            scan_with_kept(&[], &messages),
+                            messages.data_offset,
+                            messages.size,
+                            Types::default(),
+                        )
+                    }
+                }
+            }
+        };
+        // A scan cannot know its parts up front: it declares all three.
+        let declared: Vec<PartKind> = match &mode {
+            Mode::Scan { .. } => PartKind::ALL.to_vec(),
+            Mode::Indexed { .. } => PartKind::ALL
+                .into_iter()
+                .filter(|k| types_seen.contains(*k))
+                .collect(),
+        };
+        Ok(ZipReader {
+            path: path.to_path_buf(),
+            input,
+            header: header(&declared),
+            findings,
+            options,
+            mode,
+            data_offset,
+            member_size,
+            queue: VecDeque::new(),
+            ordinal: 0,
+            consumed: 0,
+            last_ts: None,
+            counts: Counts::default(),
+            facts,
+            done: false,
+        })
+    }
+
+    fn report(&mut self, f: Finding) -> Result<(), ReadError> {
+        if f.severity == Severity::Error && !self.options.lenient {
+            return Err(ReadError::invalid(f.hint(HINT)).in_file(&self.path));
+        }
+        self.findings.push(f);
+        Ok(())
+    }
+
+    fn channel(&self, kind: PartKind) -> Option<u32> {
+        self.header.channel_id(kind.name())
+    }
+
+    /// Reads the next message into the queue; `false` at the end.
+    fn advance(&mut self) -> Result<bool, ReadError> {
+        match &mut self.mode {
+            Mode::Indexed { entries, next } => {
+                let Some(entry) = entries.get(*next).cloned() else {
+                    return Ok(false);
+                };
+                *next += 1;
+                self.indexed(entry)?;
+                Ok(true)
+            }
+            Mode::Scan { .. } => self.scanned(),
+        }
+    }
+
+    fn indexed(&mut self, entry: Entry) -> Result<(), ReadError> {
+        let ordinal = self.ordinal;
+        self.ordinal += 1;
+        let offset = self.data_offset + entry.offset;
+        let ts = match entry.timestamp {
+            Some(Ok(t)) if (0..=i64::MAX / 1000).contains(&t) => t,
+            // check_entries reported it; reading leniently takes the previous time.
+            _ => self.last_ts.unwrap_or(0),
+        };
+        self.last_ts = Some(ts);
+        self.consumed = offset + entry.length;
+        if !self.options.decode {
+            for kind in entry.types.iter() {
+                if let Some(channel) = self.channel(kind) {
+                    let mut r = Record::new(ts * 1000, channel);
+                    if kind == PartKind::Frame {
+                        r.frame = match entry.frame_index {
+                            Some(Value::Int(i)) => u64::try_from(i).ok(),
+                            _ => None,
+                        };
+                    }
+                    self.queue.push_back(r);
+                }
+            }
+            return Ok(());
+        }
+        let bytes = self
+            .input
+            .bytes(offset, entry.length as usize)
+            .map_err(|e| ReadError::from(e).in_file(&self.path))?
+            .to_vec();
+        self.message(bytes, offset, ordinal, ts, Some(&entry))
+    }
+
+    /// Decodes one message into records, checking it against its index entry.
+    fn message(
+        &mut self,
+        bytes: Vec<u8>,
+        offset: u64,
+        ordinal: u64,
+        ts: i64,
+        entry: Option<&Entry>,
+    ) -> Result<(), ReadError> {
+        let at = |a: usize| offset + a as u64;
+        let parts = match message::top_level(&bytes) {
+            Ok(p) => p,
+            Err(e) => {
+                let code = if e.what.contains("not a map") || e.what.contains("not a string") {
+                    MESSAGE_NOT_MAP
+                } else {
+                    MESSAGE_DECODE
+                };
+                return self.report(
+                    Finding::new(
+                        Severity::Error,
+                        code,
+                        format!("message {ordinal}: {}", e.what),
+                    )
+                    .at(at(e.at), ordinal),
+                );
+            }
+        };
+        let mut types = Types::default();
+        for (name, _) in &parts {
+            types.push(name);
+            if PartKind::from_name(name).is_none() {
+                self.report(Finding::new(Severity::Warning, UNKNOWN_PART, format!(
+                    "top-level key `{name}` is not frame, state or command: kept in the message, not read")).at(offset, ordinal))?;
+            }
+        }
+        if let Some(entry) = entry {
+            if entry.types != types {
+                self.report(Finding::new(Severity::Error, TYPES_MISMATCH, format!(
+                    "the index lists parts {:?}, the message has {:?}: upstream readers skip what the index does not list",
+                    entry.types.names(), types.names())).at(offset, ordinal))?;
+            }
+        }
+        let known = parts
+            .iter()
+            .filter(|(n, _)| PartKind::from_name(n).is_some())
+            .count();
+        let group = (known > 1).then_some(ordinal);
+        let mut notes: Vec<Note> = Vec::new();
+        let mut records = Vec::with_capacity(known);
+        for kind in PartKind::ALL {
+            let Some((_, range)) = parts.iter().find(|(n, _)| n == kind.name()) else {
+                continue;
+            };
+            let range = range.clone();
+            let mut record = Record::new(ts * 1000, 0);
+            match kind {
+                PartKind::Frame => {
+                    let (fields, frame) = message::frame(&bytes, range.clone(), &mut notes);
+                    let own = fields
+                        .iter()
+                        .find(|(k, _)| k == "frame.index")
+                        .map(|(_, v)| v);
+                    if own.is_none() {
+                        notes.push(Note {
+                            severity: Severity::Warning,
+                            code: FRAME_NO_INDEX,
+                            message: "a frame without `frame.index` (legal; it is not a reset)"
+                                .into(),
+                            at: range.start,
+                        });
+                    }
+                    if let Some(entry) = entry {
+                        if entry.types.contains(PartKind::Frame)
+                            && entry.frame_index.as_ref() != own
+                        {
+                            notes.push(Note {
+                                severity: Severity::Error,
+                                code: FRAME_INDEX_MISMATCH,
+                                message: format!(
+                                    "the index says frame.index {:?}, the frame has {:?}",
+                                    entry.frame_index, own
+                                ),
+                                at: range.start,
+                            });
+                        }
+                    }
+                    if let Some(f) = self.counts.observe(frame, &fields) {
+                        notes.push(Note {
+                            severity: Severity::Warning,
+                            code: COUNT_MISMATCH,
+                            message: f,
+                            at: range.start,
+                        });
+                    }
+                    record.frame = frame;
+                    record.values = fields;
+                }
+                PartKind::State => record.values = message::state(&bytes, range, &mut notes),
+                PartKind::Command => record.values = message::command(&bytes, range, &mut notes),
+            }
+            match self.channel(kind) {
+                Some(c) => record.channel = c,
+                // Declared from the index, which did not list this part (reported above).
+                None => continue,
+            }
+            record.group = group;
+            records.push(record);
+        }
+        for n in notes {
+            self.report(
+                Finding::new(
+                    n.severity,
+                    n.code,
+                    format!("message {ordinal}: {}", n.message),
+                )
+                .at(at(n.at), ordinal),
+            )?;
+        }
+        if let Some((last, rest)) = records.split_last_mut() {
+            for r in rest {
+                r.raw = Some(RawBytes {
+                    format: RAW_FORMAT,
+                    bytes: bytes.clone(),
+                });
+            }
+            last.raw = Some(RawBytes {
+                format: RAW_FORMAT,
+                bytes,
+            });
+        }
+        self.queue.extend(records);
+        Ok(())
+    }
+
+    /// The next message of a scan, with its synthesised timestamp.
+    fn scanned(&mut self) -> Result<bool, ReadError> {
+        let Mode::Scan { pos, end, .. } = &self.mode else {
+            return Ok(false);
+        };
+        let (pos, end) = (*pos, *end);
+        if pos >= end {
+            self.finish_scan()?;
+            return Ok(false);
+        }
+        let ordinal = self.ordinal;
+        let bytes = match read_value(&mut self.input, pos, end) {
+            Ok(b) => b,
+            Err(e) => {
+                let dropped = end - pos;
+                self.report(Finding::new(Severity::Error, MESSAGE_DECODE, format!(
+                    "message {ordinal}: {}; the scan stops here and drops the last {dropped} bytes", e.what
+                )).at(pos + e.at as u64, ordinal))?;
+                if let Mode::Scan { pos: p, .. } = &mut self.mode {
+                    *p = end;
+                }
+                self.finish_scan()?;
+                return Ok(false);
+            }
+        };
+        if !matches!(msgpack::head(&bytes, 0), Ok((msgpack::Head::Map(_), _))) {
+            self.report(Finding::new(Severity::Error, MESSAGE_NOT_MAP, format!(
+                "message {ordinal} is not a map; the scan stops here and drops the last {} bytes", end - pos
+            )).at(pos, ordinal))?;
+            if let Mode::Scan { pos: p, .. } = &mut self.mode {
+                *p = end;
+            }
+            self.finish_scan()?;
+            return Ok(false);
+        }
+        let len = bytes.len() as u64;
+        let relative = pos - self.data_offset;
+        let server = server_timestamp(&bytes);
+        let Mode::Scan {
+            pos: p,
+            kept,
+            stamps,
+            ..
+        } = &mut self.mode
+        else {
+            return Ok(false);
+        };
+        *p = pos + len;
+        let ts = match kept.get(&relative) {
+            Some(&(l, t)) if l == len => {
+                stamps.kept += 1;
+                t
+            }
+            _ => match server {
+                Some(s) => {
+                    let s0 = *stamps.s0.get_or_insert(s);
+                    stamps.derived += 1;
+                    ((s - s0) * 1e6).round() as i64
+                }
+                None => {
+                    stamps.invented += 1;
+                    stamps.last
+                }
+            },
+        };
+        let ts = if ts < stamps.last {
+            stamps.clamped += 1;
+            let last = stamps.last;
+            self.findings.push(Finding::new(Severity::Warning, TIMESTAMP_DECREASE, format!(
+                "message {ordinal}: the synthesised timestamp {ts} µs is below the previous {last} µs; clamped to it")).at(pos, ordinal));
+            last
+        } else {
+            ts
+        };
+        if let Mode::Scan { stamps, .. } = &mut self.mode {
+            stamps.last = ts;
+        }
+        self.ordinal += 1;
+        self.consumed = pos + len;
+        self.message(bytes, pos, ordinal, ts, None)?;
+        Ok(true)
+    }
+
+    /// The summary of a scan: why it ran and where its timestamps came from.
+    fn finish_scan(&mut self) -> Result<(), ReadError> {
+        let Mode::Scan {
+            stamps, why, end, ..
+        } = &mut self.mode
+        else {
+            return Ok(());
+        };
+        let s = std::mem::take(stamps);
+        *end = 0;
+        let what = if *why == "unfinished" {
+            "the recorder did not close this archive: no index and no central directory, so every timestamp was lost"
+        } else {
+            "the index is damaged, so the messages were read one after another"
+        };
+        let n = self.ordinal;
+        let message = format!(
+            "{what}. Read {n} messages; timestamps: {} kept from the index, {} derived from `server.timestamp`, {} invented (the previous message's time){}",
+            s.kept, s.derived, s.invented,
+            if s.clamped > 0 { format!(", {} clamped to keep time from going back", s.clamped) } else { String::new() }
+        );
+        let code = if *why == "unfinished" {
+            UNFINISHED
+        } else {
+            TIMESTAMP_SYNTHESISED
+        };
+        self.findings
+            .push(Finding::new(Severity::Error, code, message).offset(0));
+        if s.derived + s.invented > 0 && *why == "unfinished" {
+            self.findings.push(Finding::new(
+                Severity::Warning,
+                TIMESTAMP_SYNTHESISED,
+                format!(
+                    "{} timestamps derived from `server.timestamp`, {} invented",
+                    s.derived, s.invented
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Aggregate counts against their arrays (spec §15 `NVZIP_COUNT_MISMATCH`).
+#[derive(Default)]
+struct Counts {
+    count: [Option<i64>; 3],
+    len: [Option<usize>; 3],
+}
+
+impl Counts {
+    const COUNT_KEYS: [&'static str; 3] = ["particle.count", "residue.count", "chain.count"];
+
+    fn observe(&mut self, frame: Option<u64>, fields: &[(String, Value)]) -> Option<String> {
+        if frame == Some(0) {
+            *self = Counts::default();
+        }
+        let mut touched = [false; 3];
+        for (k, v) in fields {
+            let slot = match k.as_str() {
+                "particle.count" => (0, true),
+                "residue.count" => (1, true),
+                "chain.count" => (2, true),
+                "particle.positions" | "particle.elements" => (0, false),
+                "residue.names" => (1, false),
+                "chain.names" => (2, false),
+                _ => continue,
+            };
+            touched[slot.0] = true;
+            match (slot.1, v) {
+                (true, Value::Int(n)) => self.count[slot.0] = Some(*n),
+                (false, Value::Array(a)) => self.len[slot.0] = a.shape.first().copied(),
+                (false, Value::List(l)) => self.len[slot.0] = Some(l.len()),
+                _ => {}
+            }
+        }
+        (0..3).find_map(|i| match (touched[i], self.count[i], self.len[i]) {
+            (true, Some(c), Some(l)) if c != l as i64 => Some(format!(
+                "`{}` is {c} but the frame's arrays hold {l}",
+                Self::COUNT_KEYS[i]
+            )),
+            _ => None,
+        })
+    }
+}
+
+impl Iterator for ZipReader {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(r) = self.queue.pop_front() {
+                return Some(Ok(r));
+            }
+            if self.done {
+                return None;
+            }
+            match self.advance() {
+                Ok(true) => {}
+                Ok(false) => self.done = true,
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl Source for ZipReader {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        vec![(self.path.as_path(), &self.findings)]
+    }
+    fn progress(&self) -> (u64, u64) {
+        (self.consumed, self.input.len())
+    }
+    fn facts(&self) -> Vec<(String, Json)> {
+        let f = &self.facts;
+        let members: Vec<Json> = f
+            .members
+            .iter()
+            .map(|(m, ok)| {
+                json!({
+                    "name": m.name, "data_offset": m.data_offset, "size_bytes": m.size,
+                    "crc32": format!("{:08x}", m.crc), "crc_ok": ok,
+                })
+            })
+            .collect();
+        vec![
+            ("messages".into(), json!(self.ordinal_total())),
+            (
+                "zip".into(),
+                json!({
+                    "finished": !f.unfinished,
+                    "members": members,
+                    "index_entries": f.entries,
+                    "index_contiguous": f.contiguous,
+                    "messages_member_bytes": self.member_size,
+                }),
+            ),
+        ]
+    }
+}
+
+impl ZipReader {
+    fn ordinal_total(&self) -> u64 {
+        match &self.mode {
+            Mode::Indexed { entries, .. } => entries.len() as u64,
+            Mode::Scan { .. } => self.ordinal,
+        }
+    }
+}
+
+/// Checks every index entry against the member and the previous entry.
+fn check_entries(entries: &[Entry], member_size: u64, data_offset: u64) -> Vec<Finding> {
+    let mut out = Vec::new();
+    let mut expected = 0u64;
+    let mut last: Option<i64> = None;
+    for (i, e) in entries.iter().enumerate() {
+        let i = i as u64;
+        let at = data_offset + e.offset;
+        if e.offset
+            .checked_add(e.length)
+            .is_none_or(|end| end > member_size)
+        {
+            out.push(Finding::new(Severity::Error, INDEX_OUT_OF_BOUNDS, format!(
+                "entry {i} ({} bytes at {}) ends past the messages member ({member_size} bytes)", e.length, e.offset)).at(at, i));
+        }
+        if e.offset != expected {
+            out.push(
+                Finding::new(
+                    Severity::Warning,
+                    INDEX_GAP,
+                    format!(
+                        "entry {i} starts at {} where the previous one ended at {expected}",
+                        e.offset
+                    ),
+                )
+                .at(at, i),
+            );
+        }
+        expected = e.offset.saturating_add(e.length);
+        match &e.timestamp {
+            None => out.push(
+                Finding::new(
+                    Severity::Error,
+                    TIMESTAMP_MISSING,
+                    format!("entry {i} has no timestamp (upstream playback fails on it)"),
+                )
+                .at(at, i),
+            ),
+            Some(Err(what)) => out.push(
+                Finding::new(
+                    Severity::Error,
+                    TIMESTAMP_TYPE,
+                    format!(
+                        "entry {i}'s timestamp is {what}, not an integer number of microseconds"
+                    ),
+                )
+                .at(at, i),
+            ),
+            Some(Ok(t)) if *t < 0 || *t > i64::MAX / 1000 => out.push(
+                Finding::new(
+                    Severity::Error,
+                    TIMESTAMP_TYPE,
+                    format!(
+                "entry {i}'s timestamp {t} µs is negative or beyond what 64-bit nanoseconds hold"),
+                )
+                .at(at, i),
+            ),
+            Some(Ok(t)) => {
+                if let Some(l) = last {
+                    if *t < l {
+                        out.push(
+                            Finding::new(
+                                Severity::Warning,
+                                TIMESTAMP_DECREASE,
+                                format!(
+                                    "entry {i}'s timestamp {t} µs is below the previous {l} µs"
+                                ),
+                            )
+                            .at(at, i),
+                        );
+                    } else if t - l > JUMP_US {
+                        out.push(
+                            Finding::new(
+                                Severity::Warning,
+                                TIMESTAMP_JUMP,
+                                format!(
+                                    "entry {i} comes {:.1} s after the previous one",
+                                    (t - l) as f64 / 1e6
+                                ),
+                            )
+                            .at(at, i),
+                        );
+                    }
+                }
+                last = Some(*t);
+            }
+        }
+    }
+    if !entries.is_empty() && expected != member_size {
+        let i = entries.len() as u64 - 1;
+        out.push(
+            Finding::new(
+                Severity::Warning,
+                INDEX_GAP,
+                format!("the last entry ends at {expected}, the messages member at {member_size}"),
+            )
+            .at(data_offset + expected.min(member_size), i),
+        );
+    }
+    out
+}
+
+fn scan_with_kept(entries: &[Entry], messages: &Member) -> Mode {
+    let kept = entries
+        .iter()
+        .filter_map(|e| match e.timestamp {
+            Some(Ok(t)) if t >= 0 && t <= i64::MAX / 1000 => Some((e.offset, (e.length, t))),
+            _ => None,
+        })
+        .collect();
+    Mode::Scan {
+        pos: messages.data_offset,
+        end: messages.data_offset + messages.size,
+        kept,
+        stamps: Stamps::default(),
+        why: "damaged index",
+    }
+}
+
+/// CRC-32 of a member's bytes, read in bounded chunks.
+fn member_crc(input: &mut Input, m: &Member) -> std::io::Result<u32> {
+    const CHUNK: u64 = 1 << 20;
+    let mut h = crc32fast::Hasher::new();
+    let mut at = m.data_offset;
+    let end = m.data_offset + m.size;
+    while at < end {
+        let n = (end - at).min(CHUNK);
+        h.update(input.bytes(at, n as usize)?);
+        at += n;
+    }
+    Ok(h.finalize())
+}
+
+/// The bytes of the one msgpack value at `pos`, looking at growing windows so that
+/// memory follows the message, not the file.
+fn read_value(input: &mut Input, pos: u64, end: u64) -> Result<Vec<u8>, msgpack::Error> {
+    let mut window = (1usize << 20).min((end - pos) as usize);
+    loop {
+        let bytes = input.bytes(pos, window).map_err(|e| msgpack::Error {
+            at: 0,
+            what: e.to_string(),
+        })?;
+        match msgpack::skip(bytes, 0) {
+            Ok(len) => return Ok(bytes[..len].to_vec()),
+            Err(e) if (window as u64) < end - pos && window < MAX_SCAN_MESSAGE => {
+                let _ = e;
+                window = (window * 4).min((end - pos) as usize).min(MAX_SCAN_MESSAGE);
+            }
+            Err(e) => return Err(e),
+        }
+    }
+}
+
+/// Complete messages from `pos` (for the error that tells what `recover` would keep).
+fn count_messages(input: &mut Input, mut pos: u64, end: u64) -> u64 {
+    let mut n = 0;
+    while pos < end {
+        match read_value(input, pos, end) {
+            Ok(b) => {
+                pos += b.len() as u64;
+                n += 1;
+            }
+            Err(_) => break,
+        }
+    }
+    n
+}
+
+/// A finite number under `frame` → `server.timestamp`, without decoding the rest.
+fn server_timestamp(bytes: &[u8]) -> Option<f64> {
+    let parts = message::top_level(bytes).ok()?;
+    let (_, range) = parts.iter().find(|(n, _)| n == "frame")?;
+    let (msgpack::Head::Map(n), mut p) = msgpack::head(bytes, range.start).ok()? else {
+        return None;
+    };
+    for _ in 0..n {
+        let (h, vpos) = msgpack::head(bytes, p).ok()?;
+        let vend = msgpack::skip(bytes, vpos).ok()?;
+        if let msgpack::Head::Str(r) = h {
+            if &bytes[r] == b"server.timestamp" {
+                let x = match msgpack::head(bytes, vpos).ok()?.0 {
+                    msgpack::Head::F64(x) => x,
+                    msgpack::Head::F32(x) => f64::from(x),
+                    msgpack::Head::Int(i) => i as f64,
+                    msgpack::Head::UInt(u) => u as f64,
+                    _ => return None,
+                };
+                return x.is_finite().then_some(x);
+            }
+        }
+        p = vend;
+    }
+    None
+}

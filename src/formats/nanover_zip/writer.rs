@@ -1,0 +1,250 @@
+//! Writing `.nanover.zip` as NanoVer's writer does (spec §10): the messages member
+//! streamed behind a placeholder local header that is patched at the end, then the index
+//! member, the central directory and the EOCD. Only the index entries grow with the
+//! recording (about 50 bytes per message).
+
+use std::io::{Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use super::container::{self, MESSAGES_DATA_OFFSET};
+use super::encode::{self, Lost};
+use super::index::{self, Types};
+use super::message::{self, PartKind};
+use super::msgpack::Encoder;
+use super::RAW_FORMAT;
+use crate::formats::output::{Outputs, SeekableDestination};
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Header, Record, Value};
+
+struct IndexEntry {
+    offset: u64,
+    length: u64,
+    types: Types,
+    frame_index: Option<Value>,
+    timestamp: i64,
+}
+
+pub struct ZipWriter {
+    out: SeekableDestination,
+    path: PathBuf,
+    /// The part each input channel becomes, if any.
+    parts: Vec<Option<PartKind>>,
+    channel_names: Vec<String>,
+    written: u64,
+    crc: crc32fast::Hasher,
+    index: Vec<IndexEntry>,
+    /// Records of one group, waiting for the rest of their message.
+    pending: Vec<Record>,
+    report: WriteReport,
+}
+
+impl ZipWriter {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<ZipWriter, WriteError> {
+        let parts: Vec<Option<PartKind>> = header
+            .channels
+            .iter()
+            .map(|c| PartKind::from_name(&c.name))
+            .collect();
+        if !header.channels.is_empty() && parts.iter().all(Option::is_none) {
+            let names: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
+            return Err(WriteError::Unsupported(format!(
+                "nothing to write: a .nanover.zip holds channels `frame`, `state` and `command`, the input has {names:?}"
+            )));
+        }
+        let mut out = outputs.create_seekable(target)?;
+        out.write_all(&container::messages_local_header(0, 0))
+            .map_err(|e| WriteError::io(target, e))?;
+        Ok(ZipWriter {
+            out,
+            path: target.to_path_buf(),
+            parts,
+            channel_names: header.channels.iter().map(|c| c.name.clone()).collect(),
+            written: 0,
+            crc: crc32fast::Hasher::new(),
+            index: Vec::new(),
+            pending: Vec::new(),
+            report: WriteReport::default(),
+        })
+    }
+
+    fn kind(&self, r: &Record) -> Option<PartKind> {
+        self.parts.get(r.channel as usize).copied().flatten()
+    }
+
+    fn flush_pending(&mut self) -> Result<(), WriteError> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        let group = std::mem::take(&mut self.pending);
+        self.message(&group)
+    }
+
+    /// Writes one message made of `records` (one per part, same time).
+    fn message(&mut self, records: &[Record]) -> Result<(), WriteError> {
+        let ts = records[0].time / 1000;
+        let verbatim = self.verbatim(records);
+        let (bytes, types, frame_index) = match verbatim {
+            Some(v) => v,
+            None => self.encoded(records),
+        };
+        self.out
+            .write_all(&bytes)
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.crc.update(&bytes);
+        self.index.push(IndexEntry {
+            offset: self.written,
+            length: bytes.len() as u64,
+            types,
+            frame_index,
+            timestamp: ts,
+        });
+        self.written += bytes.len() as u64;
+        self.report.records += records.len() as u64;
+        Ok(())
+    }
+
+    /// The original message, when every record carries it and together they are all of
+    /// its parts.
+    fn verbatim(&mut self, records: &[Record]) -> Option<(Vec<u8>, Types, Option<Value>)> {
+        let raw = records[0].raw.as_ref().filter(|r| r.format == RAW_FORMAT)?;
+        if records.iter().any(|r| r.raw.as_ref() != Some(raw)) {
+            return None;
+        }
+        let parts = message::top_level(&raw.bytes).ok()?;
+        let mut types = Types::default();
+        let mut kinds = Vec::new();
+        for (name, _) in &parts {
+            types.push(name);
+            kinds.extend(PartKind::from_name(name));
+        }
+        let mut mine: Vec<PartKind> = records.iter().filter_map(|r| self.kind(r)).collect();
+        mine.sort();
+        kinds.sort();
+        if mine != kinds {
+            return None;
+        }
+        let frame_index = parts
+            .iter()
+            .find(|(n, _)| n == "frame")
+            .and_then(|(_, r)| message::frame_index_of(&raw.bytes, r.clone()));
+        self.report.verbatim += records.len() as u64;
+        Some((raw.bytes.clone(), types, frame_index))
+    }
+
+    fn encoded(&mut self, records: &[Record]) -> (Vec<u8>, Types, Option<Value>) {
+        let mut sorted: Vec<(PartKind, &Record)> = records
+            .iter()
+            .filter_map(|r| Some((self.kind(r)?, r)))
+            .collect();
+        sorted.sort_by_key(|(k, _)| *k);
+        let mut enc = Encoder::new();
+        let mut types = Types::default();
+        let mut frame_index = None;
+        enc.map_len(sorted.len() as u32);
+        for (kind, r) in &sorted {
+            let mut lost = Lost::new();
+            enc.str(kind.name());
+            types.push(kind.name());
+            encode::part(&mut enc, *kind, r.frame, &r.values, &mut lost);
+            if *kind == PartKind::Frame {
+                frame_index = match r.frame {
+                    Some(i) => Some(Value::Int(i as i64)),
+                    None => r.get("frame.index").cloned(),
+                };
+            }
+            lost.sort();
+            lost.dedup();
+            let channel = &self.channel_names[r.channel as usize];
+            for (field, reason) in lost {
+                self.report.loss.add(channel, &field, reason);
+            }
+        }
+        (enc.into_vec(), types, frame_index)
+    }
+}
+
+impl Sink for ZipWriter {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        let channel = self
+            .channel_names
+            .get(record.channel as usize)
+            .map_or("?", String::as_str);
+        if self.kind(record).is_none() {
+            self.report.loss.add(
+                channel,
+                "*",
+                "no such part in a .nanover.zip message; record dropped",
+            );
+            return Ok(());
+        }
+        if record.time < 0 {
+            self.report
+                .loss
+                .add(channel, "time", "negative time; record dropped");
+            return Ok(());
+        }
+        if record.time % 1000 != 0 {
+            self.report
+                .loss
+                .add(channel, "time", "time truncated to whole microseconds");
+        }
+        let joins = |p: &Record| {
+            p.group == record.group && p.time == record.time && p.channel != record.channel
+        };
+        if record.group.is_some() && !self.pending.is_empty() && self.pending.iter().all(joins) {
+            self.pending.push(record.clone());
+            return Ok(());
+        }
+        self.flush_pending()?;
+        if record.group.is_some() {
+            self.pending.push(record.clone());
+            Ok(())
+        } else {
+            self.message(std::slice::from_ref(record))
+        }
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.flush_pending()?;
+        let io = |e| WriteError::io(&self.path, e);
+        let m = self.written;
+        let crc = self.crc.clone().finalize();
+        let mut idx = Encoder::new();
+        idx.array_len(self.index.len() as u32);
+        for e in &self.index {
+            index::encode_entry(
+                &mut idx,
+                e.offset,
+                e.length,
+                e.types,
+                e.frame_index.as_ref(),
+                e.timestamp,
+            );
+        }
+        let idx = idx.into_vec();
+        let idx_crc = crc32fast::hash(&idx);
+        let index_local = MESSAGES_DATA_OFFSET + m;
+        let index_header = container::index_local_header(idx_crc, idx.len() as u32);
+        let cd_offset = index_local + index_header.len() as u64 + idx.len() as u64;
+        let cd = container::central_directory(
+            &[
+                (container::MESSAGES, crc, m, 0),
+                (container::INDEX, idx_crc, idx.len() as u64, index_local),
+            ],
+            cd_offset,
+        );
+        self.out.write_all(&index_header).map_err(io)?;
+        self.out.write_all(&idx).map_err(io)?;
+        self.out.write_all(&cd).map_err(io)?;
+        self.out.seek(SeekFrom::Start(0)).map_err(io)?;
+        self.out
+            .write_all(&container::messages_local_header(crc, m))
+            .map_err(io)?;
+        self.out.flush().map_err(io)?;
+        Ok(std::mem::take(&mut self.report))
+    }
+}
