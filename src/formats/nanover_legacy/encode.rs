@@ -2,7 +2,7 @@
 
 use prost::Message as _;
 
-use super::keys::shape_for;
+use super::keys::{conventional, shape_for, ArrayKind};
 use super::proto::{self, Kind, ProtoValue};
 use crate::model::{Array, ArrayData, Field, Value};
 
@@ -24,6 +24,26 @@ pub fn frame_payload(frame_index: u32, fields: &[Field], lost: &mut Lost) -> Vec
             }
             Value::Removed => {
                 lost.push((key.clone(), "a removal has no place in a frame; dropped"))
+            }
+            // A list of strings (names from a .nanover.zip) is a legacy string array.
+            Value::List(items)
+                if !items.is_empty() && items.iter().all(|v| matches!(v, Value::Str(_))) =>
+            {
+                let values = items
+                    .iter()
+                    .filter_map(|v| match v {
+                        Value::Str(s) => Some(s.clone()),
+                        _ => None,
+                    })
+                    .collect();
+                frame.arrays.push(proto::ArrayEntry {
+                    key: key.clone(),
+                    value: Some(proto::ValueArray {
+                        values: Some(proto::ValueArrayKind::StringValues(proto::StringArray {
+                            values,
+                        })),
+                    }),
+                });
             }
             other => frame.values.push(proto::ValueEntry {
                 key: key.clone(),
@@ -90,8 +110,14 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
             Kind::NullValue(0)
         }
         Value::Bool(b) => Kind::BoolValue(*b),
-        Value::Int(i) => return number(key, *i as f64, i.unsigned_abs(), lost),
-        Value::UInt(u) => return number(key, *u as f64, *u, lost),
+        Value::Int(i) => {
+            lost.push((key.to_string(), "integer written as a double"));
+            return number(key, *i as f64, i.unsigned_abs(), lost);
+        }
+        Value::UInt(u) => {
+            lost.push((key.to_string(), "integer written as a double"));
+            return number(key, *u as f64, *u, lost);
+        }
         Value::Float(x) => Kind::NumberValue(*x),
         Value::Str(s) => Kind::StringValue(s.clone()),
         Value::List(items) => Kind::ListValue(proto::ListValue {
@@ -168,6 +194,18 @@ fn value_array(key: &str, a: &Array, lost: &mut Lost) -> Option<proto::ValueArra
     }
     let floats = |values| Some(K::FloatValues(proto::FloatArray { values }));
     let indices = |values| Some(K::IndexValues(proto::IndexArray { values }));
+    // A key whose legacy kind is float (`bond.orders`) keeps it whatever dtype it has now.
+    let float_key = conventional(key).is_some_and(|(kinds, _)| kinds[0] == ArrayKind::Float);
+    let small_ints = match &a.data {
+        ArrayData::U8(v) => Some(v.iter().map(|x| f32::from(*x)).collect()),
+        ArrayData::U16(v) => Some(v.iter().map(|x| f32::from(*x)).collect()),
+        _ => None,
+    };
+    if let (true, Some(values)) = (float_key, small_ints) {
+        return Some(proto::ValueArray {
+            values: floats(values),
+        });
+    }
     let kind = match &a.data {
         ArrayData::F32(v) => floats(v.clone()),
         ArrayData::F64(v) => {

@@ -1,0 +1,30 @@
+//! Any bytes as a `.nanover.zip`: the container, the index and every message, read
+//! strictly and leniently, must give records or a clean finding, never a panic; what
+//! reads strictly must survive a write and a re-read.
+#![no_main]
+
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use simrec::formats::input::Input;
+use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::{ReadError, ReadOptions};
+
+fuzz_target!(|data: &[u8]| {
+    for (decode, lenient) in [(true, false), (false, true), (true, true)] {
+        let options = ReadOptions { decode, lenient, assume_version: None };
+        match ZipReader::new(Path::new("fuzz"), Input::from_bytes(data.to_vec()), options) {
+            Ok(reader) => {
+                for r in reader {
+                    match r {
+                        Ok(_) => {}
+                        Err(ReadError::Invalid { .. }) => break,
+                        Err(e) => panic!("not a clean finding: {e:?}"),
+                    }
+                }
+            }
+            Err(ReadError::Invalid { .. }) => {}
+            Err(e) => panic!("not a clean finding: {e:?}"),
+        }
+    }
+});
