@@ -7,12 +7,15 @@ use crate::model::{Composition, Folded, Header, Nanos, Record, Value};
 /// Group of the records that open a part (its reset frame and the full state).
 const OPENING_GROUP: u64 = u64::MAX - 1;
 
+/// Opens the sink of part `k`.
+type OpenPart<'a> = Box<dyn FnMut(usize) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a>;
+
 /// A sink that writes part `k` through `open(k)`: part 0 holds what comes before the
 /// first reset (unchanged, and only if there is anything); part k starts at the k-th
 /// reset with that reset's frame and the full state at that moment, at time 0, and the
 /// following records rebased by the reset's time.
 pub struct SplitAtResets<'a> {
-    open: Box<dyn FnMut(usize) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a>,
+    open: OpenPart<'a>,
     compositions: Vec<Composition>,
     channel_names: Vec<String>,
     state: Vec<Folded>,

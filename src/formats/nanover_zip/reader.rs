@@ -770,7 +770,7 @@ fn scan_with_kept(entries: &[Entry], messages: &Member) -> Mode {
     let kept = entries
         .iter()
         .filter_map(|e| match e.timestamp {
-            Some(Ok(t)) if t >= 0 && t <= i64::MAX / 1000 => Some((e.offset, (e.length, t))),
+            Some(Ok(t)) if (0..=i64::MAX / 1000).contains(&t) => Some((e.offset, (e.length, t))),
             _ => None,
         })
         .collect();
