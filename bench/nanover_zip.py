@@ -135,6 +135,12 @@ def load_upstream(wheel: Path):
                 src = pep695.sub(generic, src)
             return compile(src, path, "exec", dont_inherit=True)
 
+        def get_code(self, fullname):
+            # Always from source: never read a bytecode cache compiled without the rewrite,
+            # never write the rewritten code into the wheel's __pycache__.
+            path = self.get_filename(fullname)
+            return self.source_to_code(self.get_data(path), path)
+
     class Finder(importlib.abc.MetaPathFinder):
         def find_spec(self, name, path, target=None):
             if not name.startswith("nanover."):
@@ -236,7 +242,7 @@ def decode_child(kind: str, path: str, wheel: Path) -> int:
 def baseline_kinds(choice: str, wheel: Path) -> tuple[list[str], list[str]]:
     """(baselines to run, messages about the ones skipped), probing in a child process."""
     notes = []
-    probe = subprocess.run([sys.executable, "-c", "import msgpack, numpy"], capture_output=True, text=True)
+    probe = subprocess.run([sys.executable, "-B", "-c", "import msgpack, numpy"], capture_output=True, text=True)
     if probe.returncode != 0:
         return [], ["baseline skipped: msgpack and numpy are not importable "
                     f"({probe.stderr.strip().splitlines()[-1] if probe.stderr.strip() else 'import failed'}); "
@@ -247,7 +253,8 @@ def baseline_kinds(choice: str, wheel: Path) -> tuple[list[str], list[str]]:
         if k in ("upstream", "auto"):
             code = ("import sys; sys.path.insert(0, sys.argv[1]); import nanover_zip as b; "
                     "from pathlib import Path; b.load_upstream(Path(sys.argv[2]))")
-            p = subprocess.run([sys.executable, "-c", code, str(REPO / "bench"), str(wheel)],
+            # -B: importing this file as a module must not leave bench/__pycache__ behind.
+            p = subprocess.run([sys.executable, "-B", "-c", code, str(REPO / "bench"), str(wheel)],
                                capture_output=True, text=True)
             if p.returncode == 0:
                 kinds.append("upstream")
@@ -434,7 +441,7 @@ def commands(legacy: Path, z: Path, out: Path, frames: int, binary: Path,
                  else "plain zipfile+msgpack+numpy (Python)")
         rows.append({
             "command": label, "family": "baseline", "baseline": kind,
-            "argv": [sys.executable, str(Path(__file__).resolve()), "--decode-child", kind, str(z),
+            "argv": [sys.executable, "-B", str(Path(__file__).resolve()), "--decode-child", kind, str(z),
                      "--upstream", str(wheel)],
             "shown": ["python3", "bench/nanover_zip.py", "--decode-child", kind, str(z)],
             "outputs": [], "input_bytes": zip_bytes, "exit_ok": (0,),
@@ -547,7 +554,7 @@ def main() -> int:
     info["rss_floor_mib"] = floor_kib / 1024
     info["rss_method"] = "GNU time %M" if GNU_TIME else "os.wait4 ru_maxrss (upper bound: includes Python's RSS)"
     if baselines:
-        kib, _ = peak_rss_kib([sys.executable, str(Path(__file__).resolve()), "--decode-child", "imports", "-"],
+        kib, _ = peak_rss_kib([sys.executable, "-B", str(Path(__file__).resolve()), "--decode-child", "imports", "-"],
                               logs / "zip-python-floor.stderr")
         info["python_floor_mib"] = kib / 1024
 
@@ -724,7 +731,7 @@ def render(results: list[dict], inputs: list[dict], info: dict, a, gen: Path, wh
                    f"{b['decode_cpu_s_median'] / r['cpu_s_median']:.1f}×") if b else ""
             L.append(f"| full decode ({r['command']}, {r['frames']} frames) ≥ NanoVer's reader, ideally ≥ 2× "
                      f"| {r['mb_s']:,.0f} MB/s vs {ref:,.0f} MB/s ({what}; issue: ~700 MB/s){cpu} "
-                     f"| {verdict} ({x:.1f}× in wall time) |")
+                     f"| {verdict} ({x:.2f}× in wall time) |")
     simrec_ok = [r for r in ok if r["family"] != "baseline"]
     if simrec_ok:
         worst = max(simrec_ok, key=lambda r: r["rss_mib_max"])

@@ -481,3 +481,24 @@ fn damage_is_reported_with_its_code() {
         "{codes:?}"
     );
 }
+
+#[test]
+fn fuzz_regressions_read_cleanly() {
+    let dir = fixture("fuzz-regressions");
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        for lenient in [false, true] {
+            let options = ReadOptions {
+                lenient,
+                ..ReadOptions::default()
+            };
+            if let Ok(reader) = ZipReader::open(&path, options) {
+                for r in reader {
+                    if r.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+}

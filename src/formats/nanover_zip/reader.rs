@@ -346,7 +346,7 @@ impl ZipReader {
                 continue;
             };
             let range = range.clone();
-            let mut record = Record::new(ts * 1000, 0);
+            let mut record = Record::new(ts.saturating_mul(1000), 0);
             match kind {
                 PartKind::Frame => {
                     let (fields, frame) = message::frame(&bytes, range.clone(), &mut notes);
@@ -483,7 +483,10 @@ impl ZipReader {
                 Some(s) => {
                     let s0 = *stamps.s0.get_or_insert(s);
                     stamps.derived += 1;
-                    ((s - s0) * 1e6).round() as i64
+                    // Saturating: a wild server clock must not overflow nanoseconds.
+                    ((s - s0) * 1e6)
+                        .round()
+                        .clamp(0.0, (i64::MAX / 1000) as f64) as i64
                 }
                 None => {
                     stamps.invented += 1;
