@@ -37,7 +37,7 @@ pub struct WriteArgs {
     /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
-    /// Output format (default: from the output's extension): nanover-legacy, jsonl
+    /// Output format (default: from the output's extension): nanover-legacy, nanover-zip, jsonl
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
     /// Overwrite existing outputs
