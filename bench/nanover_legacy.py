@@ -43,134 +43,29 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
-import shutil
 import statistics
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+from benchlib import (
+    GNU_TIME,
+    REPO,
+    build,
+    ensure_legacy,
+    fmt_ms,
+    log,
+    machine_info,
+    peak_rss_kib,
+    resolve_repo_path,
+    run_once,
+)
+
 DEFAULT_GEN = "../shared/bench/gen_traj.py"  # relative to REPO
 
 # Targets (this 2-core machine).
 INSPECT_MAX_MS_PER_100MB = 50.0
 VALIDATE_MIN_MB_S = 1000.0
 RSS_MAX_MIB = 64.0
-
-
-def log(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-def resolve_repo_path(p: str) -> Path:
-    path = Path(p)
-    return path if path.is_absolute() else (REPO / path).resolve()
-
-
-def machine_info() -> dict:
-    cpu = "unknown"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-
-    def out(cmd: list[str]) -> str:
-        try:
-            return subprocess.run(cmd, cwd=REPO, capture_output=True, text=True).stdout.strip()
-        except OSError:
-            return "unavailable"
-
-    return {
-        "nproc": os.cpu_count(),
-        "cpu": cpu,
-        "kernel": platform.release(),
-        "rustc": out(["rustc", "--version"]),
-        "python": platform.python_version(),
-        "commit": out(["git", "rev-parse", "--short", "HEAD"]),
-        "dirty": bool(out(["git", "status", "--porcelain", "--untracked-files=no"])),
-        "loadavg": os.getloadavg(),
-    }
-
-
-def build() -> Path:
-    log("building: cargo build --release (may wait for the build lock)")
-    subprocess.run(["cargo", "build", "--release"], cwd=REPO, check=True)
-    target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
-    if not target.is_absolute():
-        target = REPO / target
-    binary = target / "release" / "simrec"
-    if not binary.exists():
-        sys.exit(f"built, but {binary} is missing")
-    return binary
-
-
-def ensure_input(gen: Path, data: Path, waters: int, frames: int) -> Path:
-    """Generates bench-data/legacy-wW-fF.{traj,state} unless both exist; returns the stem."""
-    stem = data / f"legacy-w{waters}-f{frames}"
-    traj, state = stem.with_suffix(".traj"), stem.with_suffix(".state")
-    if traj.exists() and state.exists():
-        return stem
-    if not gen.exists():
-        sys.exit(f"generator not found: {gen} (set --gen or SIMREC_GEN_TRAJ)")
-    tmp = data / f".gen-{os.getpid()}-w{waters}-f{frames}"
-    log(f"generating {stem.name} ({waters} waters, {frames} frames) with {gen}")
-    t0 = time.perf_counter()
-    subprocess.run(
-        [sys.executable, str(gen), str(tmp), "--waters", str(waters), "--frames", str(frames)],
-        check=True,
-    )
-    # Rename only when complete, so an interrupted generation is never mistaken for an input.
-    os.replace(tmp.with_suffix(".traj"), traj)
-    os.replace(tmp.with_suffix(".state"), state)
-    log(f"  done in {time.perf_counter() - t0:.1f} s")
-    return stem
-
-
-GNU_TIME = shutil.which("time", path="/usr/bin:/bin")  # GNU time, not the shell keyword
-
-
-def run_once(argv: list[str], log_path: Path) -> dict:
-    """Runs one fresh child: its wall time, and CPU time from its own rusage (os.wait4)."""
-    with open(log_path, "wb") as err, open(os.devnull, "wb") as null:
-        t0 = time.perf_counter()
-        proc = subprocess.Popen(argv, stdout=null, stderr=err, cwd=REPO)
-        _, status, ru = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - t0
-        proc.returncode = os.waitstatus_to_exitcode(status)  # reaped here, not by Popen
-    return {
-        "wall_s": wall,
-        "cpu_s": ru.ru_utime + ru.ru_stime,
-        "user_s": ru.ru_utime,
-        "sys_s": ru.ru_stime,
-        "exit": proc.returncode,
-    }
-
-
-def peak_rss_kib(argv: list[str], log_path: Path) -> tuple[int, int]:
-    """(peak RSS in KiB, exit code) of one run of argv.
-
-    A child forked from this Python process starts with Python's own RSS as its
-    high-water mark (Linux carries ru_maxrss across fork+exec), so wait4 here would
-    report at least ~15 MiB for anything. GNU time forks the command from a small
-    process instead, so its %M is the command's own peak. Without GNU time, fall back
-    to wait4 and say the number is an upper bound.
-    """
-    if GNU_TIME:
-        rss_file = log_path.with_suffix(".rss")
-        with open(log_path, "wb") as err, open(os.devnull, "wb") as null:
-            code = subprocess.call([GNU_TIME, "-f", "%M", "-o", str(rss_file), *argv],
-                                   stdout=null, stderr=err, cwd=REPO)
-        return int(rss_file.read_text().split()[-1]), code
-    with open(log_path, "wb") as err, open(os.devnull, "wb") as null:
-        proc = subprocess.Popen(argv, stdout=null, stderr=err, cwd=REPO)
-        _, status, ru = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    return ru.ru_maxrss, proc.returncode
 
 
 def check_exit(argv: list[str], code: int, log_path: Path) -> None:
@@ -217,10 +112,6 @@ def short_name(name: str) -> str:
     return name.split()[0]
 
 
-def fmt_ms(s: float) -> str:
-    return f"{s * 1000:.0f} ms" if s >= 0.1 else f"{s * 1000:.1f} ms"
-
-
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gen", default=os.environ.get("SIMREC_GEN_TRAJ", DEFAULT_GEN),
@@ -247,7 +138,7 @@ def main() -> int:
 
     binary = (REPO / "target" / "release" / "simrec") if a.no_build else build()
     info = machine_info()
-    stems = {f: ensure_input(gen, data, a.waters, f) for f in sizes}
+    stems = {f: ensure_legacy(gen, data, a.waters, f) for f in sizes}
 
     floor_kib, code = peak_rss_kib([str(binary), "--version"], logs / "version.stderr")
     info["rss_floor_mib"] = floor_kib / 1024
