@@ -9,6 +9,7 @@ pub mod output;
 pub mod registry;
 
 pub mod jsonl;
+pub mod nanover_common;
 pub mod nanover_legacy;
 pub mod nanover_zip;
 

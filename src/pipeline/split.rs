@@ -25,8 +25,6 @@ pub struct SplitAtResets<'a> {
     /// A reset waiting for the other parts of its message.
     opening: Option<(Record, Vec<Record>)>,
     report: WriteReport,
-    /// Parts written, by number.
-    pub parts: Vec<usize>,
 }
 
 impl<'a> SplitAtResets<'a> {
@@ -44,7 +42,6 @@ impl<'a> SplitAtResets<'a> {
             base: 0,
             opening: None,
             report: WriteReport::default(),
-            parts: Vec::new(),
         }
     }
 
@@ -65,7 +62,6 @@ impl<'a> SplitAtResets<'a> {
     fn start(&mut self, part: usize) -> Result<(), WriteError> {
         self.close()?;
         self.current = Some((self.open)(part)?);
-        self.parts.push(part);
         Ok(())
     }
 

@@ -75,24 +75,6 @@ pub fn conventional(key: &str) -> Option<(&'static [ArrayKind], Shape)> {
         .map(|(_, kinds, shape)| (*kinds, *shape))
 }
 
-/// Physical unit of a conventional key (NanoVer fixes nm, ps, kJ/mol).
-pub fn unit(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "particle.positions" | "system.box.vectors" => "nm",
-        "particle.velocities" => "nm/ps",
-        "particle.forces" | "particle.forces.system" | "forces.user.sparse" => "kJ/(mol·nm)",
-        "system.simulation.time" => "ps",
-        "system.temperature" => "K",
-        "energy.kinetic"
-        | "energy.potential"
-        | "energy.total"
-        | "energy.user.total"
-        | "forces.user.work_done" => "kJ/mol",
-        "server.timestamp" => "s",
-        _ => return None,
-    })
-}
-
 /// The shape `key`'s flat data of `len` elements gets, or `None` when it does not fit.
 pub fn shape_for(key: &str, len: usize) -> Option<Vec<usize>> {
     match conventional(key).map(|(_, s)| s).unwrap_or(Shape::Flat) {

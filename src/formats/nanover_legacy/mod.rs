@@ -16,6 +16,7 @@ pub use codes::*;
 pub use reader::LegacyReader;
 pub use writer::LegacyWriter;
 
+use crate::formats::nanover_common::frame_units;
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
@@ -64,25 +65,7 @@ fn header(stream: Stream, version: u32) -> Header {
     h.origin.system = Some("recorder start (monotonic clock, microseconds)".into());
     let mut c = Channel::new(channel, ChannelKind::Signals, composition);
     if stream == Stream::Frames {
-        c.units = [
-            "particle.positions",
-            "particle.velocities",
-            "particle.forces",
-            "particle.forces.system",
-            "system.box.vectors",
-            "system.simulation.time",
-            "system.temperature",
-            "energy.kinetic",
-            "energy.potential",
-            "energy.total",
-            "energy.user.total",
-            "forces.user.sparse",
-            "forces.user.work_done",
-            "server.timestamp",
-        ]
-        .iter()
-        .filter_map(|k| keys::unit(k).map(|u| (k.to_string(), u.to_string())))
-        .collect();
+        c.units = frame_units();
     }
     h.add_channel(c);
     h

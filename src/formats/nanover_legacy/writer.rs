@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::encode::{frame_payload, state_payload, Lost};
 use super::{Stream, MAGIC, RAW_FORMAT};
+use crate::formats::nanover_common::micros;
 use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Record};
@@ -114,18 +115,9 @@ impl Sink for LegacyWriter {
             );
             return Ok(());
         };
-        if record.time < 0 {
-            self.report
-                .loss
-                .add(channel, "time", "negative time; record dropped");
+        let Some(ts) = micros(record, channel, &mut self.report.loss) else {
             return Ok(());
-        }
-        if record.time % 1000 != 0 {
-            self.report
-                .loss
-                .add(channel, "time", "time truncated to whole microseconds");
-        }
-        let ts = (record.time / 1000) as u64;
+        };
         let part = match stream {
             Stream::Frames => self.frames.as_mut(),
             Stream::State => self.state.as_mut(),

@@ -152,7 +152,8 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
         let method = le16(&cd, p + 10);
         let crc = le32(&cd, p + 16);
         let mut csize = u64::from(le32(&cd, p + 20));
-        let mut usize_ = u64::from(le32(&cd, p + 24));
+        // Read only to keep the zip64 extra's field order (uncompressed size first).
+        let mut uncompressed = u64::from(le32(&cd, p + 24));
         let (n, x, c) = (
             le16(&cd, p + 28) as usize,
             le16(&cd, p + 30) as usize,
@@ -174,7 +175,7 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
             let data = (q + 4)..(q + 4 + size).min(p + 46 + n + x);
             if id == 1 {
                 let mut d = data.start;
-                for field in [&mut usize_, &mut csize, &mut local] {
+                for field in [&mut uncompressed, &mut csize, &mut local] {
                     if *field == MAX32 && d + 8 <= data.end {
                         *field = le64(&cd, d);
                         d += 8;
@@ -202,18 +203,6 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
                 .offset(at),
             );
         }
-        if method != 0 {
-            notes.push(
-                Finding::new(
-                    Severity::Warning,
-                    COMPRESSED_MEMBER,
-                    format!(
-                "member `{name}` is compressed (method {method}); NanoVer writes stored members"),
-                )
-                .offset(at),
-            );
-        }
-        let _ = usize_;
         members.push((name, method, crc, csize, local, at));
         p = end;
     }

@@ -10,15 +10,18 @@ use crate::model::{Array, ArrayData, DType, Field, Value};
 pub type Lost = Vec<(String, &'static str)>;
 
 /// Appends one part's value (the map under `frame`, `state` or `command`).
+/// `body` is scratch space, reused across calls (a frame map is encoded there first, as
+/// its entry count is known only at the end).
 pub fn part(
     enc: &mut Encoder,
+    body: &mut Encoder,
     kind: PartKind,
     frame: Option<u64>,
     fields: &[Field],
     lost: &mut Lost,
 ) {
     match kind {
-        PartKind::Frame => frame_map(enc, frame, fields, lost),
+        PartKind::Frame => frame_map(enc, body, frame, fields, lost),
         PartKind::State => state_map(enc, fields),
         PartKind::Command => {
             enc.map_len(fields.len() as u32);
@@ -30,8 +33,14 @@ pub fn part(
     }
 }
 
-fn frame_map(enc: &mut Encoder, frame: Option<u64>, fields: &[Field], lost: &mut Lost) {
-    let mut body = Encoder::new();
+fn frame_map(
+    enc: &mut Encoder,
+    body: &mut Encoder,
+    frame: Option<u64>,
+    fields: &[Field],
+    lost: &mut Lost,
+) {
+    body.clear();
     let mut n = 0u32;
     let mut index_written = false;
     for (key, value) in fields {
@@ -89,7 +98,7 @@ fn frame_map(enc: &mut Encoder, frame: Option<u64>, fields: &[Field], lost: &mut
         n += 1;
     }
     enc.map_len(n);
-    enc.raw(&body.into_vec());
+    enc.raw(body.as_slice());
 }
 
 fn packed_note(dtype: DType) -> &'static str {

@@ -76,39 +76,3 @@ pub fn forced_int(key: &str) -> bool {
 
 /// The frame key that holds the frame index.
 pub const FRAME_INDEX: &str = "frame.index";
-
-/// Physical unit of a key (NanoVer fixes nm, ps, kJ/mol).
-pub fn unit(key: &str) -> Option<&'static str> {
-    Some(match key {
-        "particle.positions" | "system.box.vectors" => "nm",
-        "particle.velocities" => "nm/ps",
-        "particle.forces" | "particle.forces.system" | "forces.user.sparse" => "kJ/(mol·nm)",
-        "system.simulation.time" => "ps",
-        "system.temperature" => "K",
-        "energy.kinetic"
-        | "energy.potential"
-        | "energy.total"
-        | "energy.user.total"
-        | "forces.user.work_done" => "kJ/mol",
-        "server.timestamp" => "s",
-        _ => return None,
-    })
-}
-
-/// Every key with a unit, for the channel declaration.
-pub const UNIT_KEYS: &[&str] = &[
-    "particle.positions",
-    "particle.velocities",
-    "particle.forces",
-    "particle.forces.system",
-    "system.box.vectors",
-    "system.simulation.time",
-    "system.temperature",
-    "energy.kinetic",
-    "energy.potential",
-    "energy.total",
-    "energy.user.total",
-    "forces.user.sparse",
-    "forces.user.work_done",
-    "server.timestamp",
-];

@@ -131,7 +131,7 @@ pub fn frame(
             break;
         };
         let value = if let Some(packed) = keys::packed(&key) {
-            packed_value(&key, packed, bytes, vpos, vend, notes)
+            packed_value(&key, packed, bytes, vpos, notes)
         } else {
             let v = generic(bytes, vpos, &mut odd, notes);
             if keys::forced_int(&key) {
@@ -222,7 +222,6 @@ fn packed_value(
     packed: Packed,
     bytes: &[u8],
     pos: usize,
-    end: usize,
     notes: &mut Vec<Note>,
 ) -> Value {
     let mut odd = Oddities::default();
@@ -298,7 +297,6 @@ fn packed_value(
         }
         _ => {
             let v = generic(bytes, pos, &mut odd, notes);
-            let _ = end;
             note(
                 notes,
                 Severity::Warning,
@@ -456,21 +454,22 @@ pub fn command(bytes: &[u8], range: Range<usize>, notes: &mut Vec<Note>) -> Vec<
 /// The `frame.index` value inside a frame part, without decoding the rest: the
 /// message's own copy, for the index entry.
 pub fn frame_index_of(bytes: &[u8], range: Range<usize>) -> Option<Value> {
+    let pos = value_of(bytes, range, keys::FRAME_INDEX)?;
+    let mut odd = Oddities::default();
+    msgpack::value(bytes, pos, &mut odd, 1).ok().map(|(v, _)| v)
+}
+
+/// Where `key`'s value starts inside the map at `range`, walking only its keys.
+pub fn value_of(bytes: &[u8], range: Range<usize>, key: &str) -> Option<usize> {
     let (Head::Map(n), mut p) = msgpack::head(bytes, range.start).ok()? else {
         return None;
     };
     for _ in 0..n {
         let (h, vpos) = msgpack::head(bytes, p).ok()?;
-        let vend = msgpack::skip(bytes, vpos).ok()?;
-        if let Head::Str(r) = h {
-            if &bytes[r] == keys::FRAME_INDEX.as_bytes() {
-                let mut odd = Oddities::default();
-                return msgpack::value(bytes, vpos, &mut odd, 1)
-                    .ok()
-                    .map(|(v, _)| v);
-            }
+        if matches!(&h, Head::Str(r) if bytes[r.clone()] == *key.as_bytes()) {
+            return Some(vpos);
         }
-        p = vend;
+        p = msgpack::skip(bytes, vpos).ok()?;
     }
     None
 }

@@ -18,6 +18,7 @@ pub use codes::*;
 pub use reader::ZipReader;
 pub use writer::ZipWriter;
 
+use crate::formats::nanover_common::frame_units;
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -40,10 +41,7 @@ fn header(parts: &[PartKind]) -> Header {
             }
         };
         if *kind == PartKind::Frame {
-            c.units = keys::UNIT_KEYS
-                .iter()
-                .filter_map(|k| keys::unit(k).map(|u| (k.to_string(), u.to_string())))
-                .collect();
+            c.units = frame_units();
         }
         h.add_channel(c);
     }

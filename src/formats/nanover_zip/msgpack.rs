@@ -298,12 +298,28 @@ impl Encoder {
         Encoder::default()
     }
 
+    /// An empty encoder writing into `buf`'s allocation (reused across messages).
+    pub fn reusing(mut buf: Vec<u8>) -> Encoder {
+        buf.clear();
+        Encoder {
+            buf: ByteBuf::from_vec(buf),
+        }
+    }
+
     pub fn into_vec(self) -> Vec<u8> {
         self.buf.into_vec()
     }
 
     pub fn len(&self) -> usize {
         self.buf.as_slice().len()
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        self.buf.as_slice()
+    }
+
+    pub fn clear(&mut self) {
+        self.buf.as_mut_vec().clear();
     }
 
     pub fn is_empty(&self) -> bool {

@@ -25,9 +25,10 @@ const MAX_SCAN_MESSAGE: usize = 1 << 30;
 const HINT: &str = "run `simrec recover` to rewrite what can be read";
 
 enum Mode {
+    /// Entries still to read, and how many the index has.
     Indexed {
-        entries: Vec<Entry>,
-        next: usize,
+        entries: std::vec::IntoIter<Entry>,
+        total: u64,
     },
     /// Messages one after another from `pos` to `end`, with timestamps kept from a damaged
     /// index where an entry covers exactly one message (offset → (length, timestamp)).
@@ -175,7 +176,10 @@ impl ZipReader {
                             )
                         } else {
                             (
-                                Mode::Indexed { entries, next: 0 },
+                                Mode::Indexed {
+                                    total: entries.len() as u64,
+                                    entries: entries.into_iter(),
+                                },
                                 messages.data_offset,
                                 messages.size,
                                 types,
@@ -245,11 +249,10 @@ impl ZipReader {
     /// Reads the next message into the queue; `false` at the end.
     fn advance(&mut self) -> Result<bool, ReadError> {
         match &mut self.mode {
-            Mode::Indexed { entries, next } => {
-                let Some(entry) = entries.get(*next).cloned() else {
+            Mode::Indexed { entries, .. } => {
+                let Some(entry) = entries.next() else {
                     return Ok(false);
                 };
-                *next += 1;
                 self.indexed(entry)?;
                 Ok(true)
             }
@@ -661,7 +664,7 @@ impl Source for ZipReader {
 impl ZipReader {
     fn ordinal_total(&self) -> u64 {
         match &self.mode {
-            Mode::Indexed { entries, .. } => entries.len() as u64,
+            Mode::Indexed { total, .. } => *total,
             Mode::Scan { .. } => self.ordinal,
         }
     }
@@ -811,8 +814,8 @@ fn read_value(input: &mut Input, pos: u64, end: u64) -> Result<Vec<u8>, msgpack:
         })?;
         match msgpack::skip(bytes, 0) {
             Ok(len) => return Ok(bytes[..len].to_vec()),
-            Err(e) if (window as u64) < end - pos && window < MAX_SCAN_MESSAGE => {
-                let _ = e;
+            // Cut off by the window, perhaps: look again at a wider one.
+            Err(_) if (window as u64) < end - pos && window < MAX_SCAN_MESSAGE => {
                 window = (window * 4).min((end - pos) as usize).min(MAX_SCAN_MESSAGE);
             }
             Err(e) => return Err(e),
@@ -839,25 +842,13 @@ fn count_messages(input: &mut Input, mut pos: u64, end: u64) -> u64 {
 fn server_timestamp(bytes: &[u8]) -> Option<f64> {
     let parts = message::top_level(bytes).ok()?;
     let (_, range) = parts.iter().find(|(n, _)| n == "frame")?;
-    let (msgpack::Head::Map(n), mut p) = msgpack::head(bytes, range.start).ok()? else {
-        return None;
+    let pos = message::value_of(bytes, range.clone(), "server.timestamp")?;
+    let x = match msgpack::head(bytes, pos).ok()?.0 {
+        msgpack::Head::F64(x) => x,
+        msgpack::Head::F32(x) => f64::from(x),
+        msgpack::Head::Int(i) => i as f64,
+        msgpack::Head::UInt(u) => u as f64,
+        _ => return None,
     };
-    for _ in 0..n {
-        let (h, vpos) = msgpack::head(bytes, p).ok()?;
-        let vend = msgpack::skip(bytes, vpos).ok()?;
-        if let msgpack::Head::Str(r) = h {
-            if &bytes[r] == b"server.timestamp" {
-                let x = match msgpack::head(bytes, vpos).ok()?.0 {
-                    msgpack::Head::F64(x) => x,
-                    msgpack::Head::F32(x) => f64::from(x),
-                    msgpack::Head::Int(i) => i as f64,
-                    msgpack::Head::UInt(u) => u as f64,
-                    _ => return None,
-                };
-                return x.is_finite().then_some(x);
-            }
-        }
-        p = vend;
-    }
-    None
+    x.is_finite().then_some(x)
 }

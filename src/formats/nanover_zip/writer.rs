@@ -12,6 +12,7 @@ use super::index::{self, Types};
 use super::message::{self, PartKind};
 use super::msgpack::Encoder;
 use super::RAW_FORMAT;
+use crate::formats::nanover_common::micros;
 use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Record, Value};
@@ -35,6 +36,8 @@ pub struct ZipWriter {
     index: Vec<IndexEntry>,
     /// Records of one group, waiting for the rest of their message.
     pending: Vec<Record>,
+    /// Buffers reused by every encoded message: the message, and a frame map's body.
+    scratch: (Vec<u8>, Vec<u8>),
     report: WriteReport,
 }
 
@@ -67,6 +70,7 @@ impl ZipWriter {
             crc: crc32fast::Hasher::new(),
             index: Vec::new(),
             pending: Vec::new(),
+            scratch: (Vec::new(), Vec::new()),
             report: WriteReport::default(),
         })
     }
@@ -80,36 +84,48 @@ impl ZipWriter {
             return Ok(());
         }
         let group = std::mem::take(&mut self.pending);
-        self.message(&group)
+        // Every pending record passed `micros`: its time is not negative.
+        self.message(&group, (group[0].time / 1000) as u64)
     }
 
-    /// Writes one message made of `records` (one per part, same time).
-    fn message(&mut self, records: &[Record]) -> Result<(), WriteError> {
-        let ts = records[0].time / 1000;
-        let verbatim = self.verbatim(records);
-        let (bytes, types, frame_index) = match verbatim {
-            Some(v) => v,
-            None => self.encoded(records),
+    /// Writes one message made of `records` (one per part, same time): their original
+    /// bytes when together they are all of that message, else encoded.
+    fn message(&mut self, records: &[Record], ts: u64) -> Result<(), WriteError> {
+        let (length, types, frame_index) = match self.verbatim(records) {
+            Some((bytes, types, frame_index)) => {
+                self.out
+                    .write_all(bytes)
+                    .map_err(|e| WriteError::io(&self.path, e))?;
+                self.crc.update(bytes);
+                self.report.verbatim += records.len() as u64;
+                (bytes.len(), types, frame_index)
+            }
+            None => {
+                let (bytes, types, frame_index) = self.encoded(records);
+                self.out
+                    .write_all(&bytes)
+                    .map_err(|e| WriteError::io(&self.path, e))?;
+                self.crc.update(&bytes);
+                let length = bytes.len();
+                self.scratch.0 = bytes;
+                (length, types, frame_index)
+            }
         };
-        self.out
-            .write_all(&bytes)
-            .map_err(|e| WriteError::io(&self.path, e))?;
-        self.crc.update(&bytes);
         self.index.push(IndexEntry {
             offset: self.written,
-            length: bytes.len() as u64,
+            length: length as u64,
             types,
             frame_index,
-            timestamp: ts,
+            timestamp: ts as i64,
         });
-        self.written += bytes.len() as u64;
+        self.written += length as u64;
         self.report.records += records.len() as u64;
         Ok(())
     }
 
     /// The original message, when every record carries it and together they are all of
-    /// its parts.
-    fn verbatim(&mut self, records: &[Record]) -> Option<(Vec<u8>, Types, Option<Value>)> {
+    /// its parts: (bytes, parts, `frame.index` for the index entry).
+    fn verbatim<'r>(&self, records: &'r [Record]) -> Option<(&'r [u8], Types, Option<Value>)> {
         let raw = records[0].raw.as_ref().filter(|r| r.format == RAW_FORMAT)?;
         if records.iter().any(|r| r.raw.as_ref() != Some(raw)) {
             return None;
@@ -131,17 +147,18 @@ impl ZipWriter {
             .iter()
             .find(|(n, _)| n == "frame")
             .and_then(|(_, r)| message::frame_index_of(&raw.bytes, r.clone()));
-        self.report.verbatim += records.len() as u64;
-        Some((raw.bytes.clone(), types, frame_index))
+        Some((&raw.bytes, types, frame_index))
     }
 
+    /// A new message from the records' values, in the writer's reused buffers.
     fn encoded(&mut self, records: &[Record]) -> (Vec<u8>, Types, Option<Value>) {
         let mut sorted: Vec<(PartKind, &Record)> = records
             .iter()
             .filter_map(|r| Some((self.kind(r)?, r)))
             .collect();
         sorted.sort_by_key(|(k, _)| *k);
-        let mut enc = Encoder::new();
+        let mut enc = Encoder::reusing(std::mem::take(&mut self.scratch.0));
+        let mut body = Encoder::reusing(std::mem::take(&mut self.scratch.1));
         let mut types = Types::default();
         let mut frame_index = None;
         enc.map_len(sorted.len() as u32);
@@ -149,7 +166,7 @@ impl ZipWriter {
             let mut lost = Lost::new();
             enc.str(kind.name());
             types.push(kind.name());
-            encode::part(&mut enc, *kind, r.frame, &r.values, &mut lost);
+            encode::part(&mut enc, &mut body, *kind, r.frame, &r.values, &mut lost);
             if *kind == PartKind::Frame {
                 frame_index = match r.frame {
                     Some(i) => Some(Value::Int(i as i64)),
@@ -163,6 +180,7 @@ impl ZipWriter {
                 self.report.loss.add(channel, &field, reason);
             }
         }
+        self.scratch.1 = body.into_vec();
         (enc.into_vec(), types, frame_index)
     }
 }
@@ -181,17 +199,9 @@ impl Sink for ZipWriter {
             );
             return Ok(());
         }
-        if record.time < 0 {
-            self.report
-                .loss
-                .add(channel, "time", "negative time; record dropped");
+        let Some(ts) = micros(record, channel, &mut self.report.loss) else {
             return Ok(());
-        }
-        if record.time % 1000 != 0 {
-            self.report
-                .loss
-                .add(channel, "time", "time truncated to whole microseconds");
-        }
+        };
         let joins = |p: &Record| {
             p.group == record.group && p.time == record.time && p.channel != record.channel
         };
@@ -204,7 +214,7 @@ impl Sink for ZipWriter {
             self.pending.push(record.clone());
             Ok(())
         } else {
-            self.message(std::slice::from_ref(record))
+            self.message(std::slice::from_ref(record), ts)
         }
     }
 

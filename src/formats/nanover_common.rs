@@ -1,0 +1,46 @@
+//! What both NanoVer formats (legacy `.traj`/`.state` and `.nanover.zip`) share: the
+//! units of the conventional frame keys and time in whole microseconds. Not a format
+//! itself, so both format modules may use it.
+
+use crate::model::Record;
+use crate::report::LossReport;
+
+/// (key, unit) of every conventional frame key with a physical unit (NanoVer fixes nm,
+/// ps, kJ/mol).
+const UNITS: &[(&str, &str)] = &[
+    ("particle.positions", "nm"),
+    ("particle.velocities", "nm/ps"),
+    ("particle.forces", "kJ/(mol·nm)"),
+    ("particle.forces.system", "kJ/(mol·nm)"),
+    ("system.box.vectors", "nm"),
+    ("system.simulation.time", "ps"),
+    ("system.temperature", "K"),
+    ("energy.kinetic", "kJ/mol"),
+    ("energy.potential", "kJ/mol"),
+    ("energy.total", "kJ/mol"),
+    ("energy.user.total", "kJ/mol"),
+    ("forces.user.sparse", "kJ/(mol·nm)"),
+    ("forces.user.work_done", "kJ/mol"),
+    ("server.timestamp", "s"),
+];
+
+/// The units of the `frame` channel, as a channel declares them.
+pub fn frame_units() -> Vec<(String, String)> {
+    UNITS
+        .iter()
+        .map(|(k, u)| (k.to_string(), u.to_string()))
+        .collect()
+}
+
+/// A record's time in whole microseconds (NanoVer's clock), noting a truncation in
+/// `loss`; `None` (noted) for a negative time, which NanoVer cannot hold.
+pub fn micros(record: &Record, channel: &str, loss: &mut LossReport) -> Option<u64> {
+    if record.time < 0 {
+        loss.add(channel, "time", "negative time; record dropped");
+        return None;
+    }
+    if record.time % 1000 != 0 {
+        loss.add(channel, "time", "time truncated to whole microseconds");
+    }
+    Some((record.time / 1000) as u64)
+}
