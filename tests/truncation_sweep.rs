@@ -71,23 +71,33 @@ fn problems_of(reader: &LegacyReader) -> Vec<Finding> {
         .collect()
 }
 
-/// `inspect`: a lenient walk of the record headers into a summary.
-fn inspect(cut: &[u8], stream: Stream) -> Outcome {
+/// Opens a cut as a reader would for `what`, or the outcome of a file that does not open.
+fn open(
+    cut: &[u8],
+    stream: Stream,
+    decode: bool,
+    lenient: bool,
+    what: &str,
+) -> Result<LegacyReader, Outcome> {
     let options = ReadOptions {
-        decode: false,
-        lenient: true,
+        decode,
+        lenient,
         assume_version: None,
     };
-    let mut reader =
-        match LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options) {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome {
-                    records: 0,
-                    problems: vec![finding_of(e, "inspect open")],
-                }
-            }
-        };
+    LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
+        Outcome {
+            records: 0,
+            problems: vec![finding_of(e, &format!("{what} open"))],
+        }
+    })
+}
+
+/// `inspect`: a lenient walk of the record headers into a summary.
+fn inspect(cut: &[u8], stream: Stream) -> Outcome {
+    let mut reader = match open(cut, stream, false, true, "inspect") {
+        Ok(r) => r,
+        Err(outcome) => return outcome,
+    };
     let mut summary = Summary::new("cut", reader.progress().1, reader.header(), false);
     assert_eq!(summary.size_bytes, cut.len() as u64);
     for record in reader.by_ref() {
@@ -102,21 +112,10 @@ fn inspect(cut: &[u8], stream: Stream) -> Outcome {
 
 /// `validate`: a lenient read decoding every payload, collecting findings.
 fn validate(cut: &[u8], stream: Stream) -> Outcome {
-    let options = ReadOptions {
-        decode: true,
-        lenient: true,
-        assume_version: None,
+    let mut reader = match open(cut, stream, true, true, "validate") {
+        Ok(r) => r,
+        Err(outcome) => return outcome,
     };
-    let mut reader =
-        match LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options) {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome {
-                    records: 0,
-                    problems: vec![finding_of(e, "validate open")],
-                }
-            }
-        };
     let mut records = 0;
     for record in reader.by_ref() {
         let record = record.unwrap_or_else(|e| panic!("validate: {e}"));
@@ -132,21 +131,10 @@ fn validate(cut: &[u8], stream: Stream) -> Outcome {
 /// `convert`: a strict read written to JSON Lines (into a sink) and to a NanoVer pair
 /// (dry run). Stops at the first error, as the command does.
 fn convert(cut: &[u8], stream: Stream) -> Outcome {
-    let options = ReadOptions {
-        decode: true,
-        lenient: false,
-        assume_version: None,
+    let mut reader = match open(cut, stream, true, false, "convert") {
+        Ok(r) => r,
+        Err(outcome) => return outcome,
     };
-    let mut reader =
-        match LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options) {
-            Ok(r) => r,
-            Err(e) => {
-                return Outcome {
-                    records: 0,
-                    problems: vec![finding_of(e, "convert open")],
-                }
-            }
-        };
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl: Box<dyn Sink> = Box::new(JsonlWriter::new(
         out,
