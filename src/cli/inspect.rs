@@ -9,8 +9,8 @@ use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::Outcome;
 use crate::formats::input::display_name;
-use crate::formats::{registry, ReadError};
-use crate::report::render::{finding_json, finding_text, plural, summary_text};
+use crate::formats::{registry, Fact, ReadError};
+use crate::report::render::{finding_json, finding_text, plural, summary_text, table};
 use crate::report::{Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     for path in &args.files {
         let name = display_name(path).display().to_string();
         match summarise(path, &args) {
-            Ok((summary, counts)) => {
+            Ok((summary, counts, facts)) => {
                 let file_notes: Vec<String> = notes
                     .iter()
                     .filter(|(p, _)| p == path)
@@ -52,6 +52,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                         o["findings"] =
                             json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
                         o["notes"] = json!(file_notes);
+                        if !facts.is_empty() {
+                            o["facts"] = facts
+                                .iter()
+                                .map(|f| (f.name.clone(), f.json.clone()))
+                                .collect::<serde_json::Map<_, _>>()
+                                .into();
+                        }
                         writeln!(out, "{o}")?;
                     }
                     ReportFormat::Text => {
@@ -64,6 +71,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                             ));
                         }
                         write!(out, "{}", summary_text(&summary, &lines))?;
+                        if !facts.is_empty() {
+                            let mut t = table();
+                            for f in &facts {
+                                t.add_row(vec![f.name.clone(), f.text.clone()]);
+                            }
+                            writeln!(out, "{t}")?;
+                        }
                     }
                 }
             }
@@ -89,8 +103,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// Reads one file leniently into a summary; counts of (info, warning, error) findings.
-fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+/// Reads one file leniently into a summary; counts of (info, warning, error) findings, and
+/// the format's own facts.
+fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3], Vec<Fact>), ReadError> {
     let mut source = registry::open(path, args.read.options(args.deep, true))?;
     let size = source.progress().1;
     let name = display_name(path).display().to_string();
@@ -109,5 +124,5 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         counts[1] += f.count(Severity::Warning);
         counts[2] += f.count(Severity::Error);
     }
-    Ok((summary, counts))
+    Ok((summary, counts, source.facts()))
 }

@@ -8,6 +8,7 @@ pub mod input;
 pub mod output;
 pub mod registry;
 
+pub mod elodin;
 pub mod jsonl;
 pub mod nanover_legacy;
 
@@ -120,6 +121,20 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
 
     /// (bytes consumed, bytes in total) for progress display.
     fn progress(&self) -> (u64, u64);
+
+    /// Facts only this format has (layout, container details), for `inspect`: read after
+    /// the last record, so they may include what reading found.
+    fn facts(&self) -> Vec<Fact> {
+        Vec::new()
+    }
+}
+
+/// A format-specific fact `inspect` shows: a table row for people, a JSON value for scripts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Fact {
+    pub name: String,
+    pub text: String,
+    pub json: serde_json::Value,
 }
 
 /// Boxed sources are sources (so pipelines can stack them).
@@ -132,6 +147,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn progress(&self) -> (u64, u64) {
         (**self).progress()
+    }
+    fn facts(&self) -> Vec<Fact> {
+        (**self).facts()
     }
 }
 
