@@ -7,6 +7,7 @@ mod columns;
 mod dir;
 pub mod metadata;
 mod parquet_in;
+mod parquet_out;
 mod reader;
 mod summary;
 mod writer;
