@@ -343,23 +343,34 @@ impl ElodinReader {
         } else if in_first {
             c.first_entities.push(entity);
         } else if !c.cur_mismatch && c.first_entities.get(c.cur_pos) != Some(&entity) {
-            found.push(finding(
-                ENTITY_SET,
-                Severity::Error,
-                format!(
-                    "{}entity {entity} at position {} of tick {tick}, where tick {} has {}",
-                    at(&c.name, row, "entity_id"),
-                    c.cur_pos,
-                    c.first_tick.unwrap_or(0),
-                    c.first_entities
-                        .get(c.cur_pos)
-                        .map_or("no entity".to_string(), |e| format!("entity {e}"))
-                ),
-            ));
-            c.cur_mismatch = true;
             // From here on this tick is checked for duplicates the slow way.
-            c.cur_seen.extend(c.first_entities.iter().take(c.cur_pos).copied());
-            c.cur_seen.insert(entity);
+            c.cur_mismatch = true;
+            c.cur_seen
+                .extend(c.first_entities.iter().take(c.cur_pos).copied());
+            if !c.cur_seen.insert(entity) {
+                found.push(finding(
+                    DUPLICATE_ROW,
+                    Severity::Error,
+                    format!(
+                        "{}entity {entity} appears twice at tick {tick}",
+                        at(&c.name, row, "entity_id")
+                    ),
+                ));
+            } else {
+                found.push(finding(
+                    ENTITY_SET,
+                    Severity::Error,
+                    format!(
+                        "{}entity {entity} at position {} of tick {tick}, where tick {} has {}",
+                        at(&c.name, row, "entity_id"),
+                        c.cur_pos,
+                        c.first_tick.unwrap_or(0),
+                        c.first_entities
+                            .get(c.cur_pos)
+                            .map_or("no entity".to_string(), |e| format!("entity {e}"))
+                    ),
+                ));
+            }
         }
         c.cur_pos += 1;
         c.last_tick = Some(tick);
