@@ -82,7 +82,10 @@ fn main() {
     while t <= ticks {
         let tn = per_batch_ticks.min(ticks + 1 - t);
         let rows = (tn * bodies) as usize;
-        let mut cols: Vec<Vec<f64>> = comps.iter().map(|(_, k)| Vec::with_capacity(rows * *k as usize)).collect();
+        let mut cols: Vec<Vec<f64>> = comps
+            .iter()
+            .map(|(_, k)| Vec::with_capacity(rows * *k as usize))
+            .collect();
         let mut tick_col = Vec::with_capacity(rows);
         let mut ent_col = Vec::with_capacity(rows);
         for tick in t..t + tn {
@@ -109,7 +112,8 @@ fn main() {
             .collect();
         arrays.push(u64s(tick_col));
         arrays.push(u64s(ent_col));
-        w.write(&RecordBatch::try_new(schema.clone(), arrays).unwrap()).unwrap();
+        w.write(&RecordBatch::try_new(schema.clone(), arrays).unwrap())
+            .unwrap();
         t += tn;
     }
     w.close().unwrap();
@@ -138,7 +142,9 @@ fn main() {
     .unwrap();
     g.close().unwrap();
     let f64c = |name: &str, k: usize| {
-        format!(r#"{{"name":"{name}","component_type":{{"primitive_ty":"F64","shape":[{k}]}},"tags":null,"asset":false}}"#)
+        format!(
+            r#"{{"name":"{name}","component_type":{{"primitive_ty":"F64","shape":[{k}]}},"tags":null,"asset":false}}"#
+        )
     };
     let body: Vec<String> = comps.iter().map(|(n, k)| f64c(n, *k as usize)).collect();
     let meta = format!(
@@ -148,5 +154,9 @@ fn main() {
     std::fs::write(out.join("metadata.json"), meta).unwrap();
     std::fs::write(out.join("assets.bin"), [0u8]).unwrap();
     let size = std::fs::metadata(out.join("body.parquet")).unwrap().len();
-    println!("{}: body.parquet {size} bytes, {bodies} bodies x {} ticks", out.display(), ticks + 1);
+    println!(
+        "{}: body.parquet {size} bytes, {bodies} bodies x {} ticks",
+        out.display(),
+        ticks + 1
+    );
 }

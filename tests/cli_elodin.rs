@@ -43,7 +43,14 @@ fn inspect_text_shows_flavour_ticks_entities_and_components() {
 fn inspect_json_has_one_channel_per_archetype_and_the_facts() {
     let r = run_in(
         &elodin_fixture(""),
-        &["inspect", "--format", "json", "ball_1200", "ball_1200_v0.9.0", "types_300"],
+        &[
+            "inspect",
+            "--format",
+            "json",
+            "ball_1200",
+            "ball_1200_v0.9.0",
+            "types_300",
+        ],
     )
     .expect_code(0);
     let v = r.json_lines();
@@ -56,7 +63,12 @@ fn inspect_json_has_one_channel_per_archetype_and_the_facts() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|c| (c["name"].as_str().unwrap().to_string(), c["records"].as_u64().unwrap()))
+        .map(|c| {
+            (
+                c["name"].as_str().unwrap().to_string(),
+                c["records"].as_u64().unwrap(),
+            )
+        })
         .collect();
     assert_eq!(channels.len(), 7);
     assert!(channels.contains(&("body".into(), 1201)));
@@ -91,7 +103,10 @@ fn inspect_json_has_one_channel_per_archetype_and_the_facts() {
         .unwrap();
     assert_eq!(pos["type"], "F64");
     assert_eq!(pos["shape"], serde_json::json!([7]));
-    assert_eq!(pos["element_names"], serde_json::json!(["qx", "qy", "qz", "qw", "x", "y", "z"]));
+    assert_eq!(
+        pos["element_names"],
+        serde_json::json!(["qx", "qy", "qz", "qw", "x", "y", "z"])
+    );
     assert_eq!(v[1]["facts"]["metadata flavour"], "output_time_step");
     let sensor = v[2]["facts"]["archetypes"]
         .as_array()
@@ -113,12 +128,32 @@ fn inspect_json_has_one_channel_per_archetype_and_the_facts() {
 
 #[test]
 fn validate_every_fixture_is_clean() {
-    for name in ["ball_1200", "ball_1200_v0.9.0", "ball_build_only", "spin_120", "types_300"] {
+    for name in [
+        "ball_1200",
+        "ball_1200_v0.9.0",
+        "ball_build_only",
+        "spin_120",
+        "types_300",
+    ] {
         let r = run_in(&elodin_fixture(""), &["validate", name]).expect_code(0);
-        assert!(r.stdout.starts_with(&format!("{name}: ok (0 errors, 0 warnings")), "{}", r.stdout);
+        assert!(
+            r.stdout
+                .starts_with(&format!("{name}: ok (0 errors, 0 warnings")),
+            "{}",
+            r.stdout
+        );
     }
-    let r = run_in(&elodin_fixture(""), &["validate", "--info", "ball_build_only"]).expect_code(0);
-    assert!(r.stdout.contains("info ELODIN_MAX_TICKS: max_ticks is 1200 but the last tick is 0"), "{}", r.stdout);
+    let r = run_in(
+        &elodin_fixture(""),
+        &["validate", "--info", "ball_build_only"],
+    )
+    .expect_code(0);
+    assert!(
+        r.stdout
+            .contains("info ELODIN_MAX_TICKS: max_ticks is 1200 but the last tick is 0"),
+        "{}",
+        r.stdout
+    );
 }
 
 #[test]
@@ -131,11 +166,21 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
     });
     let r = run_in(tmp.path(), &["validate", &cut]).expect_code(1);
     assert!(r.stdout.contains("FAILED"), "{}", r.stdout);
-    assert!(r.stdout.contains("error ELODIN_PARQUET_UNREADABLE: body.parquet cannot be opened"), "{}", r.stdout);
+    assert!(
+        r.stdout
+            .contains("error ELODIN_PARQUET_UNREADABLE: body.parquet cannot be opened"),
+        "{}",
+        r.stdout
+    );
     let out = tmp.path().join("out");
     let r = run_in(tmp.path(), &["convert", &cut, "-o", s(&out)]).expect_code(1);
     assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
-    assert!(r.stderr.contains("ELODIN_PARQUET_UNREADABLE: body.parquet cannot be opened"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("ELODIN_PARQUET_UNREADABLE: body.parquet cannot be opened"),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     let corrupt = tmp.path().join("corrupt");
     copy_dir(&elodin_fixture("spin_120"), &corrupt);
@@ -146,9 +191,20 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
     }
     std::fs::write(&p, b).unwrap();
     let r = run_in(tmp.path(), &["validate", "corrupt"]).expect_code(1);
-    assert!(r.stdout.contains("error ELODIN_PARQUET_UNREADABLE: body.parquet cannot be decoded after row 0"), "{}", r.stdout);
+    assert!(
+        r.stdout.contains(
+            "error ELODIN_PARQUET_UNREADABLE: body.parquet cannot be decoded after row 0"
+        ),
+        "{}",
+        r.stdout
+    );
     let r = run_in(tmp.path(), &["convert", "corrupt", "-o", "out2/"]).expect_code(1);
-    assert!(r.stderr.contains("corrupt: ELODIN_PARQUET_UNREADABLE: body.parquet"), "{}", r.stderr);
+    assert!(
+        r.stderr
+            .contains("corrupt: ELODIN_PARQUET_UNREADABLE: body.parquet"),
+        "{}",
+        r.stderr
+    );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     // Nothing half-written is left behind.
     assert_eq!(dir_entries(tmp.path()), ["corrupt", "spin_120"]);
@@ -229,13 +285,21 @@ fn validate_finds_directory_level_damage() {
             continue;
         }
         let r = r.expect_code(1);
-        assert!(r.stdout.contains(want), "{name}: want {want:?} in\n{}", r.stdout);
+        assert!(
+            r.stdout.contains(want),
+            "{name}: want {want:?} in\n{}",
+            r.stdout
+        );
     }
     let r = run_in(tmp.path(), &["validate", "--format", "json", "type"]).expect_code(1);
     let v = &r.json_lines()[0];
     assert_eq!(v["format"], "elodin");
     assert_eq!(v["ok"], false);
-    assert!(v["findings"].as_array().unwrap().iter().any(|f| f["code"] == "ELODIN_TYPE_MISMATCH"));
+    assert!(v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|f| f["code"] == "ELODIN_TYPE_MISMATCH"));
 }
 
 #[test]
@@ -244,12 +308,30 @@ fn convert_and_slice_write_replay_directories() {
     let fx = elodin_fixture("ball_1200");
     let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy/"]).expect_code(0);
     assert_eq!(r.stderr, "wrote 10809 records to copy/\n");
-    assert_eq!(dir_entries(&tmp.path().join("copy")), ["tick_exec", "world"]);
+    assert_eq!(
+        dir_entries(&tmp.path().join("copy")),
+        ["tick_exec", "world"]
+    );
     run_in(tmp.path(), &["validate", "copy"]).expect_code(0);
     // An existing directory is refused without --force, replaced with it.
     let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy"]).expect_code(1);
-    assert_eq!(r.stderr, "error: cannot write copy: copy exists (use --force to overwrite)\n");
-    run_in(tmp.path(), &["slice", s(&fx), "--frames", "10..20", "-o", "copy", "--force"]).expect_code(0);
+    assert_eq!(
+        r.stderr,
+        "error: cannot write copy: copy exists (use --force to overwrite)\n"
+    );
+    run_in(
+        tmp.path(),
+        &[
+            "slice",
+            s(&fx),
+            "--frames",
+            "10..20",
+            "-o",
+            "copy",
+            "--force",
+        ],
+    )
+    .expect_code(0);
     let r = run_in(tmp.path(), &["inspect", "--format", "json", "copy"]).expect_code(0);
     let v = &r.json_lines()[0];
     assert_eq!(v["facts"]["ticks"]["count"], 10);
@@ -257,14 +339,33 @@ fn convert_and_slice_write_replay_directories() {
     assert_eq!(v["records"], 90);
     assert_eq!(dir_entries(tmp.path()), ["copy"]);
     // A slice by time: ticks whose time is in [0.5 s, 0.6 s) are 61..=72.
-    run_in(tmp.path(), &["slice", s(&fx), "--start", "0.5s", "--end", "0.6s", "-o", "t/"]).expect_code(0);
+    run_in(
+        tmp.path(),
+        &[
+            "slice",
+            s(&fx),
+            "--start",
+            "0.5s",
+            "--end",
+            "0.6s",
+            "-o",
+            "t/",
+        ],
+    )
+    .expect_code(0);
     let body = read_table(&tmp.path().join("t/world/body.parquet"));
     assert_eq!(body.u64s("tick"), (0..12).collect::<Vec<u64>>());
     let full = read_table(&fx.join("world/body.parquet"));
-    assert_eq!(body.column("world_pos").to_data(), full.column("world_pos").slice(61, 12).to_data());
+    assert_eq!(
+        body.column("world_pos").to_data(),
+        full.column("world_pos").slice(61, 12).to_data()
+    );
     // --dry-run writes nothing.
     let r = run_in(tmp.path(), &["convert", "--dry-run", s(&fx), "-o", "dry/"]).expect_code(0);
-    assert_eq!(r.stdout, "10809 records would be written as elodin\nnothing would be lost\n");
+    assert_eq!(
+        r.stdout,
+        "10809 records would be written as elodin\nnothing would be lost\n"
+    );
     assert!(!tmp.path().join("dry").exists());
 }
 
@@ -272,8 +373,20 @@ fn convert_and_slice_write_replay_directories() {
 fn nanover_pair_to_a_directory_defaults_to_elodin_and_counts_loss() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("replay");
-    let r = run(&["convert", "small.traj", "small.state", "-o", &format!("{}/", s(&out))]).expect_code(3);
-    assert!(r.stderr.starts_with(&format!("wrote 47 records to {}/", s(&out))), "{}", r.stderr);
+    let r = run(&[
+        "convert",
+        "small.traj",
+        "small.state",
+        "-o",
+        &format!("{}/", s(&out)),
+    ])
+    .expect_code(3);
+    assert!(
+        r.stderr
+            .starts_with(&format!("wrote 47 records to {}/", s(&out))),
+        "{}",
+        r.stderr
+    );
     for want in [
         "particle.positions",
         "shape [32, 3] or type differs from the first F32[21,3]: previous value held",
@@ -303,5 +416,9 @@ fn nanover_pair_to_a_directory_defaults_to_elodin_and_counts_loss() {
     assert_eq!(names, ["frame", "state", "Globals"]);
     // Without a trailing slash and no extension the format cannot be told.
     let r = run(&["convert", "small.traj", "-o", s(&tmp.path().join("plain"))]).expect_code(2);
-    assert!(r.stderr.contains("cannot tell the output format"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("cannot tell the output format"),
+        "{}",
+        r.stderr
+    );
 }

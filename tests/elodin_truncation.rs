@@ -43,9 +43,15 @@ fn every_cut_of_metadata_and_assets_is_a_clean_error() {
                     } else {
                         &["ELODIN_METADATA_JSON", "ELODIN_NO_TIME_STEP"]
                     };
-                    assert!(want.contains(&finding.code), "{file} cut at {cut}: {finding}");
+                    assert!(
+                        want.contains(&finding.code),
+                        "{file} cut at {cut}: {finding}"
+                    );
                 }
-                other => panic!("{file} cut at {cut}: strict read gave {:?}", other.map(|x| x.0)),
+                other => panic!(
+                    "{file} cut at {cut}: strict read gave {:?}",
+                    other.map(|x| x.0)
+                ),
             }
             match drain(&dir, true) {
                 // assets.bin damage is reported and the rows still read.
@@ -69,7 +75,10 @@ fn every_cut_of_metadata_and_assets_is_a_clean_error() {
 fn side_file_parsers_take_any_bytes() {
     let meta = std::fs::read(elodin_fixture("types_300/world/metadata.json")).unwrap();
     let assets = std::fs::read(elodin_fixture("types_300/world/assets.bin")).unwrap();
-    assert_eq!(simrec::formats::elodin::parse_side_files(&meta, &assets), (true, true));
+    assert_eq!(
+        simrec::formats::elodin::parse_side_files(&meta, &assets),
+        (true, true)
+    );
     for cut in 0..assets.len() {
         let (_, ok) = simrec::formats::elodin::parse_side_files(b"", &assets[..cut]);
         assert!(!ok, "assets.bin cut at {cut} parsed");

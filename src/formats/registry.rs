@@ -5,7 +5,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::output::Outputs;
-use super::{elodin, jsonl, nanover_legacy, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use super::{
+    elodin, jsonl, nanover_legacy, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError,
+};
 use crate::model::Header;
 use crate::report::Finding;
 
@@ -136,7 +138,10 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
             .max_by_key(|(e, _)| e.len())
             .map(|(_, f)| f)
     });
-    let names_directory = path.as_os_str().to_string_lossy().ends_with(['/', std::path::MAIN_SEPARATOR])
+    let names_directory = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
         || path.is_dir();
     by_extension.or_else(|| {
         names_directory

@@ -49,7 +49,11 @@ impl Table {
 
     /// Column names in file order.
     pub fn names(&self) -> Vec<String> {
-        self.schema.fields().iter().map(|f| f.name().clone()).collect()
+        self.schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect()
     }
 
     pub fn types(&self) -> BTreeMap<String, DataType> {
@@ -92,9 +96,11 @@ pub fn write_table(path: &Path, columns: Vec<(&str, ArrayRef)>) {
         .map(|(n, a)| arrow_schema::Field::new(*n, a.data_type().clone(), true))
         .collect();
     let schema = Arc::new(Schema::new(fields));
-    let batch =
-        RecordBatch::try_new(schema.clone(), columns.into_iter().map(|(_, a)| a).collect())
-            .unwrap();
+    let batch = RecordBatch::try_new(
+        schema.clone(),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
+    .unwrap();
     let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema, None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();

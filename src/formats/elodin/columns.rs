@@ -162,7 +162,10 @@ impl ColumnView {
             }
             DataType::List(_) => {
                 let l = column.as_any().downcast_ref::<ListArray>()?;
-                (l.values().clone(), Offsets::List(l.offsets().inner().clone()))
+                (
+                    l.values().clone(),
+                    Offsets::List(l.offsets().inner().clone()),
+                )
             }
             DataType::LargeList(_) => {
                 let l = column.as_any().downcast_ref::<LargeListArray>()?;
@@ -267,15 +270,6 @@ impl ColumnView {
             Elems::I16(v) => v.get(i).and_then(|&x| u64::try_from(x).ok()),
             Elems::I32(v) => v.get(i).and_then(|&x| u64::try_from(x).ok()),
             Elems::I64(v) => v.get(i).and_then(|&x| u64::try_from(x).ok()),
-            _ => None,
-        }
-    }
-
-    /// Non-finite elements in `start..start+len` of a float column: their indices.
-    pub fn nonfinite(&self, start: usize, len: usize) -> Option<usize> {
-        match &self.elems {
-            Elems::F32(v) => v[start..start + len].iter().position(|x| !x.is_finite()),
-            Elems::F64(v) => v[start..start + len].iter().position(|x| !x.is_finite()),
             _ => None,
         }
     }

@@ -128,10 +128,18 @@ pub fn entity_names(
     findings: &mut Vec<Finding>,
 ) -> BTreeMap<u64, String> {
     let mut names = BTreeMap::new();
-    let Some(archetype) = metadata.archetypes.iter().find(|a| a.name == NAMES_ARCHETYPE) else {
+    let Some(archetype) = metadata
+        .archetypes
+        .iter()
+        .find(|a| a.name == NAMES_ARCHETYPE)
+    else {
         return names;
     };
-    let Some(component) = archetype.components.iter().find(|c| c.name == NAMES_ARCHETYPE) else {
+    let Some(component) = archetype
+        .components
+        .iter()
+        .find(|c| c.name == NAMES_ARCHETYPE)
+    else {
         return names;
     };
     let path = world.join(format!("{NAMES_ARCHETYPE}.parquet"));
@@ -176,4 +184,3 @@ pub fn entity_names(
     }
     names
 }
-

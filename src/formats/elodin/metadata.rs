@@ -210,10 +210,7 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
         )
     })?;
     let Json::Object(json) = json else {
-        return Err(error(
-            METADATA_JSON,
-            "metadata.json is not a JSON object",
-        ));
+        return Err(error(METADATA_JSON, "metadata.json is not a JSON object"));
     };
     let Some(Json::Object(archetypes_json)) = json.get("archetypes") else {
         return Err(error(
@@ -387,24 +384,40 @@ mod tests {
         assert_eq!(m.archetypes[0].components[0].elements, 9);
         assert_eq!(notes.len(), 1);
         let (m, _) = parse(br#"{"archetypes":{},"time_step":0.01}"#).unwrap();
-        assert_eq!((m.flavour, m.step_ns, m.max_ticks), (Flavour::TimeStep, 10_000_000, None));
-        let (m, _) = parse(br#"{"archetypes":{},"sim_time_step":0.5,"output_time_step":null}"#).unwrap();
+        assert_eq!(
+            (m.flavour, m.step_ns, m.max_ticks),
+            (Flavour::TimeStep, 10_000_000, None)
+        );
+        let (m, _) =
+            parse(br#"{"archetypes":{},"sim_time_step":0.5,"output_time_step":null}"#).unwrap();
         assert_eq!(m.flavour, Flavour::OutputTimeStep);
     }
 
     #[test]
     fn fatal_and_skipped() {
         assert_eq!(parse(b"{").unwrap_err().code, METADATA_JSON);
-        assert_eq!(parse(br#"{"archetypes":{}}"#).unwrap_err().code, NO_TIME_STEP);
         assert_eq!(
-            parse(br#"{"archetypes":{},"sim_time_step":-1}"#).unwrap_err().code,
+            parse(br#"{"archetypes":{}}"#).unwrap_err().code,
+            NO_TIME_STEP
+        );
+        assert_eq!(
+            parse(br#"{"archetypes":{},"sim_time_step":-1}"#)
+                .unwrap_err()
+                .code,
             NO_TIME_STEP
         );
         let (m, notes) = parse(br#"{"archetypes":{"../x":[],"a":[{"name":"c","component_type":{"primitive_ty":"U9","shape":[]}},{"name":"d","component_type":{"primitive_ty":"U8","shape":[-1]}}],"b":[{"name":"e","component_type":{"primitive_ty":"U8","shape":[]}},{"name":"e","component_type":{"primitive_ty":"U8","shape":[]}}]},"time_step":1,"max_ticks":-3}"#).unwrap();
         let codes: Vec<_> = notes.iter().map(|f| f.code).collect();
         assert_eq!(
             codes,
-            [FLAVOUR, METADATA_FIELD, METADATA_FIELD, METADATA_FIELD, METADATA_FIELD, DUPLICATE_COMPONENT][..]
+            [
+                FLAVOUR,
+                METADATA_FIELD,
+                METADATA_FIELD,
+                METADATA_FIELD,
+                METADATA_FIELD,
+                DUPLICATE_COMPONENT
+            ][..]
         );
         assert_eq!(m.archetypes.len(), 2);
         assert_eq!(m.archetypes[1].components.len(), 1);

@@ -5,7 +5,7 @@
 
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
@@ -18,10 +18,8 @@ use super::columns::ColumnView;
 pub const BATCH_ROWS: usize = 8192;
 
 pub struct ParquetFile {
-    pub path: PathBuf,
     /// Arrow schema of the whole file (the embedded `ARROW:schema` when present).
     pub schema: SchemaRef,
-    pub has_arrow_schema: bool,
     pub rows: u64,
     pub row_groups: usize,
     pub size: u64,
@@ -64,9 +62,6 @@ impl ParquetFile {
         .map_err(|e| e.to_string())?;
         let meta = builder.metadata().clone();
         let file_meta = meta.file_metadata();
-        let has_arrow_schema = file_meta
-            .key_value_metadata()
-            .is_some_and(|kv| kv.iter().any(|k| k.key == "ARROW:schema"));
         let tick_leaf = file_meta
             .schema_descr()
             .columns()
@@ -90,9 +85,7 @@ impl ParquetFile {
             }
         }
         Ok(ParquetFile {
-            path: path.to_path_buf(),
             schema: builder.schema().clone(),
-            has_arrow_schema,
             rows: u64::try_from(file_meta.num_rows()).unwrap_or(0),
             row_groups: meta.num_row_groups(),
             size,

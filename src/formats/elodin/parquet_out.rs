@@ -114,7 +114,11 @@ fn item_field(c: &Component) -> Arc<Field> {
 
 impl Table {
     /// Creates `<dir>/<name>.parquet` for these components (sorted here by name).
-    pub fn create(dir: &Path, name: &str, mut components: Vec<Component>) -> Result<Table, WriteError> {
+    pub fn create(
+        dir: &Path,
+        name: &str,
+        mut components: Vec<Component>,
+    ) -> Result<Table, WriteError> {
         components.sort_by(|a, b| a.name.cmp(&b.name));
         let mut fields: Vec<Field> = components
             .iter()
@@ -131,7 +135,11 @@ impl Table {
             })
             .collect();
         fields.push(Field::new("tick", arrow_schema::DataType::UInt64, true));
-        fields.push(Field::new("entity_id", arrow_schema::DataType::UInt64, true));
+        fields.push(Field::new(
+            "entity_id",
+            arrow_schema::DataType::UInt64,
+            true,
+        ));
         let schema: SchemaRef = Arc::new(Schema::new(fields));
         let path = dir.join(format!("{name}.parquet"));
         let file = File::create(&path).map_err(|e| WriteError::io(&path, e))?;
@@ -141,7 +149,8 @@ impl Table {
             .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
             .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
             .build();
-        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| io(&path, e))?;
+        let writer =
+            ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| io(&path, e))?;
         let columns = components
             .iter()
             .map(|c| ArrayData::empty(c.primitive.dtype()))
@@ -195,16 +204,24 @@ impl Table {
             if c.shape.is_empty() {
                 arrays.push(values);
             } else {
-                let list = FixedSizeListArray::try_new(item_field(c), c.elements as i32, values, None)
-                    .map_err(|e| io(&self.path, e))?;
+                let list =
+                    FixedSizeListArray::try_new(item_field(c), c.elements as i32, values, None)
+                        .map_err(|e| io(&self.path, e))?;
                 arrays.push(Arc::new(list));
             }
         }
         let ticks = std::mem::take(&mut self.ticks);
         let entities = std::mem::take(&mut self.entities);
-        arrays.push(Arc::new(PrimitiveArray::<UInt64Type>::new(ScalarBuffer::from(ticks), None)));
-        arrays.push(Arc::new(PrimitiveArray::<UInt64Type>::new(ScalarBuffer::from(entities), None)));
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| io(&self.path, e))?;
+        arrays.push(Arc::new(PrimitiveArray::<UInt64Type>::new(
+            ScalarBuffer::from(ticks),
+            None,
+        )));
+        arrays.push(Arc::new(PrimitiveArray::<UInt64Type>::new(
+            ScalarBuffer::from(entities),
+            None,
+        )));
+        let batch =
+            RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| io(&self.path, e))?;
         if let Some(w) = self.writer.as_mut() {
             w.write(&batch).map_err(|e| io(&self.path, e))?;
         }

@@ -228,15 +228,16 @@ impl ElodinReader {
                     }
                 }
                 (Some(Err(_)), _) | (_, Some(Err(_))) => {
-                    let column = if matches!(
-                        batch.view("tick").map(|v| v.range(pos, 1)),
-                        Some(Err(_))
-                    ) {
-                        "tick"
-                    } else {
-                        "entity_id"
-                    };
-                    let msg = format!("{}null value; the row is skipped", at(&c.name, c.row, column));
+                    let column =
+                        if matches!(batch.view("tick").map(|v| v.range(pos, 1)), Some(Err(_))) {
+                            "tick"
+                        } else {
+                            "entity_id"
+                        };
+                    let msg = format!(
+                        "{}null value; the row is skipped",
+                        at(&c.name, c.row, column)
+                    );
                     let row = c.row;
                     c.pos += 1;
                     c.row += 1;
@@ -278,7 +279,10 @@ impl ElodinReader {
             None if tick != 0 => found.push(finding(
                 TICK_GAP,
                 Severity::Error,
-                format!("{}the first tick is {tick}, not 0", at(&c.name, row, "tick")),
+                format!(
+                    "{}the first tick is {tick}, not 0",
+                    at(&c.name, row, "tick")
+                ),
             )),
             Some(last) if tick < last => found.push(finding(
                 TICK_ORDER,
@@ -303,7 +307,10 @@ impl ElodinReader {
         // Entity set and order per tick.
         if c.cur_tick != Some(tick) {
             if let Some(prev) = c.cur_tick {
-                if c.first_tick != Some(prev) && c.cur_pos < c.first_entities.len() && !c.cur_mismatch {
+                if c.first_tick != Some(prev)
+                    && c.cur_pos < c.first_entities.len()
+                    && !c.cur_mismatch
+                {
                     found.push(finding(
                         ENTITY_SET,
                         Severity::Error,
@@ -591,7 +598,9 @@ fn open_cursor(
         found.push(Finding::new(
             Severity::Error,
             MISSING_PARQUET,
-            format!("archetype `{name}` is declared in metadata.json but {name}.parquet is missing"),
+            format!(
+                "archetype `{name}` is declared in metadata.json but {name}.parquet is missing"
+            ),
         ));
         return (cursor, found);
     }
@@ -627,7 +636,10 @@ fn open_cursor(
                 found.push(Finding::new(
                     Severity::Error,
                     TYPE_MISMATCH,
-                    format!("{name}.parquet column `{key}` is {}, not UInt64", f.data_type()),
+                    format!(
+                        "{name}.parquet column `{key}` is {}, not UInt64",
+                        f.data_type()
+                    ),
                 ));
                 usable = false;
             }
@@ -698,7 +710,8 @@ fn open_cursor(
     }
     // Components whose values are always needed: asset handles and simulation_tick checks.
     for comp in &cursor.comps {
-        if comp.layout.is_some() && (decode || comp.meta.asset || comp.meta.name == "simulation_tick")
+        if comp.layout.is_some()
+            && (decode || comp.meta.asset || comp.meta.name == "simulation_tick")
         {
             wanted.push(comp.meta.name.clone());
         }

@@ -51,8 +51,18 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
         format!("{} ns ({step_s} s)", v.step_ns),
         json!({"step_ns": v.step_ns, "seconds": step_s}),
     ));
-    let first = v.archetypes.iter().filter_map(|a| a.ticks).map(|t| t.0).min();
-    let last = v.archetypes.iter().filter_map(|a| a.ticks).map(|t| t.1).max();
+    let first = v
+        .archetypes
+        .iter()
+        .filter_map(|a| a.ticks)
+        .map(|t| t.0)
+        .min();
+    let last = v
+        .archetypes
+        .iter()
+        .filter_map(|a| a.ticks)
+        .map(|t| t.1)
+        .max();
     let max_ticks = match v.max_ticks {
         Some(UNSET_MAX_TICKS) => "unset (u64::MAX)".to_string(),
         Some(m) => m.to_string(),
@@ -109,9 +119,16 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
         text.push(format!(
             "{}: {}, {rows} rows, {}, {}",
             a.name,
-            if a.entities.len() == 1 { "1 entity".to_string() } else { format!("{} entities", a.entities.len()) },
-            a.row_groups
-                .map_or("unreadable".into(), |g| if g == 1 { "1 row group".to_string() } else { format!("{g} row groups") }),
+            if a.entities.len() == 1 {
+                "1 entity".to_string()
+            } else {
+                format!("{} entities", a.entities.len())
+            },
+            a.row_groups.map_or("unreadable".into(), |g| if g == 1 {
+                "1 row group".to_string()
+            } else {
+                format!("{g} row groups")
+            }),
             a.size.map_or("no file".into(), |s| format!("{s} bytes")),
         ));
         for c in &a.components {
@@ -147,7 +164,10 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
     out.push(match v.assets {
         Some((bytes, items)) => fact(
             "assets.bin",
-            format!("{bytes} bytes, {items} items, {} entity names", v.names.len()),
+            format!(
+                "{bytes} bytes, {items} items, {} entity names",
+                v.names.len()
+            ),
             json!({"size_bytes": bytes, "items": items, "entity_names": v.names.len()}),
         ),
         None => fact("assets.bin", "missing or unreadable".into(), Json::Null),

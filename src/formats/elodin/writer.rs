@@ -60,7 +60,10 @@ impl ElodinWriter {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<ElodinWriter, WriteError> {
-        let source = header.metadata.get(HEADER_KEY).filter(|_| header.format == "elodin");
+        let source = header
+            .metadata
+            .get(HEADER_KEY)
+            .filter(|_| header.format == "elodin");
         let root = outputs.create_dir(target)?;
         let exec = source
             .and_then(|s| s.get("exec_dir"))
@@ -171,15 +174,18 @@ impl Same {
             .channels
             .iter()
             .map(|c| {
-                meta.archetypes.iter().find(|a| a.name == c.name).map(|a| SameArch {
-                    name: a.name.clone(),
-                    declared: a.components.clone(),
-                    table: None,
-                    first_tick: None,
-                    first_entities: Vec::new(),
-                    cur_tick: None,
-                    cur_pos: 0,
-                })
+                meta.archetypes
+                    .iter()
+                    .find(|a| a.name == c.name)
+                    .map(|a| SameArch {
+                        name: a.name.clone(),
+                        declared: a.components.clone(),
+                        table: None,
+                        first_tick: None,
+                        first_entities: Vec::new(),
+                        cur_tick: None,
+                        cur_pos: 0,
+                    })
             })
             .collect();
         Ok(Same {
@@ -198,9 +204,18 @@ impl Same {
         })
     }
 
-    fn write(&mut self, world: &Path, record: &Record, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn write(
+        &mut self,
+        world: &Path,
+        record: &Record,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
         let Some(Some(arch)) = self.archs.get_mut(record.channel as usize) else {
-            report.loss.add(&format!("channel {}", record.channel), "*", "not an archetype of the source replay");
+            report.loss.add(
+                &format!("channel {}", record.channel),
+                "*",
+                "not an archetype of the source replay",
+            );
             return Ok(());
         };
         let tick = record
@@ -208,7 +223,11 @@ impl Same {
             .unwrap_or_else(|| u64::try_from(record.time / self.step_ns.max(1)).unwrap_or(0));
         let base = *self.base.get_or_insert(tick);
         let Some(out_tick) = tick.checked_sub(base) else {
-            report.loss.add(&arch.name, "*", "a row before the first tick written: dropped");
+            report.loss.add(
+                &arch.name,
+                "*",
+                "a row before the first tick written: dropped",
+            );
             return Ok(());
         };
         let entity = record.entity.unwrap_or(0);
@@ -230,7 +249,11 @@ impl Same {
         if arch.first_tick == Some(out_tick) {
             arch.first_entities.push(entity);
         } else if arch.first_entities.get(arch.cur_pos) != Some(&entity) {
-            report.loss.add(&arch.name, "*", "entity set or order differs from the first tick: row dropped");
+            report.loss.add(
+                &arch.name,
+                "*",
+                "entity set or order differs from the first tick: row dropped",
+            );
             return Ok(());
         }
         arch.cur_pos += 1;
@@ -247,7 +270,9 @@ impl Same {
                     return Cell::U64(out_tick);
                 }
                 match record.get(&c.name) {
-                    Some(Value::Array(a)) if a.dtype() == c.primitive.dtype() => Cell::Data(&a.data),
+                    Some(Value::Array(a)) if a.dtype() == c.primitive.dtype() => {
+                        Cell::Data(&a.data)
+                    }
                     _ => {
                         missing.push(c.name.clone());
                         Cell::Zeros
@@ -258,7 +283,11 @@ impl Same {
         let exact = table.push(out_tick, entity, &cells)?;
         if !exact {
             for m in missing {
-                report.loss.add(&arch.name, &m, "missing or not the declared type: zeros written");
+                report.loss.add(
+                    &arch.name,
+                    &m,
+                    "missing or not the declared type: zeros written",
+                );
             }
         }
         Ok(())
@@ -285,7 +314,10 @@ impl Same {
             for a in meta.archetypes {
                 if !kept.contains_key(&a.name) {
                     let t = Table::create(world, &a.name, a.components.clone())?;
-                    kept.insert(a.name.clone(), a.components.iter().map(|c| c.name.clone()).collect());
+                    kept.insert(
+                        a.name.clone(),
+                        a.components.iter().map(|c| c.name.clone()).collect(),
+                    );
                     t.close()?;
                 }
             }
@@ -386,7 +418,13 @@ impl Foreign {
                 let mut name: String = c
                     .name
                     .chars()
-                    .map(|ch| if ch.is_ascii_alphanumeric() || "_.-".contains(ch) { ch } else { '_' })
+                    .map(|ch| {
+                        if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                            ch
+                        } else {
+                            '_'
+                        }
+                    })
                     .collect();
                 if !safe_file_stem(&name) || taken.contains(&name) {
                     name = format!("{name}_{i}");
@@ -411,13 +449,22 @@ impl Foreign {
             cur_time: None,
             tick: 0,
             step_ns: None,
-            used_names: vec!["simulation_tick".into(), "simulation_time_step".into(), NAMES_ARCHETYPE.into()],
+            used_names: vec![
+                "simulation_tick".into(),
+                "simulation_time_step".into(),
+                NAMES_ARCHETYPE.into(),
+            ],
             globals: None,
             names: None,
         }
     }
 
-    fn write(&mut self, world: &Path, record: &Record, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn write(
+        &mut self,
+        world: &Path,
+        record: &Record,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
         let t = record.time;
         match self.cur_time {
             None => {
@@ -442,7 +489,9 @@ impl Foreign {
                 continue;
             }
             if elements(value).is_none() {
-                report.loss.add(&arch.channel, key, "not a number or numeric array");
+                report
+                    .loss
+                    .add(&arch.channel, key, "not a number or numeric array");
             } else if let Some(slots) = &arch.slots {
                 if !slots.iter().any(|s| s.key == *key) {
                     report.loss.add(
@@ -468,12 +517,15 @@ impl Foreign {
     fn close_tick(&mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
         let tick = self.tick;
         let channels = self.channels;
-        if let (Some(first), Some(cur), Some(step)) = (self.first_time, self.cur_time, self.step_ns) {
+        if let (Some(first), Some(cur), Some(step)) = (self.first_time, self.cur_time, self.step_ns)
+        {
             let want = i64::try_from(tick).ok().and_then(|k| k.checked_mul(step));
             if want != Some(cur - first) {
-                report
-                    .loss
-                    .add("(all channels)", "time", "not on the tick grid (tick × step): re-timed");
+                report.loss.add(
+                    "(all channels)",
+                    "time",
+                    "not on the tick grid (tick × step): re-timed",
+                );
             }
         }
         for a in 0..self.archs.len() {
@@ -504,11 +556,16 @@ impl Foreign {
         // system_globals and the entity names, every tick.
         let step_s = self.step_ns.unwrap_or(1_000_000_000) as f64 / 1e9;
         if self.globals.is_none() {
-            let mk = |n: &str, p| Component::new(n, p, vec![]).unwrap_or_else(|| unreachable_component(n));
+            let mk = |n: &str, p| {
+                Component::new(n, p, vec![]).unwrap_or_else(|| unreachable_component(n))
+            };
             self.globals = Some(Table::create(
                 world,
                 GLOBALS,
-                vec![mk("simulation_tick", Primitive::U64), mk("simulation_time_step", Primitive::F64)],
+                vec![
+                    mk("simulation_tick", Primitive::U64),
+                    mk("simulation_time_step", Primitive::F64),
+                ],
             )?);
             let mut handle = mk(NAMES_ARCHETYPE, Primitive::U64);
             handle.asset = true;
@@ -526,7 +583,12 @@ impl Foreign {
         Ok(())
     }
 
-    fn start_arch(&mut self, world: &Path, a: usize, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn start_arch(
+        &mut self,
+        world: &Path,
+        a: usize,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
         let arch = &mut self.archs[a];
         let mut slots: Vec<Slot> = Vec::new();
         for (_, folded) in &arch.entities {
@@ -544,8 +606,12 @@ impl Foreign {
                 if self.used_names.contains(&name) || name == "tick" || name == "entity_id" {
                     name = format!("{}.{key}", arch.name);
                 }
-                let Some(component) = Component::new(&name, primitive, shape).filter(|c| c.elements > 0) else {
-                    report.loss.add(&arch.channel, &key, "empty array: no component written");
+                let Some(component) =
+                    Component::new(&name, primitive, shape).filter(|c| c.elements > 0)
+                else {
+                    report
+                        .loss
+                        .add(&arch.channel, &key, "empty array: no component written");
                     continue;
                 };
                 self.used_names.push(name);
@@ -558,7 +624,11 @@ impl Foreign {
         }
         if slots.is_empty() {
             arch.skip = true;
-            report.loss.add(&arch.channel, "*", "no numeric values at its first tick: no archetype written");
+            report.loss.add(
+                &arch.channel,
+                "*",
+                "no numeric values at its first tick: no archetype written",
+            );
             return Ok(());
         }
         slots.sort_by(|x, y| x.component.name.cmp(&y.component.name));
@@ -572,7 +642,13 @@ impl Foreign {
         Ok(())
     }
 
-    fn write_rows(&mut self, a: usize, tick: u64, channels: u64, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn write_rows(
+        &mut self,
+        a: usize,
+        tick: u64,
+        channels: u64,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
         let entity_ids: Vec<u64> = (0..self.archs[a].written)
             .map(|i| {
                 let source = self.archs[a].entities[i].0;
@@ -585,7 +661,11 @@ impl Foreign {
         let arch = &mut self.archs[a];
         let late = arch.entities.len() - arch.written;
         for _ in 0..late {
-            report.loss.add(&arch.channel, "*", "entity first seen after the channel's first tick: not written");
+            report.loss.add(
+                &arch.channel,
+                "*",
+                "entity first seen after the channel's first tick: not written",
+            );
         }
         let (Some(slots), Some(table)) = (arch.slots.as_mut(), arch.table.as_mut()) else {
             return Ok(());
@@ -658,12 +738,18 @@ impl Foreign {
         });
         for a in self.archs {
             if let Some(t) = a.table {
-                archetypes.insert(a.name.clone(), Json::Array(t.components.iter().map(component_json).collect()));
+                archetypes.insert(
+                    a.name.clone(),
+                    Json::Array(t.components.iter().map(component_json).collect()),
+                );
                 t.close()?;
             }
         }
         for t in [self.globals, self.names].into_iter().flatten() {
-            archetypes.insert(t.name.clone(), Json::Array(t.components.iter().map(component_json).collect()));
+            archetypes.insert(
+                t.name.clone(),
+                Json::Array(t.components.iter().map(component_json).collect()),
+            );
             t.close()?;
         }
         let step_s = step_ns as f64 / 1e9;
@@ -674,9 +760,17 @@ impl Foreign {
             "default_playback_speed": 1.0,
             "max_ticks": ticks.saturating_sub(1),
         });
-        write_file(&world.join("metadata.json"), &serde_json::to_vec(&meta).unwrap_or_default())?;
+        write_file(
+            &world.join("metadata.json"),
+            &serde_json::to_vec(&meta).unwrap_or_default(),
+        )?;
         let assets = if had_records {
-            Assets::encode(&entity_names.iter().map(EntityMetadata::encode).collect::<Vec<_>>())
+            Assets::encode(
+                &entity_names
+                    .iter()
+                    .map(EntityMetadata::encode)
+                    .collect::<Vec<_>>(),
+            )
         } else {
             Assets::empty().bytes
         };
