@@ -273,6 +273,9 @@ impl ElodinReader {
         );
         record.entity = Some(entity);
         record.frame = Some(tick);
+        if decode {
+            record.values.reserve_exact(c.comps.len());
+        }
         // Tick order and contiguity.
         let finding = |code, sev, msg: String| on_row(Finding::new(sev, code, msg), row);
         match c.last_tick {
