@@ -213,7 +213,8 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
 #[test]
 fn validate_finds_directory_level_damage() {
     let tmp = tempfile::tempdir().unwrap();
-    let cases: Vec<(&str, Box<dyn FnOnce(&Path)>, &str)> = vec![
+    type Damage = Box<dyn FnOnce(&Path)>;
+    let cases: Vec<(&str, Damage, &str)> = vec![
         (
             "missing",
             Box::new(|d: &Path| std::fs::remove_file(d.join("world/body.parquet")).unwrap()),

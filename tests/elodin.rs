@@ -47,7 +47,8 @@ fn f64s(v: &Value) -> Vec<f64> {
 #[test]
 fn every_fixture_reads_with_its_row_counts_and_tick_ranges() {
     // (fixture, records, (channel, rows), last tick)
-    let cases: [(&str, usize, &[(&str, usize)], u64); 5] = [
+    type Case<'a> = (&'a str, usize, &'a [(&'a str, usize)], u64);
+    let cases: [Case<'_>; 5] = [
         (
             "ball_1200",
             10809,
@@ -164,7 +165,8 @@ fn spin_120_quaternion_is_scalar_last() {
     let round = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| (x * 1e5).round() / 1e5).collect() };
     assert_eq!(round(&at(120)[..4]), [0.62055, 0.339, 0.339, 0.62055]);
     // 90° about x at the start, written scalar-last.
-    assert_eq!(round(&at(0)[..4]), [0.70711, 0.0, 0.0, 0.70711]);
+    let h = (std::f64::consts::FRAC_1_SQRT_2 * 1e5).round() / 1e5;
+    assert_eq!(round(&at(0)[..4]), [h, 0.0, 0.0, h]);
     let rec = recs
         .iter()
         .find(|x| x.channel == body && x.frame == Some(120))
