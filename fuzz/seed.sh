@@ -39,3 +39,21 @@ for f in "$here"/../fixtures/nanover-zip/*.nanover.zip "$here"/../fixtures/nanov
 done
 head -c 4000 "$here/../fixtures/nanover-zip/crash/crashed-after-100.nanover.zip" > "$zcorpus/crashed-head.nanover.zip"
 echo "seeded $(find "$zcorpus" -type f | wc -l) files into $zcorpus"
+# Elodin side files: each fixture's metadata.json and assets.bin, as the elodin_side_files
+# target splits its input (two little-endian bytes giving the split, then both files).
+ecorpus="$here/corpus/elodin_side_files"
+mkdir -p "$ecorpus"
+if command -v python3 >/dev/null; then
+    python3 - "$here/../fixtures/elodin" "$ecorpus" <<'PY'
+import sys, pathlib
+src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+n = 0
+for meta in sorted(src.glob("**/world/metadata.json")):
+    m, a = meta.read_bytes(), (meta.parent / "assets.bin").read_bytes()
+    total = len(m) + len(a) + 2
+    split = (len(m) + 2 - 2) % (total - 1)  # the target adds 2 back
+    (out / f"{meta.parent.parent.name}").write_bytes(split.to_bytes(2, "little") + m + a)
+    n += 1
+print(f"seeded {n} Elodin side-file pairs into {out}")
+PY
+fi

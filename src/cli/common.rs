@@ -34,10 +34,12 @@ impl ReadArgs {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state
+    /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state;
+    /// a directory (`out/`) is written as an Elodin replay
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
-    /// Output format (default: from the output's extension): nanover-legacy, nanover-zip, jsonl
+    /// Output format (default: from the output's extension; `DIR/` means elodin): nanover-legacy,
+    /// nanover-zip, jsonl, elodin
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
     /// Overwrite existing outputs

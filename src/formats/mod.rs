@@ -8,6 +8,7 @@ pub mod input;
 pub mod output;
 pub mod registry;
 
+pub mod elodin;
 pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;
@@ -17,7 +18,7 @@ use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::model::{Header, Nanos, Record};
-use crate::report::{Finding, Findings, LossReport};
+use crate::report::{Fact, Finding, Findings, LossReport};
 
 pub use registry::{detect, format_for_output, format_named, Format, FORMATS};
 
@@ -123,9 +124,9 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
     /// (bytes consumed, bytes in total) for progress display.
     fn progress(&self) -> (u64, u64);
 
-    /// Format-specific facts for `inspect` (container layout, checksums...), as
-    /// (key, JSON value) pairs; known once the records have been read.
-    fn facts(&self) -> Vec<(String, serde_json::Value)> {
+    /// Facts only this format has (layout, container details), for `inspect`: read after
+    /// the last record, so they may include what reading found.
+    fn facts(&self) -> Vec<Fact> {
         Vec::new()
     }
 }
@@ -141,7 +142,7 @@ impl<S: Source + ?Sized> Source for Box<S> {
     fn progress(&self) -> (u64, u64) {
         (**self).progress()
     }
-    fn facts(&self) -> Vec<(String, serde_json::Value)> {
+    fn facts(&self) -> Vec<Fact> {
         (**self).facts()
     }
 }

@@ -57,6 +57,8 @@ pub struct Outputs {
     force: bool,
     dry_run: bool,
     pending: Vec<(tempfile::TempPath, PathBuf)>,
+    /// Directories being written (a temporary directory beside each target).
+    pending_dirs: Vec<(tempfile::TempDir, PathBuf)>,
     written: Vec<PathBuf>,
     /// Seekable output for standard output, copied there at commit.
     spooled_stdout: Option<tempfile::TempPath>,
@@ -68,6 +70,7 @@ impl Outputs {
             force,
             dry_run: false,
             pending: Vec::new(),
+            pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled_stdout: None,
         }
@@ -79,6 +82,7 @@ impl Outputs {
             force: true,
             dry_run: true,
             pending: Vec::new(),
+            pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled_stdout: None,
         }
@@ -154,6 +158,58 @@ impl Outputs {
         Ok(file)
     }
 
+    /// An empty directory to fill in place of the directory `target`. It appears whole at
+    /// `target` on `commit` (replacing an existing one only with `--force`), or not at all.
+    /// A dry run gets a scratch directory that is removed afterwards.
+    pub fn create_dir(&mut self, target: &Path) -> Result<PathBuf, WriteError> {
+        let mut builder = tempfile::Builder::new();
+        #[cfg(unix)]
+        {
+            // Like any new directory: 0777 less the umask, not tempfile's private 0700.
+            use std::os::unix::fs::PermissionsExt;
+            builder.permissions(fs::Permissions::from_mode(0o777));
+        }
+        if self.dry_run {
+            let dir = builder
+                .prefix(".simrec-dry-run.")
+                .tempdir()
+                .map_err(|e| WriteError::io(target, e))?;
+            let path = dir.path().to_path_buf();
+            self.pending_dirs.push((dir, PathBuf::new()));
+            return Ok(path);
+        }
+        if target == Path::new("-") {
+            return Err(WriteError::Unsupported(
+                "a directory cannot be written to standard output; name an output directory".into(),
+            ));
+        }
+        if !self.force && target.exists() {
+            return Err(WriteError::Exists(target.to_path_buf()));
+        }
+        if self.pending_dirs.iter().any(|(_, t)| t == target) {
+            return Err(WriteError::Invalid(format!(
+                "{} would be written twice",
+                target.display()
+            )));
+        }
+        let parent = match target.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let dir = builder
+            .prefix(&format!(".{name}."))
+            .suffix(".partial")
+            .tempdir_in(parent)
+            .map_err(|e| WriteError::io(target, e))?;
+        let path = dir.path().to_path_buf();
+        self.pending_dirs.push((dir, target.to_path_buf()));
+        Ok(path)
+    }
+
     /// Moves every finished output into place. Returns the paths written.
     pub fn commit(self) -> Result<Vec<PathBuf>, WriteError> {
         if let Some(spool) = &self.spooled_stdout {
@@ -165,6 +221,31 @@ impl Outputs {
                 .map_err(|e| WriteError::io(stdout, e))?;
         }
         let mut written = self.written;
+        if self.dry_run {
+            return Ok(written);
+        }
+        for (temp, target) in self.pending_dirs {
+            if target.exists() {
+                if !self.force {
+                    return Err(WriteError::Exists(target));
+                }
+                // Move the old one aside first, so the target is never half old, half new.
+                let aside = temp.path().with_extension("old");
+                fs::rename(&target, &aside).map_err(|e| WriteError::io(&target, e))?;
+                fs::rename(temp.path(), &target).map_err(|e| WriteError::io(&target, e))?;
+                let _ = temp.keep();
+                let removed = if aside.is_dir() {
+                    fs::remove_dir_all(&aside)
+                } else {
+                    fs::remove_file(&aside)
+                };
+                removed.map_err(|e| WriteError::io(&aside, e))?;
+            } else {
+                fs::rename(temp.path(), &target).map_err(|e| WriteError::io(&target, e))?;
+                let _ = temp.keep();
+            }
+            written.push(target);
+        }
         for (temp, target) in self.pending {
             if !self.force && target.exists() {
                 return Err(WriteError::Exists(target));

@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 
 use super::output::Outputs;
 use super::{
-    jsonl, nanover_legacy, nanover_zip, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError,
+    elodin, jsonl, nanover_legacy, nanover_zip, ReadError, ReadOptions, Sink, Source, TimeRange,
+    WriteError,
 };
 use crate::model::Header;
 use crate::report::Finding;
@@ -44,6 +45,12 @@ pub trait Format: Sync {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError>;
 
+    /// Whether this format writes a directory, and is the one an output directory
+    /// (`out/`, or an existing directory) means when no `--to` names another.
+    fn writes_directories(&self) -> bool {
+        false
+    }
+
     /// Files `create` will write for `target`.
     fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
         vec![target.to_path_buf()]
@@ -69,6 +76,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &nanover_legacy::NanoverLegacy,
     &nanover_zip::NanoverZip,
     &jsonl::JsonLines,
+    &elodin::Elodin,
 ];
 
 /// Bytes read from the start of a file for detection.
@@ -82,9 +90,12 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
         return Ok(&nanover_legacy::NanoverLegacy);
     }
     let mut head = Vec::with_capacity(HEAD);
-    File::open(path)
-        .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
-        .map_err(|e| ReadError::from(e).in_file(path))?;
+    // A directory has no bytes to peek at: directory formats look at what it holds.
+    if !path.is_dir() {
+        File::open(path)
+            .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
+            .map_err(|e| ReadError::from(e).in_file(path))?;
+    }
     FORMATS
         .iter()
         .map(|f| (f.detect(path, &head), *f))
@@ -118,15 +129,27 @@ pub fn format_named(name: &str) -> Option<&'static dyn Format> {
     FORMATS.iter().copied().find(|f| f.names().contains(&name))
 }
 
-/// The format an output path's extension selects.
+/// The format an output path's extension selects; an output directory (`out/`, or a
+/// directory that exists) without a known extension selects the directory format.
 pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
-    let name = path.file_name()?.to_str()?;
-    FORMATS
-        .iter()
-        .flat_map(|f| f.extensions().iter().map(move |e| (*e, *f)))
-        .filter(|(e, _)| name.len() > e.len() && name.ends_with(e))
-        .max_by_key(|(e, _)| e.len())
-        .map(|(_, f)| f)
+    let by_extension = path.file_name().and_then(|n| n.to_str()).and_then(|name| {
+        FORMATS
+            .iter()
+            .flat_map(|f| f.extensions().iter().map(move |e| (*e, *f)))
+            .filter(|(e, _)| name.len() > e.len() && name.ends_with(e))
+            .max_by_key(|(e, _)| e.len())
+            .map(|(_, f)| f)
+    });
+    let names_directory = path
+        .as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
+        || path.is_dir();
+    by_extension.or_else(|| {
+        names_directory
+            .then(|| FORMATS.iter().copied().find(|f| f.writes_directories()))
+            .flatten()
+    })
 }
 
 /// Every name `--to` accepts, for help and errors.

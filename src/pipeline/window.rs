@@ -19,8 +19,9 @@ pub struct Span {
 }
 
 /// Resolves time flags against a recording, walking it once (headers only) when a flag
-/// needs frame times or the end. `#N` is the time of the N-th record that carries a
-/// frame index; `-5s` is 5 s before the last record.
+/// needs frame times or the end. `#N` is the time of the N-th frame: records that carry a
+/// frame index, consecutive ones with the same index and time counting once; `-5s` is 5 s
+/// before the last record.
 pub fn resolve(
     start: Option<TimeSpec>,
     end: Option<TimeSpec>,
@@ -39,11 +40,18 @@ pub fn resolve(
     let mut frame_times: Vec<(u64, Nanos)> = Vec::new();
     let mut last: Option<Nanos> = None;
     let mut frame_count = 0u64;
+    // Consecutive records with the same frame index and time are one frame (a tick of a
+    // format with a record per entity or per archetype).
+    let mut previous: Option<(u64, Nanos)> = None;
     if needs_walk(&start) || needs_walk(&end) {
         for record in walk()? {
             let record = record?;
             last = Some(last.map_or(record.time, |l| l.max(record.time)));
-            if record.frame.is_some() {
+            if let Some(frame) = record.frame {
+                if previous == Some((frame, record.time)) {
+                    continue;
+                }
+                previous = Some((frame, record.time));
                 if frames.contains(&frame_count) {
                     frame_times.push((frame_count, record.time));
                 }

@@ -123,8 +123,8 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }
-    for (k, v) in &s.facts {
-        t.add_row(vec![k.clone(), fact_text(v)]);
+    for f in &s.facts {
+        t.add_row(vec![f.name.clone(), f.text.clone()]);
     }
     let mut out = format!("{}\n{t}\n", s.path);
     for n in notes {
@@ -160,7 +160,7 @@ fn join(v: &[u64]) -> String {
 }
 
 /// A format fact for people: objects as `key: value` lines, lists one item per line.
-fn fact_text(v: &serde_json::Value) -> String {
+pub(crate) fn fact_text(v: &serde_json::Value) -> String {
     use serde_json::Value as J;
     match v {
         J::Object(o) => o

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::{json, Value as Json};
 
+use super::Fact;
 use crate::model::{Composition, DType, Header, Nanos, Record, Value};
 
 /// What was seen of one key.
@@ -101,7 +102,7 @@ pub struct Summary {
     /// Whether payloads were decoded (keys are only known then).
     pub deep: bool,
     /// Format-specific facts (container layout, checksums...), from the reader.
-    pub facts: Vec<(String, Json)>,
+    pub facts: Vec<Fact>,
     compositions: Vec<Composition>,
 }
 
@@ -197,8 +198,8 @@ impl Summary {
             "channels": channels,
             "deep": self.deep,
         });
-        for (k, v) in &self.facts {
-            o[k.as_str()] = v.clone();
+        for f in &self.facts {
+            o[f.name.as_str()] = f.json.clone();
         }
         o
     }

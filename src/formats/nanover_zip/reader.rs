@@ -16,7 +16,7 @@ use super::{header, RAW_FORMAT};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{Header, RawBytes, Record, Value};
-use crate::report::{Finding, Findings, Severity};
+use crate::report::{Fact, Finding, Findings, Severity};
 
 /// A gap of more than this between entries is reported.
 const JUMP_US: i64 = 120_000_000;
@@ -633,7 +633,7 @@ impl Source for ZipReader {
     fn progress(&self) -> (u64, u64) {
         (self.consumed, self.input.len())
     }
-    fn facts(&self) -> Vec<(String, Json)> {
+    fn facts(&self) -> Vec<Fact> {
         let f = &self.facts;
         let members: Vec<Json> = f
             .members
@@ -646,9 +646,9 @@ impl Source for ZipReader {
             })
             .collect();
         vec![
-            ("messages".into(), json!(self.ordinal_total())),
-            (
-                "zip".into(),
+            Fact::from_json("messages", json!(self.ordinal_total())),
+            Fact::from_json(
+                "zip",
                 json!({
                     "finished": !f.unfinished,
                     "members": members,

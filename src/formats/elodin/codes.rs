@@ -1,0 +1,28 @@
+//! Stable finding codes of Elodin replay directories (spec §8).
+
+pub const NO_METADATA: &str = "ELODIN_NO_METADATA";
+pub const METADATA_JSON: &str = "ELODIN_METADATA_JSON";
+pub const METADATA_FIELD: &str = "ELODIN_METADATA_FIELD";
+pub const NO_TIME_STEP: &str = "ELODIN_NO_TIME_STEP";
+pub const FLAVOUR: &str = "ELODIN_FLAVOUR";
+pub const DUPLICATE_COMPONENT: &str = "ELODIN_DUPLICATE_COMPONENT";
+pub const MISSING_PARQUET: &str = "ELODIN_MISSING_PARQUET";
+pub const PARQUET_UNREADABLE: &str = "ELODIN_PARQUET_UNREADABLE";
+pub const MISSING_COLUMN: &str = "ELODIN_MISSING_COLUMN";
+pub const EXTRA_COLUMN: &str = "ELODIN_EXTRA_COLUMN";
+pub const TYPE_MISMATCH: &str = "ELODIN_TYPE_MISMATCH";
+pub const SHAPE_MISMATCH: &str = "ELODIN_SHAPE_MISMATCH";
+pub const VARIABLE_LIST: &str = "ELODIN_VARIABLE_LIST";
+pub const NULL: &str = "ELODIN_NULL";
+pub const TICK_ORDER: &str = "ELODIN_TICK_ORDER";
+pub const TICK_GAP: &str = "ELODIN_TICK_GAP";
+pub const ENTITY_SET: &str = "ELODIN_ENTITY_SET";
+pub const DUPLICATE_ROW: &str = "ELODIN_DUPLICATE_ROW";
+pub const TICK_RANGE: &str = "ELODIN_TICK_RANGE";
+pub const SIMULATION_TICK: &str = "ELODIN_SIMULATION_TICK";
+pub const MAX_TICKS: &str = "ELODIN_MAX_TICKS";
+pub const ASSETS_MISSING: &str = "ELODIN_ASSETS_MISSING";
+pub const ASSETS_DECODE: &str = "ELODIN_ASSETS_DECODE";
+pub const ASSET_HANDLE: &str = "ELODIN_ASSET_HANDLE";
+pub const ENTITY_METADATA: &str = "ELODIN_ENTITY_METADATA";
+pub const ENTITY_NAME_CHANGE: &str = "ELODIN_ENTITY_NAME_CHANGE";

@@ -1,0 +1,828 @@
+//! Reading a replay: every archetype file walked tick by tick (one batch of each in
+//! memory), one record per (archetype, entity, tick), with the validation rules of
+//! spec §8 checked on the way.
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as Json};
+
+use super::assets::Assets;
+use super::codes::*;
+use super::columns::{check_type, Layout, Mismatch, RowProblem};
+use super::dir::{self, Layout as DirLayout, NAMES_ARCHETYPE};
+use super::metadata::{Component, UNSET_MAX_TICKS};
+use super::parquet_in::{Batch, ParquetFile, BATCH_ROWS};
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::{Channel, ChannelKind, Composition, Header, Record, Value};
+use crate::report::{Fact, Finding, Findings, Severity};
+
+/// Header metadata key under which the reader leaves what a writer needs.
+pub const HEADER_KEY: &str = "elodin";
+
+/// `body.parquet row 17, column world_pos: ` (the location prefix of row findings).
+fn at(archetype: &str, row: u64, column: &str) -> String {
+    format!("{archetype}.parquet row {row}, column {column}: ")
+}
+
+/// A finding about one row (its index in the archetype's file).
+fn on_row(mut f: Finding, row: u64) -> Finding {
+    f.record = Some(row);
+    f
+}
+
+struct Comp {
+    meta: Component,
+    /// How to read it; `None` when its column is missing or of the wrong type.
+    layout: Option<Layout>,
+}
+
+/// Per archetype: its file, its current batch and row, and what validation remembers.
+struct Cursor {
+    channel: u32,
+    name: String,
+    comps: Vec<Comp>,
+    file: Option<ParquetFile>,
+    batch: Option<Batch>,
+    pos: usize,
+    /// Row index in the file of the current row.
+    row: u64,
+    /// (tick, entity) of the current row, when there is one.
+    head: Option<(u64, u64)>,
+    /// (rows, row groups, bytes) from the footer.
+    stats: Option<(u64, usize, u64)>,
+    // Validation state.
+    first_entities: Vec<u64>,
+    first_tick: Option<u64>,
+    cur_tick: Option<u64>,
+    cur_pos: usize,
+    cur_seen: HashSet<u64>,
+    cur_mismatch: bool,
+    last_tick: Option<u64>,
+    max_tick: Option<u64>,
+    names_first: BTreeMap<u64, u64>,
+}
+
+pub struct ElodinReader {
+    path: PathBuf,
+    header: Header,
+    options: ReadOptions,
+    step_ns: i64,
+    max_ticks: Option<u64>,
+    flavour: String,
+    layout: DirLayout,
+    assets: Option<(u64, usize)>,
+    names: BTreeMap<u64, String>,
+    cursors: Vec<Cursor>,
+    findings: Findings,
+    fatal: Option<Finding>,
+    total_bytes: u64,
+    done: bool,
+}
+
+impl ElodinReader {
+    pub fn open(path: &Path, options: ReadOptions) -> Result<ElodinReader, ReadError> {
+        Self::open_inner(path, options).map_err(|e| e.in_file(path))
+    }
+
+    fn open_inner(path: &Path, options: ReadOptions) -> Result<ElodinReader, ReadError> {
+        let layout = dir::locate(path).map_err(ReadError::invalid)?;
+        let (metadata, notes) = dir::read_metadata(&layout.world).map_err(ReadError::invalid)?;
+        let mut findings = Findings::default();
+        let mut pending: Vec<Finding> = notes;
+        let assets = match dir::read_assets(&layout.world) {
+            Ok(a) => Some(a),
+            Err(f) => {
+                pending.push(f);
+                None
+            }
+        };
+        let names = match &assets {
+            Some(a) => dir::entity_names(&layout.world, &metadata, a, &mut pending),
+            None => BTreeMap::new(),
+        };
+        let mut header = Header::new("elodin", metadata.flavour.name());
+        header.origin.system = Some("tick 0 (simulation time)".into());
+        let mut cursors = Vec::new();
+        for archetype in &metadata.archetypes {
+            let channel = header.add_channel(Channel::new(
+                archetype.name.clone(),
+                ChannelKind::Signals,
+                Composition::Independent,
+            ));
+            let (cursor, found) = open_cursor(
+                &layout.world,
+                channel,
+                &archetype.name,
+                &archetype.components,
+                options.decode,
+            );
+            pending.extend(found);
+            cursors.push(cursor);
+        }
+        for f in pending {
+            if !options.lenient && f.severity == Severity::Error {
+                return Err(ReadError::invalid(f));
+            }
+            findings.push(f);
+        }
+        let ticks = cursors
+            .first()
+            .and_then(|c| c.file.as_ref())
+            .and_then(|f| f.tick_max)
+            .map(|m| m.saturating_add(1));
+        let total_bytes = cursors.iter().filter_map(|c| c.stats).map(|s| s.2).sum();
+        header.metadata.insert(
+            HEADER_KEY.into(),
+            json!({
+                "metadata": Json::Object(metadata.json.clone()),
+                "world_dir": layout.world.to_string_lossy(),
+                "exec_dir": layout.exec.as_ref().map(|e| e.to_string_lossy().into_owned()),
+                "step_ns": metadata.step_ns,
+                "ticks": ticks,
+                "entities": names.iter().map(|(k, v)| (k.to_string(), Json::String(v.clone()))).collect::<Map<_, _>>(),
+            }),
+        );
+        let mut reader = ElodinReader {
+            path: path.to_path_buf(),
+            header,
+            options,
+            step_ns: metadata.step_ns,
+            max_ticks: metadata.max_ticks,
+            flavour: metadata.flavour.name().to_string(),
+            layout,
+            assets: assets
+                .as_ref()
+                .map(|a: &Assets| (a.bytes.len() as u64, a.items.len())),
+            names,
+            cursors,
+            findings,
+            fatal: None,
+            total_bytes,
+            done: false,
+        };
+        for i in 0..reader.cursors.len() {
+            reader.load(i);
+            if let Some(f) = reader.fatal.take() {
+                return Err(ReadError::invalid(f));
+            }
+        }
+        Ok(reader)
+    }
+
+    fn problem(&mut self, finding: Finding) {
+        if !self.options.lenient && finding.severity == Severity::Error && self.fatal.is_none() {
+            self.fatal = Some(finding.clone());
+        }
+        self.findings.push(finding);
+    }
+
+    /// Moves cursor `i` to its next readable row (loading batches), setting `head`.
+    fn load(&mut self, i: usize) {
+        loop {
+            let c = &mut self.cursors[i];
+            c.head = None;
+            let Some(file) = c.file.as_mut() else {
+                return;
+            };
+            if c.batch.as_ref().is_none_or(|b| c.pos >= b.rows) {
+                match file.next_batch() {
+                    None => {
+                        c.batch = None;
+                        c.file = None;
+                        return;
+                    }
+                    Some(Ok(b)) => {
+                        c.batch = Some(b);
+                        c.pos = 0;
+                        continue;
+                    }
+                    Some(Err(e)) => {
+                        let msg = format!(
+                            "{}.parquet cannot be decoded after row {}: {e}",
+                            c.name, c.row
+                        );
+                        c.batch = None;
+                        c.file = None;
+                        let f = Finding::new(Severity::Error, PARQUET_UNREADABLE, msg).hint(
+                            "the file is truncated or corrupt; rows before this point were read",
+                        );
+                        self.problem(f);
+                        return;
+                    }
+                }
+            }
+            let Some(batch) = c.batch.as_ref() else {
+                return;
+            };
+            let pos = c.pos;
+            let tick = batch.view("tick").map(|v| v.range(pos, 1));
+            let entity = batch.view("entity_id").map(|v| v.range(pos, 1));
+            match (tick, entity) {
+                (Some(Ok((t, _))), Some(Ok((e, _)))) => {
+                    let tick = batch.view("tick").and_then(|v| v.u64_at(t));
+                    let entity = batch.view("entity_id").and_then(|v| v.u64_at(e));
+                    if let (Some(t), Some(e)) = (tick, entity) {
+                        c.head = Some((t, e));
+                        return;
+                    }
+                }
+                (Some(Err(_)), _) | (_, Some(Err(_))) => {
+                    let column =
+                        if matches!(batch.view("tick").map(|v| v.range(pos, 1)), Some(Err(_))) {
+                            "tick"
+                        } else {
+                            "entity_id"
+                        };
+                    let msg = format!(
+                        "{}null value; the row is skipped",
+                        at(&c.name, c.row, column)
+                    );
+                    let row = c.row;
+                    c.pos += 1;
+                    c.row += 1;
+                    self.problem(on_row(Finding::new(Severity::Error, NULL, msg), row));
+                    continue;
+                }
+                _ => {
+                    // No usable tick or entity_id column (reported at open).
+                    c.batch = None;
+                    c.file = None;
+                    return;
+                }
+            }
+            c.pos += 1;
+            c.row += 1;
+        }
+    }
+
+    /// The record at cursor `i`'s current row, with that row's checks; then advances.
+    fn emit(&mut self, i: usize, tick: u64, entity: u64) -> Record {
+        let step = self.step_ns;
+        let decode = self.options.decode;
+        let items = self.assets.map(|(_, n)| n as u64);
+        let mut found: Vec<Finding> = Vec::new();
+        let c = &mut self.cursors[i];
+        let row = c.row;
+        let mut record = Record::new(
+            i64::try_from(tick)
+                .ok()
+                .and_then(|t| t.checked_mul(step))
+                .unwrap_or(i64::MAX),
+            c.channel,
+        );
+        record.entity = Some(entity);
+        record.frame = Some(tick);
+        if decode {
+            record.values.reserve_exact(c.comps.len());
+        }
+        // Tick order and contiguity.
+        let finding = |code, sev, msg: String| on_row(Finding::new(sev, code, msg), row);
+        match c.last_tick {
+            None if tick != 0 => found.push(finding(
+                TICK_GAP,
+                Severity::Error,
+                format!(
+                    "{}the first tick is {tick}, not 0",
+                    at(&c.name, row, "tick")
+                ),
+            )),
+            Some(last) if tick < last => found.push(finding(
+                TICK_ORDER,
+                Severity::Error,
+                format!(
+                    "{}tick {tick} after tick {last}: rows are not tick-major",
+                    at(&c.name, row, "tick")
+                ),
+            )),
+            Some(last) if tick > last + 1 => found.push(finding(
+                TICK_GAP,
+                Severity::Error,
+                format!(
+                    "{}tick {tick} follows tick {last}: ticks {}..{} are missing",
+                    at(&c.name, row, "tick"),
+                    last + 1,
+                    tick - 1
+                ),
+            )),
+            _ => {}
+        }
+        // Entity set and order per tick.
+        if c.cur_tick != Some(tick) {
+            if let Some(prev) = c.cur_tick {
+                if c.first_tick != Some(prev)
+                    && c.cur_pos < c.first_entities.len()
+                    && !c.cur_mismatch
+                {
+                    found.push(finding(
+                        ENTITY_SET,
+                        Severity::Error,
+                        format!(
+                            "{}tick {prev} has {} of the {} entities of tick {}",
+                            at(&c.name, row, "entity_id"),
+                            c.cur_pos,
+                            c.first_entities.len(),
+                            c.first_tick.unwrap_or(0)
+                        ),
+                    ));
+                }
+            }
+            if c.first_tick.is_none() {
+                c.first_tick = Some(tick);
+            }
+            c.cur_tick = Some(tick);
+            c.cur_pos = 0;
+            c.cur_seen.clear();
+            c.cur_mismatch = false;
+        }
+        let in_first = c.first_tick == Some(tick);
+        let duplicate = if in_first || c.cur_mismatch {
+            !c.cur_seen.insert(entity)
+        } else {
+            false
+        };
+        if duplicate {
+            found.push(finding(
+                DUPLICATE_ROW,
+                Severity::Error,
+                format!(
+                    "{}entity {entity} appears twice at tick {tick}",
+                    at(&c.name, row, "entity_id")
+                ),
+            ));
+        } else if in_first {
+            c.first_entities.push(entity);
+        } else if !c.cur_mismatch && c.first_entities.get(c.cur_pos) != Some(&entity) {
+            // From here on this tick is checked for duplicates the slow way.
+            c.cur_mismatch = true;
+            c.cur_seen
+                .extend(c.first_entities.iter().take(c.cur_pos).copied());
+            if !c.cur_seen.insert(entity) {
+                found.push(finding(
+                    DUPLICATE_ROW,
+                    Severity::Error,
+                    format!(
+                        "{}entity {entity} appears twice at tick {tick}",
+                        at(&c.name, row, "entity_id")
+                    ),
+                ));
+            } else {
+                found.push(finding(
+                    ENTITY_SET,
+                    Severity::Error,
+                    format!(
+                        "{}entity {entity} at position {} of tick {tick}, where tick {} has {}",
+                        at(&c.name, row, "entity_id"),
+                        c.cur_pos,
+                        c.first_tick.unwrap_or(0),
+                        c.first_entities
+                            .get(c.cur_pos)
+                            .map_or("no entity".to_string(), |e| format!("entity {e}"))
+                    ),
+                ));
+            }
+        }
+        c.cur_pos += 1;
+        c.last_tick = Some(tick);
+        c.max_tick = Some(c.max_tick.map_or(tick, |m| m.max(tick)));
+        // Component values.
+        if let Some(batch) = c.batch.as_ref() {
+            let pos = c.pos;
+            for comp in &c.comps {
+                let Some(_) = comp.layout else { continue };
+                let Some(view) = batch.view(&comp.meta.name) else {
+                    continue;
+                };
+                match view.range(pos, comp.meta.elements) {
+                    Ok((start, len)) => {
+                        if comp.meta.asset || comp.meta.name == "simulation_tick" {
+                            let v = view.u64_at(start);
+                            if comp.meta.name == "simulation_tick" && v != Some(tick) {
+                                found.push(finding(
+                                    SIMULATION_TICK,
+                                    Severity::Warning,
+                                    format!(
+                                        "{}simulation_tick is {} at tick {tick}",
+                                        at(&c.name, row, "simulation_tick"),
+                                        v.map_or("unreadable".into(), |v| v.to_string())
+                                    ),
+                                ));
+                            }
+                            if comp.meta.asset {
+                                if let (Some(h), Some(n)) = (v, items) {
+                                    if h >= n {
+                                        found.push(finding(
+                                            ASSET_HANDLE,
+                                            Severity::Error,
+                                            format!(
+                                                "{}asset handle {h} but assets.bin has {n} items",
+                                                at(&c.name, row, &comp.meta.name)
+                                            ),
+                                        ));
+                                    }
+                                }
+                                if comp.meta.name == NAMES_ARCHETYPE {
+                                    if let Some(h) = v {
+                                        let first = *c.names_first.entry(entity).or_insert(h);
+                                        if first != h {
+                                            found.push(finding(
+                                                ENTITY_NAME_CHANGE,
+                                                Severity::Info,
+                                                format!(
+                                                    "{}entity {entity} changes its metadata handle from {first} to {h} at tick {tick}; the first is used for its name",
+                                                    at(&c.name, row, &comp.meta.name)
+                                                ),
+                                            ));
+                                            c.names_first.insert(entity, h);
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                        if decode {
+                            record.values.push((
+                                comp.meta.name.clone(),
+                                Value::Array(view.array(start, len, &comp.meta.shape)),
+                            ));
+                        }
+                    }
+                    Err(p) => {
+                        let (code, what) = match p {
+                            RowProblem::Null => (NULL, "null value".to_string()),
+                            RowProblem::NullItem => (NULL, "null list item".to_string()),
+                            RowProblem::Length(n) => (
+                                SHAPE_MISMATCH,
+                                format!(
+                                    "a list of {n} elements where {} declares {}",
+                                    comp.meta.type_text(),
+                                    comp.meta.elements
+                                ),
+                            ),
+                        };
+                        found.push(finding(
+                            code,
+                            Severity::Error,
+                            format!("{}{what}", at(&c.name, row, &comp.meta.name)),
+                        ));
+                    }
+                }
+            }
+        }
+        c.pos += 1;
+        c.row += 1;
+        for f in found {
+            self.problem(f);
+        }
+        self.load(i);
+        record
+    }
+
+    /// Checks that need every row: the last tick's entities, equal tick ranges, max_ticks.
+    fn finish(&mut self) {
+        let mut found = Vec::new();
+        let mut ranges: Vec<(String, Option<(u64, u64)>)> = Vec::new();
+        for c in &self.cursors {
+            if let (Some(last), Some(first)) = (c.cur_tick, c.first_tick) {
+                if last != first && c.cur_pos < c.first_entities.len() && !c.cur_mismatch {
+                    found.push(on_row(
+                        Finding::new(
+                            Severity::Error,
+                            ENTITY_SET,
+                            format!(
+                                "{}tick {last} has {} of the {} entities of tick {first}",
+                                at(&c.name, c.row, "entity_id"),
+                                c.cur_pos,
+                                c.first_entities.len()
+                            ),
+                        ),
+                        c.row,
+                    ));
+                }
+            }
+            ranges.push((c.name.clone(), c.first_tick.zip(c.max_tick)));
+        }
+        if let Some((first_name, first_range)) = ranges.first().cloned() {
+            for (name, range) in ranges.iter().skip(1) {
+                if *range != first_range {
+                    let show = |r: &Option<(u64, u64)>| match r {
+                        Some((a, b)) => format!("ticks {a}..{b}"),
+                        None => "no rows".into(),
+                    };
+                    found.push(Finding::new(
+                        Severity::Error,
+                        TICK_RANGE,
+                        format!(
+                            "{name}.parquet covers {} but {first_name}.parquet covers {}",
+                            show(range),
+                            show(&first_range)
+                        ),
+                    ));
+                }
+            }
+        }
+        let last = ranges.iter().filter_map(|(_, r)| r.map(|r| r.1)).max();
+        if let (Some(m), Some(last)) = (self.max_ticks, last) {
+            if m != UNSET_MAX_TICKS && m != last {
+                found.push(Finding::new(
+                    Severity::Info,
+                    MAX_TICKS,
+                    format!("max_ticks is {m} but the last tick is {last} (a run stopped early, or a slice)"),
+                ));
+            }
+        }
+        for f in found {
+            self.problem(f);
+        }
+    }
+
+    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
+        if self.done {
+            return Ok(None);
+        }
+        let next = self
+            .cursors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, c)| c.head.map(|(t, e)| (t, i, e)))
+            .min();
+        let record = match next {
+            Some((tick, i, entity)) => Some(self.emit(i, tick, entity)),
+            None => {
+                self.done = true;
+                self.finish();
+                None
+            }
+        };
+        if let Some(f) = self.fatal.take() {
+            self.done = true;
+            return Err(ReadError::invalid(f).in_file(&self.path));
+        }
+        Ok(record)
+    }
+}
+
+/// Opens one archetype's file and checks its schema against the metadata.
+fn open_cursor(
+    world: &Path,
+    channel: u32,
+    name: &str,
+    components: &[Component],
+    decode: bool,
+) -> (Cursor, Vec<Finding>) {
+    let mut found = Vec::new();
+    let mut cursor = Cursor {
+        channel,
+        name: name.to_string(),
+        comps: components
+            .iter()
+            .map(|c| Comp {
+                meta: c.clone(),
+                layout: None,
+            })
+            .collect(),
+        file: None,
+        batch: None,
+        pos: 0,
+        row: 0,
+        head: None,
+        stats: None,
+        first_entities: Vec::new(),
+        first_tick: None,
+        cur_tick: None,
+        cur_pos: 0,
+        cur_seen: HashSet::new(),
+        cur_mismatch: false,
+        last_tick: None,
+        max_tick: None,
+        names_first: BTreeMap::new(),
+    };
+    let path = world.join(format!("{name}.parquet"));
+    if !path.is_file() {
+        found.push(Finding::new(
+            Severity::Error,
+            MISSING_PARQUET,
+            format!(
+                "archetype `{name}` is declared in metadata.json but {name}.parquet is missing"
+            ),
+        ));
+        return (cursor, found);
+    }
+    let mut file = match ParquetFile::open(&path) {
+        Ok(f) => f,
+        Err(e) => {
+            found.push(
+                Finding::new(
+                    Severity::Error,
+                    PARQUET_UNREADABLE,
+                    format!("{name}.parquet cannot be opened: {e}"),
+                )
+                .hint("the file is truncated or its footer is corrupt"),
+            );
+            return (cursor, found);
+        }
+    };
+    cursor.stats = Some((file.rows, file.row_groups, file.size));
+    let schema = file.schema.clone();
+    let mut wanted: Vec<String> = vec!["tick".into(), "entity_id".into()];
+    let mut usable = true;
+    for key in ["tick", "entity_id"] {
+        match schema.field_with_name(key) {
+            Err(_) => {
+                found.push(Finding::new(
+                    Severity::Error,
+                    MISSING_COLUMN,
+                    format!("{name}.parquet has no `{key}` column"),
+                ));
+                usable = false;
+            }
+            Ok(f) if !f.data_type().is_integer() => {
+                found.push(Finding::new(
+                    Severity::Error,
+                    TYPE_MISMATCH,
+                    format!(
+                        "{name}.parquet column `{key}` is {}, not UInt64",
+                        f.data_type()
+                    ),
+                ));
+                usable = false;
+            }
+            Ok(f) if *f.data_type() != arrow_schema::DataType::UInt64 => {
+                found.push(Finding::new(
+                    Severity::Error,
+                    TYPE_MISMATCH,
+                    format!(
+                        "{name}.parquet column `{key}` is {}, not UInt64 (read anyway)",
+                        f.data_type()
+                    ),
+                ));
+            }
+            Ok(_) => {}
+        }
+    }
+    let mut variable = Vec::new();
+    for comp in &mut cursor.comps {
+        let cname = comp.meta.name.as_str();
+        match schema.field_with_name(cname) {
+            Err(_) => found.push(Finding::new(
+                Severity::Error,
+                MISSING_COLUMN,
+                format!("{name}.parquet has no column for component `{cname}`"),
+            )),
+            Ok(f) => match check_type(f.data_type(), &comp.meta) {
+                Ok(layout) => {
+                    if layout == Layout::List {
+                        variable.push(cname.to_string());
+                    }
+                    comp.layout = Some(layout);
+                }
+                Err(Mismatch::Type(m)) => found.push(Finding::new(
+                    Severity::Error,
+                    TYPE_MISMATCH,
+                    format!("{name}.parquet column `{cname}`: {m}"),
+                )),
+                Err(Mismatch::Shape(m)) => found.push(Finding::new(
+                    Severity::Error,
+                    SHAPE_MISMATCH,
+                    format!("{name}.parquet column `{cname}`: {m}"),
+                )),
+            },
+        }
+    }
+    if !variable.is_empty() {
+        found.push(Finding::new(
+            Severity::Info,
+            VARIABLE_LIST,
+            format!(
+                "{name}.parquet stores {} as variable lists, not FixedSizeList (no ARROW:schema); Elodin itself needs FixedSizeList",
+                variable.join(", ")
+            ),
+        ));
+    }
+    for f in schema.fields() {
+        let n = f.name().as_str();
+        if n != "tick" && n != "entity_id" && !cursor.comps.iter().any(|c| c.meta.name == n) {
+            found.push(Finding::new(
+                Severity::Warning,
+                EXTRA_COLUMN,
+                format!("{name}.parquet has column `{n}`, which metadata.json does not declare"),
+            ));
+        }
+    }
+    if !usable {
+        return (cursor, found);
+    }
+    // Components whose values are always needed: asset handles and simulation_tick checks.
+    for comp in &cursor.comps {
+        if comp.layout.is_some()
+            && (decode || comp.meta.asset || comp.meta.name == "simulation_tick")
+        {
+            wanted.push(comp.meta.name.clone());
+        }
+    }
+    let columns: Vec<&str> = wanted.iter().map(String::as_str).collect();
+    if let Err(e) = file.start(&columns, BATCH_ROWS) {
+        found.push(Finding::new(
+            Severity::Error,
+            PARQUET_UNREADABLE,
+            format!("{name}.parquet cannot be read: {e}"),
+        ));
+        return (cursor, found);
+    }
+    // Components not read this time (header-only walks) take no part in this pass.
+    for comp in &mut cursor.comps {
+        if !wanted.contains(&comp.meta.name) {
+            comp.layout = None;
+        }
+    }
+    cursor.file = Some(file);
+    (cursor, found)
+}
+
+impl Iterator for ElodinReader {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.advance().transpose()
+    }
+}
+
+impl Source for ElodinReader {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        vec![(self.path.as_path(), &self.findings)]
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        let done = self
+            .cursors
+            .iter()
+            .filter_map(|c| c.stats.map(|s| (c.row, s)))
+            .map(|(row, (rows, _, size))| {
+                if rows == 0 {
+                    0
+                } else {
+                    (size as f64 * (row as f64 / rows as f64)) as u64
+                }
+            })
+            .sum::<u64>();
+        (done.min(self.total_bytes), self.total_bytes)
+    }
+
+    fn facts(&self) -> Vec<Fact> {
+        super::summary::facts(self)
+    }
+}
+
+/// What the summary needs from a reader.
+pub(super) struct View<'a> {
+    pub layout: &'a DirLayout,
+    pub flavour: &'a str,
+    pub step_ns: i64,
+    pub max_ticks: Option<u64>,
+    pub assets: Option<(u64, usize)>,
+    pub names: &'a BTreeMap<u64, String>,
+    pub metadata: &'a Json,
+    pub archetypes: Vec<ArchetypeView<'a>>,
+}
+
+pub(super) struct ArchetypeView<'a> {
+    pub name: &'a str,
+    pub components: Vec<&'a Component>,
+    pub entities: &'a [u64],
+    pub rows: Option<u64>,
+    pub rows_seen: u64,
+    pub row_groups: Option<usize>,
+    pub size: Option<u64>,
+    pub ticks: Option<(u64, u64)>,
+}
+
+impl ElodinReader {
+    pub(super) fn view(&self) -> View<'_> {
+        View {
+            layout: &self.layout,
+            flavour: &self.flavour,
+            step_ns: self.step_ns,
+            max_ticks: self.max_ticks,
+            assets: self.assets,
+            names: &self.names,
+            metadata: &self.header.metadata[HEADER_KEY]["metadata"],
+            archetypes: self
+                .cursors
+                .iter()
+                .map(|c| ArchetypeView {
+                    name: &c.name,
+                    components: c.comps.iter().map(|x| &x.meta).collect(),
+                    entities: &c.first_entities,
+                    rows: c.stats.map(|s| s.0),
+                    rows_seen: c.row,
+                    row_groups: c.stats.map(|s| s.1),
+                    size: c.stats.map(|s| s.2),
+                    ticks: c.first_tick.zip(c.max_tick),
+                })
+                .collect(),
+        }
+    }
+}

@@ -1,0 +1,168 @@
+//! What `inspect` shows of a replay beyond the generic summary (spec §10 facts).
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value as Json};
+
+use super::metadata::UNSET_MAX_TICKS;
+use super::reader::{ElodinReader, View};
+use crate::report::Fact;
+
+pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
+    let v: View<'_> = reader.view();
+    let mut out = Vec::new();
+    out.push(match &v.layout.exec {
+        Some(exec) => Fact::new(
+            "layout",
+            format!(
+                "exec dir: world/ (the replay){}{}",
+                if exec.join("tick_exec").is_dir() { " + tick_exec/" } else { "" },
+                if exec.join("startup_exec").is_dir() { " + startup_exec/" } else { "" }
+            ),
+            json!({"kind": "exec", "dir": exec.to_string_lossy(), "world": v.layout.world.to_string_lossy()}),
+        ),
+        None => Fact::new(
+            "layout",
+            "world dir",
+            json!({"kind": "world", "world": v.layout.world.to_string_lossy()}),
+        ),
+    });
+    out.push(Fact::new(
+        "metadata_flavour",
+        v.flavour.to_string(),
+        json!(v.flavour),
+    ));
+    let step_s = v
+        .metadata
+        .get("sim_time_step")
+        .or_else(|| v.metadata.get("time_step"))
+        .cloned()
+        .unwrap_or(Json::Null);
+    out.push(Fact::new(
+        "time_step",
+        format!("{} ns ({step_s} s)", v.step_ns),
+        json!({"step_ns": v.step_ns, "seconds": step_s}),
+    ));
+    let first = v
+        .archetypes
+        .iter()
+        .filter_map(|a| a.ticks)
+        .map(|t| t.0)
+        .min();
+    let last = v
+        .archetypes
+        .iter()
+        .filter_map(|a| a.ticks)
+        .map(|t| t.1)
+        .max();
+    let max_ticks = match v.max_ticks {
+        Some(UNSET_MAX_TICKS) => "unset (u64::MAX)".to_string(),
+        Some(m) => m.to_string(),
+        None => "absent".to_string(),
+    };
+    let count = first.zip(last).map(|(a, b)| b - a + 1);
+    out.push(Fact::new(
+        "ticks",
+        match (first, last) {
+            (Some(a), Some(b)) => format!("{} ({a}..={b}); max_ticks {max_ticks}", b - a + 1),
+            _ => format!("none; max_ticks {max_ticks}"),
+        },
+        json!({"count": count, "first": first, "last": last, "max_ticks": v.max_ticks}),
+    ));
+    let mut entities: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
+    for a in &v.archetypes {
+        for e in a.entities {
+            entities.entry(*e).or_default().push(a.name);
+        }
+    }
+    for id in v.names.keys() {
+        entities.entry(*id).or_default();
+    }
+    out.push(Fact::new(
+        "entities",
+        if entities.is_empty() {
+            "none".into()
+        } else {
+            entities
+                .iter()
+                .map(|(id, archetypes)| {
+                    format!(
+                        "{id} {} ({})",
+                        v.names.get(id).map_or("(no name)", String::as_str),
+                        archetypes.join(", ")
+                    )
+                })
+                .collect::<Vec<_>>()
+                .join("\n")
+        },
+        Json::Array(
+            entities
+                .iter()
+                .map(|(id, archetypes)| {
+                    json!({"id": id, "name": v.names.get(id), "archetypes": archetypes})
+                })
+                .collect(),
+        ),
+    ));
+    let mut text = Vec::new();
+    let mut list = Vec::new();
+    for a in &v.archetypes {
+        let rows = a.rows.unwrap_or(a.rows_seen);
+        text.push(format!(
+            "{}: {}, {rows} rows, {}, {}",
+            a.name,
+            if a.entities.len() == 1 {
+                "1 entity".to_string()
+            } else {
+                format!("{} entities", a.entities.len())
+            },
+            a.row_groups.map_or("unreadable".into(), |g| if g == 1 {
+                "1 row group".to_string()
+            } else {
+                format!("{g} row groups")
+            }),
+            a.size.map_or("no file".into(), |s| format!("{s} bytes")),
+        ));
+        for c in &a.components {
+            let names = c.element_names();
+            text.push(format!(
+                "  {} {}{}{}",
+                c.name,
+                c.type_text(),
+                names
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(" ({})", n.join(","))),
+                if c.asset { " asset" } else { "" }
+            ));
+        }
+        list.push(json!({
+            "name": a.name,
+            "entities": a.entities,
+            "rows": rows,
+            "row_groups": a.row_groups,
+            "size_bytes": a.size,
+            "ticks": a.ticks.map(|(x, y)| [x, y]),
+            "components": a.components.iter().map(|c| json!({
+                "name": c.name,
+                "type": c.primitive.name(),
+                "dtype": c.primitive.dtype().name(),
+                "shape": c.shape,
+                "element_names": c.element_names(),
+                "asset": c.asset,
+            })).collect::<Vec<_>>(),
+        }));
+    }
+    out.push(Fact::new("archetypes", text.join("\n"), Json::Array(list)));
+    out.push(match v.assets {
+        Some((bytes, items)) => Fact::new(
+            "assets",
+            format!(
+                "{bytes} bytes, {items} items, {} entity names",
+                v.names.len()
+            ),
+            json!({"size_bytes": bytes, "items": items, "entity_names": v.names.len()}),
+        ),
+        None => Fact::new("assets", "missing or unreadable", Json::Null),
+    });
+    out
+}

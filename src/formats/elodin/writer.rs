@@ -1,0 +1,791 @@
+//! Writing replay directories Elodin 0.10 loads (spec §6).
+//!
+//! From an Elodin source the archetypes, components and `assets.bin` of the source are
+//! kept and every value is copied exactly; ticks are renumbered from the first one
+//! written (a slice starts at tick 0). From any other source each channel becomes an
+//! archetype; see docs/formats/elodin.md for the mapping and what it cannot carry.
+
+use std::collections::BTreeMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as Json};
+
+use super::assets::{Assets, EntityMetadata};
+use super::dir::{read_small, NAMES_ARCHETYPE};
+use super::metadata::{self, safe_file_stem, Component, Primitive, UNSET_MAX_TICKS};
+use super::parquet_out::{Cell, Table};
+use super::reader::HEADER_KEY;
+use crate::formats::output::Outputs;
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{ArrayData, Composition, Folded, Header, Record, Value};
+
+const GLOBALS: &str = "system_globals";
+
+pub struct ElodinWriter {
+    /// The directory being filled (a temporary one beside the target).
+    world: PathBuf,
+    mode: Mode,
+    report: WriteReport,
+}
+
+#[allow(clippy::large_enum_variant)]
+enum Mode {
+    Same(Same),
+    Foreign(Foreign),
+}
+
+fn copy_tree(from: &Path, to: &Path) -> std::io::Result<()> {
+    fs::create_dir_all(to)?;
+    for entry in fs::read_dir(from)? {
+        let entry = entry?;
+        let kind = entry.file_type()?;
+        let target = to.join(entry.file_name());
+        if kind.is_dir() {
+            copy_tree(&entry.path(), &target)?;
+        } else if kind.is_file() {
+            fs::copy(entry.path(), &target)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
+    fs::write(path, bytes).map_err(|e| WriteError::io(path, e))
+}
+
+impl ElodinWriter {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<ElodinWriter, WriteError> {
+        let source = header
+            .metadata
+            .get(HEADER_KEY)
+            .filter(|_| header.format == "elodin");
+        let root = outputs.create_dir(target)?;
+        let exec = source
+            .and_then(|s| s.get("exec_dir"))
+            .and_then(Json::as_str)
+            .map(PathBuf::from);
+        let world = match &exec {
+            Some(exec) => {
+                for sub in ["tick_exec", "startup_exec"] {
+                    let from = exec.join(sub);
+                    if from.is_dir() {
+                        copy_tree(&from, &root.join(sub))
+                            .map_err(|e| WriteError::io(&root.join(sub), e))?;
+                    }
+                }
+                let w = root.join("world");
+                fs::create_dir(&w).map_err(|e| WriteError::io(&w, e))?;
+                w
+            }
+            None => root,
+        };
+        let mode = match source {
+            Some(s) => Mode::Same(Same::new(s, header)?),
+            None => Mode::Foreign(Foreign::new(header)),
+        };
+        Ok(ElodinWriter {
+            world,
+            mode,
+            report: WriteReport::default(),
+        })
+    }
+}
+
+impl Sink for ElodinWriter {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        match &mut self.mode {
+            Mode::Same(s) => s.write(&self.world, record, &mut self.report)?,
+            Mode::Foreign(f) => f.write(&self.world, record, &mut self.report)?,
+        }
+        self.report.records += 1;
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        let world = self.world.clone();
+        match self.mode {
+            Mode::Same(s) => s.finish(&world, &mut self.report)?,
+            Mode::Foreign(f) => f.finish(&world, &mut self.report)?,
+        }
+        Ok(self.report)
+    }
+}
+
+/// Rewrites `metadata.json` keys into the 0.10 flavour; `max_ticks` as given.
+fn flavour_010(json: &mut Map<String, Json>, max_ticks: Option<u64>) {
+    if !json.contains_key("sim_time_step") {
+        if let Some(step) = json.remove("time_step") {
+            json.insert("sim_time_step".into(), step.clone());
+            json.entry("run_time_step").or_insert(step);
+        }
+    }
+    if !json.contains_key("run_time_step") {
+        if let Some(step) = json.get("sim_time_step").cloned() {
+            json.insert("run_time_step".into(), step);
+        }
+    }
+    json.entry("default_playback_speed").or_insert(json!(1.0));
+    if let Some(m) = max_ticks {
+        json.insert("max_ticks".into(), json!(m));
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Elodin to Elodin: the source's archetypes, exactly.
+
+struct SameArch {
+    name: String,
+    declared: Vec<Component>,
+    table: Option<Table>,
+    first_tick: Option<u64>,
+    first_entities: Vec<u64>,
+    cur_tick: Option<u64>,
+    cur_pos: usize,
+}
+
+struct Same {
+    json: Map<String, Json>,
+    source_world: PathBuf,
+    source_ticks: Option<u64>,
+    step_ns: i64,
+    max_ticks: Option<u64>,
+    /// Archetype of each input channel (by name), if it is one.
+    archs: Vec<Option<SameArch>>,
+    base: Option<u64>,
+    last_tick: Option<u64>,
+}
+
+impl Same {
+    fn new(source: &Json, header: &Header) -> Result<Same, WriteError> {
+        let json = source
+            .get("metadata")
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default();
+        let bytes = serde_json::to_vec(&json).unwrap_or_default();
+        let (meta, _) = metadata::parse(&bytes)
+            .map_err(|f| WriteError::Invalid(format!("the source's metadata.json: {f}")))?;
+        let archs = header
+            .channels
+            .iter()
+            .map(|c| {
+                meta.archetypes
+                    .iter()
+                    .find(|a| a.name == c.name)
+                    .map(|a| SameArch {
+                        name: a.name.clone(),
+                        declared: a.components.clone(),
+                        table: None,
+                        first_tick: None,
+                        first_entities: Vec::new(),
+                        cur_tick: None,
+                        cur_pos: 0,
+                    })
+            })
+            .collect();
+        Ok(Same {
+            json,
+            source_world: source
+                .get("world_dir")
+                .and_then(Json::as_str)
+                .map(PathBuf::from)
+                .unwrap_or_default(),
+            source_ticks: source.get("ticks").and_then(Json::as_u64),
+            step_ns: meta.step_ns,
+            max_ticks: meta.max_ticks,
+            archs,
+            base: None,
+            last_tick: None,
+        })
+    }
+
+    fn write(
+        &mut self,
+        world: &Path,
+        record: &Record,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
+        let Some(Some(arch)) = self.archs.get_mut(record.channel as usize) else {
+            report.loss.add(
+                &format!("channel {}", record.channel),
+                "*",
+                "not an archetype of the source replay",
+            );
+            return Ok(());
+        };
+        let tick = record
+            .frame
+            .unwrap_or_else(|| u64::try_from(record.time / self.step_ns.max(1)).unwrap_or(0));
+        let base = *self.base.get_or_insert(tick);
+        let Some(out_tick) = tick.checked_sub(base) else {
+            report.loss.add(
+                &arch.name,
+                "*",
+                "a row before the first tick written: dropped",
+            );
+            return Ok(());
+        };
+        let entity = record.entity.unwrap_or(0);
+        if arch.table.is_none() {
+            // Components the first row carries (a key selection may have dropped some).
+            let present: Vec<Component> = arch
+                .declared
+                .iter()
+                .filter(|c| record.get(&c.name).is_some())
+                .cloned()
+                .collect();
+            arch.table = Some(Table::create(world, &arch.name, present)?);
+            arch.first_tick = Some(out_tick);
+        }
+        if arch.cur_tick != Some(out_tick) {
+            arch.cur_tick = Some(out_tick);
+            arch.cur_pos = 0;
+        }
+        if arch.first_tick == Some(out_tick) {
+            arch.first_entities.push(entity);
+        } else if arch.first_entities.get(arch.cur_pos) != Some(&entity) {
+            report.loss.add(
+                &arch.name,
+                "*",
+                "entity set or order differs from the first tick: row dropped",
+            );
+            return Ok(());
+        }
+        arch.cur_pos += 1;
+        self.last_tick = Some(self.last_tick.map_or(out_tick, |t| t.max(out_tick)));
+        let Some(table) = arch.table.as_mut() else {
+            return Ok(());
+        };
+        let mut missing = Vec::new();
+        let cells: Vec<Cell<'_>> = table
+            .components
+            .iter()
+            .map(|c| {
+                if c.name == "simulation_tick" {
+                    return Cell::U64(out_tick);
+                }
+                match record.get(&c.name) {
+                    Some(Value::Array(a)) if a.dtype() == c.primitive.dtype() => {
+                        Cell::Data(&a.data)
+                    }
+                    _ => {
+                        missing.push(c.name.clone());
+                        Cell::Zeros
+                    }
+                }
+            })
+            .collect();
+        let exact = table.push(out_tick, entity, &cells)?;
+        if !exact {
+            for m in missing {
+                report.loss.add(
+                    &arch.name,
+                    &m,
+                    "missing or not the declared type: zeros written",
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn finish(self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+        let _ = report;
+        let mut json = self.json;
+        let mut kept: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for arch in self.archs.into_iter().flatten() {
+            let table = match arch.table {
+                Some(t) => t,
+                None => Table::create(world, &arch.name, arch.declared.clone())?,
+            };
+            kept.insert(
+                arch.name.clone(),
+                table.components.iter().map(|c| c.name.clone()).collect(),
+            );
+            table.close()?;
+        }
+        // Archetypes of the metadata that no channel carried still need a file.
+        let bytes = serde_json::to_vec(&json).unwrap_or_default();
+        if let Ok((meta, _)) = metadata::parse(&bytes) {
+            for a in meta.archetypes {
+                if !kept.contains_key(&a.name) {
+                    let t = Table::create(world, &a.name, a.components.clone())?;
+                    kept.insert(
+                        a.name.clone(),
+                        a.components.iter().map(|c| c.name.clone()).collect(),
+                    );
+                    t.close()?;
+                }
+            }
+        }
+        if let Some(Json::Object(archetypes)) = json.get_mut("archetypes") {
+            archetypes.retain(|name, _| kept.contains_key(name));
+            for (name, list) in archetypes.iter_mut() {
+                if let (Json::Array(list), Some(keep)) = (list, kept.get(name)) {
+                    list.retain(|c| {
+                        c.get("name")
+                            .and_then(Json::as_str)
+                            .is_some_and(|n| keep.iter().any(|k| k == n))
+                    });
+                }
+            }
+        }
+        let ticks = self.last_tick.map(|t| t + 1).unwrap_or(0);
+        let sliced = self.base.unwrap_or(0) != 0 || Some(ticks) != self.source_ticks;
+        let max_ticks = match self.max_ticks {
+            Some(UNSET_MAX_TICKS) => None,
+            Some(_) if sliced => Some(ticks.saturating_sub(1)),
+            Some(_) => None,
+            None => Some(ticks.saturating_sub(1)),
+        };
+        let _ = self.step_ns;
+        flavour_010(&mut json, max_ticks);
+        let text = serde_json::to_vec(&Json::Object(json)).unwrap_or_default();
+        write_file(&world.join("metadata.json"), &text)?;
+        let assets = read_small(&self.source_world.join("assets.bin")).unwrap_or_else(|_| vec![0]);
+        write_file(&world.join("assets.bin"), &assets)?;
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Any other source: one archetype per channel, sample-and-hold per tick.
+
+/// A value as Elodin elements: data, shape, and whether it had to change type.
+fn elements(value: &Value) -> Option<(ArrayData, Vec<usize>, bool)> {
+    Some(match value {
+        Value::Array(a) if a.dtype() != crate::model::DType::Str => match &a.data {
+            ArrayData::Bool(b) => (
+                ArrayData::U8(b.iter().map(|&x| u8::from(x)).collect()),
+                a.checked_shape(),
+                true,
+            ),
+            d => (d.clone(), a.checked_shape(), false),
+        },
+        Value::Int(i) => (ArrayData::I64(vec![*i]), vec![], false),
+        Value::UInt(u) => (ArrayData::U64(vec![*u]), vec![], false),
+        Value::Float(f) => (ArrayData::F64(vec![*f]), vec![], false),
+        Value::Bool(b) => (ArrayData::U8(vec![u8::from(*b)]), vec![], true),
+        _ => return None,
+    })
+}
+
+struct Slot {
+    key: String,
+    component: Component,
+    /// The last value written, per entity (held when a value is absent or does not fit).
+    last: Vec<Option<ArrayData>>,
+}
+
+struct ForeignArch {
+    channel: String,
+    name: String,
+    composition: Composition,
+    /// Source entity (None: the channel itself) → folded values, in order of appearance.
+    entities: Vec<(Option<u64>, Folded)>,
+    /// Fixed at the archetype's first tick.
+    slots: Option<Vec<Slot>>,
+    /// Entities written (a prefix of `entities`).
+    written: usize,
+    table: Option<Table>,
+    skip: bool,
+}
+
+struct Foreign {
+    archs: Vec<ForeignArch>,
+    channels: u64,
+    first_time: Option<i64>,
+    cur_time: Option<i64>,
+    tick: u64,
+    step_ns: Option<i64>,
+    used_names: Vec<String>,
+    globals: Option<Table>,
+    names: Option<Table>,
+}
+
+impl Foreign {
+    fn new(header: &Header) -> Foreign {
+        let mut taken: Vec<String> = vec![GLOBALS.into(), NAMES_ARCHETYPE.into()];
+        let archs = header
+            .channels
+            .iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let mut name: String = c
+                    .name
+                    .chars()
+                    .map(|ch| {
+                        if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                            ch
+                        } else {
+                            '_'
+                        }
+                    })
+                    .collect();
+                if !safe_file_stem(&name) || taken.contains(&name) {
+                    name = format!("{name}_{i}");
+                }
+                taken.push(name.clone());
+                ForeignArch {
+                    channel: c.name.clone(),
+                    name,
+                    composition: c.composition,
+                    entities: Vec::new(),
+                    slots: None,
+                    written: 0,
+                    table: None,
+                    skip: false,
+                }
+            })
+            .collect();
+        Foreign {
+            archs,
+            channels: header.channels.len() as u64,
+            first_time: None,
+            cur_time: None,
+            tick: 0,
+            step_ns: None,
+            used_names: vec![
+                "simulation_tick".into(),
+                "simulation_time_step".into(),
+                NAMES_ARCHETYPE.into(),
+            ],
+            globals: None,
+            names: None,
+        }
+    }
+
+    fn write(
+        &mut self,
+        world: &Path,
+        record: &Record,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
+        let t = record.time;
+        match self.cur_time {
+            None => {
+                self.first_time = Some(t);
+                self.cur_time = Some(t);
+            }
+            Some(cur) if t > cur => {
+                if self.step_ns.is_none() {
+                    self.step_ns = Some(t - self.first_time.unwrap_or(cur));
+                }
+                self.close_tick(world, report)?;
+                self.cur_time = Some(t);
+                self.tick += 1;
+            }
+            Some(_) => {}
+        }
+        let Some(arch) = self.archs.get_mut(record.channel as usize) else {
+            return Ok(());
+        };
+        for (key, value) in &record.values {
+            if *value == Value::Removed {
+                continue;
+            }
+            if elements(value).is_none() {
+                report
+                    .loss
+                    .add(&arch.channel, key, "not a number or numeric array");
+            } else if let Some(slots) = &arch.slots {
+                if !slots.iter().any(|s| s.key == *key) {
+                    report.loss.add(
+                        &arch.channel,
+                        key,
+                        "first seen after the channel's first tick: not written",
+                    );
+                }
+            }
+        }
+        let slot = match arch.entities.iter().position(|(e, _)| *e == record.entity) {
+            Some(i) => i,
+            None => {
+                arch.entities.push((record.entity, Folded::default()));
+                arch.entities.len() - 1
+            }
+        };
+        arch.entities[slot].1.apply(arch.composition, record);
+        Ok(())
+    }
+
+    /// Writes one row per (archetype, entity) for the tick that just ended.
+    fn close_tick(&mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+        let tick = self.tick;
+        let channels = self.channels;
+        if let (Some(first), Some(cur), Some(step)) = (self.first_time, self.cur_time, self.step_ns)
+        {
+            let want = i64::try_from(tick).ok().and_then(|k| k.checked_mul(step));
+            if want != Some(cur - first) {
+                report.loss.add(
+                    "(all channels)",
+                    "time",
+                    "not on the tick grid (tick × step): re-timed",
+                );
+            }
+        }
+        for a in 0..self.archs.len() {
+            if self.archs[a].skip || self.archs[a].entities.is_empty() {
+                continue;
+            }
+            if self.archs[a].slots.is_none() {
+                self.start_arch(world, a, report)?;
+                if self.archs[a].skip {
+                    continue;
+                }
+                if tick > 0 {
+                    let arch = &self.archs[a];
+                    for _ in 0..tick * arch.written as u64 {
+                        report.loss.add(
+                            &arch.channel,
+                            "*",
+                            "no value before the channel's first record: its first values are repeated",
+                        );
+                    }
+                    for t in 0..tick {
+                        self.write_rows(a, t, channels, report)?;
+                    }
+                }
+            }
+            self.write_rows(a, tick, channels, report)?;
+        }
+        // system_globals and the entity names, every tick.
+        let step_s = self.step_ns.unwrap_or(1_000_000_000) as f64 / 1e9;
+        if self.globals.is_none() {
+            let mk = |n: &str, p| {
+                Component::new(n, p, vec![]).unwrap_or_else(|| unreachable_component(n))
+            };
+            self.globals = Some(Table::create(
+                world,
+                GLOBALS,
+                vec![
+                    mk("simulation_tick", Primitive::U64),
+                    mk("simulation_time_step", Primitive::F64),
+                ],
+            )?);
+            let mut handle = mk(NAMES_ARCHETYPE, Primitive::U64);
+            handle.asset = true;
+            self.names = Some(Table::create(world, NAMES_ARCHETYPE, vec![handle])?);
+        }
+        if let Some(g) = self.globals.as_mut() {
+            // Sorted by name: simulation_tick, simulation_time_step.
+            g.push(tick, channels, &[Cell::U64(tick), Cell::F64(step_s)])?;
+        }
+        if let Some(n) = self.names.as_mut() {
+            for id in 0..=channels {
+                n.push(tick, id, &[Cell::U64(id)])?;
+            }
+        }
+        Ok(())
+    }
+
+    fn start_arch(
+        &mut self,
+        world: &Path,
+        a: usize,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
+        let arch = &mut self.archs[a];
+        let mut slots: Vec<Slot> = Vec::new();
+        for (_, folded) in &arch.entities {
+            for (key, value) in folded.fields() {
+                if slots.iter().any(|s| s.key == key) {
+                    continue;
+                }
+                let Some((data, shape, _)) = elements(&value) else {
+                    continue;
+                };
+                let Some(primitive) = Primitive::from_dtype(data.dtype()) else {
+                    continue;
+                };
+                let mut name = key.clone();
+                if self.used_names.contains(&name) || name == "tick" || name == "entity_id" {
+                    name = format!("{}.{key}", arch.name);
+                }
+                let Some(component) =
+                    Component::new(&name, primitive, shape).filter(|c| c.elements > 0)
+                else {
+                    report
+                        .loss
+                        .add(&arch.channel, &key, "empty array: no component written");
+                    continue;
+                };
+                self.used_names.push(name);
+                slots.push(Slot {
+                    key,
+                    component,
+                    last: Vec::new(),
+                });
+            }
+        }
+        if slots.is_empty() {
+            arch.skip = true;
+            report.loss.add(
+                &arch.channel,
+                "*",
+                "no numeric values at its first tick: no archetype written",
+            );
+            return Ok(());
+        }
+        slots.sort_by(|x, y| x.component.name.cmp(&y.component.name));
+        arch.written = arch.entities.len();
+        for s in &mut slots {
+            s.last = vec![None; arch.written];
+        }
+        let components = slots.iter().map(|s| s.component.clone()).collect();
+        arch.table = Some(Table::create(world, &arch.name, components)?);
+        arch.slots = Some(slots);
+        Ok(())
+    }
+
+    fn write_rows(
+        &mut self,
+        a: usize,
+        tick: u64,
+        channels: u64,
+        report: &mut WriteReport,
+    ) -> Result<(), WriteError> {
+        let entity_ids: Vec<u64> = (0..self.archs[a].written)
+            .map(|i| {
+                let source = self.archs[a].entities[i].0;
+                match source {
+                    None => a as u64,
+                    Some(e) => e.saturating_add(channels + 1),
+                }
+            })
+            .collect();
+        let arch = &mut self.archs[a];
+        let late = arch.entities.len() - arch.written;
+        for _ in 0..late {
+            report.loss.add(
+                &arch.channel,
+                "*",
+                "entity first seen after the channel's first tick: not written",
+            );
+        }
+        let (Some(slots), Some(table)) = (arch.slots.as_mut(), arch.table.as_mut()) else {
+            return Ok(());
+        };
+        for (i, id) in entity_ids.iter().enumerate() {
+            let folded = &arch.entities[i].1;
+            for s in slots.iter_mut() {
+                let fresh = folded.get(&s.key).and_then(elements);
+                match fresh {
+                    Some((data, shape, _))
+                        if data.dtype() == s.component.primitive.dtype() && shape == s.component.shape =>
+                    {
+                        s.last[i] = Some(data);
+                    }
+                    Some((_, shape, _)) => report.loss.add(
+                        &arch.channel,
+                        &s.key,
+                        &format!(
+                            "shape {shape:?} or type differs from the first {}: previous value held",
+                            s.component.type_text()
+                        ),
+                    ),
+                    None => report
+                        .loss
+                        .add(&arch.channel, &s.key, "absent (removed or reset): previous value held"),
+                }
+            }
+            let cells: Vec<Cell<'_>> = slots
+                .iter()
+                .map(|s| match &s.last[i] {
+                    Some(d) => Cell::Data(d),
+                    None => Cell::Zeros,
+                })
+                .collect();
+            table.push(tick, *id, &cells)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+        let had_records = self.cur_time.is_some();
+        if had_records {
+            if self.step_ns.is_none() {
+                self.step_ns = Some(1_000_000_000);
+            }
+            self.close_tick(world, report)?;
+        }
+        let ticks = if had_records { self.tick + 1 } else { 0 };
+        let step_ns = self.step_ns.unwrap_or(1_000_000_000).max(1);
+        let mut archetypes = Map::new();
+        let component_json = |c: &Component| {
+            json!({
+                "name": c.name,
+                "component_type": {"primitive_ty": c.primitive.name(), "shape": c.shape},
+                "tags": null,
+                "asset": c.asset,
+            })
+        };
+        let mut entity_names = Vec::new();
+        for (i, a) in self.archs.iter().enumerate() {
+            entity_names.push(EntityMetadata {
+                name: a.channel.clone(),
+                color: [1.0; 3],
+            });
+            let _ = i;
+        }
+        entity_names.push(EntityMetadata {
+            name: "Globals".into(),
+            color: [1.0; 3],
+        });
+        for a in self.archs {
+            if let Some(t) = a.table {
+                archetypes.insert(
+                    a.name.clone(),
+                    Json::Array(t.components.iter().map(component_json).collect()),
+                );
+                t.close()?;
+            }
+        }
+        for t in [self.globals, self.names].into_iter().flatten() {
+            archetypes.insert(
+                t.name.clone(),
+                Json::Array(t.components.iter().map(component_json).collect()),
+            );
+            t.close()?;
+        }
+        let step_s = step_ns as f64 / 1e9;
+        let meta = json!({
+            "archetypes": archetypes,
+            "sim_time_step": step_s,
+            "run_time_step": step_s,
+            "default_playback_speed": 1.0,
+            "max_ticks": ticks.saturating_sub(1),
+        });
+        write_file(
+            &world.join("metadata.json"),
+            &serde_json::to_vec(&meta).unwrap_or_default(),
+        )?;
+        let assets = if had_records {
+            Assets::encode(
+                &entity_names
+                    .iter()
+                    .map(EntityMetadata::encode)
+                    .collect::<Vec<_>>(),
+            )
+        } else {
+            Assets::empty().bytes
+        };
+        write_file(&world.join("assets.bin"), &assets)?;
+        Ok(())
+    }
+}
+
+fn unreachable_component(name: &str) -> Component {
+    Component {
+        name: name.to_string(),
+        primitive: Primitive::U64,
+        shape: vec![],
+        elements: 1,
+        asset: false,
+        tag_names: None,
+    }
+}
