@@ -11,7 +11,7 @@ use super::Outcome;
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError};
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
-use crate::report::{Severity, Summary};
+use crate::report::{Facts, Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
 #[derive(clap::Args, Debug)]
@@ -40,7 +40,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     for path in &args.files {
         let name = display_name(path).display().to_string();
         match summarise(path, &args) {
-            Ok((summary, counts)) => {
+            Ok((summary, counts, facts)) => {
                 let file_notes: Vec<String> = notes
                     .iter()
                     .filter(|(p, _)| p == path)
@@ -49,6 +49,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                 match args.format {
                     ReportFormat::Json => {
                         let mut o = summary.to_json();
+                        if let (Some(f), Some(obj)) = (&facts, o.as_object_mut()) {
+                            obj.extend(f.json.clone());
+                        }
                         o["findings"] =
                             json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
                         o["notes"] = json!(file_notes);
@@ -64,6 +67,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                             ));
                         }
                         write!(out, "{}", summary_text(&summary, &lines))?;
+                        if let Some(f) = &facts {
+                            write!(out, "{}", f.text)?;
+                        }
                     }
                 }
             }
@@ -90,7 +96,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 }
 
 /// Reads one file leniently into a summary; counts of (info, warning, error) findings.
-fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3], Option<Facts>), ReadError> {
     let mut source = registry::open(path, args.read.options(args.deep, true))?;
     let size = source.progress().1;
     let name = display_name(path).display().to_string();
@@ -109,5 +115,5 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         counts[1] += f.count(Severity::Warning);
         counts[2] += f.count(Severity::Error);
     }
-    Ok((summary, counts))
+    Ok((summary, counts, source.facts()))
 }

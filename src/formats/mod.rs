@@ -10,12 +10,13 @@ pub mod registry;
 
 pub mod jsonl;
 pub mod nanover_legacy;
+pub mod tes;
 
 use std::io;
 use std::path::{Path, PathBuf};
 
 use crate::model::{Header, Nanos, Record};
-use crate::report::{Finding, Findings, LossReport};
+use crate::report::{Facts, Finding, Findings, LossReport};
 
 pub use registry::{detect, format_for_output, format_named, Format, FORMATS};
 
@@ -120,6 +121,11 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
 
     /// (bytes consumed, bytes in total) for progress display.
     fn progress(&self) -> (u64, u64);
+
+    /// Format-specific facts for `inspect`, complete once the source is drained.
+    fn facts(&self) -> Option<Facts> {
+        None
+    }
 }
 
 /// Boxed sources are sources (so pipelines can stack them).
@@ -132,6 +138,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn progress(&self) -> (u64, u64) {
         (**self).progress()
+    }
+    fn facts(&self) -> Option<Facts> {
+        (**self).facts()
     }
 }
 

@@ -5,7 +5,9 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use super::output::Outputs;
-use super::{jsonl, nanover_legacy, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use super::{
+    jsonl, nanover_legacy, tes, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError,
+};
 use crate::model::Header;
 use crate::report::Finding;
 
@@ -63,7 +65,8 @@ pub trait Format: Sync {
 }
 
 /// Every format simrec knows. Adding a format is one line here.
-pub static FORMATS: &[&dyn Format] = &[&nanover_legacy::NanoverLegacy, &jsonl::JsonLines];
+pub static FORMATS: &[&dyn Format] =
+    &[&nanover_legacy::NanoverLegacy, &jsonl::JsonLines, &tes::Tes];
 
 /// Bytes read from the start of a file for detection.
 const HEAD: usize = 4096;
