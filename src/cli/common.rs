@@ -37,7 +37,7 @@ pub struct WriteArgs {
     /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
-    /// Output format (default: from the output's extension): nanover-legacy, jsonl
+    /// Output format (default: from the output's extension): nanover-legacy, jsonl, 3es
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
     /// Overwrite existing outputs
@@ -46,6 +46,9 @@ pub struct WriteArgs {
     /// Print what would be lost, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// 3es output scheme: collated-gzip (default), collated, plain or file-gzip
+    #[arg(long, value_name = "SCHEME", value_parser = ["collated-gzip", "collated", "plain", "file-gzip"])]
+    pub tes_compression: Option<String>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -92,8 +95,15 @@ pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Res
     } else {
         Outputs::new(args.force)
     };
+    let mut header = source.header().clone();
+    if let Some(scheme) = &args.tes_compression {
+        // Writer settings travel in the header handed to `create` (only the 3es writer reads it).
+        header
+            .metadata
+            .insert("tes_compression".into(), scheme.clone().into());
+    }
     let sink = format
-        .create(&args.output, source.header(), &mut outputs)
+        .create(&args.output, &header, &mut outputs)
         .with_context(|| format!("cannot write {}", args.output.display()))?;
     let progress = Progress::new("writing");
     let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;

@@ -52,6 +52,23 @@ impl Outputs {
             self.written.push(target.to_path_buf());
             return Ok(BufWriter::with_capacity(BUFFER, Box::new(io::stdout())));
         }
+        let file = self.temp_file(target)?;
+        Ok(BufWriter::with_capacity(BUFFER, Box::new(file)))
+    }
+
+    /// A seekable destination for `target`, for writers that patch a header when they
+    /// finish (a temporary file renamed at commit, like `create`). `None` for standard
+    /// output and dry runs, which cannot seek: use `create` then.
+    pub fn create_seekable(&mut self, target: &Path) -> Result<Option<BufWriter<fs::File>>, WriteError> {
+        if self.dry_run || target == Path::new("-") {
+            return Ok(None);
+        }
+        let file = self.temp_file(target)?;
+        Ok(Some(BufWriter::with_capacity(BUFFER, file)))
+    }
+
+    /// A temporary file beside `target`, registered to be renamed into place at commit.
+    fn temp_file(&mut self, target: &Path) -> Result<fs::File, WriteError> {
         if !self.force && target.exists() {
             return Err(WriteError::Exists(target.to_path_buf()));
         }
@@ -83,7 +100,7 @@ impl Outputs {
             .map_err(|e| WriteError::io(target, e))?;
         let (file, path) = temp.into_parts();
         self.pending.push((path, target.to_path_buf()));
-        Ok(BufWriter::with_capacity(BUFFER, Box::new(file)))
+        Ok(file)
     }
 
     /// Moves every finished output into place. Returns the paths written.

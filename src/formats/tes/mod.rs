@@ -9,11 +9,13 @@ mod reader;
 mod stats;
 mod stream;
 mod validate;
+mod writer;
 
 use std::path::Path;
 
 pub use codes::*;
 pub use reader::TesReader;
+pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY};
 
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
@@ -82,12 +84,10 @@ impl Format for Tes {
 
     fn create(
         &self,
-        _target: &Path,
-        _header: &Header,
-        _outputs: &mut Outputs,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Err(WriteError::Unsupported(
-            "writing 3es is not implemented yet".into(),
-        ))
+        Ok(Box::new(TesWriter::create(target, header, outputs)?))
     }
 }
