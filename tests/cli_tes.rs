@@ -10,7 +10,9 @@ use common::{parse_json_lines, run_in, s};
 use serde_json::Value;
 
 fn tes(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tes").join(name)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/tes")
+        .join(name)
 }
 
 fn sim(args: &[&str]) -> common::Run {
@@ -22,7 +24,14 @@ fn size(text: &str) -> (f64, f64) {
     for (unit, mult) in [("MiB", 1048576.0), ("KiB", 1024.0), ("B", 1.0)] {
         if let Some(n) = text.strip_suffix(unit) {
             let v: f64 = n.parse().unwrap();
-            return (v * mult, if mult == 1.0 { 0.5 } else { 0.0005 * mult + 0.5 });
+            return (
+                v * mult,
+                if mult == 1.0 {
+                    0.5
+                } else {
+                    0.0005 * mult + 0.5
+                },
+            );
         }
     }
     panic!("size {text}")
@@ -60,7 +69,10 @@ fn assert_matches_3esinfo(file: &str, csv_name: &str) {
         .iter()
         .map(|m| {
             (
-                (m["routing_id"].as_u64().unwrap(), m["message_id"].as_u64().unwrap()),
+                (
+                    m["routing_id"].as_u64().unwrap(),
+                    m["message_id"].as_u64().unwrap(),
+                ),
                 (
                     m["count"].as_u64().unwrap(),
                     m["bytes"].as_u64().unwrap(),
@@ -86,7 +98,10 @@ fn assert_matches_3esinfo(file: &str, csv_name: &str) {
         }
     }
     let total: u64 = want.values().map(|v| v.0).sum();
-    assert_eq!(o["records"], total, "{file}: records = messages after expanding collated packets");
+    assert_eq!(
+        o["records"], total,
+        "{file}: records = messages after expanding collated packets"
+    );
     assert_eq!(o["format"], "3es");
     assert_eq!(o["format_version"], "0.4");
 }
@@ -154,7 +169,11 @@ fn inspect_text_lists_frames_and_messages() {
     let run = sim(&["inspect", "small_plain.3es"]).expect_code(0);
     assert!(run.stdout.contains("3es (version 0.4)"), "{}", run.stdout);
     assert!(run.stdout.contains("│ frames"), "{}", run.stdout);
-    assert!(run.stdout.contains("1.650000s (time unit 1000 µs)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("1.650000s (time unit 1000 µs)"),
+        "{}",
+        run.stdout
+    );
     assert!(run.stdout.contains("2 Control"), "{}", run.stdout);
     assert!(run.stdout.contains("1 Frame"), "{}", run.stdout);
     assert_eq!(run.stderr, "");
@@ -162,9 +181,17 @@ fn inspect_text_lists_frames_and_messages() {
 
 #[test]
 fn validate_fixtures_ok_and_json() {
-    for f in ["small_plain.3es", "small_collate.3es", "small_compress.3es", "medium_collate.3es"] {
+    for f in [
+        "small_plain.3es",
+        "small_collate.3es",
+        "small_compress.3es",
+        "medium_collate.3es",
+    ] {
         let run = sim(&["validate", f]).expect_code(0);
-        assert_eq!(run.stdout, format!("{f}: ok (0 errors, 0 warnings, 0 info)\n"));
+        assert_eq!(
+            run.stdout,
+            format!("{f}: ok (0 errors, 0 warnings, 0 info)\n")
+        );
     }
     let run = sim(&["validate", "--format", "json", "small_filegzip.3es"]).expect_code(0);
     let o = &run.json_lines()[0];
@@ -182,11 +209,25 @@ fn validate_reports_a_flipped_crc_with_its_offset() {
     let bad = dir.path().join("bad.3es");
     std::fs::write(&bad, &bytes).unwrap();
     let run = run_in(dir.path(), &["validate", "bad.3es"]).expect_code(1);
-    assert!(run.stdout.starts_with("bad.3es: FAILED (1 error, 0 warnings"), "{}", run.stdout);
-    assert!(run.stdout.contains("TES_CRC_MISMATCH at byte 100, record 2"), "{}", run.stdout);
+    assert!(
+        run.stdout
+            .starts_with("bad.3es: FAILED (1 error, 0 warnings"),
+        "{}",
+        run.stdout
+    );
+    assert!(
+        run.stdout
+            .contains("TES_CRC_MISMATCH at byte 100, record 2"),
+        "{}",
+        run.stdout
+    );
     // Strict reading (convert) stops at it, exit 1, and names the file.
     let run = run_in(dir.path(), &["convert", "bad.3es", "-o", "out.3es"]).expect_code(1);
-    assert!(run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
+        "{}",
+        run.stderr
+    );
     assert!(!dir.path().join("out.3es").exists());
 }
 
@@ -205,7 +246,10 @@ fn validate_reports_inserted_bytes_as_a_skipped_span() {
         .map(|f| (f["code"].as_str().unwrap(), f["offset"].as_u64().unwrap()))
         .collect();
     assert_eq!(codes, [("TES_BAD_MARKER", 100), ("TES_SKIPPED_BYTES", 100)]);
-    assert!(o["findings"][1]["message"].as_str().unwrap().starts_with("8 bytes skipped"));
+    assert!(o["findings"][1]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("8 bytes skipped"));
     // Nothing else is lost: the counts are still 3esinfo's.
     let run = run_in(dir.path(), &["inspect", "--format", "json", "ins.3es"]).expect_code(0);
     assert_eq!(run.json_lines()[0]["records"], 416);
@@ -218,10 +262,18 @@ fn empty_and_foreign_files() {
     std::fs::write(dir.path().join("empty.3es"), b"").unwrap();
     let run = run_in(dir.path(), &["inspect", "empty.3es"]).expect_code(1);
     assert_eq!(run.stdout, "");
-    assert!(run.stderr.contains("TES_EMPTY_FILE at byte 0"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("TES_EMPTY_FILE at byte 0"),
+        "{}",
+        run.stderr
+    );
     std::fs::write(dir.path().join("text.3es"), b"hello world, not a capture").unwrap();
     let run = run_in(dir.path(), &["validate", "text.3es"]).expect_code(1);
-    assert!(run.stdout.contains("TES_BAD_MARKER at byte 0"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("TES_BAD_MARKER at byte 0"),
+        "{}",
+        run.stdout
+    );
 }
 
 #[test]

@@ -59,7 +59,10 @@ impl Outputs {
     /// A seekable destination for `target`, for writers that patch a header when they
     /// finish (a temporary file renamed at commit, like `create`). `None` for standard
     /// output and dry runs, which cannot seek: use `create` then.
-    pub fn create_seekable(&mut self, target: &Path) -> Result<Option<BufWriter<fs::File>>, WriteError> {
+    pub fn create_seekable(
+        &mut self,
+        target: &Path,
+    ) -> Result<Option<BufWriter<fs::File>>, WriteError> {
         if self.dry_run || target == Path::new("-") {
             return Ok(None);
         }

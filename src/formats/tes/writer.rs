@@ -105,8 +105,16 @@ pub struct TesWriter {
 }
 
 impl TesWriter {
-    pub fn create(target: &Path, header: &Header, outputs: &mut Outputs) -> Result<TesWriter, WriteError> {
-        let mode = match header.metadata.get(COMPRESSION_KEY).and_then(|v| v.as_str()) {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<TesWriter, WriteError> {
+        let mode = match header
+            .metadata
+            .get(COMPRESSION_KEY)
+            .and_then(|v| v.as_str())
+        {
             None => Compression3es::CollatedGzip,
             Some(name) => Compression3es::parse(name).ok_or_else(|| {
                 WriteError::Unsupported(format!(
@@ -126,11 +134,15 @@ impl TesWriter {
             body: Body::Raw(out),
             mode,
             started: false,
-            time_unit: meta("time_unit_us").filter(|t| from_3es && *t > 0).unwrap_or(DEFAULT_TIME_UNIT),
+            time_unit: meta("time_unit_us")
+                .filter(|t| from_3es && *t > 0)
+                .unwrap_or(DEFAULT_TIME_UNIT),
             frame_time: meta("default_frame_time")
                 .filter(|_| from_3es)
                 .map_or(DEFAULT_FRAME_TIME, |v| v.min(u32::MAX as u64) as u32),
-            coordinate_frame: meta("coordinate_frame").filter(|_| from_3es).map_or(0, |v| v.min(255) as u8),
+            coordinate_frame: meta("coordinate_frame")
+                .filter(|_| from_3es)
+                .map_or(0, |v| v.min(255) as u8),
             collate: Vec::with_capacity(COLLATE_LIMIT),
             scratch: Vec::new(),
             frames: 0,
@@ -151,7 +163,12 @@ impl TesWriter {
             0,
             &packet::server_info_payload(self.time_unit, self.frame_time, self.coordinate_frame),
         );
-        packet::build_into(&mut head, R_CONTROL, C_FRAME_COUNT, &packet::control_payload(0, 0, 0));
+        packet::build_into(
+            &mut head,
+            R_CONTROL,
+            C_FRAME_COUNT,
+            &packet::control_payload(0, 0, 0),
+        );
         self.body.write_all(&head).map_err(|e| self.io(e))?;
         if self.mode == Compression3es::FileGzip {
             if let Body::Raw(out) = std::mem::replace(&mut self.body, Body::Gone) {
@@ -162,7 +179,9 @@ impl TesWriter {
     }
 
     fn put(&mut self, p: &[u8]) -> Result<(), WriteError> {
-        self.body.write_all(p).map_err(|e| WriteError::io(&self.path, e))
+        self.body
+            .write_all(p)
+            .map_err(|e| WriteError::io(&self.path, e))
     }
 
     /// Writes the pending collated packet, gzip-compressed when that makes it smaller.
@@ -175,8 +194,12 @@ impl TesWriter {
         let mut stored: &[u8] = &self.collate;
         let mut compressed = Vec::new();
         if self.mode == Compression3es::CollatedGzip {
-            let mut enc = GzEncoder::new(Vec::with_capacity(self.collate.len() / 2), Compression::default());
-            enc.write_all(&self.collate).map_err(|e| WriteError::io(&self.path, e))?;
+            let mut enc = GzEncoder::new(
+                Vec::with_capacity(self.collate.len() / 2),
+                Compression::default(),
+            );
+            enc.write_all(&self.collate)
+                .map_err(|e| WriteError::io(&self.path, e))?;
             compressed = enc.finish().map_err(|e| WriteError::io(&self.path, e))?;
             if compressed.len() < self.collate.len() {
                 flags = 1;
@@ -219,7 +242,10 @@ impl Sink for TesWriter {
         let raw = match &record.raw {
             Some(raw) if raw.format == RAW_FORMAT => &raw.bytes,
             _ => {
-                let channel = self.channels.get(record.channel as usize).map_or("?", |c| c.as_str());
+                let channel = self
+                    .channels
+                    .get(record.channel as usize)
+                    .map_or("?", |c| c.as_str());
                 self.report.loss.add(
                     channel,
                     "*",
@@ -229,8 +255,13 @@ impl Sink for TesWriter {
             }
         };
         let Some(h) = PacketHeader::parse(raw).filter(|h| h.packet_len() == raw.len()) else {
-            let channel = self.channels.get(record.channel as usize).map_or("?", |c| c.as_str());
-            self.report.loss.add(channel, "*", "packet bytes that do not frame as one packet");
+            let channel = self
+                .channels
+                .get(record.channel as usize)
+                .map_or("?", |c| c.as_str());
+            self.report
+                .loss
+                .add(channel, "*", "packet bytes that do not frame as one packet");
             return Ok(());
         };
         let payload = &raw[h.payload_start()..h.payload_start() + h.payload_size as usize];
@@ -288,7 +319,11 @@ impl Sink for TesWriter {
             Out::File(mut f) => {
                 // Patch the FrameCount placeholder in place (byte 66, after the 48-byte ServerInfo).
                 let count = self.frames.min(u32::MAX as u64) as u32;
-                let fc = packet::build(R_CONTROL, C_FRAME_COUNT, &packet::control_payload(0, count, 0));
+                let fc = packet::build(
+                    R_CONTROL,
+                    C_FRAME_COUNT,
+                    &packet::control_payload(0, count, 0),
+                );
                 let patch = (|| {
                     f.flush()?;
                     let file = f.get_mut();
