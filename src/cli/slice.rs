@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use super::common::{companion_notes, write_recording, ReadArgs, WriteArgs};
 use super::{Outcome, UsageError};
+use crate::formats::registry;
 use crate::model::TimeSpec;
 use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
 
@@ -71,6 +72,14 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         None => (args.start, args.end),
     };
     let filter = KeyFilter::new(&args.include, &args.exclude)?;
+    if let [input] = args.inputs.as_slice() {
+        let format = registry::detect(input)?;
+        let options = args.read.options(true, false);
+        if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
+            let mut selected = Selected::new(source?, filter);
+            return write_recording(&mut selected, &args.write);
+        }
+    }
     let span = resolve(start, end, || {
         open_recording(&args.inputs, args.read.options(false, false))
     })?;

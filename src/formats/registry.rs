@@ -8,7 +8,7 @@ use super::output::Outputs;
 use super::{
     jsonl, nanover_legacy, tes, ReadError, ReadOptions, Sink, Source, TimeRange, WriteError,
 };
-use crate::model::Header;
+use crate::model::{Header, TimeSpec};
 use crate::report::Finding;
 
 /// How sure a format is that it can read a file.
@@ -47,6 +47,19 @@ pub trait Format: Sync {
     /// Files `create` will write for `target`.
     fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
         vec![target.to_path_buf()]
+    }
+
+    /// A slice the format builds itself (3es synthesises the world state at the cut), or
+    /// `None` to use the generic `pipeline::Window` (folding by channel composition).
+    fn open_slice(
+        &self,
+        _path: &Path,
+        _start: Option<TimeSpec>,
+        _end: Option<TimeSpec>,
+        _rebase: bool,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
     }
 
     /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).

@@ -6,21 +6,24 @@ pub mod decode;
 pub mod names;
 pub mod packet;
 mod reader;
+mod slice;
 mod stats;
 mod stream;
 mod validate;
+pub mod world;
 mod writer;
 
 use std::path::Path;
 
 pub use codes::*;
 pub use reader::TesReader;
+pub use slice::TesSlice;
 pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY};
 
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
-use crate::model::{Channel, ChannelKind, Composition, Header};
+use crate::model::{Channel, ChannelKind, Composition, Header, TimeSpec};
 
 /// Raw-bytes tag: a whole packet (header, payload, CRC).
 pub const RAW_FORMAT: &str = "3es";
@@ -89,5 +92,19 @@ impl Format for Tes {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(TesWriter::create(target, header, outputs)?))
+    }
+
+    fn open_slice(
+        &self,
+        path: &Path,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+        rebase: bool,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(
+            TesSlice::open(path, start, end, rebase, options)
+                .map(|s| Box::new(s) as Box<dyn Source>),
+        )
     }
 }
