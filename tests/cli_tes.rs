@@ -285,3 +285,142 @@ fn detection_is_by_content_not_name() {
     assert_eq!(run.json_lines()[0]["records"], 416);
     let _ = s(dir.path());
 }
+
+#[test]
+fn convert_same_format_in_each_scheme_and_to_jsonl() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = tes("small_compress.3es");
+    let run = run_in(
+        dir.path(),
+        &[
+            "convert",
+            s(&src),
+            "-o",
+            "plain.3es",
+            "--tes-compression",
+            "plain",
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(run.stderr, "wrote 416 records to plain.3es\n");
+    assert_eq!(
+        std::fs::read(dir.path().join("plain.3es")).unwrap(),
+        std::fs::read(tes("small_plain.3es")).unwrap()
+    );
+    let run = run_in(dir.path(), &["convert", s(&src), "-o", "default.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "");
+    let o = parse_json_lines(
+        &run_in(dir.path(), &["inspect", "--format", "json", "default.3es"])
+            .expect_code(0)
+            .stdout,
+    )
+    .remove(0);
+    assert_eq!(o["compression"], "collated + gzip");
+    assert_eq!(o["records"], 416);
+    // An existing output is refused without --force (exit 1), and a bad scheme is usage (2).
+    run_in(dir.path(), &["convert", s(&src), "-o", "default.3es"]).expect_code(1);
+    let run = run_in(
+        dir.path(),
+        &[
+            "convert",
+            s(&src),
+            "-o",
+            "x.3es",
+            "--tes-compression",
+            "zip",
+        ],
+    )
+    .expect_code(2);
+    assert!(run.stderr.contains("invalid value 'zip'"), "{}", run.stderr);
+    // JSON Lines: one line per message, frame and time from the frames.
+    run_in(dir.path(), &["convert", s(&src), "-o", "all.jsonl"]).expect_code(0);
+    let lines = common::read_jsonl(&dir.path().join("all.jsonl"));
+    assert_eq!(lines.len(), 416);
+    let last_frame = lines
+        .iter()
+        .rev()
+        .find(|l| l["values"]["message"] == "Frame")
+        .unwrap();
+    assert_eq!(last_frame["frame"], 49);
+    assert_eq!(last_frame["time_ns"], 1_617_000_000u64);
+    assert_eq!(last_frame["channel"], "3es/control");
+}
+
+#[test]
+fn slice_by_frames_and_time_plays_alone() {
+    let dir = tempfile::tempdir().unwrap();
+    let src = tes("small_plain.3es");
+    let run = run_in(
+        dir.path(),
+        &["slice", s(&src), "--frames", "20..30", "-o", "cut.3es"],
+    )
+    .expect_code(0);
+    assert_eq!(run.stderr, "wrote 115 records to cut.3es\n");
+    let run = run_in(dir.path(), &["validate", "cut.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "cut.3es: ok (0 errors, 0 warnings, 0 info)\n");
+    let o = parse_json_lines(
+        &run_in(dir.path(), &["inspect", "--format", "json", "cut.3es"])
+            .expect_code(0)
+            .stdout,
+    )
+    .remove(0);
+    assert_eq!(o["frames"], 10);
+    assert_eq!(o["frame_count_message"], 10);
+    assert_eq!(o["capture_duration_ns"], 330_000_000u64);
+    // The five categories and the mesh resource come first, rebuilt.
+    let count = |r: u64, m: u64| {
+        o["messages"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|x| x["routing_id"] == r && x["message_id"] == m)
+            .map(|x| x["count"].as_u64().unwrap())
+    };
+    assert_eq!(count(6, 0), Some(5));
+    assert_eq!(count(4, 2), Some(1));
+    // By time: frames starting in [0.5 s, 1 s) are frames 16..31 (33 ms each).
+    run_in(
+        dir.path(),
+        &[
+            "slice",
+            s(&src),
+            "--start",
+            "0.5s",
+            "--end",
+            "1s",
+            "-o",
+            "t.3es",
+        ],
+    )
+    .expect_code(0);
+    let o = parse_json_lines(
+        &run_in(dir.path(), &["inspect", "--format", "json", "t.3es"])
+            .expect_code(0)
+            .stdout,
+    )
+    .remove(0);
+    assert_eq!(o["frames"], 15);
+}
+
+#[test]
+fn merge_of_3es_captures_is_refused_not_garbled() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = run_in(
+        dir.path(),
+        &[
+            "merge",
+            s(&tes("small_plain.3es")),
+            s(&tes("small_compress.3es")),
+            "-o",
+            "m.3es",
+        ],
+    )
+    .expect_code(1);
+    assert!(
+        run.stderr
+            .contains("merging 3es captures is not implemented yet"),
+        "{}",
+        run.stderr
+    );
+    assert!(!dir.path().join("m.3es").exists());
+}

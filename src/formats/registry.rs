@@ -62,6 +62,16 @@ pub trait Format: Sync {
         None
     }
 
+    /// A merge of several inputs of this format that the format does itself (3es must remap
+    /// ids and unify time units), or `None` to use the generic k-way merge by time.
+    fn open_merge(
+        &self,
+        _paths: &[PathBuf],
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
     /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).
     fn companions(&self, _path: &Path) -> Vec<PathBuf> {
         Vec::new()
