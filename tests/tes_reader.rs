@@ -28,7 +28,9 @@ fn lenient() -> ReadOptions {
 }
 
 /// Every record and the findings (code, severity, offset) of a lenient read.
-fn read(bytes: Vec<u8>) -> (Vec<Record>, Vec<(&'static str, Severity, Option<u64>)>) {
+type Found = Vec<(&'static str, Severity, Option<u64>)>;
+
+fn read(bytes: Vec<u8>) -> (Vec<Record>, Found) {
     let mut r = TesReader::from_bytes(bytes, Path::new("t.3es"), lenient()).unwrap();
     let records: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
     let findings = r.findings()[0]

@@ -402,17 +402,17 @@ pub fn decode(routing: u16, message: u16, payload: &[u8], ctx: Ctx) -> Decoded {
         Value::Str(names::message_name(routing, message).to_string()),
     );
     let known = match routing {
-        R_SERVER_INFO => message == 0 && server_info(&mut d).is_some_or_short(&mut d),
-        R_CONTROL => (1..=7).contains(&message) && control(&mut d).is_some_or_short(&mut d),
-        R_CATEGORY => message == 0 && category(&mut d).is_some_or_short(&mut d),
+        R_SERVER_INFO => message == 0 && server_info(&mut d).known_or_short(&mut d),
+        R_CONTROL => (1..=7).contains(&message) && control(&mut d).known_or_short(&mut d),
+        R_CATEGORY => message == 0 && category(&mut d).known_or_short(&mut d),
         R_CAMERA => message == 0 && camera(&mut d),
-        R_MESH => (1..=10).contains(&message) && mesh(&mut d).is_some_or_short(&mut d),
+        R_MESH => (1..=10).contains(&message) && mesh(&mut d).known_or_short(&mut d),
         R_MATERIAL => {
             d.opaque();
             true
         }
         R_SHAPE_FIRST..=R_SHAPE_LAST => {
-            (1..=4).contains(&message) && shape(&mut d).is_some_or_short(&mut d)
+            (1..=4).contains(&message) && shape(&mut d).known_or_short(&mut d)
         }
         _ => {
             d.put("routing_id", Value::UInt(routing.into()));
@@ -433,12 +433,12 @@ pub fn decode(routing: u16, message: u16, payload: &[u8], ctx: Ctx) -> Decoded {
 }
 
 trait ShortExt {
-    fn is_some_or_short(self, d: &mut Dec) -> bool;
+    fn known_or_short(self, d: &mut Dec) -> bool;
 }
 
 impl ShortExt for Option<()> {
     /// A known message: a payload cut short is reported (and the message still counts as known).
-    fn is_some_or_short(self, d: &mut Dec) -> bool {
+    fn known_or_short(self, d: &mut Dec) -> bool {
         match self {
             Some(()) => d.check_long(),
             None => d.short(),

@@ -172,18 +172,14 @@ impl Checker {
                 self.resources.insert(*id);
                 self.defined_resources.insert(*id);
             }
-            Sem::MeshComponent { id, .. } => {
-                if !self.resources.contains(id) {
-                    out.push(unknown_resource(
-                        *id,
-                        "a mesh component or Finalise message",
-                    ));
-                }
+            Sem::MeshComponent { id, .. } if !self.resources.contains(id) => {
+                out.push(unknown_resource(
+                    *id,
+                    "a mesh component or Finalise message",
+                ));
             }
-            Sem::MeshDestroy { id } => {
-                if !self.resources.remove(id) {
-                    out.push(unknown_resource(*id, "a mesh Destroy"));
-                }
+            Sem::MeshDestroy { id } if !self.resources.remove(id) => {
+                out.push(unknown_resource(*id, "a mesh Destroy"));
             }
             Sem::Category { id, parent, name } => {
                 self.categories.insert(
