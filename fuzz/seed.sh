@@ -57,3 +57,10 @@ for meta in sorted(src.glob("**/world/metadata.json")):
 print(f"seeded {n} Elodin side-file pairs into {out}")
 PY
 fi
+# 3es: the small captures (the medium one is too big to be a useful seed).
+tes="$here/corpus/tes"
+mkdir -p "$tes"
+for f in "$here"/../fixtures/tes/small_*.3es; do
+    cp "$f" "$tes/"
+done
+echo "seeded $(find "$tes" -type f | wc -l) files into $tes"

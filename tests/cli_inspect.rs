@@ -448,9 +448,24 @@ fn standard_input_state_and_text() {
 }
 
 #[test]
+fn standard_input_of_any_file_format_is_detected_by_its_bytes() {
+    let read = |rel: &str| std::fs::read(fixture("..").join(rel)).unwrap();
+    for (rel, format, records) in [
+        ("nanover-zip/small.nanover.zip", "nanover-zip", 91),
+        ("tes/small_compress.3es", "3es", 416),
+    ] {
+        let r = run_with_stdin(&["inspect", "--format", "json", "-"], read(rel)).expect_code(0);
+        let o = &r.json_lines()[0];
+        assert_eq!(o["path"], "<stdin>", "{rel}");
+        assert_eq!(o["format"], format, "{rel}");
+        assert_eq!(o["records"], records, "{rel}");
+    }
+}
+
+#[test]
 fn standard_input_empty_is_an_error() {
     let r = run_with_stdin(&["inspect", "-"], Vec::new()).expect_code(1);
-    assert!(r.stderr.contains("NANOVER_EMPTY_FILE"), "{}", r.stderr);
+    assert_eq!(r.stderr, "error: standard input is empty\n");
 }
 
 #[test]

@@ -39,7 +39,7 @@ pub struct WriteArgs {
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Output format (default: from the output's extension; `DIR/` means elodin): nanover-legacy,
-    /// nanover-zip, jsonl, elodin
+    /// nanover-zip, jsonl, elodin, 3es
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
     /// Overwrite existing outputs
@@ -48,6 +48,9 @@ pub struct WriteArgs {
     /// Print what would be lost, and write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// 3es output scheme: collated-gzip (default), collated, plain or file-gzip
+    #[arg(long, value_name = "SCHEME", value_parser = ["collated-gzip", "collated", "plain", "file-gzip"])]
+    pub tes_compression: Option<String>,
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -106,7 +109,13 @@ pub fn write_parts(
     } else {
         Outputs::new(args.force)
     };
-    let header = source.header().clone();
+    let mut header = source.header().clone();
+    if let Some(scheme) = &args.tes_compression {
+        // Writer settings travel in the header handed to `create` (only the 3es writer reads it).
+        header
+            .metadata
+            .insert("tes_compression".into(), scheme.clone().into());
+    }
     let sink: Box<dyn Sink + '_> = match parts {
         None => format
             .create(&args.output, &header, &mut outputs)

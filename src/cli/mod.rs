@@ -40,7 +40,8 @@ pub struct UsageError(pub String);
     about = "Inspect, validate, convert, slice and merge simulation recordings",
     long_about = "Inspect, validate, convert, slice and merge simulation recordings.\n\n\
         Formats: NanoVer legacy .traj/.state and .nanover.zip (read, write), Elodin replay \
-        directories (read, write; the default for an output directory `out/`), JSON Lines (write).\n\
+        directories (read, write; the default for an output directory `out/`), 3rd Eye Scene \
+        .3es (read, write), JSON Lines (write).\n\
         Times: 12.5 or 12.5s, 850ms, 3us, 10ns, #120 (frame 120), -5s (5 s before the end).\n\
         Exit codes: 0 ok, 1 error (or validation errors), 2 usage, 3 finished with data loss.",
     after_help = "Examples:\n  simrec inspect run.traj run.state\n  simrec validate --format json *.traj\n  \

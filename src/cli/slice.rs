@@ -121,6 +121,14 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         None => (args.start, args.end),
     };
     let filter = KeyFilter::new(&args.include, &args.exclude)?;
+    if let [input] = args.inputs.as_slice() {
+        let format = registry::detect(input)?;
+        let options = args.read.options(true, false);
+        if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
+            let mut selected = Selected::new(source?, filter);
+            return write_recording(&mut selected, &args.write);
+        }
+    }
     let span = resolve(start, end, || {
         open_recording(&args.inputs, args.read.options(false, false))
     })?;

@@ -3,11 +3,12 @@
 //! Readers of record-framed formats walk forward but must also look ahead and
 //! resynchronise; this gives them `bytes(offset, n)` with a bounded buffer.
 //! Standard input is spooled to a temporary file first so that it can be read
-//! the same way without holding it in memory.
+//! the same way without holding it in memory, and detected by its bytes.
 
 use std::fs::File;
 use std::io::{self, Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 /// Bytes read per refill on sequential work.
 pub const READ_AHEAD: usize = 1 << 20;
@@ -24,15 +25,15 @@ pub struct Input {
     window: Vec<u8>,
     window_start: u64,
     read_ahead: usize,
-    /// Keeps a spooled copy of standard input alive as long as the input.
-    _spool: Option<tempfile::TempPath>,
 }
 
 impl Input {
     /// Opens `path`; `-` means standard input.
     pub fn open(path: &Path) -> io::Result<Input> {
         if path == Path::new("-") {
-            return Input::spool_stdin();
+            let file = stdin_file()?;
+            let len = file.metadata()?.len();
+            return Ok(Input::from_file(file, len));
         }
         let file = File::open(path)?;
         let meta = file.metadata()?;
@@ -42,15 +43,7 @@ impl Input {
                 "is a directory",
             ));
         }
-        Ok(Input::from_file(file, meta.len(), None))
-    }
-
-    fn spool_stdin() -> io::Result<Input> {
-        let mut spool = tempfile::NamedTempFile::new()?;
-        io::copy(&mut io::stdin().lock(), &mut spool)?;
-        let (mut file, path) = spool.into_parts();
-        let len = file.seek(SeekFrom::End(0))?;
-        Ok(Input::from_file(file, len, Some(path)))
+        Ok(Input::from_file(file, meta.len()))
     }
 
     /// An input over bytes already in memory.
@@ -62,18 +55,16 @@ impl Input {
             window: Vec::new(),
             window_start: 0,
             read_ahead: READ_AHEAD,
-            _spool: None,
         }
     }
 
-    fn from_file(file: File, len: u64, spool: Option<tempfile::TempPath>) -> Input {
+    fn from_file(file: File, len: u64) -> Input {
         Input {
             backing: Backing::File(file),
             len,
             window: Vec::new(),
             window_start: 0,
             read_ahead: READ_AHEAD,
-            _spool: spool,
         }
     }
 
@@ -112,6 +103,19 @@ impl Input {
         let start = (offset - self.window_start) as usize;
         Ok(&self.window[start..start + n])
     }
+}
+
+/// Standard input, spooled once per process to an unnamed temporary file (gone when the
+/// process ends), so that detection and reading see the same bytes. Each call returns a
+/// new handle; readers seek before they read, so handles may share the file position.
+pub fn stdin_file() -> io::Result<File> {
+    static SPOOL: OnceLock<File> = OnceLock::new();
+    if let Some(file) = SPOOL.get() {
+        return file.try_clone();
+    }
+    let mut file = tempfile::tempfile()?;
+    io::copy(&mut io::stdin().lock(), &mut file)?;
+    SPOOL.get_or_init(|| file).try_clone()
 }
 
 /// A display name for a path (`<stdin>` for `-`).

@@ -13,6 +13,7 @@ pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;
 pub mod nanover_zip;
+pub mod tes;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -1,15 +1,16 @@
 //! The list of formats, and how an input or output finds its format.
 
 use std::fs::File;
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
+use super::input;
 use super::output::Outputs;
 use super::{
-    elodin, jsonl, nanover_legacy, nanover_zip, ReadError, ReadOptions, Sink, Source, TimeRange,
-    WriteError,
+    elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Sink, Source,
+    TimeRange, WriteError,
 };
-use crate::model::Header;
+use crate::model::{Header, TimeSpec};
 use crate::report::Finding;
 
 /// How sure a format is that it can read a file.
@@ -56,6 +57,29 @@ pub trait Format: Sync {
         vec![target.to_path_buf()]
     }
 
+    /// A slice the format builds itself (3es synthesises the world state at the cut), or
+    /// `None` to use the generic `pipeline::Window` (folding by channel composition).
+    fn open_slice(
+        &self,
+        _path: &Path,
+        _start: Option<TimeSpec>,
+        _end: Option<TimeSpec>,
+        _rebase: bool,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
+    /// A merge of several inputs of this format that the format does itself (3es must remap
+    /// ids and unify time units), or `None` to use the generic k-way merge by time.
+    fn open_merge(
+        &self,
+        _paths: &[PathBuf],
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
     /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).
     fn companions(&self, _path: &Path) -> Vec<PathBuf> {
         Vec::new()
@@ -77,6 +101,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &nanover_zip::NanoverZip,
     &jsonl::JsonLines,
     &elodin::Elodin,
+    &tes::Tes,
 ];
 
 /// Bytes read from the start of a file for detection.
@@ -86,12 +111,17 @@ const HEAD: usize = 4096;
 /// cannot be peeked at without consuming it; it is read as NanoVer legacy, whose reader
 /// tells a `.traj` from a `.state` by content.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
-    if path == Path::new("-") {
-        return Ok(&nanover_legacy::NanoverLegacy);
-    }
     let mut head = Vec::with_capacity(HEAD);
-    // A directory has no bytes to peek at: directory formats look at what it holds.
-    if !path.is_dir() {
+    if path == Path::new("-") {
+        let mut file = input::stdin_file().map_err(|e| ReadError::from(e).in_file(path))?;
+        file.seek(SeekFrom::Start(0))
+            .and_then(|_| file.take(HEAD as u64).read_to_end(&mut head))
+            .map_err(|e| ReadError::from(e).in_file(path))?;
+        if head.is_empty() {
+            return Err(ReadError::Unsupported("standard input is empty".into()));
+        }
+    } else if !path.is_dir() {
+        // A directory has no bytes to peek at: directory formats look at what it holds.
         File::open(path)
             .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| ReadError::from(e).in_file(path))?;

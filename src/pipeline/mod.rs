@@ -21,6 +21,17 @@ pub fn open_recording(
     paths: &[PathBuf],
     options: ReadOptions,
 ) -> Result<Box<dyn Source>, ReadError> {
+    if paths.len() > 1 {
+        let formats = paths
+            .iter()
+            .map(|p| registry::detect(p))
+            .collect::<Result<Vec<_>, _>>()?;
+        if formats.iter().all(|f| f.name() == formats[0].name()) {
+            if let Some(merged) = formats[0].open_merge(paths, options) {
+                return merged;
+            }
+        }
+    }
     let mut sources = paths
         .iter()
         .map(|p| registry::open(p, options))

@@ -7,6 +7,7 @@ use super::render::fact_text;
 /// What a reader knows of its file that the generic summary does not (ZIP members, replay
 /// layout, 3es frames...). `inspect` shows `text` as a row `name` of its table and puts
 /// `json` under the key `name` of the file's JSON object, so `name` is a snake_case key.
+/// A fact with empty `text` is for scripts only.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Fact {
     pub name: String,

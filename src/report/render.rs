@@ -123,7 +123,7 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
     }
-    for f in &s.facts {
+    for f in s.facts.iter().filter(|f| !f.text.is_empty()) {
         t.add_row(vec![f.name.clone(), f.text.clone()]);
     }
     let mut out = format!("{}\n{t}\n", s.path);

@@ -1,0 +1,73 @@
+//! Arbitrary bytes into the 3es reader: framing, resync, collated expansion (raw and gzip),
+//! the whole-file gzip switch and every payload decoder.
+//!
+//! Each input is read leniently with decoding and strictly with a header walk; every record
+//! of the lenient read is written back through the 3es writer (into a sink) and JSON Lines.
+//! A panic, an abort (a huge allocation), a hang or a broken invariant below is a bug.
+
+#![no_main]
+
+use std::io::{self, BufWriter, Write};
+use std::path::Path;
+
+use libfuzzer_sys::fuzz_target;
+use simrec::formats::jsonl::JsonlWriter;
+use simrec::formats::output::Outputs;
+use simrec::formats::tes::{TesReader, TesWriter};
+use simrec::formats::{ReadError, ReadOptions, Sink, Source};
+
+fn read(data: &[u8], options: ReadOptions) {
+    let mut reader = match TesReader::from_bytes(data.to_vec(), Path::new("fuzz"), options) {
+        Ok(r) => r,
+        Err(ReadError::Invalid { finding, .. }) => {
+            assert!(finding.offset.is_some(), "an open error has an offset: {finding}");
+            return;
+        }
+        Err(e) => panic!("an in-memory input gave {e:?}"),
+    };
+    let header = reader.header().clone();
+    let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut outputs = Outputs::dry_run();
+    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs).expect("dry run");
+    let mut last_frame = 0;
+    while let Some(item) = reader.next() {
+        let record = match item {
+            Ok(r) => r,
+            Err(ReadError::Invalid { .. }) => {
+                assert!(!options.lenient, "lenient reading reports findings, not errors");
+                break;
+            }
+            Err(e) => panic!("an in-memory input gave {e:?}"),
+        };
+        assert!(record.time >= 0);
+        let frame = record.frame.expect("every 3es record has a frame index");
+        assert!(frame >= last_frame, "frame indices never decrease");
+        last_frame = frame;
+        if options.decode {
+            jsonl.write(&record).expect("jsonl into a sink");
+            tes.write(&record).expect("3es into a sink");
+        }
+    }
+    let _ = reader.facts();
+    Box::new(tes).finish().expect("3es finish");
+}
+
+fuzz_target!(|data: &[u8]| {
+    read(
+        data,
+        ReadOptions {
+            decode: true,
+            lenient: true,
+            assume_version: None,
+        },
+    );
+    read(
+        data,
+        ReadOptions {
+            decode: false,
+            lenient: false,
+            assume_version: None,
+        },
+    );
+});

@@ -1,0 +1,242 @@
+//! Slicing a capture by frames or time (spec §11.2): the kept frames, preceded by a
+//! ServerInfo and the synthesised world state at the cut, so the slice plays back alone.
+//! Reading stops at the end of the window.
+
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use super::decode::{self, Ctx};
+use super::packet::{self, PacketHeader};
+use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
+use super::world::World;
+use super::{names, RAW_FORMAT};
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::{Header, Nanos, RawBytes, Record, TimeSpec};
+use crate::report::{Finding, Findings, Severity};
+
+/// Where a window starts or ends, resolved as far as a stream can.
+#[derive(Debug, Clone, Copy)]
+enum Bound {
+    Frame(u64),
+    Time(Nanos),
+}
+
+impl Bound {
+    fn reached(self, r: &Record) -> bool {
+        match self {
+            Bound::Frame(n) => r.frame.unwrap_or(0) >= n,
+            Bound::Time(t) => r.time >= t,
+        }
+    }
+}
+
+pub struct TesSlice {
+    path: PathBuf,
+    reader: TesReader,
+    world: World,
+    start: Bound,
+    end: Option<Bound>,
+    rebase: bool,
+    decode: bool,
+    queue: VecDeque<Record>,
+    opened: bool,
+    done: bool,
+    base: (Nanos, u64),
+    findings: Findings,
+}
+
+/// The capture's duration (µs), by a header walk.
+fn duration_ns(path: &Path) -> Result<Nanos, ReadError> {
+    let mut r = TesReader::open(
+        path,
+        ReadOptions {
+            decode: false,
+            lenient: true,
+            assume_version: None,
+        },
+    )?;
+    for item in r.by_ref() {
+        item?;
+    }
+    Ok(r.stats
+        .duration_us
+        .saturating_mul(1000)
+        .min(i64::MAX as u64) as i64)
+}
+
+fn bound(spec: TimeSpec, path: &Path) -> Result<Bound, ReadError> {
+    Ok(match spec {
+        TimeSpec::Frame(n) => Bound::Frame(n),
+        TimeSpec::At(t) => Bound::Time(t),
+        TimeSpec::FromEnd(d) => Bound::Time(duration_ns(path)?.saturating_sub(d).max(0)),
+    })
+}
+
+impl TesSlice {
+    pub fn open(
+        path: &Path,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+        rebase: bool,
+        options: ReadOptions,
+    ) -> Result<TesSlice, ReadError> {
+        let start = match start {
+            Some(s) => bound(s, path)?,
+            None => Bound::Frame(0),
+        };
+        let end = end.map(|e| bound(e, path)).transpose()?;
+        Ok(TesSlice {
+            path: path.to_path_buf(),
+            reader: TesReader::open(path, options)?,
+            world: World::default(),
+            start,
+            end,
+            rebase,
+            decode: options.decode,
+            queue: VecDeque::new(),
+            opened: false,
+            done: false,
+            base: (0, 0),
+            findings: Findings::default(),
+        })
+    }
+
+    /// A record for a synthesised packet, at the start of the window.
+    fn synthesised(&self, p: Vec<u8>) -> Option<Record> {
+        let h = PacketHeader::parse(&p)?;
+        let payload = &p[h.payload_start()..h.payload_start() + h.payload_size as usize];
+        let d = decode::decode(
+            h.routing_id,
+            h.message_id,
+            payload,
+            Ctx {
+                version_minor: h.version_minor.min(4),
+                values: self.decode,
+                data_dp: None,
+            },
+        );
+        Some(Record {
+            time: if self.rebase { 0 } else { self.base.0 },
+            channel: names::channel_of(h.routing_id),
+            entity: d.entity,
+            frame: Some(if self.rebase { 0 } else { self.base.1 }),
+            values: d.values,
+            raw: Some(RawBytes {
+                format: RAW_FORMAT,
+                bytes: p,
+            }),
+            group: None,
+        })
+    }
+
+    fn open_window(&mut self, first: Option<Record>) {
+        self.opened = true;
+        if let Some(f) = &first {
+            self.base = (f.time, f.frame.unwrap_or(0));
+        }
+        let (tu, ft, cf) = self.world.server_info.unwrap_or_else(|| {
+            let m = &self.reader.header().metadata;
+            (
+                m.get("time_unit_us")
+                    .and_then(|v| v.as_u64())
+                    .filter(|t| *t > 0)
+                    .unwrap_or(DEFAULT_TIME_UNIT),
+                m.get("default_frame_time")
+                    .and_then(|v| v.as_u64())
+                    .map_or(DEFAULT_FRAME_TIME, |v| v as u32),
+                m.get("coordinate_frame")
+                    .and_then(|v| v.as_u64())
+                    .map_or(0, |v| v as u8),
+            )
+        });
+        let mut packets = vec![packet::build(
+            decode::R_SERVER_INFO,
+            0,
+            &packet::server_info_payload(tu, ft, cf),
+        )];
+        packets.extend(self.world.packets());
+        for p in packets {
+            if let Some(r) = self.synthesised(p) {
+                self.queue.push_back(r);
+            }
+        }
+        if self.world.not_carried > 0 {
+            self.findings.push(Finding::new(
+                Severity::Warning,
+                "TES_SLICE_NOT_CARRIED",
+                format!(
+                    "{} packets of user or unassigned routing ids before the cut cannot be folded into the world state",
+                    self.world.not_carried
+                ),
+            ));
+        }
+        self.world = World::default();
+        if let Some(f) = first {
+            self.keep(f);
+        } else {
+            self.done = true;
+        }
+    }
+
+    fn keep(&mut self, mut r: Record) {
+        if self.rebase {
+            r.time -= self.base.0;
+            r.frame = r.frame.map(|f| f - self.base.1.min(f));
+        }
+        self.queue.push_back(r);
+    }
+
+    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
+        loop {
+            if let Some(r) = self.queue.pop_front() {
+                return Ok(Some(r));
+            }
+            if self.done {
+                return Ok(None);
+            }
+            let next = self.reader.next().transpose()?;
+            let past_end = |r: &Record, end: Option<Bound>| end.is_some_and(|e| e.reached(r));
+            match next {
+                Some(r) if !self.opened && !self.start.reached(&r) => {
+                    if let Some(raw) = &r.raw {
+                        self.world.apply(&raw.bytes);
+                    }
+                }
+                Some(r) if !self.opened => {
+                    let first = (!past_end(&r, self.end)).then_some(r);
+                    let empty = first.is_none();
+                    self.open_window(first);
+                    self.done |= empty;
+                }
+                None if !self.opened => self.open_window(None),
+                None => self.done = true,
+                Some(r) if past_end(&r, self.end) => self.done = true,
+                Some(r) => self.keep(r),
+            }
+        }
+    }
+}
+
+impl Iterator for TesSlice {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.advance().transpose()
+    }
+}
+
+impl Source for TesSlice {
+    fn header(&self) -> &Header {
+        self.reader.header()
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        let mut v = self.reader.findings();
+        v.push((self.path.as_path(), &self.findings));
+        v
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.reader.progress()
+    }
+}

@@ -1,0 +1,187 @@
+//! What `inspect` says of a capture beyond the generic summary: frames, FrameCount,
+//! duration, per (routing, message) counts and payload bytes (as upstream `3esinfo`
+//! counts them), compression, shapes alive at the end and categories.
+
+use std::collections::BTreeMap;
+
+use serde_json::{json, Value as Json};
+
+use super::names;
+use super::validate::CategoryInfo;
+use crate::model::Seconds;
+use crate::report::Fact;
+
+#[derive(Debug, Clone, Default)]
+pub struct Stats {
+    /// (routing, message) → (count, payload bytes, packet bytes).
+    pub messages: BTreeMap<(u16, u16), (u64, u64, u64)>,
+    pub frames: u64,
+    pub frame_count: Option<u32>,
+    pub frame_count_at: Option<u64>,
+    pub duration_us: u64,
+    pub time_unit: u64,
+    pub collated: u64,
+    pub collated_gzip: u64,
+    pub file_gzip_at: Option<u64>,
+    pub no_crc: u64,
+    pub skipped_bytes: u64,
+    pub alive: BTreeMap<u16, u64>,
+    pub categories: BTreeMap<u16, CategoryInfo>,
+}
+
+impl Stats {
+    pub fn count(&mut self, routing: u16, message: u16, payload: usize, packet: usize) {
+        let e = self.messages.entry((routing, message)).or_default();
+        e.0 += 1;
+        e.1 += payload as u64;
+        e.2 += packet as u64;
+    }
+
+    fn compression(&self) -> &'static str {
+        match (self.file_gzip_at, self.collated, self.collated_gzip) {
+            (Some(_), _, _) => "whole-file gzip",
+            (None, 0, _) => "none",
+            (None, _, 0) => "collated",
+            _ => "collated + gzip",
+        }
+    }
+
+    /// The capture's facts: a table row each for people, top-level JSON keys for scripts
+    /// (`messages` as `3esinfo` counts them); the JSON-only ones have no text.
+    pub fn facts(&self) -> Vec<Fact> {
+        let frame_count_differs = self
+            .frame_count
+            .is_some_and(|v| u64::from(v) != self.frames);
+        let fc = match self.frame_count {
+            Some(v) if frame_count_differs => {
+                format!("{v} (differs from the {} frames counted)", self.frames)
+            }
+            Some(v) => v.to_string(),
+            None => "none".into(),
+        };
+        let duration_ns = self.duration_us.saturating_mul(1000);
+        let lines = |items: Vec<String>| {
+            if items.is_empty() {
+                "none".to_string()
+            } else {
+                items.join("\n")
+            }
+        };
+        // Aligned columns, as `3esinfo` prints them (a cell of the inspect table).
+        let cells: Vec<[String; 5]> = self
+            .messages
+            .iter()
+            .map(|((r, id), (count, payload, bytes))| {
+                [
+                    format!("{r} {}", names::routing_name(*r)),
+                    format!("{id} {}", names::message_name(*r, *id)),
+                    count.to_string(),
+                    payload.to_string(),
+                    bytes.to_string(),
+                ]
+            })
+            .collect();
+        let head = ["routing", "message", "count", "payload", "bytes"].map(String::from);
+        let width = |i: usize| {
+            std::iter::once(&head)
+                .chain(&cells)
+                .map(|c| c[i].chars().count())
+                .max()
+                .unwrap_or(0)
+        };
+        let w = [width(0), width(1), width(2), width(3), width(4)];
+        let message_rows: Vec<String> = std::iter::once(&head)
+            .chain(&cells)
+            .map(|c| {
+                format!(
+                    "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
+                    c[0],
+                    c[1],
+                    c[2],
+                    c[3],
+                    c[4],
+                    a = w[0],
+                    b = w[1],
+                    x = w[2],
+                    y = w[3],
+                    z = w[4]
+                )
+            })
+            .collect();
+        let messages: Vec<Json> = self
+            .messages
+            .iter()
+            .map(|((r, m), (count, payload, bytes))| {
+                json!({
+                    "routing_id": r,
+                    "message_id": m,
+                    "routing_name": names::routing_name(*r),
+                    "message_name": names::message_name(*r, *m),
+                    "count": count,
+                    "payload_bytes": payload,
+                    "bytes": bytes,
+                })
+            })
+            .collect();
+        let alive: Vec<Json> = self
+            .alive
+            .iter()
+            .map(|(r, n)| json!({"routing_id": r, "shape": names::routing_name(*r), "count": n}))
+            .collect();
+        let categories: Vec<Json> = self
+            .categories
+            .iter()
+            .map(|(id, c)| json!({"id": id, "parent_id": c.parent, "name": c.name}))
+            .collect();
+        let json_only = |name: &str, json: Json| Fact::new(name, "", json);
+        vec![
+            Fact::new("frames", self.frames.to_string(), json!(self.frames)),
+            Fact::new("frame_count_message", fc, json!(self.frame_count)),
+            json_only("frame_count_differs", json!(frame_count_differs)),
+            Fact::new(
+                "capture_duration_ns",
+                format!(
+                    "{} (time unit {} µs)",
+                    Seconds(duration_ns.min(i64::MAX as u64) as i64),
+                    self.time_unit
+                ),
+                json!(duration_ns),
+            ),
+            json_only("time_unit_us", json!(self.time_unit)),
+            Fact::new(
+                "compression",
+                format!(
+                    "{} ({} collated packets, {} gzip)",
+                    self.compression(),
+                    self.collated,
+                    self.collated_gzip
+                ),
+                json!(self.compression()),
+            ),
+            json_only("collated_packets", json!(self.collated)),
+            json_only("collated_gzip_packets", json!(self.collated_gzip)),
+            json_only("file_gzip_offset", json!(self.file_gzip_at)),
+            Fact::new("messages", lines(message_rows), json!(messages)),
+            Fact::new(
+                "shapes_alive",
+                lines(
+                    self.alive
+                        .iter()
+                        .map(|(r, n)| format!("{}: {n}", names::routing_name(*r)))
+                        .collect(),
+                ),
+                json!(alive),
+            ),
+            Fact::new(
+                "categories",
+                lines(
+                    self.categories
+                        .iter()
+                        .map(|(id, c)| format!("{id} {} (parent {})", c.name, c.parent))
+                        .collect(),
+                ),
+                json!(categories),
+            ),
+        ]
+    }
+}
