@@ -107,6 +107,25 @@ impl Findings {
         }
     }
 
+    /// Adds every finding of `other` after these, counts included.
+    pub fn append(&mut self, other: Findings) {
+        let mut kept: BTreeMap<&'static str, u64> = self
+            .per_code
+            .iter()
+            .map(|(code, (_, n))| (*code, (*n).min(KEPT_PER_CODE)))
+            .collect();
+        for f in other.kept {
+            let n = kept.entry(f.code).or_insert(0);
+            if *n < KEPT_PER_CODE {
+                *n += 1;
+                self.kept.push(f);
+            }
+        }
+        for (code, (severity, n)) in other.per_code {
+            self.per_code.entry(code).or_insert((severity, 0)).1 += n;
+        }
+    }
+
     /// Turns every warning into an error (`--strict`), counts included.
     pub fn promote_warnings(&mut self) {
         let promote = |s: &mut Severity| {
@@ -169,5 +188,25 @@ mod tests {
         assert!(f.list()[..KEPT_PER_CODE as usize]
             .iter()
             .all(|x| x.severity == Severity::Error));
+    }
+
+    #[test]
+    fn append_keeps_counts_exact_and_the_cap_per_code() {
+        let mut a = Findings::default();
+        for i in 0..(KEPT_PER_CODE - 2) {
+            a.push(Finding::new(Severity::Warning, "W", "a").at(i, i));
+        }
+        let mut b = Findings::default();
+        b.push(Finding::new(Severity::Error, "E", "b"));
+        for i in 0..5 {
+            b.push(Finding::new(Severity::Warning, "W", "b").at(i, i));
+        }
+        a.append(b);
+        assert_eq!(a.count(Severity::Warning), KEPT_PER_CODE + 3);
+        assert_eq!(a.count(Severity::Error), 1);
+        // 198 + 2 of b's warnings are kept, after b's error.
+        assert_eq!(a.list().len() as u64, KEPT_PER_CODE + 1);
+        assert_eq!(a.list()[KEPT_PER_CODE as usize - 2].code, "E");
+        assert_eq!(a.list().last().map(|f| f.message.as_str()), Some("b"));
     }
 }

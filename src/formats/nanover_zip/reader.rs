@@ -25,11 +25,8 @@ const MAX_SCAN_MESSAGE: usize = 1 << 30;
 const HINT: &str = "run `simrec recover` to rewrite what can be read";
 
 enum Mode {
-    /// Entries still to read, and how many the index has.
-    Indexed {
-        entries: std::vec::IntoIter<Entry>,
-        total: u64,
-    },
+    /// Entries still to read, parsed from the index member as they are needed.
+    Indexed { entries: index::Entries },
     /// Messages one after another from `pos` to `end`, with timestamps kept from a damaged
     /// index where an entry covers exactly one message (offset → (length, timestamp)).
     Scan {
@@ -139,68 +136,40 @@ impl ZipReader {
                         findings.push(f);
                     }
                 }
-                let index_bytes = input
-                    .bytes(index.data_offset, index.size as usize)
-                    .map_err(|e| ReadError::from(e).in_file(path))?
-                    .to_vec();
                 facts.members = vec![(messages.clone(), crc_ok[0]), (index.clone(), crc_ok[1])];
-                let parsed = index::parse(&index_bytes);
-                match parsed.map(|entries| {
-                    let checks = check_entries(&entries, messages.size, messages.data_offset);
-                    (entries, checks)
-                }) {
-                    Ok((entries, checks)) => {
-                        facts.entries = entries.len() as u64;
-                        facts.contiguous = !checks.iter().any(|f| f.code == INDEX_GAP);
-                        let broken = checks.iter().any(|f| f.code == INDEX_OUT_OF_BOUNDS);
-                        for f in checks {
-                            if f.severity == Severity::Error && !options.lenient {
-                                return Err(fail(f));
-                            }
-                            findings.push(f);
-                        }
-                        let mut types = Types::default();
-                        for e in &entries {
-                            for k in e.types.iter() {
-                                if !types.contains(k) {
-                                    types.push(k.name());
-                                }
+                let at = (messages.data_offset, messages.size);
+                match survey(&mut input, &messages, &index) {
+                    Ok(survey) => {
+                        facts.entries = survey.total;
+                        facts.contiguous = survey.contiguous;
+                        if !options.lenient {
+                            let list = survey.checks.list();
+                            if let Some(f) = list.iter().find(|f| f.severity == Severity::Error) {
+                                return Err(fail(f.clone()));
                             }
                         }
-                        if broken {
-                            (
-                                scan_with_kept(&entries, &messages),
-                                messages.data_offset,
-                                messages.size,
-                                Types::default(),
-                            )
+                        findings.append(survey.checks);
+                        if survey.broken {
+                            let kept = kept_stamps(&mut input, &index)
+                                .map_err(|e| ReadError::from(e).in_file(path))?;
+                            (scan(kept, &messages), at.0, at.1, Types::default())
                         } else {
-                            (
-                                Mode::Indexed {
-                                    total: entries.len() as u64,
-                                    entries: entries.into_iter(),
-                                },
-                                messages.data_offset,
-                                messages.size,
-                                types,
-                            )
+                            let entries =
+                                index::Entries::open(&mut input, index.data_offset, index.size)
+                                    .map_err(|e| fail(decode_error(e, &index)))?;
+                            (Mode::Indexed { entries }, at.0, at.1, survey.types)
                         }
                     }
                     Err(e) => {
-                        let f = Finding::new(
-                            Severity::Error,
-                            INDEX_DECODE,
-                            format!("the index cannot be read: {}", e.what),
-                        )
-                        .offset(index.data_offset + e.at as u64);
+                        let f = decode_error(e, &index);
                         if !options.lenient {
                             return Err(fail(f));
                         }
                         findings.push(f);
                         (
-                            scan_with_kept(&[], &messages),
-                            messages.data_offset,
-                            messages.size,
+                            scan(HashMap::new(), &messages),
+                            at.0,
+                            at.1,
                             Types::default(),
                         )
                     }
@@ -249,8 +218,12 @@ impl ZipReader {
     /// Reads the next message into the queue; `false` at the end.
     fn advance(&mut self) -> Result<bool, ReadError> {
         match &mut self.mode {
-            Mode::Indexed { entries, .. } => {
-                let Some(entry) = entries.next() else {
+            Mode::Indexed { entries } => {
+                // The survey at open parsed every entry: an error now means the file changed.
+                let next = entries.next(&mut self.input).map_err(|e| {
+                    ReadError::from(std::io::Error::other(e.what)).in_file(&self.path)
+                })?;
+                let Some(entry) = next else {
                     return Ok(false);
                 };
                 self.indexed(entry)?;
@@ -664,122 +637,153 @@ impl Source for ZipReader {
 impl ZipReader {
     fn ordinal_total(&self) -> u64 {
         match &self.mode {
-            Mode::Indexed { total, .. } => *total,
+            Mode::Indexed { entries } => entries.total(),
             Mode::Scan { .. } => self.ordinal,
         }
     }
 }
 
-/// Checks every index entry against the member and the previous entry.
-fn check_entries(entries: &[Entry], member_size: u64, data_offset: u64) -> Vec<Finding> {
-    let mut out = Vec::new();
+/// What one walk over the whole index found, before any message is read.
+struct Survey {
+    total: u64,
+    /// Every part the entries list.
+    types: Types,
+    contiguous: bool,
+    /// An entry points outside the messages member: the index cannot drive the read.
+    broken: bool,
+    checks: Findings,
+}
+
+/// Walks the index once, checking each entry against the member and the previous entry;
+/// memory follows one batch of entries, not the index.
+fn survey(input: &mut Input, messages: &Member, index: &Member) -> Result<Survey, msgpack::Error> {
+    let mut entries = index::Entries::open(input, index.data_offset, index.size)?;
+    let mut out = Survey {
+        total: entries.total(),
+        types: Types::default(),
+        contiguous: true,
+        broken: false,
+        checks: Findings::default(),
+    };
+    let (size, base) = (messages.size, messages.data_offset);
     let mut expected = 0u64;
     let mut last: Option<i64> = None;
-    for (i, e) in entries.iter().enumerate() {
-        let i = i as u64;
-        let at = data_offset + e.offset;
-        if e.offset
-            .checked_add(e.length)
-            .is_none_or(|end| end > member_size)
-        {
-            out.push(Finding::new(Severity::Error, INDEX_OUT_OF_BOUNDS, format!(
-                "entry {i} ({} bytes at {}) ends past the messages member ({member_size} bytes)", e.length, e.offset)).at(at, i));
+    let mut i = 0u64;
+    while let Some(e) = entries.next(input)? {
+        for k in e.types.iter() {
+            if !out.types.contains(k) {
+                out.types.push(k.name());
+            }
+        }
+        let at = base + e.offset;
+        let mut push = |severity, code, message: String| {
+            out.checks
+                .push(Finding::new(severity, code, message).at(at, i))
+        };
+        if e.offset.checked_add(e.length).is_none_or(|end| end > size) {
+            out.broken = true;
+            push(
+                Severity::Error,
+                INDEX_OUT_OF_BOUNDS,
+                format!(
+                    "entry {i} ({} bytes at {}) ends past the messages member ({size} bytes)",
+                    e.length, e.offset
+                ),
+            );
         }
         if e.offset != expected {
-            out.push(
-                Finding::new(
-                    Severity::Warning,
-                    INDEX_GAP,
-                    format!(
-                        "entry {i} starts at {} where the previous one ended at {expected}",
-                        e.offset
-                    ),
-                )
-                .at(at, i),
+            out.contiguous = false;
+            push(
+                Severity::Warning,
+                INDEX_GAP,
+                format!(
+                    "entry {i} starts at {} where the previous one ended at {expected}",
+                    e.offset
+                ),
             );
         }
         expected = e.offset.saturating_add(e.length);
-        match &e.timestamp {
-            None => out.push(
-                Finding::new(
-                    Severity::Error,
-                    TIMESTAMP_MISSING,
-                    format!("entry {i} has no timestamp (upstream playback fails on it)"),
-                )
-                .at(at, i),
+        match e.timestamp {
+            None => push(
+                Severity::Error,
+                TIMESTAMP_MISSING,
+                format!("entry {i} has no timestamp (upstream playback fails on it)"),
             ),
-            Some(Err(what)) => out.push(
-                Finding::new(
-                    Severity::Error,
-                    TIMESTAMP_TYPE,
-                    format!(
-                        "entry {i}'s timestamp is {what}, not an integer number of microseconds"
-                    ),
-                )
-                .at(at, i),
+            Some(Err(what)) => push(
+                Severity::Error,
+                TIMESTAMP_TYPE,
+                format!("entry {i}'s timestamp is {what}, not an integer number of microseconds"),
             ),
-            Some(Ok(t)) if *t < 0 || *t > i64::MAX / 1000 => out.push(
-                Finding::new(
-                    Severity::Error,
-                    TIMESTAMP_TYPE,
-                    format!(
+            Some(Ok(t)) if !(0..=i64::MAX / 1000).contains(&t) => push(
+                Severity::Error,
+                TIMESTAMP_TYPE,
+                format!(
                 "entry {i}'s timestamp {t} µs is negative or beyond what 64-bit nanoseconds hold"),
-                )
-                .at(at, i),
             ),
             Some(Ok(t)) => {
-                if let Some(l) = last {
-                    if *t < l {
-                        out.push(
-                            Finding::new(
-                                Severity::Warning,
-                                TIMESTAMP_DECREASE,
-                                format!(
-                                    "entry {i}'s timestamp {t} µs is below the previous {l} µs"
-                                ),
-                            )
-                            .at(at, i),
-                        );
-                    } else if t - l > JUMP_US {
-                        out.push(
-                            Finding::new(
-                                Severity::Warning,
-                                TIMESTAMP_JUMP,
-                                format!(
-                                    "entry {i} comes {:.1} s after the previous one",
-                                    (t - l) as f64 / 1e6
-                                ),
-                            )
-                            .at(at, i),
-                        );
-                    }
+                match last {
+                    Some(l) if t < l => push(
+                        Severity::Warning,
+                        TIMESTAMP_DECREASE,
+                        format!("entry {i}'s timestamp {t} µs is below the previous {l} µs"),
+                    ),
+                    Some(l) if t - l > JUMP_US => push(
+                        Severity::Warning,
+                        TIMESTAMP_JUMP,
+                        format!(
+                            "entry {i} comes {:.1} s after the previous one",
+                            (t - l) as f64 / 1e6
+                        ),
+                    ),
+                    _ => {}
                 }
-                last = Some(*t);
+                last = Some(t);
             }
         }
+        i += 1;
     }
-    if !entries.is_empty() && expected != member_size {
-        let i = entries.len() as u64 - 1;
-        out.push(
+    if i > 0 && expected != size {
+        out.contiguous = false;
+        out.checks.push(
             Finding::new(
                 Severity::Warning,
                 INDEX_GAP,
-                format!("the last entry ends at {expected}, the messages member at {member_size}"),
+                format!("the last entry ends at {expected}, the messages member at {size}"),
             )
-            .at(data_offset + expected.min(member_size), i),
+            .at(base + expected.min(size), i - 1),
         );
     }
-    out
+    Ok(out)
 }
 
-fn scan_with_kept(entries: &[Entry], messages: &Member) -> Mode {
-    let kept = entries
-        .iter()
-        .filter_map(|e| match e.timestamp {
-            Some(Ok(t)) if (0..=i64::MAX / 1000).contains(&t) => Some((e.offset, (e.length, t))),
-            _ => None,
-        })
-        .collect();
+/// The finding for an index that cannot be parsed.
+fn decode_error(e: msgpack::Error, index: &Member) -> Finding {
+    Finding::new(
+        Severity::Error,
+        INDEX_DECODE,
+        format!("the index cannot be read: {}", e.what),
+    )
+    .offset(index.data_offset + e.at as u64)
+}
+
+/// Timestamps of a damaged index, by message offset (offset → (length, timestamp)), for a
+/// scan to keep where an entry covers exactly one message. Only damaged archives get here;
+/// this map grows with the index.
+fn kept_stamps(input: &mut Input, index: &Member) -> std::io::Result<HashMap<u64, (u64, i64)>> {
+    let mut kept = HashMap::new();
+    let bad = |e: msgpack::Error| std::io::Error::other(e.what);
+    let mut entries = index::Entries::open(input, index.data_offset, index.size).map_err(bad)?;
+    while let Some(e) = entries.next(input).map_err(bad)? {
+        if let Some(Ok(t)) = e.timestamp {
+            if (0..=i64::MAX / 1000).contains(&t) {
+                kept.insert(e.offset, (e.length, t));
+            }
+        }
+    }
+    Ok(kept)
+}
+
+fn scan(kept: HashMap<u64, (u64, i64)>, messages: &Member) -> Mode {
     Mode::Scan {
         pos: messages.data_offset,
         end: messages.data_offset + messages.size,

@@ -1,7 +1,7 @@
 //! Writing `.nanover.zip` as NanoVer's writer does (spec §10): the messages member
 //! streamed behind a placeholder local header that is patched at the end, then the index
-//! member, the central directory and the EOCD. Only the index entries grow with the
-//! recording (about 50 bytes per message).
+//! member, the central directory and the EOCD. Only the index grows with the recording:
+//! its entries are encoded as messages are written (about 67 bytes per message).
 
 use std::io::{Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -17,14 +17,6 @@ use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Record, Value};
 
-struct IndexEntry {
-    offset: u64,
-    length: u64,
-    types: Types,
-    frame_index: Option<Value>,
-    timestamp: i64,
-}
-
 pub struct ZipWriter {
     out: SeekableDestination,
     path: PathBuf,
@@ -33,7 +25,9 @@ pub struct ZipWriter {
     channel_names: Vec<String>,
     written: u64,
     crc: crc32fast::Hasher,
-    index: Vec<IndexEntry>,
+    /// The index's entries, encoded, and how many.
+    index: Encoder,
+    entries: u32,
     /// Records of one group, waiting for the rest of their message.
     pending: Vec<Record>,
     /// Buffers reused by every encoded message: the message, and a frame map's body.
@@ -68,7 +62,8 @@ impl ZipWriter {
             channel_names: header.channels.iter().map(|c| c.name.clone()).collect(),
             written: 0,
             crc: crc32fast::Hasher::new(),
-            index: Vec::new(),
+            index: Encoder::new(),
+            entries: 0,
             pending: Vec::new(),
             scratch: (Vec::new(), Vec::new()),
             report: WriteReport::default(),
@@ -111,13 +106,15 @@ impl ZipWriter {
                 (length, types, frame_index)
             }
         };
-        self.index.push(IndexEntry {
-            offset: self.written,
-            length: length as u64,
+        index::encode_entry(
+            &mut self.index,
+            self.written,
+            length as u64,
             types,
-            frame_index,
-            timestamp: ts as i64,
-        });
+            frame_index.as_ref(),
+            ts as i64,
+        );
+        self.entries = self.entries.saturating_add(1);
         self.written += length as u64;
         self.report.records += records.len() as u64;
         Ok(())
@@ -223,32 +220,27 @@ impl Sink for ZipWriter {
         let io = |e| WriteError::io(&self.path, e);
         let m = self.written;
         let crc = self.crc.clone().finalize();
-        let mut idx = Encoder::new();
-        idx.array_len(self.index.len() as u32);
-        for e in &self.index {
-            index::encode_entry(
-                &mut idx,
-                e.offset,
-                e.length,
-                e.types,
-                e.frame_index.as_ref(),
-                e.timestamp,
-            );
-        }
-        let idx = idx.into_vec();
-        let idx_crc = crc32fast::hash(&idx);
+        let mut head = Encoder::new();
+        head.array_len(self.entries);
+        let (head, entries) = (head.as_slice(), self.index.as_slice());
+        let idx_len = (head.len() + entries.len()) as u64;
+        let mut idx_crc = crc32fast::Hasher::new();
+        idx_crc.update(head);
+        idx_crc.update(entries);
+        let idx_crc = idx_crc.finalize();
         let index_local = MESSAGES_DATA_OFFSET + m;
-        let index_header = container::index_local_header(idx_crc, idx.len() as u32);
-        let cd_offset = index_local + index_header.len() as u64 + idx.len() as u64;
+        let index_header = container::index_local_header(idx_crc, idx_len as u32);
+        let cd_offset = index_local + index_header.len() as u64 + idx_len;
         let cd = container::central_directory(
             &[
                 (container::MESSAGES, crc, m, 0),
-                (container::INDEX, idx_crc, idx.len() as u64, index_local),
+                (container::INDEX, idx_crc, idx_len, index_local),
             ],
             cd_offset,
         );
         self.out.write_all(&index_header).map_err(io)?;
-        self.out.write_all(&idx).map_err(io)?;
+        self.out.write_all(head).map_err(io)?;
+        self.out.write_all(entries).map_err(io)?;
         self.out.write_all(&cd).map_err(io)?;
         self.out.seek(SeekFrom::Start(0)).map_err(io)?;
         self.out
