@@ -34,7 +34,7 @@ fi
 # .nanover.zip: the small fixtures (the crash remnants too) for the nanover_zip target.
 zcorpus="$here/corpus/nanover_zip"
 mkdir -p "$zcorpus"
-for f in "$here"/../fixtures/nanover-zip/*.nanover.zip "$here"/../fixtures/nanover-zip/split/*.nanover.zip "$here"/../fixtures/nanover-zip/converted-tie/*.nanover.zip; do
+for f in "$here"/../fixtures/nanover-zip/*.nanover.zip "$here"/../fixtures/nanover-zip/split/*.nanover.zip "$here"/../fixtures/nanover-zip/converted-tie/*.nanover.zip "$here"/../fixtures/nanover-zip/deflated/*.nanover.zip; do
     cp "$f" "$zcorpus/$(basename "$f")"
 done
 head -c 4000 "$here/../fixtures/nanover-zip/crash/crashed-after-100.nanover.zip" > "$zcorpus/crashed-head.nanover.zip"

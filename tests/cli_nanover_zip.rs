@@ -278,3 +278,62 @@ fn detected_by_content_not_name() {
     assert_eq!(v["format"], "nanover-zip");
     assert_eq!(v["messages"], 8);
 }
+
+#[test]
+fn deflated_members_are_read_with_a_warning_and_convert_back_to_the_stored_original() {
+    let r = zrun(&["validate", "deflated/small-deflated.nanover.zip"]).expect_code(0);
+    assert!(
+        r.stdout
+            .starts_with("deflated/small-deflated.nanover.zip: ok (0 errors, 2 warnings, 0 info)"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stdout.matches("warning NVZIP_COMPRESSED_MEMBER").count(),
+        2
+    );
+
+    let r = zrun(&[
+        "inspect",
+        "--format",
+        "json",
+        "deflated/small-deflated.nanover.zip",
+    ])
+    .expect_code(0);
+    let v = &r.json_lines()[0];
+    assert_eq!(v["records"], 91);
+    assert_eq!(v["zip"]["members"][0]["compression"], "deflated");
+    assert_eq!(v["zip"]["members"][0]["crc_ok"], true);
+    assert_eq!(v["zip"]["messages_member_bytes"], 48_980);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("stored.nanover.zip");
+    zrun(&[
+        "convert",
+        "deflated/small-deflated.nanover.zip",
+        "-o",
+        s(&out),
+    ])
+    .expect_code(0);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        std::fs::read(zdir().join("small.nanover.zip")).unwrap()
+    );
+}
+
+#[test]
+fn a_damaged_deflate_stream_is_a_clean_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(zdir().join("deflated/small-deflated.nanover.zip")).unwrap();
+    for b in &mut bytes[2000..2100] {
+        *b ^= 0x5a;
+    }
+    let bad = dir.path().join("bad.nanover.zip");
+    std::fs::write(&bad, bytes).unwrap();
+    let r = zrun(&["validate", s(&bad)]).expect_code(1);
+    assert!(
+        r.stdout.contains("error NVZIP_BAD_ZIP_STRUCTURE at byte 46: member `messages.msgpack`: decompresses to 48904 bytes where the central directory says 48980"),
+        "{}",
+        r.stdout
+    );
+}

@@ -1,6 +1,7 @@
-//! Every byte-offset cut of `small.nanover.zip` and `edge.nanover.zip` read strictly
-//! (convert), leniently without decoding (inspect) and leniently with decoding
-//! (validate, recover): records or a clean finding every time, never a panic.
+//! Every byte-offset cut of `small.nanover.zip`, `edge.nanover.zip` and the deflated
+//! copy of small, read strictly (convert), leniently without decoding (inspect) and
+//! leniently with decoding (validate, recover): records or a clean finding every time,
+//! never a panic.
 
 use std::path::Path;
 
@@ -69,4 +70,15 @@ fn every_cut_of_edge() {
 fn every_cut_of_small() {
     // Without decoding, a cut archive is scanned like with it: two passes are enough.
     assert!(sweep("small.nanover.zip", &[(true, false), (true, true)]) > 50_000);
+}
+
+#[test]
+fn every_cut_of_the_deflated_archive() {
+    // Every cut loses the central directory, so each is read as a crashed archive.
+    assert!(
+        sweep(
+            "deflated/small-deflated.nanover.zip",
+            &[(true, false), (true, true)]
+        ) > 20_000
+    );
 }

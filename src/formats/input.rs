@@ -46,6 +46,12 @@ impl Input {
         Ok(Input::from_file(file, meta.len()))
     }
 
+    /// An input over an open file (a temporary one, say), from its start.
+    pub fn from_file_handle(file: File) -> io::Result<Input> {
+        let len = file.metadata()?.len();
+        Ok(Input::from_file(file, len))
+    }
+
     /// An input over bytes already in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Input {
         let len = bytes.len() as u64;

@@ -6,12 +6,17 @@
 //! fault with its byte offset, read crashed archives that have no directory, and write
 //! byte-identical headers (forced zip64 local extra, fixed DOS date, Unix attributes).
 
+use std::io::{Seek, Write};
+
 use super::codes::*;
 use crate::formats::input::Input;
 use crate::report::{Finding, Severity};
 
 pub const MESSAGES: &str = "messages.msgpack";
 pub const INDEX: &str = "index.msgpack";
+/// ZIP compression methods simrec reads.
+pub const STORED: u16 = 0;
+pub const DEFLATED: u16 = 8;
 
 const LOCAL_SIG: u32 = 0x0403_4b50;
 const CENTRAL_SIG: u32 = 0x0201_4b50;
@@ -29,7 +34,10 @@ pub struct Member {
     pub name: String,
     pub method: u16,
     pub crc: u32,
+    /// Bytes in the archive (compressed, for a deflated member).
     pub size: u64,
+    /// Bytes once decompressed (`size` for a stored member).
+    pub uncompressed: u64,
     pub local_offset: u64,
     /// File offset of the member's first data byte.
     pub data_offset: u64,
@@ -152,7 +160,6 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
         let method = le16(&cd, p + 10);
         let crc = le32(&cd, p + 16);
         let mut csize = u64::from(le32(&cd, p + 20));
-        // Read only to keep the zip64 extra's field order (uncompressed size first).
         let mut uncompressed = u64::from(le32(&cd, p + 24));
         let (n, x, c) = (
             le16(&cd, p + 28) as usize,
@@ -203,11 +210,11 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
                 .offset(at),
             );
         }
-        members.push((name, method, crc, csize, local, at));
+        members.push((name, method, crc, csize, uncompressed, local, at));
         p = end;
     }
     let mut find = |wanted: &str| -> Result<Member, Finding> {
-        let Some(&(ref name, method, crc, size, local, at)) =
+        let Some(&(ref name, method, crc, size, uncompressed, local, at)) =
             members.iter().find(|m| m.0 == wanted)
         else {
             return Err(Finding::new(
@@ -222,13 +229,14 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
             method,
             crc,
             size,
+            uncompressed,
             local_offset: local,
             data_offset,
         })
     };
     let messages = find(MESSAGES)?;
     let index = find(INDEX)?;
-    for (name, _, _, _, _, at) in &members {
+    for (name, _, _, _, _, _, at) in &members {
         if name != MESSAGES && name != INDEX {
             notes.push(
                 Finding::new(
@@ -240,11 +248,107 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
             );
         }
     }
-    if messages.method != 0 || index.method != 0 {
-        return Err(Finding::new(Severity::Error, COMPRESSED_MEMBER,
-            "simrec reads stored members only; this archive has a compressed one (re-zip it with `zip -0`)"));
+    for m in [&messages, &index] {
+        match m.method {
+            STORED => {}
+            DEFLATED => notes.push(
+                Finding::new(
+                    Severity::Warning,
+                    COMPRESSED_MEMBER,
+                    format!(
+                        "member `{}` is deflated (NanoVer stores its members): it is decompressed to a temporary file to be read, and byte offsets in it are counted in the decompressed member",
+                        m.name
+                    ),
+                )
+                .offset(m.local_offset),
+            ),
+            other => {
+                return Err(Finding::new(
+                    Severity::Error,
+                    COMPRESSED_MEMBER,
+                    format!(
+                        "member `{}` uses compression method {other}; simrec reads stored and deflated members (re-zip it with `zip -0`)",
+                        m.name
+                    ),
+                )
+                .offset(m.local_offset))
+            }
+        }
     }
     Ok(Layout::Finished { messages, index })
+}
+
+/// Both members decompressed into one unnamed temporary file (messages, then index), as
+/// stored members over that file, so the reader can address messages by their index
+/// offsets. Memory stays that of a chunk; the disk holds the decompressed recording.
+pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Member; 2]), Finding> {
+    const CHUNK: u64 = 1 << 20;
+    let fail = |m: &Member, what: String| {
+        Finding::new(
+            Severity::Error,
+            BAD_ZIP_STRUCTURE,
+            format!("member `{}`: {what}", m.name),
+        )
+        .offset(m.data_offset)
+    };
+    let mut file = tempfile::tempfile().map_err(|e| {
+        fail(
+            members[0],
+            format!("no temporary file to decompress into: {e}"),
+        )
+    })?;
+    let mut out = [members[0].clone(), members[1].clone()];
+    let mut at = 0u64;
+    for (m, o) in members.into_iter().zip(&mut out) {
+        if m.method == STORED {
+            let mut p = m.data_offset;
+            while p < m.data_offset + m.size {
+                let n = (m.data_offset + m.size - p).min(CHUNK);
+                let bytes = input
+                    .bytes(p, n as usize)
+                    .map_err(|e| fail(m, e.to_string()))?;
+                file.write_all(bytes).map_err(|e| fail(m, e.to_string()))?;
+                p += n;
+            }
+        } else {
+            let mut decoder = flate2::write::DeflateDecoder::new(&mut file);
+            let mut p = m.data_offset;
+            while p < m.data_offset + m.size {
+                let n = (m.data_offset + m.size - p).min(CHUNK);
+                let bytes = input
+                    .bytes(p, n as usize)
+                    .map_err(|e| fail(m, e.to_string()))?;
+                decoder
+                    .write_all(bytes)
+                    .map_err(|e| fail(m, format!("cannot be decompressed: {e}")))?;
+                p += n;
+            }
+            decoder
+                .try_finish()
+                .map_err(|e| fail(m, format!("cannot be decompressed: {e}")))?;
+        }
+        let end = file.stream_position().map_err(|e| fail(m, e.to_string()))?;
+        let size = end - at;
+        if size != m.uncompressed {
+            return Err(fail(
+                m,
+                format!(
+                    "decompresses to {size} bytes where the central directory says {}",
+                    m.uncompressed
+                ),
+            ));
+        }
+        *o = Member {
+            method: STORED,
+            size,
+            uncompressed: size,
+            data_offset: at,
+            ..m.clone()
+        };
+        at = end;
+    }
+    let input = Input::from_file_handle(file).map_err(|e| fail(members[0], e.to_string()))?;
+    Ok((input, out))
 }
 
 /// Data offset of a member from its local header, checking it against the central entry.

@@ -121,6 +121,15 @@ impl ZipReader {
                 (scan, data_offset, end - data_offset, Types::default())
             }
             Layout::Finished { messages, index } => {
+                let archived = [messages.clone(), index.clone()];
+                let (messages, index) = if archived.iter().any(|m| m.method != container::STORED) {
+                    let (inflated, [m, i]) = container::inflate(&mut input, [&messages, &index])
+                        .map_err(|f| ReadError::invalid(f).in_file(path))?;
+                    input = inflated;
+                    (m, i)
+                } else {
+                    (messages, index)
+                };
                 let mut crc_ok = [true, true];
                 for (i, m) in [&messages, &index].into_iter().enumerate() {
                     let crc =
@@ -136,7 +145,8 @@ impl ZipReader {
                         findings.push(f);
                     }
                 }
-                facts.members = vec![(messages.clone(), crc_ok[0]), (index.clone(), crc_ok[1])];
+                let [am, ai] = archived;
+                facts.members = vec![(am, crc_ok[0]), (ai, crc_ok[1])];
                 let at = (messages.data_offset, messages.size);
                 match survey(&mut input, &messages, &index) {
                     Ok(survey) => {
@@ -614,6 +624,7 @@ impl Source for ZipReader {
             .map(|(m, ok)| {
                 json!({
                     "name": m.name, "data_offset": m.data_offset, "size_bytes": m.size,
+                    "compression": if m.method == container::STORED { "stored" } else { "deflated" },
                     "crc32": format!("{:08x}", m.crc), "crc_ok": ok,
                 })
             })
