@@ -192,6 +192,15 @@ fn value_array(key: &str, a: &Array, lost: &mut Lost) -> Option<proto::ValueArra
     if shape_for(key, a.len()).as_deref() != Some(a.shape.as_slice()) {
         lost.push((key.to_string(), "shape flattened (legacy arrays are 1-D)"));
     }
+    if matches!(a.data, ArrayData::U8(_)) && conventional(key).is_none() {
+        // Bytes under a key no table knows: a `.nanover.zip` bin, opaque (spec §14 of
+        // nanover-zip.md). As indices they would come back as a uint32 array, not bytes.
+        lost.push((
+            key.to_string(),
+            "opaque bytes (uint8 array under an unknown key) have no legacy kind; key dropped",
+        ));
+        return None;
+    }
     let floats = |values| Some(K::FloatValues(proto::FloatArray { values }));
     let indices = |values| Some(K::IndexValues(proto::IndexArray { values }));
     // A key whose legacy kind is float (`bond.orders`) keeps it whatever dtype it has now.
@@ -255,5 +264,50 @@ fn narrowed(
             ));
             None
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message;
+
+    use super::*;
+    use crate::model::{Array, ArrayData};
+
+    #[test]
+    fn unknown_bytes_are_dropped_and_colours_kept_as_indices() {
+        let colours = Array {
+            shape: vec![2, 4],
+            data: ArrayData::U8(vec![255, 0, 0, 255, 0, 255, 0, 128]),
+        };
+        let fields: Vec<Field> = vec![
+            (
+                "simrec.blob".into(),
+                Value::Array(Array::flat(ArrayData::U8(vec![1, 2, 3]))),
+            ),
+            ("particle.colors".into(), Value::Array(colours)),
+        ];
+        let mut lost = Lost::new();
+        let bytes = frame_payload(7, &fields, &mut lost);
+        assert_eq!(
+            lost,
+            [(
+                "simrec.blob".to_string(),
+                "opaque bytes (uint8 array under an unknown key) have no legacy kind; key dropped"
+            )]
+        );
+        let response = proto::GetFrameResponse::decode(&bytes[..]).unwrap();
+        let frame = response.frame.unwrap();
+        assert_eq!(frame.arrays.len(), 1);
+        assert_eq!(frame.arrays[0].key, "particle.colors");
+        assert_eq!(
+            frame.arrays[0]
+                .value
+                .as_ref()
+                .and_then(|v| v.values.clone()),
+            Some(proto::ValueArrayKind::IndexValues(proto::IndexArray {
+                values: vec![255, 0, 0, 255, 0, 255, 0, 128]
+            }))
+        );
     }
 }

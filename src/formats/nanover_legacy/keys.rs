@@ -64,6 +64,9 @@ const TABLE: &[(&str, &[ArrayKind], Shape)] = {
         ("system.box.vectors", &[Float], Shape::Fixed(3, 3)),
         ("forces.user.index", &[Index], Shape::Flat),
         ("forces.user.sparse", &[Float], Shape::Rows(3)),
+        // RGBA bytes, added after the legacy format was retired (NanoVer PR #593, 2026-07):
+        // only conversions from `.nanover.zip` write it, as indices (spec nanover-zip §14).
+        ("particle.colors", &[Index], Shape::Rows(4)),
     ]
 };
 
