@@ -282,7 +282,6 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
 /// stored members over that file, so the reader can address messages by their index
 /// offsets. Memory stays that of a chunk; the disk holds the decompressed recording.
 pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Member; 2]), Finding> {
-    const CHUNK: u64 = 1 << 20;
     let fail = |m: &Member, what: String| {
         Finding::new(
             Severity::Error,
@@ -300,33 +299,13 @@ pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Memb
     let mut out = [members[0].clone(), members[1].clone()];
     let mut at = 0u64;
     for (m, o) in members.into_iter().zip(&mut out) {
-        if m.method == STORED {
-            let mut p = m.data_offset;
-            while p < m.data_offset + m.size {
-                let n = (m.data_offset + m.size - p).min(CHUNK);
-                let bytes = input
-                    .bytes(p, n as usize)
-                    .map_err(|e| fail(m, e.to_string()))?;
-                file.write_all(bytes).map_err(|e| fail(m, e.to_string()))?;
-                p += n;
-            }
+        let copied = if m.method == STORED {
+            copy_member(input, m, &mut file)
         } else {
             let mut decoder = flate2::write::DeflateDecoder::new(&mut file);
-            let mut p = m.data_offset;
-            while p < m.data_offset + m.size {
-                let n = (m.data_offset + m.size - p).min(CHUNK);
-                let bytes = input
-                    .bytes(p, n as usize)
-                    .map_err(|e| fail(m, e.to_string()))?;
-                decoder
-                    .write_all(bytes)
-                    .map_err(|e| fail(m, format!("cannot be decompressed: {e}")))?;
-                p += n;
-            }
-            decoder
-                .try_finish()
-                .map_err(|e| fail(m, format!("cannot be decompressed: {e}")))?;
-        }
+            copy_member(input, m, &mut decoder).and_then(|_| decoder.try_finish())
+        };
+        copied.map_err(|e| fail(m, format!("cannot be read out: {e}")))?;
         let end = file.stream_position().map_err(|e| fail(m, e.to_string()))?;
         let size = end - at;
         if size != m.uncompressed {
@@ -349,6 +328,19 @@ pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Memb
     }
     let input = Input::from_file_handle(file).map_err(|e| fail(members[0], e.to_string()))?;
     Ok((input, out))
+}
+
+/// Writes a member's bytes, as they are in the archive, to `out`, a chunk at a time.
+fn copy_member(input: &mut Input, m: &Member, out: &mut dyn Write) -> std::io::Result<()> {
+    const CHUNK: u64 = 1 << 20;
+    let end = m.data_offset + m.size;
+    let mut p = m.data_offset;
+    while p < end {
+        let n = (end - p).min(CHUNK);
+        out.write_all(input.bytes(p, n as usize)?)?;
+        p += n;
+    }
+    Ok(())
 }
 
 /// Data offset of a member from its local header, checking it against the central entry.
