@@ -1,6 +1,6 @@
-//! Any bytes as a `.nanover.zip`: the container, the index and every message, read
-//! strictly and leniently, must give records or a clean finding, never a panic; what
-//! reads strictly must survive a write and a re-read.
+//! Any bytes as a `.nanover.zip`: the container (stored or deflated members), the index
+//! and every message, read strictly and leniently, with and without decoding, must give
+//! records or a clean finding, never a panic.
 #![no_main]
 
 use std::path::Path;
