@@ -571,3 +571,50 @@ fn recycled_records_read_the_same_as_fresh_ones() {
         assert_eq!(n, fresh.len(), "{name}");
     }
 }
+
+#[test]
+fn same_format_values_missing_or_of_another_shape_are_counted_as_loss() {
+    // Elodin to Elodin from values: a row that lacks a component, or carries one of the
+    // wrong length, gets zeros in that column and a loss entry (never a short column).
+    let dir = elodin_fixture("spin_120");
+    let (r, mut recs) = records(&dir);
+    let body = r.header().channel_id("body").unwrap();
+    let rows: Vec<usize> = (0..recs.len())
+        .filter(|&i| recs[i].channel == body)
+        .collect();
+    recs[rows[1]].values.retain(|(k, _)| k != "world_pos");
+    for (k, v) in &mut recs[rows[2]].values {
+        if let (true, Value::Array(a)) = (k == "world_vel", v) {
+            a.data = ArrayData::F64(vec![0.5; 5]);
+            a.shape = vec![5];
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let format = registry::format_named("elodin").unwrap();
+    let mut outputs = Outputs::new(false);
+    let mut sink = format.create(&out, r.header(), &mut outputs).unwrap();
+    for rec in &recs {
+        sink.write(rec).unwrap();
+    }
+    let report = sink.finish().unwrap();
+    outputs.commit().unwrap();
+    let loss: Vec<(String, String, String, u64)> = report
+        .loss
+        .entries()
+        .map(|(c, f, why, n)| (c.into(), f.into(), why.into(), n))
+        .collect();
+    let why = "missing, or not the declared type and shape: zeros written";
+    assert_eq!(
+        loss,
+        [
+            ("body".into(), "world_pos".into(), why.into(), 1),
+            ("body".into(), "world_vel".into(), why.into(), 1),
+        ],
+        "{loss:?}"
+    );
+    let t = read_table(&out.join("world/body.parquet"));
+    assert_eq!(t.rows(), rows.len());
+    let (again, _) = records(&out);
+    assert!(again.findings()[0].1.count(simrec::report::Severity::Error) == 0);
+}

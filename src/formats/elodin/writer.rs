@@ -297,11 +297,12 @@ impl Same {
         })?;
         if !exact {
             for (i, c) in table.components.iter().enumerate() {
-                if c.name != "simulation_tick" && value(i, c, hints).is_none() {
+                let written = value(i, c, hints).is_some_and(|d| d.len() == c.elements);
+                if c.name != "simulation_tick" && !written {
                     report.loss.add(
                         &arch.name,
                         &c.name,
-                        "missing or not the declared type: zeros written",
+                        "missing, or not the declared type and shape: zeros written",
                     );
                 }
             }
