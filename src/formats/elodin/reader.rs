@@ -361,19 +361,21 @@ impl ElodinReader {
                     at(&c.name, row, "tick")
                 ),
             )),
-            Some(last) if tick > last + 1 => found.push(finding(
-                TICK_GAP,
-                Severity::Error,
-                format!(
-                    "{}tick {tick} follows tick {last}: {} missing",
-                    at(&c.name, row, "tick"),
-                    if tick - last == 2 {
-                        format!("tick {} is", last + 1)
-                    } else {
-                        format!("ticks {} to {} are", last + 1, tick - 1)
-                    }
-                ),
-            )),
+            Some(last) if last.checked_add(1).is_some_and(|next| tick > next) => {
+                found.push(finding(
+                    TICK_GAP,
+                    Severity::Error,
+                    format!(
+                        "{}tick {tick} follows tick {last}: {} missing",
+                        at(&c.name, row, "tick"),
+                        if tick - last == 2 {
+                            format!("tick {} is", last + 1)
+                        } else {
+                            format!("ticks {} to {} are", last + 1, tick - 1)
+                        }
+                    ),
+                ))
+            }
             _ => {}
         }
         // Entity set and order per tick.

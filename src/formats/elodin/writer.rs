@@ -351,7 +351,7 @@ impl Same {
                 }
             }
         }
-        let ticks = self.last_tick.map(|t| t + 1).unwrap_or(0);
+        let ticks = self.last_tick.map(|t| t.saturating_add(1)).unwrap_or(0);
         let sliced = self.base.unwrap_or(0) != 0 || Some(ticks) != self.source_ticks;
         let max_ticks = match self.max_ticks {
             Some(UNSET_MAX_TICKS) => None,
