@@ -470,6 +470,28 @@ fn hand_built_row_damage_is_found_with_archetype_row_and_column() {
                 appears twice at tick 4" && *r == Some(8)),
         "{f:?}"
     );
+    // `tick` as Int64 (read anyway), with a negative value (that row is skipped).
+    let mut signed: Vec<i64> = (0..=120).collect();
+    signed[10] = -1;
+    let (_d, f) = damaged_globals_with(
+        Arc::new(arrow_array::Int64Array::from(signed)),
+        vec![1; 121],
+        sim(&ok_ticks),
+    );
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TYPE_MISMATCH: system_globals.parquet every row (121), column tick: the \
+                column is Int64, not UInt64 (read anyway)"
+            && r.is_none()),
+        "{f:?}"
+    );
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TYPE_MISMATCH: system_globals.parquet row 10, column tick: a negative \
+                value; the row is skipped"
+            && *r == Some(10)),
+        "{f:?}"
+    );
     // A null tick: the row is skipped.
     let mut t: Vec<Option<u64>> = sim(&ok_ticks);
     t[3] = None;
