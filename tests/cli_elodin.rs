@@ -253,7 +253,7 @@ fn validate_finds_directory_level_damage() {
                 );
                 std::fs::write(&p, m).unwrap();
             }),
-            "error ELODIN_TYPE_MISMATCH: body.parquet column `world_pos`: declared F32[7] (Float32) but the column holds Float64",
+            "error ELODIN_TYPE_MISMATCH: body.parquet every row (121), column world_pos: declared F32[7] (Float32) but the column holds Float64",
         ),
         (
             "shape",
@@ -266,7 +266,27 @@ fn validate_finds_directory_level_damage() {
                 );
                 std::fs::write(&p, m).unwrap();
             }),
-            "error ELODIN_SHAPE_MISMATCH: body.parquet column `world_pos`: declared F64[2,4] (8 elements) but the column holds lists of 7",
+            "error ELODIN_SHAPE_MISMATCH: body.parquet every row (121), column world_pos: declared F64[2,4] (8 elements) but the column holds lists of 7",
+        ),
+        (
+            // A component metadata declares but the file lacks (a component renamed).
+            "missing_column",
+            Box::new(|d: &Path| {
+                let p = d.join("world/metadata.json");
+                let m = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(&p, m.replace(r#""name":"inertia""#, r#""name":"mass""#)).unwrap();
+            }),
+            "error ELODIN_MISSING_COLUMN: body.parquet has no column for component `mass`",
+        ),
+        (
+            // The same: the file's `inertia` column is now one metadata does not declare.
+            "extra_column",
+            Box::new(|d: &Path| {
+                let p = d.join("world/metadata.json");
+                let m = std::fs::read_to_string(&p).unwrap();
+                std::fs::write(&p, m.replace(r#""name":"inertia""#, r#""name":"mass""#)).unwrap();
+            }),
+            "warning ELODIN_EXTRA_COLUMN: body.parquet has column `inertia`, which metadata.json does not declare",
         ),
         (
             "nometa",

@@ -343,6 +343,14 @@ fn damaged_globals(
     entity: Vec<u64>,
     sim: Vec<Option<u64>>,
 ) -> (tempfile::TempDir, Vec<(String, Option<u64>)>) {
+    damaged_globals_with(u64_col(tick), entity, sim)
+}
+
+fn damaged_globals_with(
+    tick: ArrayRef,
+    entity: Vec<u64>,
+    sim: Vec<Option<u64>>,
+) -> (tempfile::TempDir, Vec<(String, Option<u64>)>) {
     let dir = tempfile::tempdir().unwrap();
     copy_dir(&elodin_fixture("spin_120"), dir.path());
     let n = tick.len();
@@ -354,7 +362,7 @@ fn damaged_globals(
                 "simulation_time_step",
                 Arc::new(Float64Array::from(vec![0.008333333; n])),
             ),
-            ("tick", u64_col(tick)),
+            ("tick", tick),
             ("entity_id", u64_col(entity)),
         ],
     );
@@ -382,7 +390,8 @@ fn hand_built_row_damage_is_found_with_archetype_row_and_column() {
     let (_d, f) = damaged_globals(t.clone(), vec![1; 121], sim(&t));
     assert!(
         f.iter().any(|(m, r)| m
-            .starts_with("ELODIN_TICK_ORDER: system_globals.parquet row 6, column tick")
+            == "ELODIN_TICK_ORDER: system_globals.parquet row 6, column tick: tick 5 after tick \
+                6: rows are not tick-major"
             && *r == Some(6)),
         "{f:?}"
     );
@@ -396,23 +405,101 @@ fn hand_built_row_damage_is_found_with_archetype_row_and_column() {
     let (_d, f) = damaged_globals(t.clone(), vec![1; 121], sim(&t));
     assert!(
         f.iter().any(|(m, r)| m
-            .starts_with("ELODIN_TICK_GAP: system_globals.parquet row 7, column tick")
+            == "ELODIN_TICK_GAP: system_globals.parquet row 7, column tick: tick 8 follows tick \
+                6: tick 7 is missing"
             && *r == Some(7)),
         "{f:?}"
     );
+    // The other archetypes end at tick 120; the row named is where their last tick is.
     assert!(
-        f.iter().any(|(m, _)| m.starts_with("ELODIN_TICK_RANGE: ")),
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TICK_RANGE: body.parquet row 120, column tick: ticks 0 to 120 here but \
+                ticks 0 to 121 in system_globals.parquet: every archetype must cover the same ticks"
+            && *r == Some(120)),
         "{f:?}"
     );
-    // Entity missing at tick 3, duplicated at tick 3, a different entity.
+    // The first tick is not 0.
+    let t: Vec<u64> = (1..=121).collect();
+    let (_d, f) = damaged_globals(t.clone(), vec![1; 121], sim(&t));
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TICK_GAP: system_globals.parquet row 0, column tick: the first tick is 1, not 0"
+            && *r == Some(0)),
+        "{f:?}"
+    );
+    // Entity missing at tick 3 (named at the tick's last row), duplicated at tick 4.
     let t: Vec<u64> = [0, 0, 1, 1, 2, 2, 3, 4, 4].to_vec();
     let e: Vec<u64> = [1, 9, 1, 9, 1, 9, 1, 1, 1].to_vec();
     let (_d, f) = damaged_globals(t.clone(), e, sim(&t));
-    assert!(f.iter().any(|(m, _)| m.starts_with("ELODIN_ENTITY_SET: system_globals.parquet row 7, column entity_id: tick 3 has 1 of the 2")), "{f:?}");
     assert!(
         f.iter().any(|(m, r)| m
-            .starts_with("ELODIN_DUPLICATE_ROW: system_globals.parquet row 8, column entity_id")
-            && *r == Some(8)),
+            == "ELODIN_ENTITY_SET: system_globals.parquet row 6, column entity_id: tick 3 has 1 \
+                of the 2 entities of tick 0; missing: 9"
+            && *r == Some(6)),
+        "{f:?}"
+    );
+    // The last tick short: named at the file's last row.
+    let t: Vec<u64> = [0, 0, 1, 1, 2].to_vec();
+    let e: Vec<u64> = [1, 9, 1, 9, 1].to_vec();
+    let (_d, f) = damaged_globals(t.clone(), e, sim(&t));
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_ENTITY_SET: system_globals.parquet row 4, column entity_id: tick 2 has 1 \
+                of the 2 entities of tick 0; missing: 9"
+            && *r == Some(4)),
+        "{f:?}"
+    );
+    // The same entities in another order.
+    let t: Vec<u64> = [0, 0, 1, 1, 2, 2].to_vec();
+    let e: Vec<u64> = [1, 9, 1, 9, 9, 1].to_vec();
+    let (_d, f) = damaged_globals(t.clone(), e, sim(&t));
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_ENTITY_SET: system_globals.parquet row 4, column entity_id: entity 9 at \
+                position 0 of tick 2, where tick 0 has entity 1"
+            && *r == Some(4)),
+        "{f:?}"
+    );
+    let t: Vec<u64> = [0, 0, 1, 1, 2, 2, 3, 4, 4].to_vec();
+    let e: Vec<u64> = [1, 9, 1, 9, 1, 9, 1, 1, 1].to_vec();
+    let (_d, f) = damaged_globals(t.clone(), e, sim(&t));
+    assert!(
+        f.iter()
+            .any(|(m, r)| m
+                == "ELODIN_DUPLICATE_ROW: system_globals.parquet row 8, column entity_id: entity 1 \
+                appears twice at tick 4" && *r == Some(8)),
+        "{f:?}"
+    );
+    // `tick` as Int64 (read anyway), with a negative value (that row is skipped).
+    let mut signed: Vec<i64> = (0..=120).collect();
+    signed[10] = -1;
+    let (_d, f) = damaged_globals_with(
+        Arc::new(arrow_array::Int64Array::from(signed)),
+        vec![1; 121],
+        sim(&ok_ticks),
+    );
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TYPE_MISMATCH: system_globals.parquet every row (121), column tick: the \
+                column is Int64, not UInt64 (read anyway)"
+            && r.is_none()),
+        "{f:?}"
+    );
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_TYPE_MISMATCH: system_globals.parquet row 10, column tick: a negative \
+                value; the row is skipped"
+            && *r == Some(10)),
+        "{f:?}"
+    );
+    // A null tick: the row is skipped.
+    let mut t: Vec<Option<u64>> = sim(&ok_ticks);
+    t[3] = None;
+    let (_d, f) = damaged_globals_with(opt_u64_col(t), vec![1; 121], sim(&ok_ticks));
+    assert!(
+        f.iter().any(|(m, r)| m
+            == "ELODIN_NULL: system_globals.parquet row 3, column tick: null value; the row is skipped"
+            && *r == Some(3)),
         "{f:?}"
     );
     // A null, and simulation_tick ≠ tick.
@@ -422,7 +509,7 @@ fn hand_built_row_damage_is_found_with_archetype_row_and_column() {
     let (_d, f) = damaged_globals(ok_ticks.clone(), vec![1; 121], s);
     assert!(
         f.iter().any(|(m, r)| m
-            .starts_with("ELODIN_NULL: system_globals.parquet row 4, column simulation_tick")
+            == "ELODIN_NULL: system_globals.parquet row 4, column simulation_tick: null value"
             && *r == Some(4)),
         "{f:?}"
     );
@@ -472,4 +559,84 @@ fn list_columns_without_arrow_schema_read_and_are_noted() {
     let q = f64s(recs[120].get("world_pos").unwrap());
     assert!((q[0] - 0.62055).abs() < 1e-5 && (q[3] - 0.62055).abs() < 1e-5);
     assert!(codes(&r).contains(&"ELODIN_VARIABLE_LIST"));
+}
+
+#[test]
+fn recycled_records_read_the_same_as_fresh_ones() {
+    // `Source::recycle` hands records back for reuse: the values written over a recycled
+    // record must equal a fresh read, whatever the caller did to the record (keys renamed,
+    // values of another type or shape, values removed or added).
+    for name in ["ball_1200", "spin_120", "types_300", "ball_build_only"] {
+        let dir = elodin_fixture(name);
+        let (_, fresh) = records(&dir);
+        let mut r = ElodinReader::open(&dir, options(false)).unwrap();
+        let mut n = 0;
+        while let Some(x) = r.next() {
+            let mut rec = x.unwrap();
+            assert_eq!(rec, fresh[n], "{name} record {n}");
+            match n % 4 {
+                0 => {}
+                1 => {
+                    if let Some((k, v)) = rec.values.first_mut() {
+                        k.push('x');
+                        *v = Value::Float(1.0);
+                    }
+                }
+                2 => {
+                    rec.values.pop();
+                }
+                _ => rec.values.push(("extra".into(), Value::Null)),
+            }
+            r.recycle(rec);
+            n += 1;
+        }
+        assert_eq!(n, fresh.len(), "{name}");
+    }
+}
+
+#[test]
+fn same_format_values_missing_or_of_another_shape_are_counted_as_loss() {
+    // Elodin to Elodin from values: a row that lacks a component, or carries one of the
+    // wrong length, gets zeros in that column and a loss entry (never a short column).
+    let dir = elodin_fixture("spin_120");
+    let (r, mut recs) = records(&dir);
+    let body = r.header().channel_id("body").unwrap();
+    let rows: Vec<usize> = (0..recs.len())
+        .filter(|&i| recs[i].channel == body)
+        .collect();
+    recs[rows[1]].values.retain(|(k, _)| k != "world_pos");
+    for (k, v) in &mut recs[rows[2]].values {
+        if let (true, Value::Array(a)) = (k == "world_vel", v) {
+            a.data = ArrayData::F64(vec![0.5; 5]);
+            a.shape = vec![5];
+        }
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out");
+    let format = registry::format_named("elodin").unwrap();
+    let mut outputs = Outputs::new(false);
+    let mut sink = format.create(&out, r.header(), &mut outputs).unwrap();
+    for rec in &recs {
+        sink.write(rec).unwrap();
+    }
+    let report = sink.finish().unwrap();
+    outputs.commit().unwrap();
+    let loss: Vec<(String, String, String, u64)> = report
+        .loss
+        .entries()
+        .map(|(c, f, why, n)| (c.into(), f.into(), why.into(), n))
+        .collect();
+    let why = "missing, or not the declared type and shape: zeros written";
+    assert_eq!(
+        loss,
+        [
+            ("body".into(), "world_pos".into(), why.into(), 1),
+            ("body".into(), "world_vel".into(), why.into(), 1),
+        ],
+        "{loss:?}"
+    );
+    let t = read_table(&out.join("world/body.parquet"));
+    assert_eq!(t.rows(), rows.len());
+    let (again, _) = records(&out);
+    assert!(again.findings()[0].1.count(simrec::report::Severity::Error) == 0);
 }

@@ -161,6 +161,7 @@ fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
         range = Some(range.map_or((record.time, record.time), |(a, b)| {
             (a.min(record.time), b.max(record.time))
         }));
+        source.recycle(record);
         n += 1;
         if n % 1024 == 0 {
             let (d, t) = source.progress();

@@ -130,6 +130,14 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
     fn facts(&self) -> Vec<Fact> {
         Vec::new()
     }
+
+    /// Hands back a record the caller is done with, so that the reader can reuse its
+    /// allocations (the values vector, key strings, array buffers) for a later record
+    /// instead of allocating them for every record. Optional on both sides: the default
+    /// drops the record, and a caller that keeps its records never calls it.
+    fn recycle(&mut self, record: Record) {
+        drop(record);
+    }
 }
 
 /// Boxed sources are sources (so pipelines can stack them).
@@ -145,6 +153,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn facts(&self) -> Vec<Fact> {
         (**self).facts()
+    }
+    fn recycle(&mut self, record: Record) {
+        (**self).recycle(record)
     }
 }
 

@@ -21,7 +21,9 @@ pub fn copy<'a>(
 ) -> Result<WriteReport, PipelineError> {
     let mut n = 0u64;
     while let Some(record) = source.next() {
-        sink.write(&record?)?;
+        let record = record?;
+        sink.write(&record)?;
+        source.recycle(record);
         n += 1;
         if n % PROGRESS_EVERY == 0 {
             let (done, total) = source.progress();

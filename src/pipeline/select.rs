@@ -101,6 +101,9 @@ impl<S: Source> Source for Selected<S> {
     fn progress(&self) -> (u64, u64) {
         self.inner.progress()
     }
+    fn recycle(&mut self, record: Record) {
+        self.inner.recycle(record)
+    }
 }
 
 #[cfg(test)]

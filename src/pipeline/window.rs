@@ -233,4 +233,7 @@ impl<S: Source> Source for Window<S> {
     fn progress(&self) -> (u64, u64) {
         self.inner.progress()
     }
+    fn recycle(&mut self, record: Record) {
+        self.inner.recycle(record)
+    }
 }

@@ -13,7 +13,7 @@ use arrow_buffer::{NullBuffer, ScalarBuffer};
 use arrow_schema::DataType;
 
 use super::metadata::{Component, Primitive};
-use crate::model::{Array, ArrayData};
+use crate::model::{Array, ArrayData, Value};
 
 /// How a component's values are laid out in its column.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -259,6 +259,50 @@ impl ColumnView {
         }
     }
 
+    /// Writes the elements `start..start+len` with `shape` into `value`, reusing its
+    /// buffers when it already holds an array of the same dtype (a recycled record).
+    pub fn fill(&self, value: &mut Value, start: usize, len: usize, shape: &[usize]) {
+        let Value::Array(a) = value else {
+            *value = Value::Array(self.array(start, len, shape));
+            return;
+        };
+        let r = start..start + len;
+        match (&mut a.data, &self.elems) {
+            (ArrayData::U8(d), Elems::U8(v)) => refill(d, &v[r]),
+            (ArrayData::U16(d), Elems::U16(v)) => refill(d, &v[r]),
+            (ArrayData::U32(d), Elems::U32(v)) => refill(d, &v[r]),
+            (ArrayData::U64(d), Elems::U64(v)) => refill(d, &v[r]),
+            (ArrayData::I8(d), Elems::I8(v)) => refill(d, &v[r]),
+            (ArrayData::I16(d), Elems::I16(v)) => refill(d, &v[r]),
+            (ArrayData::I32(d), Elems::I32(v)) => refill(d, &v[r]),
+            (ArrayData::I64(d), Elems::I64(v)) => refill(d, &v[r]),
+            (ArrayData::F32(d), Elems::F32(v)) => refill(d, &v[r]),
+            (ArrayData::F64(d), Elems::F64(v)) => refill(d, &v[r]),
+            (ArrayData::Bool(d), Elems::Bool(v)) => {
+                d.clear();
+                d.extend(r.map(|i| v.value(i)));
+            }
+            _ => {
+                *value = Value::Array(self.array(start, len, shape));
+                return;
+            }
+        }
+        if a.shape != shape {
+            a.shape.clear();
+            a.shape.extend_from_slice(shape);
+        }
+    }
+
+    /// Row `row` of a scalar integer column (`tick`, `entity_id`) as a u64: `Err` for a
+    /// null, `Ok(None)` for a value that is not a u64.
+    pub fn u64_row(&self, row: usize) -> Result<Option<u64>, RowProblem> {
+        if let (Offsets::Scalar, None, Elems::U64(v)) = (&self.offsets, &self.nulls, &self.elems) {
+            return v.get(row).map(|&x| Some(x)).ok_or(RowProblem::Null);
+        }
+        let (start, _) = self.range(row, 1)?;
+        Ok(self.u64_at(start))
+    }
+
     /// Element `i` as a u64, for integer columns (ticks, ids, asset handles).
     pub fn u64_at(&self, i: usize) -> Option<u64> {
         match &self.elems {
@@ -273,4 +317,9 @@ impl ColumnView {
             _ => None,
         }
     }
+}
+
+fn refill<T: Copy>(dst: &mut Vec<T>, src: &[T]) {
+    dst.clear();
+    dst.extend_from_slice(src);
 }

@@ -2,11 +2,18 @@
 //!
 //! The parquet crate is third-party code running on untrusted bytes: every call into it
 //! is wrapped so that a panic inside it becomes an error naming the file.
+//!
+//! Batches are decoded on a thread of their own, one batch ahead of the one being read
+//! (a channel of one batch), so that decoding (page decompression and Arrow decoding, about
+//! half the work of a full read) overlaps with turning rows into records. Memory stays
+//! bounded by three batches per file: the one in use, one waiting, one being decoded.
 
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::Path;
+use std::sync::mpsc::{sync_channel, Receiver};
 
+use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef;
 use parquet::arrow::arrow_reader::{ParquetRecordBatchReader, ParquetRecordBatchReaderBuilder};
 use parquet::arrow::ProjectionMask;
@@ -26,9 +33,40 @@ pub struct ParquetFile {
     /// Largest `tick` by the footer's statistics, where they are present.
     pub tick_max: Option<u64>,
     builder: Option<ParquetRecordBatchReaderBuilder<File>>,
-    reader: Option<ParquetRecordBatchReader>,
+    /// Batches decoded ahead by the decoding thread.
+    reader: Option<Receiver<Result<RecordBatch, String>>>,
     /// Rows handed out so far.
     pub rows_read: u64,
+}
+
+/// One step of a reader, with its errors and panics as text.
+fn decode(reader: &mut ParquetRecordBatchReader) -> Option<Result<RecordBatch, String>> {
+    match catch_unwind(AssertUnwindSafe(|| reader.next())) {
+        Ok(None) => None,
+        Ok(Some(Ok(b))) => Some(Ok(b)),
+        Ok(Some(Err(e))) => Some(Err(e.to_string())),
+        Err(p) => Some(Err(panic_text(p))),
+    }
+}
+
+/// Starts decoding `reader` on a thread of its own. The thread ends after an error or the
+/// last batch, or when the receiver is dropped.
+fn spawn(
+    mut reader: ParquetRecordBatchReader,
+) -> Result<Receiver<Result<RecordBatch, String>>, String> {
+    let (tx, rx) = sync_channel(1);
+    std::thread::Builder::new()
+        .name("parquet-decode".into())
+        .spawn(move || {
+            while let Some(item) = decode(&mut reader) {
+                let last = item.is_err();
+                if tx.send(item).is_err() || last {
+                    return;
+                }
+            }
+        })
+        .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
+    Ok(rx)
 }
 
 /// One decoded batch: the views of the columns that were asked for.
@@ -114,27 +152,23 @@ impl ParquetFile {
         }))
         .map_err(panic_text)?
         .map_err(|e| e.to_string())?;
-        self.reader = Some(reader);
+        self.reader = Some(spawn(reader)?);
         Ok(())
     }
 
     /// The next batch, `None` at the end. Errors (and decoder panics) end the file.
     pub fn next_batch(&mut self) -> Option<Result<Batch, String>> {
         let reader = self.reader.as_mut()?;
-        let next = catch_unwind(AssertUnwindSafe(|| reader.next()));
-        let batch = match next {
-            Ok(None) => {
+        let batch = match reader.recv() {
+            // The thread has ended: after the last batch.
+            Err(_) => {
                 self.reader = None;
                 return None;
             }
-            Ok(Some(Ok(b))) => b,
-            Ok(Some(Err(e))) => {
+            Ok(Ok(b)) => b,
+            Ok(Err(e)) => {
                 self.reader = None;
-                return Some(Err(e.to_string()));
-            }
-            Err(p) => {
-                self.reader = None;
-                return Some(Err(panic_text(p)));
+                return Some(Err(e));
             }
         };
         let schema = batch.schema();

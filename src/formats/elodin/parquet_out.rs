@@ -2,10 +2,16 @@
 //! name, then `tick`, then `entity_id`; every field nullable with no nulls; tensors as
 //! FixedSizeList with the Arrow schema embedded; ZSTD; data page v1. Rows are buffered
 //! per batch and written in row groups of at most 262,144 rows or 128 MiB.
+//!
+//! Encoding and compressing (most of the cost of writing) run on a thread of their own:
+//! the caller fills the next batch while the previous one is encoded. The channel holds
+//! one batch, so memory stays bounded by the row group being encoded plus two batches.
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
+use std::thread::JoinHandle;
 
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, BooleanArray, FixedSizeListArray, PrimitiveArray, RecordBatch};
@@ -14,11 +20,12 @@ use arrow_schema::{Field, Schema, SchemaRef};
 use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::properties::{WriterProperties, WriterVersion};
+use parquet::schema::types::ColumnPath;
 
 use super::columns::arrow_type;
-use super::metadata::Component;
+use super::metadata::{Component, Primitive};
 use crate::formats::WriteError;
-use crate::model::ArrayData;
+use crate::model::{ArrayData, DType};
 
 pub const MAX_ROW_GROUP_ROWS: usize = 262_144;
 pub const MAX_ROW_GROUP_BYTES: usize = 128 << 20;
@@ -26,6 +33,7 @@ pub const MAX_ROW_GROUP_BYTES: usize = 128 << 20;
 const BATCH_ROWS: usize = 16_384;
 
 /// One value of a row.
+#[derive(Clone, Copy)]
 pub enum Cell<'a> {
     /// Elements of exactly the component's dtype and count.
     Data(&'a ArrayData),
@@ -40,7 +48,10 @@ pub struct Table {
     pub components: Vec<Component>,
     path: PathBuf,
     schema: SchemaRef,
-    writer: Option<ArrowWriter<File>>,
+    /// Batches to the encoding thread; dropped to tell it the table is complete.
+    batches: Option<SyncSender<RecordBatch>>,
+    /// The encoding thread; it writes the footer when `batches` closes.
+    thread: Option<JoinHandle<Result<(), String>>>,
     ticks: Vec<u64>,
     entities: Vec<u64>,
     columns: Vec<ArrayData>,
@@ -86,12 +97,14 @@ fn zeros(dst: &mut ArrayData, n: usize) {
     }
 }
 
-fn take(data: &mut ArrayData) -> ArrayRef {
+/// The buffered elements as an Arrow array; `data` starts again empty with room for
+/// `capacity` elements (the next batch fills it without growing it step by step).
+fn take(data: &mut ArrayData, capacity: usize) -> ArrayRef {
     fn prim<T: ArrowPrimitiveType>(v: Vec<T::Native>) -> ArrayRef {
         Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), None))
     }
     let dtype = data.dtype();
-    let data = std::mem::replace(data, ArrayData::empty(dtype));
+    let data = std::mem::replace(data, with_capacity(dtype, capacity));
     match data {
         ArrayData::U8(v) => prim::<UInt8Type>(v),
         ArrayData::U16(v) => prim::<UInt16Type>(v),
@@ -105,6 +118,39 @@ fn take(data: &mut ArrayData) -> ArrayRef {
         ArrayData::F64(v) => prim::<Float64Type>(v),
         ArrayData::Bool(v) => Arc::new(BooleanArray::from(v)),
         ArrayData::Str(_) => Arc::new(BooleanArray::from(Vec::<bool>::new())),
+    }
+}
+
+/// Starts the thread that encodes the batches it receives and writes the footer once the
+/// sender is dropped. It stops at the first error and returns it.
+type Started = (SyncSender<RecordBatch>, JoinHandle<Result<(), String>>);
+fn spawn(mut writer: ArrowWriter<File>) -> std::io::Result<Started> {
+    let (tx, rx) = sync_channel::<RecordBatch>(1);
+    let thread = std::thread::Builder::new()
+        .name("parquet-encode".into())
+        .spawn(move || {
+            for batch in rx {
+                writer.write(&batch).map_err(|e| e.to_string())?;
+            }
+            writer.close().map(drop).map_err(|e| e.to_string())
+        })?;
+    Ok((tx, thread))
+}
+
+fn with_capacity(dtype: DType, n: usize) -> ArrayData {
+    match dtype {
+        DType::Bool => ArrayData::Bool(Vec::with_capacity(n)),
+        DType::U8 => ArrayData::U8(Vec::with_capacity(n)),
+        DType::U16 => ArrayData::U16(Vec::with_capacity(n)),
+        DType::U32 => ArrayData::U32(Vec::with_capacity(n)),
+        DType::U64 => ArrayData::U64(Vec::with_capacity(n)),
+        DType::I8 => ArrayData::I8(Vec::with_capacity(n)),
+        DType::I16 => ArrayData::I16(Vec::with_capacity(n)),
+        DType::I32 => ArrayData::I32(Vec::with_capacity(n)),
+        DType::I64 => ArrayData::I64(Vec::with_capacity(n)),
+        DType::F32 => ArrayData::F32(Vec::with_capacity(n)),
+        DType::F64 => ArrayData::F64(Vec::with_capacity(n)),
+        DType::Str => ArrayData::empty(DType::Str),
     }
 }
 
@@ -143,14 +189,28 @@ impl Table {
         let schema: SchemaRef = Arc::new(Schema::new(fields));
         let path = dir.join(format!("{name}.parquet"));
         let file = File::create(&path).map_err(|e| WriteError::io(&path, e))?;
-        let props = WriterProperties::builder()
+        // Dictionary encoding where Elodin's own files use it (`tick`, `entity_id` and the
+        // integer scalars such as asset handles); values PLAIN, as upstream. A dictionary
+        // tried on float columns only costs time before the writer falls back to PLAIN.
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_writer_version(WriterVersion::PARQUET_1_0)
             .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
             .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
-            .build();
+            .set_dictionary_enabled(false);
+        let integer_scalars = components
+            .iter()
+            .filter(|c| {
+                c.shape.is_empty() && !matches!(c.primitive, Primitive::F32 | Primitive::F64)
+            })
+            .map(|c| c.name.as_str());
+        for column in ["tick", "entity_id"].into_iter().chain(integer_scalars) {
+            props = props.set_column_dictionary_enabled(ColumnPath::from(column), true);
+        }
+        let props = props.build();
         let writer =
             ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| io(&path, e))?;
+        let (batches, thread) = spawn(writer).map_err(|e| WriteError::io(&path, e))?;
         let columns = components
             .iter()
             .map(|c| ArrayData::empty(c.primitive.dtype()))
@@ -160,7 +220,8 @@ impl Table {
             components,
             path,
             schema,
-            writer: Some(writer),
+            batches: Some(batches),
+            thread: Some(thread),
             ticks: Vec::new(),
             entities: Vec::new(),
             columns,
@@ -171,14 +232,39 @@ impl Table {
     /// Appends a row; `cells` follow `components`. A cell of the wrong type or size is
     /// written as zeros and reported (`false`) so the caller can count it.
     pub fn push(&mut self, tick: u64, entity: u64, cells: &[Cell<'_>]) -> Result<bool, WriteError> {
+        self.push_with(tick, entity, |i, _| {
+            cells.get(i).copied().unwrap_or(Cell::Zeros)
+        })
+    }
+
+    /// Appends a row whose cells `cell(index, component)` gives, one per component, in
+    /// order (no vector of cells per row). As [`Table::push`] otherwise.
+    pub fn push_with<'a>(
+        &mut self,
+        tick: u64,
+        entity: u64,
+        mut cell: impl FnMut(usize, &Component) -> Cell<'a>,
+    ) -> Result<bool, WriteError> {
         let mut exact = true;
         for (i, c) in self.components.iter().enumerate() {
             let dst = &mut self.columns[i];
-            let ok = match cells.get(i) {
-                Some(Cell::Data(d)) => d.len() == c.elements && extend(dst, d),
-                Some(Cell::U64(v)) => c.elements == 1 && extend(dst, &ArrayData::U64(vec![*v])),
-                Some(Cell::F64(v)) => c.elements == 1 && extend(dst, &ArrayData::F64(vec![*v])),
-                Some(Cell::Zeros) | None => false,
+            let ok = match cell(i, c) {
+                Cell::Data(d) => d.len() == c.elements && extend(dst, d),
+                Cell::U64(v) => match dst {
+                    ArrayData::U64(d) if c.elements == 1 => {
+                        d.push(v);
+                        true
+                    }
+                    _ => false,
+                },
+                Cell::F64(v) => match dst {
+                    ArrayData::F64(d) if c.elements == 1 => {
+                        d.push(v);
+                        true
+                    }
+                    _ => false,
+                },
+                Cell::Zeros => false,
             };
             if !ok {
                 zeros(dst, c.elements);
@@ -200,7 +286,8 @@ impl Table {
         }
         let mut arrays: Vec<ArrayRef> = Vec::with_capacity(self.components.len() + 2);
         for (c, data) in self.components.iter().zip(self.columns.iter_mut()) {
-            let values = take(data);
+            // The next batch is as large as this one (tables are flushed when full).
+            let values = take(data, data.len());
             if c.shape.is_empty() {
                 arrays.push(values);
             } else {
@@ -210,8 +297,9 @@ impl Table {
                 arrays.push(Arc::new(list));
             }
         }
-        let ticks = std::mem::take(&mut self.ticks);
-        let entities = std::mem::take(&mut self.entities);
+        let rows = self.ticks.len();
+        let ticks = std::mem::replace(&mut self.ticks, Vec::with_capacity(rows));
+        let entities = std::mem::replace(&mut self.entities, Vec::with_capacity(rows));
         arrays.push(Arc::new(PrimitiveArray::<UInt64Type>::new(
             ScalarBuffer::from(ticks),
             None,
@@ -222,8 +310,12 @@ impl Table {
         )));
         let batch =
             RecordBatch::try_new(self.schema.clone(), arrays).map_err(|e| io(&self.path, e))?;
-        if let Some(w) = self.writer.as_mut() {
-            w.write(&batch).map_err(|e| io(&self.path, e))?;
+        let sent = self.batches.as_ref().map(|tx| tx.send(batch));
+        if let Some(Err(_)) = sent {
+            // The thread stopped on an error: that error is the one to report.
+            self.batches = None;
+            self.join()?;
+            return Err(io(&self.path, "the Parquet writer stopped"));
         }
         Ok(())
     }
@@ -231,9 +323,26 @@ impl Table {
     /// Writes what is buffered and the footer.
     pub fn close(mut self) -> Result<u64, WriteError> {
         self.flush()?;
-        if let Some(w) = self.writer.take() {
-            w.close().map_err(|e| io(&self.path, e))?;
-        }
+        self.batches = None;
+        self.join()?;
         Ok(self.rows)
+    }
+
+    /// Waits for the encoding thread (after `batches` was dropped) and takes its result.
+    fn join(&mut self) -> Result<(), WriteError> {
+        match self.thread.take().map(JoinHandle::join) {
+            None | Some(Ok(Ok(()))) => Ok(()),
+            Some(Ok(Err(e))) => Err(io(&self.path, e)),
+            Some(Err(_)) => Err(io(&self.path, "the Parquet writer failed")),
+        }
+    }
+}
+
+impl Drop for Table {
+    /// A table dropped unfinished (an error elsewhere) still ends its thread before the
+    /// output directory is removed.
+    fn drop(&mut self) {
+        self.batches = None;
+        let _ = self.join();
     }
 }

@@ -9,12 +9,12 @@ use serde_json::{json, Map, Value as Json};
 
 use super::assets::Assets;
 use super::codes::*;
-use super::columns::{check_type, Layout, Mismatch, RowProblem};
+use super::columns::{check_type, ColumnView, Layout, Mismatch, RowProblem};
 use super::dir::{self, Layout as DirLayout, NAMES_ARCHETYPE};
 use super::metadata::{Component, UNSET_MAX_TICKS};
 use super::parquet_in::{Batch, ParquetFile, BATCH_ROWS};
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::{Channel, ChannelKind, Composition, Header, Record, Value};
+use crate::model::{Channel, ChannelKind, Composition, Field, Header, Record, Value};
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// Header metadata key under which the reader leaves what a writer needs.
@@ -23,6 +23,34 @@ pub const HEADER_KEY: &str = "elodin";
 /// `body.parquet row 17, column world_pos: ` (the location prefix of row findings).
 fn at(archetype: &str, row: u64, column: &str) -> String {
     format!("{archetype}.parquet row {row}, column {column}: ")
+}
+
+/// `ELODIN_ENTITY_SET` for a tick (ending at `row`) that has fewer entities than the first
+/// tick, when its entities so far matched the first tick's in order.
+fn short_tick(c: &Cursor, tick: u64, row: u64) -> Option<Finding> {
+    let first = c.first_tick?;
+    let n = c.first_entities.len();
+    if tick == first || c.cur_pos >= n || c.cur_mismatch {
+        return None;
+    }
+    let missing = &c.first_entities[c.cur_pos..];
+    let mut list: Vec<String> = missing.iter().take(5).map(u64::to_string).collect();
+    if missing.len() > 5 {
+        list.push(format!("… ({} in all)", missing.len()));
+    }
+    let msg = format!(
+        "{}tick {tick} has {} of the {n} entities of tick {first}; missing: {}",
+        at(&c.name, row, "entity_id"),
+        c.cur_pos,
+        list.join(", ")
+    );
+    Some(on_row(Finding::new(Severity::Error, ENTITY_SET, msg), row))
+}
+
+/// `body.parquet every row (242), column world_pos: ` (the prefix of schema findings,
+/// which hold for the whole column).
+fn every_row(archetype: &str, rows: u64, column: &str) -> String {
+    format!("{archetype}.parquet every row ({rows}), column {column}: ")
 }
 
 /// A finding about one row (its index in the archetype's file).
@@ -35,6 +63,24 @@ struct Comp {
     meta: Component,
     /// How to read it; `None` when its column is missing or of the wrong type.
     layout: Option<Layout>,
+    /// Its column in the current batch (when it is read).
+    col: Option<ColumnView>,
+    /// `simulation_tick`, checked against `tick` on every row.
+    sim_tick: bool,
+    /// The entity-name handle column (`asset_handle_entity_metadata`).
+    names: bool,
+}
+
+impl Comp {
+    fn new(meta: &Component) -> Comp {
+        Comp {
+            meta: meta.clone(),
+            layout: None,
+            col: None,
+            sim_tick: meta.name == "simulation_tick",
+            names: meta.name == NAMES_ARCHETYPE,
+        }
+    }
 }
 
 /// Per archetype: its file, its current batch and row, and what validation remembers.
@@ -43,8 +89,14 @@ struct Cursor {
     name: String,
     comps: Vec<Comp>,
     file: Option<ParquetFile>,
-    batch: Option<Batch>,
+    /// Rows of the current batch, and the position in it.
+    batch_rows: usize,
     pos: usize,
+    /// The `tick` and `entity_id` columns of the current batch.
+    ticks: Option<ColumnView>,
+    ids: Option<ColumnView>,
+    /// Values vectors handed back through `Source::recycle`, reused for later records.
+    spare: Vec<Vec<Field>>,
     /// Row index in the file of the current row.
     row: u64,
     /// (tick, entity) of the current row, when there is one.
@@ -60,8 +112,42 @@ struct Cursor {
     cur_mismatch: bool,
     last_tick: Option<u64>,
     max_tick: Option<u64>,
+    /// Rows where the first tick starts and where the largest tick first appears.
+    first_row: u64,
+    max_tick_row: u64,
     names_first: BTreeMap<u64, u64>,
 }
+
+impl Cursor {
+    /// Makes `batch` the current one: its columns are looked up once, not per row.
+    fn bind(&mut self, batch: Batch) {
+        self.batch_rows = batch.rows;
+        self.pos = 0;
+        self.ticks = batch.view("tick").cloned();
+        self.ids = batch.view("entity_id").cloned();
+        for comp in &mut self.comps {
+            comp.col = match comp.layout {
+                Some(_) => batch.view(&comp.meta.name).cloned(),
+                None => None,
+            };
+        }
+    }
+
+    /// Ends reading this file.
+    fn close(&mut self) {
+        self.file = None;
+        self.batch_rows = 0;
+        self.pos = 0;
+        self.ticks = None;
+        self.ids = None;
+        for comp in &mut self.comps {
+            comp.col = None;
+        }
+    }
+}
+
+/// How many recycled values vectors a cursor keeps.
+const SPARE: usize = 2;
 
 pub struct ElodinReader {
     path: PathBuf,
@@ -185,16 +271,14 @@ impl ElodinReader {
             let Some(file) = c.file.as_mut() else {
                 return;
             };
-            if c.batch.as_ref().is_none_or(|b| c.pos >= b.rows) {
+            if c.pos >= c.batch_rows {
                 match file.next_batch() {
                     None => {
-                        c.batch = None;
-                        c.file = None;
+                        c.close();
                         return;
                     }
                     Some(Ok(b)) => {
-                        c.batch = Some(b);
-                        c.pos = 0;
+                        c.bind(b);
                         continue;
                     }
                     Some(Err(e)) => {
@@ -202,8 +286,7 @@ impl ElodinReader {
                             "{}.parquet cannot be decoded after row {}: {e}",
                             c.name, c.row
                         );
-                        c.batch = None;
-                        c.file = None;
+                        c.close();
                         let f = Finding::new(Severity::Error, PARQUET_UNREADABLE, msg).hint(
                             "the file is truncated or corrupt; rows before this point were read",
                         );
@@ -212,47 +295,27 @@ impl ElodinReader {
                     }
                 }
             }
-            let Some(batch) = c.batch.as_ref() else {
+            let (Some(ticks), Some(ids)) = (c.ticks.as_ref(), c.ids.as_ref()) else {
+                // No usable tick or entity_id column (reported at open).
+                c.close();
                 return;
             };
             let pos = c.pos;
-            let tick = batch.view("tick").map(|v| v.range(pos, 1));
-            let entity = batch.view("entity_id").map(|v| v.range(pos, 1));
-            match (tick, entity) {
-                (Some(Ok((t, _))), Some(Ok((e, _)))) => {
-                    let tick = batch.view("tick").and_then(|v| v.u64_at(t));
-                    let entity = batch.view("entity_id").and_then(|v| v.u64_at(e));
-                    if let (Some(t), Some(e)) = (tick, entity) {
-                        c.head = Some((t, e));
-                        return;
-                    }
-                }
-                (Some(Err(_)), _) | (_, Some(Err(_))) => {
-                    let column =
-                        if matches!(batch.view("tick").map(|v| v.range(pos, 1)), Some(Err(_))) {
-                            "tick"
-                        } else {
-                            "entity_id"
-                        };
-                    let msg = format!(
-                        "{}null value; the row is skipped",
-                        at(&c.name, c.row, column)
-                    );
-                    let row = c.row;
-                    c.pos += 1;
-                    c.row += 1;
-                    self.problem(on_row(Finding::new(Severity::Error, NULL, msg), row));
-                    continue;
-                }
-                _ => {
-                    // No usable tick or entity_id column (reported at open).
-                    c.batch = None;
-                    c.file = None;
+            let (code, what, column) = match (ticks.u64_row(pos), ids.u64_row(pos)) {
+                (Ok(Some(t)), Ok(Some(e))) => {
+                    c.head = Some((t, e));
                     return;
                 }
-            }
+                (Err(_), _) => (NULL, "null value", "tick"),
+                (_, Err(_)) => (NULL, "null value", "entity_id"),
+                (Ok(None), _) => (TYPE_MISMATCH, "a negative value", "tick"),
+                (_, Ok(None)) => (TYPE_MISMATCH, "a negative value", "entity_id"),
+            };
+            let msg = format!("{}{what}; the row is skipped", at(&c.name, c.row, column));
+            let row = c.row;
             c.pos += 1;
             c.row += 1;
+            self.problem(on_row(Finding::new(Severity::Error, code, msg), row));
         }
     }
 
@@ -274,7 +337,10 @@ impl ElodinReader {
         record.entity = Some(entity);
         record.frame = Some(tick);
         if decode {
-            record.values.reserve_exact(c.comps.len());
+            match c.spare.pop() {
+                Some(values) => record.values = values,
+                None => record.values.reserve_exact(c.comps.len()),
+            }
         }
         // Tick order and contiguity.
         let finding = |code, sev, msg: String| on_row(Finding::new(sev, code, msg), row);
@@ -295,36 +361,29 @@ impl ElodinReader {
                     at(&c.name, row, "tick")
                 ),
             )),
-            Some(last) if tick > last + 1 => found.push(finding(
-                TICK_GAP,
-                Severity::Error,
-                format!(
-                    "{}tick {tick} follows tick {last}: ticks {}..{} are missing",
-                    at(&c.name, row, "tick"),
-                    last + 1,
-                    tick - 1
-                ),
-            )),
+            Some(last) if last.checked_add(1).is_some_and(|next| tick > next) => {
+                found.push(finding(
+                    TICK_GAP,
+                    Severity::Error,
+                    format!(
+                        "{}tick {tick} follows tick {last}: {} missing",
+                        at(&c.name, row, "tick"),
+                        if tick - last == 2 {
+                            format!("tick {} is", last + 1)
+                        } else {
+                            format!("ticks {} to {} are", last + 1, tick - 1)
+                        }
+                    ),
+                ))
+            }
             _ => {}
         }
         // Entity set and order per tick.
         if c.cur_tick != Some(tick) {
             if let Some(prev) = c.cur_tick {
-                if c.first_tick != Some(prev)
-                    && c.cur_pos < c.first_entities.len()
-                    && !c.cur_mismatch
-                {
-                    found.push(finding(
-                        ENTITY_SET,
-                        Severity::Error,
-                        format!(
-                            "{}tick {prev} has {} of the {} entities of tick {}",
-                            at(&c.name, row, "entity_id"),
-                            c.cur_pos,
-                            c.first_entities.len(),
-                            c.first_tick.unwrap_or(0)
-                        ),
-                    ));
+                // Reported at the last row of the short tick.
+                if let Some(f) = short_tick(c, prev, row.saturating_sub(1)) {
+                    found.push(f);
                 }
             }
             if c.first_tick.is_none() {
@@ -384,90 +443,105 @@ impl ElodinReader {
         }
         c.cur_pos += 1;
         c.last_tick = Some(tick);
-        c.max_tick = Some(c.max_tick.map_or(tick, |m| m.max(tick)));
-        // Component values.
-        if let Some(batch) = c.batch.as_ref() {
-            let pos = c.pos;
-            for comp in &c.comps {
-                let Some(_) = comp.layout else { continue };
-                let Some(view) = batch.view(&comp.meta.name) else {
-                    continue;
-                };
-                match view.range(pos, comp.meta.elements) {
-                    Ok((start, len)) => {
-                        if comp.meta.asset || comp.meta.name == "simulation_tick" {
-                            let v = view.u64_at(start);
-                            if comp.meta.name == "simulation_tick" && v != Some(tick) {
-                                found.push(finding(
-                                    SIMULATION_TICK,
-                                    Severity::Warning,
-                                    format!(
-                                        "{}simulation_tick is {} at tick {tick}",
-                                        at(&c.name, row, "simulation_tick"),
-                                        v.map_or("unreadable".into(), |v| v.to_string())
-                                    ),
-                                ));
+        if c.max_tick.is_none_or(|m| tick > m) {
+            c.max_tick = Some(tick);
+            c.max_tick_row = row;
+        }
+        if c.first_tick == Some(tick) && c.cur_pos == 1 {
+            c.first_row = row;
+        }
+        // Component values (written over the recycled values, when there are some).
+        let pos = c.pos;
+        let mut k = 0;
+        for comp in &c.comps {
+            let Some(view) = comp.col.as_ref() else {
+                continue;
+            };
+            match view.range(pos, comp.meta.elements) {
+                Ok((start, len)) => {
+                    if comp.meta.asset || comp.sim_tick {
+                        let v = view.u64_at(start);
+                        if comp.sim_tick && v != Some(tick) {
+                            found.push(finding(
+                                SIMULATION_TICK,
+                                Severity::Warning,
+                                format!(
+                                    "{}simulation_tick is {} at tick {tick}",
+                                    at(&c.name, row, "simulation_tick"),
+                                    v.map_or("unreadable".into(), |v| v.to_string())
+                                ),
+                            ));
+                        }
+                        if comp.meta.asset {
+                            if let (Some(h), Some(n)) = (v, items) {
+                                if h >= n {
+                                    found.push(finding(
+                                        ASSET_HANDLE,
+                                        Severity::Error,
+                                        format!(
+                                            "{}asset handle {h} but assets.bin has {n} items",
+                                            at(&c.name, row, &comp.meta.name)
+                                        ),
+                                    ));
+                                }
                             }
-                            if comp.meta.asset {
-                                if let (Some(h), Some(n)) = (v, items) {
-                                    if h >= n {
+                            if comp.names {
+                                if let Some(h) = v {
+                                    let first = *c.names_first.entry(entity).or_insert(h);
+                                    if first != h {
                                         found.push(finding(
-                                            ASSET_HANDLE,
-                                            Severity::Error,
+                                            ENTITY_NAME_CHANGE,
+                                            Severity::Info,
                                             format!(
-                                                "{}asset handle {h} but assets.bin has {n} items",
+                                                "{}entity {entity} changes its metadata handle from {first} to {h} at tick {tick}; the first is used for its name",
                                                 at(&c.name, row, &comp.meta.name)
                                             ),
                                         ));
-                                    }
-                                }
-                                if comp.meta.name == NAMES_ARCHETYPE {
-                                    if let Some(h) = v {
-                                        let first = *c.names_first.entry(entity).or_insert(h);
-                                        if first != h {
-                                            found.push(finding(
-                                                ENTITY_NAME_CHANGE,
-                                                Severity::Info,
-                                                format!(
-                                                    "{}entity {entity} changes its metadata handle from {first} to {h} at tick {tick}; the first is used for its name",
-                                                    at(&c.name, row, &comp.meta.name)
-                                                ),
-                                            ));
-                                            c.names_first.insert(entity, h);
-                                        }
+                                        c.names_first.insert(entity, h);
                                     }
                                 }
                             }
                         }
-                        if decode {
-                            record.values.push((
+                    }
+                    if decode {
+                        match record.values.get_mut(k) {
+                            Some((key, value)) => {
+                                if *key != comp.meta.name {
+                                    key.clear();
+                                    key.push_str(&comp.meta.name);
+                                }
+                                view.fill(value, start, len, &comp.meta.shape);
+                            }
+                            None => record.values.push((
                                 comp.meta.name.clone(),
                                 Value::Array(view.array(start, len, &comp.meta.shape)),
-                            ));
+                            )),
                         }
+                        k += 1;
                     }
-                    Err(p) => {
-                        let (code, what) = match p {
-                            RowProblem::Null => (NULL, "null value".to_string()),
-                            RowProblem::NullItem => (NULL, "null list item".to_string()),
-                            RowProblem::Length(n) => (
-                                SHAPE_MISMATCH,
-                                format!(
-                                    "a list of {n} elements where {} declares {}",
-                                    comp.meta.type_text(),
-                                    comp.meta.elements
-                                ),
+                }
+                Err(p) => {
+                    let (code, what) = match p {
+                        RowProblem::Null => (NULL, "null value".to_string()),
+                        RowProblem::NullItem => (NULL, "null list item".to_string()),
+                        RowProblem::Length(n) => (
+                            SHAPE_MISMATCH,
+                            format!(
+                                "a list of {n} elements where {} declares {}",
+                                comp.meta.type_text(),
+                                comp.meta.elements
                             ),
-                        };
-                        found.push(finding(
-                            code,
-                            Severity::Error,
-                            format!("{}{what}", at(&c.name, row, &comp.meta.name)),
-                        ));
-                    }
+                        ),
+                    };
+                    found.push(finding(
+                        code,
+                        Severity::Error,
+                        format!("{}{what}", at(&c.name, row, &comp.meta.name)),
+                    ));
                 }
             }
         }
+        record.values.truncate(k);
         c.pos += 1;
         c.row += 1;
         for f in found {
@@ -480,47 +554,47 @@ impl ElodinReader {
     /// Checks that need every row: the last tick's entities, equal tick ranges, max_ticks.
     fn finish(&mut self) {
         let mut found = Vec::new();
-        let mut ranges: Vec<(String, Option<(u64, u64)>)> = Vec::new();
         for c in &self.cursors {
-            if let (Some(last), Some(first)) = (c.cur_tick, c.first_tick) {
-                if last != first && c.cur_pos < c.first_entities.len() && !c.cur_mismatch {
-                    found.push(on_row(
-                        Finding::new(
-                            Severity::Error,
-                            ENTITY_SET,
-                            format!(
-                                "{}tick {last} has {} of the {} entities of tick {first}",
-                                at(&c.name, c.row, "entity_id"),
-                                c.cur_pos,
-                                c.first_entities.len()
-                            ),
-                        ),
-                        c.row,
-                    ));
-                }
-            }
-            ranges.push((c.name.clone(), c.first_tick.zip(c.max_tick)));
-        }
-        if let Some((first_name, first_range)) = ranges.first().cloned() {
-            for (name, range) in ranges.iter().skip(1) {
-                if *range != first_range {
-                    let show = |r: &Option<(u64, u64)>| match r {
-                        Some((a, b)) => format!("ticks {a}..{b}"),
-                        None => "no rows".into(),
-                    };
-                    found.push(Finding::new(
-                        Severity::Error,
-                        TICK_RANGE,
-                        format!(
-                            "{name}.parquet covers {} but {first_name}.parquet covers {}",
-                            show(range),
-                            show(&first_range)
-                        ),
-                    ));
+            if let Some(last) = c.cur_tick {
+                if let Some(f) = short_tick(c, last, c.row.saturating_sub(1)) {
+                    found.push(f);
                 }
             }
         }
-        let last = ranges.iter().filter_map(|(_, r)| r.map(|r| r.1)).max();
+        let show = |r: Option<(u64, u64)>| match r {
+            Some((a, b)) => format!("ticks {a} to {b}"),
+            None => "no rows".to_string(),
+        };
+        if let Some(first) = self.cursors.first() {
+            let want = first.first_tick.zip(first.max_tick);
+            for c in self.cursors.iter().skip(1) {
+                let range = c.first_tick.zip(c.max_tick);
+                if range == want {
+                    continue;
+                }
+                // Name the row where this archetype's range starts or ends differently.
+                let row = match (range, want) {
+                    (Some((a, _)), Some((w, _))) if a != w => c.first_row,
+                    _ => c.max_tick_row,
+                };
+                let place = match range {
+                    Some(_) => at(&c.name, row, "tick"),
+                    None => format!("{}.parquet, column tick: ", c.name),
+                };
+                let f = Finding::new(
+                    Severity::Error,
+                    TICK_RANGE,
+                    format!(
+                        "{place}{} here but {} in {}.parquet: every archetype must cover the same ticks",
+                        show(range),
+                        show(want),
+                        first.name
+                    ),
+                );
+                found.push(if range.is_some() { on_row(f, row) } else { f });
+            }
+        }
+        let last = self.cursors.iter().filter_map(|c| c.max_tick).max();
         if let (Some(m), Some(last)) = (self.max_ticks, last) {
             if m != UNSET_MAX_TICKS && m != last {
                 found.push(Finding::new(
@@ -573,16 +647,13 @@ fn open_cursor(
     let mut cursor = Cursor {
         channel,
         name: name.to_string(),
-        comps: components
-            .iter()
-            .map(|c| Comp {
-                meta: c.clone(),
-                layout: None,
-            })
-            .collect(),
+        comps: components.iter().map(Comp::new).collect(),
         file: None,
-        batch: None,
+        batch_rows: 0,
         pos: 0,
+        ticks: None,
+        ids: None,
+        spare: Vec::new(),
         row: 0,
         head: None,
         stats: None,
@@ -594,6 +665,8 @@ fn open_cursor(
         cur_mismatch: false,
         last_tick: None,
         max_tick: None,
+        first_row: 0,
+        max_tick_row: 0,
         names_first: BTreeMap::new(),
     };
     let path = world.join(format!("{name}.parquet"));
@@ -622,6 +695,7 @@ fn open_cursor(
         }
     };
     cursor.stats = Some((file.rows, file.row_groups, file.size));
+    let rows = file.rows;
     let schema = file.schema.clone();
     let mut wanted: Vec<String> = vec!["tick".into(), "entity_id".into()];
     let mut usable = true;
@@ -640,7 +714,8 @@ fn open_cursor(
                     Severity::Error,
                     TYPE_MISMATCH,
                     format!(
-                        "{name}.parquet column `{key}` is {}, not UInt64",
+                        "{}the column is {}, not UInt64",
+                        every_row(name, rows, key),
                         f.data_type()
                     ),
                 ));
@@ -651,7 +726,8 @@ fn open_cursor(
                     Severity::Error,
                     TYPE_MISMATCH,
                     format!(
-                        "{name}.parquet column `{key}` is {}, not UInt64 (read anyway)",
+                        "{}the column is {}, not UInt64 (read anyway)",
+                        every_row(name, rows, key),
                         f.data_type()
                     ),
                 ));
@@ -678,12 +754,12 @@ fn open_cursor(
                 Err(Mismatch::Type(m)) => found.push(Finding::new(
                     Severity::Error,
                     TYPE_MISMATCH,
-                    format!("{name}.parquet column `{cname}`: {m}"),
+                    format!("{}{m}", every_row(name, rows, cname)),
                 )),
                 Err(Mismatch::Shape(m)) => found.push(Finding::new(
                     Severity::Error,
                     SHAPE_MISMATCH,
-                    format!("{name}.parquet column `{cname}`: {m}"),
+                    format!("{}{m}", every_row(name, rows, cname)),
                 )),
             },
         }
@@ -773,6 +849,15 @@ impl Source for ElodinReader {
 
     fn facts(&self) -> Vec<Fact> {
         super::summary::facts(self)
+    }
+
+    fn recycle(&mut self, record: Record) {
+        if let Some(c) = self.cursors.get_mut(record.channel as usize) {
+            if c.channel == record.channel && c.spare.len() < SPARE && record.values.capacity() > 0
+            {
+                c.spare.push(record.values);
+            }
+        }
     }
 }
 

@@ -138,8 +138,23 @@ fn flavour_010(json: &mut Map<String, Json>, max_ticks: Option<u64>) {
 // ---------------------------------------------------------------------------------------
 // Elodin to Elodin: the source's archetypes, exactly.
 
+/// The value of `key` in `record` and its index, looking at index `hint` first (records of
+/// one archetype carry their keys in the same order, so the hint is nearly always right).
+fn value_of<'r>(record: &'r Record, key: &str, hint: usize) -> Option<(usize, &'r Value)> {
+    match record.values.get(hint) {
+        Some((k, v)) if k == key => Some((hint, v)),
+        _ => record
+            .values
+            .iter()
+            .position(|(k, _)| k == key)
+            .map(|i| (i, &record.values[i].1)),
+    }
+}
+
 struct SameArch {
     name: String,
+    /// Per output component, where its value was in the last record.
+    hints: Vec<usize>,
     declared: Vec<Component>,
     table: Option<Table>,
     first_tick: Option<u64>,
@@ -179,6 +194,7 @@ impl Same {
                     .find(|a| a.name == c.name)
                     .map(|a| SameArch {
                         name: a.name.clone(),
+                        hints: Vec::new(),
                         declared: a.components.clone(),
                         table: None,
                         first_tick: None,
@@ -261,33 +277,34 @@ impl Same {
         let Some(table) = arch.table.as_mut() else {
             return Ok(());
         };
-        let mut missing = Vec::new();
-        let cells: Vec<Cell<'_>> = table
-            .components
-            .iter()
-            .map(|c| {
-                if c.name == "simulation_tick" {
-                    return Cell::U64(out_tick);
-                }
-                match record.get(&c.name) {
-                    Some(Value::Array(a)) if a.dtype() == c.primitive.dtype() => {
-                        Cell::Data(&a.data)
-                    }
-                    _ => {
-                        missing.push(c.name.clone());
-                        Cell::Zeros
-                    }
-                }
-            })
-            .collect();
-        let exact = table.push(out_tick, entity, &cells)?;
+        let hints = &mut arch.hints;
+        hints.resize(table.components.len(), 0);
+        let value = |i: usize, c: &Component, hints: &mut Vec<usize>| {
+            let found = value_of(record, &c.name, hints[i]);
+            if let Some((at, _)) = found {
+                hints[i] = at;
+            }
+            match found {
+                Some((_, Value::Array(a))) if a.dtype() == c.primitive.dtype() => Some(&a.data),
+                _ => None,
+            }
+        };
+        let exact = table.push_with(out_tick, entity, |i, c| {
+            if c.name == "simulation_tick" {
+                return Cell::U64(out_tick);
+            }
+            value(i, c, hints).map_or(Cell::Zeros, Cell::Data)
+        })?;
         if !exact {
-            for m in missing {
-                report.loss.add(
-                    &arch.name,
-                    &m,
-                    "missing or not the declared type: zeros written",
-                );
+            for (i, c) in table.components.iter().enumerate() {
+                let written = value(i, c, hints).is_some_and(|d| d.len() == c.elements);
+                if c.name != "simulation_tick" && !written {
+                    report.loss.add(
+                        &arch.name,
+                        &c.name,
+                        "missing, or not the declared type and shape: zeros written",
+                    );
+                }
             }
         }
         Ok(())
@@ -334,7 +351,7 @@ impl Same {
                 }
             }
         }
-        let ticks = self.last_tick.map(|t| t + 1).unwrap_or(0);
+        let ticks = self.last_tick.map(|t| t.saturating_add(1)).unwrap_or(0);
         let sliced = self.base.unwrap_or(0) != 0 || Some(ticks) != self.source_ticks;
         let max_ticks = match self.max_ticks {
             Some(UNSET_MAX_TICKS) => None,
