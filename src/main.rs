@@ -4,6 +4,12 @@ use std::process::ExitCode;
 use clap::Parser;
 use simrec::cli::{self, Cli, Outcome};
 
+/// Readers build a record per message, each with a handful of small allocations (keys,
+/// arrays, packet bytes); mimalloc makes those markedly cheaper than the system allocator
+/// (3es full decode: docs/performance.md).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
     let parsed = Cli::parse();
     let result = cli::run(parsed);

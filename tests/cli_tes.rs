@@ -221,6 +221,24 @@ fn validate_reports_a_flipped_crc_with_its_offset() {
         "{}",
         run.stdout
     );
+    // `inspect` without --deep walks headers and does not look at CRCs; --deep does.
+    let o = &run_in(dir.path(), &["inspect", "--format", "json", "bad.3es"])
+        .expect_code(0)
+        .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(416), Some(0))
+    );
+    let o = &run_in(
+        dir.path(),
+        &["inspect", "--deep", "--format", "json", "bad.3es"],
+    )
+    .expect_code(0)
+    .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(416), Some(1))
+    );
     // Strict reading (convert) stops at it, exit 1, and names the file.
     let run = run_in(dir.path(), &["convert", "bad.3es", "-o", "out.3es"]).expect_code(1);
     assert!(
@@ -460,10 +478,18 @@ fn merge_remaps_ids_and_keeps_every_message() {
             .as_array()
             .unwrap()
             .iter()
-            .map(|a| (a["routing_id"].as_u64().unwrap(), a["count"].as_u64().unwrap()))
+            .map(|a| {
+                (
+                    a["routing_id"].as_u64().unwrap(),
+                    a["count"].as_u64().unwrap(),
+                )
+            })
             .collect()
     };
-    let doubled: Vec<(u64, u64)> = alive(&single).into_iter().map(|(r, n)| (r, 2 * n)).collect();
+    let doubled: Vec<(u64, u64)> = alive(&single)
+        .into_iter()
+        .map(|(r, n)| (r, 2 * n))
+        .collect();
     assert!(!doubled.is_empty());
     assert_eq!(alive(&o), doubled);
 
@@ -476,7 +502,15 @@ fn merge_remaps_ids_and_keeps_every_message() {
     let cut = inspect_json_in(dir.path(), "cut.3es");
     let run = run_in(
         dir.path(),
-        &["merge", s(&plain), "cut.3es", "-o", "m.3es", "--tes-compression", "plain"],
+        &[
+            "merge",
+            s(&plain),
+            "cut.3es",
+            "-o",
+            "m.3es",
+            "--tes-compression",
+            "plain",
+        ],
     )
     .expect_code(0);
     // 416 + 116 messages, less both ServerInfos and FrameCounts and the 60 Frames, plus
@@ -527,7 +561,11 @@ fn merge_exit_codes() {
     bytes[120] ^= 0xff;
     std::fs::write(dir.path().join("bad.3es"), &bytes).unwrap();
     let run = run_in(dir.path(), &["merge", s(&plain), "bad.3es", "-o", "x.3es"]).expect_code(1);
-    assert!(run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
+        "{}",
+        run.stderr
+    );
     assert!(!dir.path().join("x.3es").exists());
     // A missing input.
     run_in(dir.path(), &["merge", s(&plain), "nope.3es", "-o", "y.3es"]).expect_code(1);

@@ -171,7 +171,10 @@ fn merging_a_capture_with_itself_remaps_every_id() {
     for p in back.iter().map(raw) {
         let (routing, message) = kind(p);
         if routing >= 64 && (message == 2 || message == 3) {
-            assert!(after[&routing].contains(&be32(p, 16)), "{routing}/{message}");
+            assert!(
+                after[&routing].contains(&be32(p, 16)),
+                "{routing}/{message}"
+            );
         }
     }
     // The mesh resource exists twice, and each MeshSet names a different one.
@@ -264,7 +267,9 @@ fn merging_a_capture_with_a_slice_of_it() {
     // Frame indices and times follow the output frames.
     let frame_of = |i: u64| back.iter().filter(|r| r.frame == Some(i)).count();
     assert!(frame_of(0) > 0 && frame_of(49) > 0);
-    assert!(back.iter().all(|r| r.time == r.frame.unwrap() as i64 * 33_000_000));
+    assert!(back
+        .iter()
+        .all(|r| r.time == r.frame.unwrap() as i64 * 33_000_000));
 }
 
 // Hand-built captures for time units, transients, resets and references.
@@ -339,7 +344,12 @@ fn gcd_time_units_spanning_transients_resets_and_references() {
     // in frame 0; category 1 "a"; mesh resource 0 used by MeshSet 5.
     let mut a = vec![category(1, 0, "a"), create(64, 1, 1), create(64, 0, 0)];
     a.extend(mesh_resource(0));
-    a.extend([mesh_set(5, 0), frame(30, false), frame(30, false), frame(0, false)]);
+    a.extend([
+        mesh_set(5, 0),
+        frame(30, false),
+        frame(30, false),
+        frame(0, false),
+    ]);
     // B: 0.5 ms units, frames of 25 ms at 0, 25, 50, 75 (ends at 100 ms). Sphere 1 in
     // category 1 "b" (a different category under the same id), its own resource 0 and
     // MeshSet 5; a Reset in frame 2.
@@ -356,7 +366,10 @@ fn gcd_time_units_spanning_transients_resets_and_references() {
     let merged = merge(&[pa, pb], &out);
     let packets: Vec<&[u8]> = merged.iter().map(raw).collect();
     // ServerInfo: gcd 500 µs, A's default 30 ms as 60 units.
-    assert_eq!(&packets[0][16..28], &[0, 0, 0, 0, 0, 0, 1, 0xf4, 0, 0, 0, 60]);
+    assert_eq!(
+        &packets[0][16..28],
+        &[0, 0, 0, 0, 0, 0, 1, 0xf4, 0, 0, 0, 60]
+    );
     // Frames at 0, 25, 30, 50, 60, 75 ms; the last runs to B's end at 100 ms.
     let frames: Vec<u32> = packets
         .iter()

@@ -396,11 +396,10 @@ impl TesMerge {
             .flat_map(|s| s.time_units.iter().copied())
             .fold(0, gcd)
             .max(1);
-        let (tu0, ft0, cf) = scans[0].server_info.unwrap_or((
-            DEFAULT_TIME_UNIT,
-            DEFAULT_FRAME_TIME,
-            0,
-        ));
+        let (tu0, ft0, cf) =
+            scans[0]
+                .server_info
+                .unwrap_or((DEFAULT_TIME_UNIT, DEFAULT_FRAME_TIME, 0));
         let frame_time = (u64::from(ft0) * tu0 / time_unit).min(u64::from(u32::MAX - 1)) as u32;
         let mut header = super::header(packet::VERSION_MINOR);
         header
@@ -773,11 +772,7 @@ mod tests {
 
     #[test]
     fn full_namespaces_reuse_the_smallest_free_id() {
-        let maps = plan(&[
-            scan_of(Ns::Camera, &[0, 255]),
-            scan_of(Ns::Camera, &[255]),
-        ])
-        .unwrap();
+        let maps = plan(&[scan_of(Ns::Camera, &[0, 255]), scan_of(Ns::Camera, &[255])]).unwrap();
         assert_eq!(maps[1][&Ns::Camera].get(&255), Some(&1));
         let full: Vec<u32> = (0..=255).collect();
         let err = plan(&[scan_of(Ns::Camera, &full), scan_of(Ns::Camera, &[3])]);

@@ -11,6 +11,7 @@ mod slice;
 mod stats;
 mod stream;
 mod validate;
+mod walk;
 
 pub mod world;
 mod writer;
