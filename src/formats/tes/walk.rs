@@ -575,4 +575,86 @@ mod tests {
         let mut input = Input::open(&fixture("small_filegzip.3es")).unwrap();
         assert!(fold_to(&mut input, Cut::Frame(5)).is_none());
     }
+
+    /// Partial, full, f64 and no-op updates, transients carried by Persist, a destroyed and
+    /// recreated id, a reset: the few packets the walk keeps fold to the same scene.
+    #[test]
+    fn kept_updates_fold_like_all_of_them() {
+        use crate::formats::tes::packet::{build, control_payload, server_info_payload};
+        fn attrs(p: &mut Vec<u8>, dp: bool, v: f64) {
+            p.extend_from_slice(&0x11223344u32.to_be_bytes());
+            for k in 0..10 {
+                let x = v + k as f64;
+                if dp {
+                    p.extend_from_slice(&x.to_be_bytes());
+                } else {
+                    p.extend_from_slice(&(x as f32).to_be_bytes());
+                }
+            }
+        }
+        let create = |id: u32, v: f64| {
+            let mut p = id.to_be_bytes().to_vec();
+            p.extend_from_slice(&[0; 6]);
+            attrs(&mut p, false, v);
+            build(64, 1, &p)
+        };
+        let update = |id: u32, flags: u16, v: f64| {
+            let mut p = id.to_be_bytes().to_vec();
+            p.extend_from_slice(&flags.to_be_bytes());
+            attrs(&mut p, flags & 1 != 0, v);
+            build(64, 2, &p)
+        };
+        let frame = |persist: bool| build(2, 1, &control_payload(u32::from(persist), 10, 0));
+        let (mode, pos, rot, colour) = (512, 1024, 2048, 8192);
+        let packets = vec![
+            build(1, 0, &server_info_payload(1000, 10, 0)),
+            create(1, 0.0),
+            create(2, 0.0),
+            create(3, 0.0),
+            update(1, mode | pos | 1, 1.0), // f64 partial, overridden later
+            update(2, mode, 2.0),           // a no-op partial: still "changed"
+            frame(false),
+            update(1, mode | pos | colour, 3.0),
+            update(1, mode | rot, 4.0),
+            update(1, mode | pos, 5.0),
+            update(3, 0, 6.0), // full
+            update(3, mode | colour, 7.0),
+            create(0, 8.0), // a transient carried by Persist
+            frame(true),
+            update(3, 0, 9.0),
+            build(64, 3, &4u32.to_be_bytes()),
+            create(4, 10.0),
+            build(64, 3, &4u32.to_be_bytes()),
+            create(4, 11.0),
+            update(4, mode | rot, 12.0),
+            frame(false),
+            create(0, 13.0),
+            frame(true),
+            update(1, mode | rot | 1, 14.0),
+            frame(false),
+        ];
+        let mut full = World::default();
+        let mut bytes = Vec::new();
+        for (i, p) in packets.iter().enumerate() {
+            bytes.extend_from_slice(p);
+            full.apply(p);
+            if p[9] == 2 && p[11] == 1 {
+                let frames = packets[..=i]
+                    .iter()
+                    .filter(|q| q[9] == 2 && q[11] == 1)
+                    .count();
+                let mut input = Input::from_bytes(bytes.clone());
+                let f = fold_to(&mut input, Cut::Frame(frames as u64)).unwrap();
+                assert_eq!(f.world.snapshot(), full.snapshot(), "after frame {frames}");
+                assert_eq!(f.world.packets(), full.packets(), "after frame {frames}");
+            }
+        }
+        // A reset empties the scene for the walk too.
+        bytes.extend_from_slice(&build(2, 5, &control_payload(0, 0, 0)));
+        bytes.extend_from_slice(&frame(false));
+        let mut input = Input::from_bytes(bytes);
+        let f = fold_to(&mut input, Cut::Frame(6)).unwrap();
+        assert_eq!(f.world.packets(), Vec::<Vec<u8>>::new());
+        assert_eq!(f.world.server_info, Some((1000, 10, 0)));
+    }
 }
