@@ -570,3 +570,42 @@ fn merge_exit_codes() {
     // A missing input.
     run_in(dir.path(), &["merge", s(&plain), "nope.3es", "-o", "y.3es"]).expect_code(1);
 }
+
+/// Four inputs, one per storage scheme (plain, collated+gzip, collated, whole-file gzip),
+/// with different lengths: every message arrives, frames are the union of their starts.
+#[test]
+fn merge_of_four_captures_in_every_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        ("small_plain.3es", "small_plain.3esinfo.csv"),
+        ("small_compress.3es", "small_compress.3esinfo.csv"),
+        ("medium_collate.3es", "medium_collate.3esinfo.csv"),
+        // 3esinfo cannot read past the header of whole-file gzip; its content is small_plain's.
+        ("small_filegzip.3es", "small_plain.3esinfo.csv"),
+    ];
+    let paths: Vec<PathBuf> = names.iter().map(|(n, _)| tes(n)).collect();
+    let mut args = vec!["merge"];
+    args.extend(paths.iter().map(|p| s(p)));
+    args.extend(["-o", "four.3es"]);
+    let run = run_in(dir.path(), &args).expect_code(0);
+    // 3 × 416 + 18964 messages, less 4 ServerInfos, 4 FrameCounts and 211 Frames, plus one
+    // ServerInfo and the 61 Frames of the longest input (all frames last 33 ms).
+    assert_eq!(run.stderr, "wrote 20055 records to four.3es\n");
+    let run = run_in(dir.path(), &["validate", "four.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "four.3es: ok (0 errors, 0 warnings, 0 info)\n");
+    let o = inspect_json_in(dir.path(), "four.3es");
+    assert_eq!(o["frames"], 61);
+    assert_eq!(o["frame_count_message"], 61);
+    assert_eq!(o["capture_duration_ns"], 2_013_000_000u64);
+    let mut want: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for (_, c) in names {
+        for (k, v) in csv(c) {
+            *want.entry(k).or_insert(0) += v.0;
+        }
+    }
+    want.insert((1, 0), 1);
+    want.insert((2, 1), 61);
+    want.insert((2, 3), 1);
+    assert_eq!(message_counts(&o), want);
+    assert_eq!(o["records"], 20056);
+}
