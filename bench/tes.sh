@@ -62,6 +62,7 @@ for f in "$plain" "$col" "$gz"; do
     measure "validate (full decode) $n" "$bin" validate "$f"
 done
 measure "convert plain -> collated+gzip" "$bin" convert "$plain" -o "$work/out.3es" --force
+measure "merge plain + collated -> plain" "$bin" merge "$plain" "$col" -o "$work/m.3es" --tes-compression plain --force
 measure "slice --frames 500..510 plain" "$bin" slice "$plain" --frames 500..510 -o "$work/s1.3es" --force
 measure "slice --frames 500..510 collated" "$bin" slice "$col" --frames 500..510 -o "$work/s2.3es" --force
 measure "slice --frames 500..510 collated+gzip" "$bin" slice "$gz" --frames 500..510 -o "$work/s3.3es" --force
