@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # 3es benchmark: a generated ~85 MB plain capture (300 spheres updated per frame, a
 # 4000-point mesh per frame, 1000 frames) and its collated+gzip conversion; times inspect,
-# full decode (validate), conversion and a 10-frame slice from the middle, with peak RSS.
+# full decode (validate), conversion and a 10-frame slice from the middle (best of RUNS=5 runs),
+# with CPU time, peak RSS and, for the slices, the bytes read from the capture (strace).
 # Usage: bench/tes.sh [WORKDIR]   (builds the release binary first)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -17,26 +18,54 @@ col="$work/bench_collated.3es"
 [ -f "$gz" ] || "$bin" convert "$plain" -o "$gz" --force 2>/dev/null
 [ -f "$col" ] || "$bin" convert "$plain" -o "$col" --tes-compression collated --force 2>/dev/null
 
-measure() { # label, command...
+runs="${RUNS:-5}"
+measure() { # label, command...: the best wall time of $runs runs, with its CPU time and peak RSS
     local label="$1"; shift
-    local out
-    out=$( { /usr/bin/time -v "$@" >/dev/null 2>/dev/null; } 2>&1 || true)
-    # /usr/bin/time -v writes to stderr; rerun capturing it alone.
-    out=$( /usr/bin/time -v "$@" 2>&1 >/dev/null | grep -E 'Elapsed|Maximum resident' || true)
-    local secs rss
-    secs=$(echo "$out" | sed -n 's/.*Elapsed (wall clock) time (h:mm:ss or m:ss): //p')
-    rss=$(echo "$out" | sed -n 's/.*Maximum resident set size (kbytes): //p')
-    printf '%-44s %10s  %8s KiB\n' "$label" "$secs" "$rss"
+    local best=""
+    for _ in $(seq "$runs"); do
+        /usr/bin/time -f "%e %U %S %M" -o "$work/time.out" "$@" >/dev/null 2>/dev/null || true
+        local line; line=$(cat "$work/time.out")
+        if [ -z "$best" ] || awk -v a="$line" -v b="$best" 'BEGIN{split(a,x," ");split(b,y," ");exit !(x[1]<y[1])}'; then
+            best="$line"
+        fi
+    done
+    read -r wall user sys rss <<<"$best"
+    printf '%-44s %6s s wall  %5s s user+sys  %8s KiB\n' "$label" "$wall" "$(echo "$user + $sys" | bc)" "$rss"
+}
+
+bytes_read() { # label, file, command...: bytes the command read from that file (strace)
+    local label="$1" file="$2"; shift 2
+    command -v strace >/dev/null || return 0
+    strace -f -e trace=openat,read -o "$work/strace.out" "$@" >/dev/null 2>&1 || true
+    local n
+    n=$(python3 - "$work/strace.out" "$(basename "$file")" <<'PY'
+import re, sys
+fds, total = set(), 0
+for line in open(sys.argv[1]):
+    m = re.search(r'openat\(.*"([^"]*)".*= (\d+)$', line)
+    if m and m.group(1).endswith(sys.argv[2]):
+        fds.add(m.group(2))
+    m = re.search(r'\bread\((\d+),.*= (\d+)$', line)
+    if m and m.group(1) in fds:
+        total += int(m.group(2))
+print(total)
+PY
+)
+    printf '%-44s %12s of %12s bytes read\n' "$label" "$n" "$(stat -c %s "$file")"
 }
 
 size() { stat -c %s "$1"; }
-echo "plain: $(size "$plain") bytes; collated: $(size "$col"); collated+gzip: $(size "$gz")"
+echo "plain: $(size "$plain") bytes; collated: $(size "$col"); collated+gzip: $(size "$gz"); best of $runs runs; load: $(cut -d' ' -f1-3 /proc/loadavg)"
 for f in "$plain" "$col" "$gz"; do
     n=$(basename "$f")
     measure "inspect $n" "$bin" inspect "$f"
     measure "validate (full decode) $n" "$bin" validate "$f"
 done
 measure "convert plain -> collated+gzip" "$bin" convert "$plain" -o "$work/out.3es" --force
+measure "merge plain + collated -> plain" "$bin" merge "$plain" "$col" -o "$work/m.3es" --tes-compression plain --force
 measure "slice --frames 500..510 plain" "$bin" slice "$plain" --frames 500..510 -o "$work/s1.3es" --force
 measure "slice --frames 500..510 collated" "$bin" slice "$col" --frames 500..510 -o "$work/s2.3es" --force
 measure "slice --frames 500..510 collated+gzip" "$bin" slice "$gz" --frames 500..510 -o "$work/s3.3es" --force
+bytes_read "slice 500..510 plain" "$plain" "$bin" slice "$plain" --frames 500..510 -o "$work/s1.3es" --force
+bytes_read "slice 500..510 collated" "$col" "$bin" slice "$col" --frames 500..510 -o "$work/s2.3es" --force
+bytes_read "slice 500..510 collated+gzip" "$gz" "$bin" slice "$gz" --frames 500..510 -o "$work/s3.3es" --force

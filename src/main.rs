@@ -4,8 +4,15 @@ use std::process::ExitCode;
 use clap::Parser;
 use simrec::cli::{self, Cli, Outcome};
 
+/// Readers build a record per message, each with a handful of small allocations (keys,
+/// arrays, packet bytes), and the Parquet encoder takes and frees large page buffers;
+/// mimalloc makes the first markedly cheaper than glibc's malloc (3es full decode) and
+/// keeps the second mapped instead of faulting it in anew (Elodin convert); see
+/// docs/performance.md.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 fn main() -> ExitCode {
-    tune_allocator();
     let parsed = Cli::parse();
     let result = cli::run(parsed);
     let flushed = io::stdout().flush();
@@ -38,24 +45,3 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
             .is_some_and(|io| io.kind() == io::ErrorKind::BrokenPipe)
     })
 }
-
-/// glibc's malloc serves blocks above a threshold (128 KiB, raised as such blocks are
-/// freed) with fresh `mmap`s and gives the top of the heap back to the kernel once 128 KiB
-/// of it is free. The Parquet encoder allocates and frees a compression buffer of about
-/// 1 MiB per page and a row group's worth of pages (tens of MiB) at a time, so each page
-/// and each row group was faulted in anew: on the Elodin benchmark 120,000 page faults,
-/// a fifth of the CPU time of `convert`. Serving blocks up to 32 MiB from the heap and
-/// keeping up to 64 MiB of free heap makes them reuse memory that is already mapped
-/// (23,000 faults). Peak RSS does not grow: it is set by what is live at once.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-fn tune_allocator() {
-    // SAFETY: mallopt only sets allocator parameters; it is called first thing in main,
-    // before any other thread exists, and an unaccepted value leaves the default.
-    unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, 32 << 20);
-        libc::mallopt(libc::M_TRIM_THRESHOLD, 64 << 20);
-    }
-}
-
-#[cfg(not(all(target_os = "linux", target_env = "gnu")))]
-fn tune_allocator() {}

@@ -221,6 +221,24 @@ fn validate_reports_a_flipped_crc_with_its_offset() {
         "{}",
         run.stdout
     );
+    // `inspect` without --deep walks headers and does not look at CRCs; --deep does.
+    let o = &run_in(dir.path(), &["inspect", "--format", "json", "bad.3es"])
+        .expect_code(0)
+        .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(416), Some(0))
+    );
+    let o = &run_in(
+        dir.path(),
+        &["inspect", "--deep", "--format", "json", "bad.3es"],
+    )
+    .expect_code(0)
+    .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(416), Some(1))
+    );
     // Strict reading (convert) stops at it, exit 1, and names the file.
     let run = run_in(dir.path(), &["convert", "bad.3es", "-o", "out.3es"]).expect_code(1);
     assert!(
@@ -402,25 +420,192 @@ fn slice_by_frames_and_time_plays_alone() {
     assert_eq!(o["frames"], 15);
 }
 
+/// Per (routing, message) counts of `inspect --format json`.
+fn message_counts(o: &Value) -> BTreeMap<(u64, u64), u64> {
+    o["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| {
+            (
+                (
+                    m["routing_id"].as_u64().unwrap(),
+                    m["message_id"].as_u64().unwrap(),
+                ),
+                m["count"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
 #[test]
-fn merge_of_3es_captures_is_refused_not_garbled() {
+fn merge_remaps_ids_and_keeps_every_message() {
     let dir = tempfile::tempdir().unwrap();
+    let plain = tes("small_plain.3es");
+    // With itself: every id collides.
+    let run = run_in(
+        dir.path(),
+        &["merge", s(&plain), s(&plain), "-o", "both.3es"],
+    )
+    .expect_code(0);
+    // 2 × 416 messages, less the second ServerInfo, both FrameCounts and 50 of the 100
+    // Frames (the two inputs' frames start at the same times).
+    assert_eq!(run.stderr, "wrote 779 records to both.3es\n");
+    let run = run_in(dir.path(), &["validate", "both.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "both.3es: ok (0 errors, 0 warnings, 0 info)\n");
+    let o = parse_json_lines(
+        &run_in(dir.path(), &["inspect", "--format", "json", "both.3es"])
+            .expect_code(0)
+            .stdout,
+    )
+    .remove(0);
+    assert_eq!(o["records"], 780);
+    assert_eq!(o["frames"], 50);
+    assert_eq!(o["frame_count_message"], 50);
+    assert_eq!(o["capture_duration_ns"], 1_650_000_000u64);
+    let mut want: BTreeMap<(u64, u64), u64> = csv("small_plain.3esinfo.csv")
+        .into_iter()
+        .map(|(k, v)| (k, 2 * v.0))
+        .collect();
+    want.insert((1, 0), 1);
+    want.insert((2, 1), 50);
+    want.insert((2, 3), 1);
+    assert_eq!(message_counts(&o), want);
+    // Twice the shapes alive at the end, under distinct ids.
+    let single = inspect_json("small_plain.3es");
+    let alive = |o: &Value| -> Vec<(u64, u64)> {
+        o["shapes_alive"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|a| {
+                (
+                    a["routing_id"].as_u64().unwrap(),
+                    a["count"].as_u64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let doubled: Vec<(u64, u64)> = alive(&single)
+        .into_iter()
+        .map(|(r, n)| (r, 2 * n))
+        .collect();
+    assert!(!doubled.is_empty());
+    assert_eq!(alive(&o), doubled);
+
+    // With a slice of itself (frames 20..30): its world state's shapes collide too.
+    run_in(
+        dir.path(),
+        &["slice", s(&plain), "--frames", "20..30", "-o", "cut.3es"],
+    )
+    .expect_code(0);
+    let cut = inspect_json_in(dir.path(), "cut.3es");
     let run = run_in(
         dir.path(),
         &[
             "merge",
-            s(&tes("small_plain.3es")),
-            s(&tes("small_compress.3es")),
+            s(&plain),
+            "cut.3es",
             "-o",
             "m.3es",
+            "--tes-compression",
+            "plain",
         ],
     )
-    .expect_code(1);
+    .expect_code(0);
+    // 416 + 116 messages, less both ServerInfos and FrameCounts and the 60 Frames, plus
+    // one ServerInfo and 50 Frames of the merged timeline.
+    assert_eq!(run.stderr, "wrote 519 records to m.3es\n");
+    let run = run_in(dir.path(), &["validate", "m.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "m.3es: ok (0 errors, 0 warnings, 0 info)\n");
+    let o = inspect_json_in(dir.path(), "m.3es");
+    assert_eq!(o["frames"], 50);
+    assert_eq!(o["compression"], "none");
+    let mut want: BTreeMap<(u64, u64), u64> = csv("small_plain.3esinfo.csv")
+        .into_iter()
+        .map(|(k, v)| (k, v.0))
+        .collect();
+    for (k, v) in message_counts(&cut) {
+        *want.entry(k).or_insert(0) += v;
+    }
+    want.insert((1, 0), 1);
+    want.insert((2, 1), 50);
+    want.insert((2, 3), 1);
+    assert_eq!(message_counts(&o), want);
+    assert_eq!(o["records"], want.values().sum::<u64>());
+}
+
+fn inspect_json_in(dir: &Path, file: &str) -> Value {
+    parse_json_lines(
+        &run_in(dir, &["inspect", "--format", "json", file])
+            .expect_code(0)
+            .stdout,
+    )
+    .remove(0)
+}
+
+#[test]
+fn merge_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = tes("small_plain.3es");
+    run_in(dir.path(), &["merge", s(&plain), s(&plain), "-o", "m.3es"]).expect_code(0);
+    // An existing output is kept without --force.
+    run_in(dir.path(), &["merge", s(&plain), s(&plain), "-o", "m.3es"]).expect_code(1);
+    run_in(
+        dir.path(),
+        &["merge", s(&plain), s(&plain), "-o", "m.3es", "--force"],
+    )
+    .expect_code(0);
+    // A damaged input stops the merge (strict reading), names the file, writes nothing.
+    let mut bytes = std::fs::read(&plain).unwrap();
+    bytes[120] ^= 0xff;
+    std::fs::write(dir.path().join("bad.3es"), &bytes).unwrap();
+    let run = run_in(dir.path(), &["merge", s(&plain), "bad.3es", "-o", "x.3es"]).expect_code(1);
     assert!(
-        run.stderr
-            .contains("merging 3es captures is not implemented yet"),
+        run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
         "{}",
         run.stderr
     );
-    assert!(!dir.path().join("m.3es").exists());
+    assert!(!dir.path().join("x.3es").exists());
+    // A missing input.
+    run_in(dir.path(), &["merge", s(&plain), "nope.3es", "-o", "y.3es"]).expect_code(1);
+}
+
+/// Four inputs, one per storage scheme (plain, collated+gzip, collated, whole-file gzip),
+/// with different lengths: every message arrives, frames are the union of their starts.
+#[test]
+fn merge_of_four_captures_in_every_scheme() {
+    let dir = tempfile::tempdir().unwrap();
+    let names = [
+        ("small_plain.3es", "small_plain.3esinfo.csv"),
+        ("small_compress.3es", "small_compress.3esinfo.csv"),
+        ("medium_collate.3es", "medium_collate.3esinfo.csv"),
+        // 3esinfo cannot read past the header of whole-file gzip; its content is small_plain's.
+        ("small_filegzip.3es", "small_plain.3esinfo.csv"),
+    ];
+    let paths: Vec<PathBuf> = names.iter().map(|(n, _)| tes(n)).collect();
+    let mut args = vec!["merge"];
+    args.extend(paths.iter().map(|p| s(p)));
+    args.extend(["-o", "four.3es"]);
+    let run = run_in(dir.path(), &args).expect_code(0);
+    // 3 × 416 + 18964 messages, less 4 ServerInfos, 4 FrameCounts and 211 Frames, plus one
+    // ServerInfo and the 61 Frames of the longest input (all frames last 33 ms).
+    assert_eq!(run.stderr, "wrote 20055 records to four.3es\n");
+    let run = run_in(dir.path(), &["validate", "four.3es"]).expect_code(0);
+    assert_eq!(run.stdout, "four.3es: ok (0 errors, 0 warnings, 0 info)\n");
+    let o = inspect_json_in(dir.path(), "four.3es");
+    assert_eq!(o["frames"], 61);
+    assert_eq!(o["frame_count_message"], 61);
+    assert_eq!(o["capture_duration_ns"], 2_013_000_000u64);
+    let mut want: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    for (_, c) in names {
+        for (k, v) in csv(c) {
+            *want.entry(k).or_insert(0) += v.0;
+        }
+    }
+    want.insert((1, 0), 1);
+    want.insert((2, 1), 61);
+    want.insert((2, 3), 1);
+    assert_eq!(message_counts(&o), want);
+    assert_eq!(o["records"], 20056);
 }

@@ -1,8 +1,10 @@
 //! Arbitrary bytes into the 3es reader: framing, resync, collated expansion (raw and gzip),
 //! the whole-file gzip switch and every payload decoder.
 //!
-//! Each input is read leniently with decoding and strictly with a header walk; every record
-//! of the lenient read is written back through the 3es writer (into a sink) and JSON Lines.
+//! Each input is read leniently with decoding, strictly without values, and leniently without
+//! values (inspect's header walk); every record of the decoded read is written back through
+//! the 3es writer (into a sink) and JSON Lines. It is then sliced from frame 2 (the walk to
+//! the cut, the reader started mid-file with a seeded checker, the synthesised world state).
 //! A panic, an abort (a huge allocation), a hang or a broken invariant below is a bug.
 
 #![no_main]
@@ -13,8 +15,9 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use simrec::formats::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
-use simrec::formats::tes::{TesReader, TesWriter};
+use simrec::formats::tes::{TesReader, TesSlice, TesWriter};
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
+use simrec::model::TimeSpec;
 
 fn read(data: &[u8], options: ReadOptions) {
     let mut reader = match TesReader::from_bytes(data.to_vec(), Path::new("fuzz"), options) {
@@ -53,6 +56,38 @@ fn read(data: &[u8], options: ReadOptions) {
     Box::new(tes).finish().expect("3es finish");
 }
 
+/// The slice reads a file: one scratch file per fuzzing process.
+fn slice(data: &[u8]) {
+    let path = std::env::temp_dir().join(format!("simrec-fuzz-tes-{}.3es", std::process::id()));
+    if std::fs::write(&path, data).is_err() {
+        return;
+    }
+    let options = ReadOptions {
+        decode: true,
+        lenient: true,
+        assume_version: None,
+    };
+    for (a, b) in [(2, 4), (1, 1000)] {
+        let Ok(slice) = TesSlice::open(
+            &path,
+            Some(TimeSpec::Frame(a)),
+            Some(TimeSpec::Frame(b)),
+            true,
+            options,
+        ) else {
+            continue;
+        };
+        let mut last = 0;
+        for item in slice {
+            let Ok(r) = item else { break };
+            let frame = r.frame.expect("every 3es record has a frame index");
+            assert!(frame >= last, "slice frame indices never decrease");
+            assert!(frame < b - a + 1, "a slice stays in its window");
+            last = frame;
+        }
+    }
+}
+
 fuzz_target!(|data: &[u8]| {
     read(
         data,
@@ -70,4 +105,13 @@ fuzz_target!(|data: &[u8]| {
             assume_version: None,
         },
     );
+    read(
+        data,
+        ReadOptions {
+            decode: false,
+            lenient: true,
+            assume_version: None,
+        },
+    );
+    slice(data);
 });

@@ -12,7 +12,10 @@ use crate::pipeline::open_recording;
     after_help = "Examples:\n  simrec merge run.traj run.state -o run.jsonl\n  \
     simrec merge a.state b.state -o both.state\n  simrec merge part1.traj part2.traj -o whole.traj\n\n\
     On equal times a frame comes before state, then inputs keep their order. Frame streams are\n\
-    concatenated (each later one starts with a reset) and must not overlap in time."
+    concatenated (each later one starts with a reset) and must not overlap in time.\n\n\
+    3es captures are overlaid on one timeline instead: frames at the union of the inputs'\n\
+    frame starts in a common time unit, colliding object, resource, category and camera ids\n\
+    of later inputs remapped (docs/formats/tes.md, \"Merging\")."
 )]
 pub struct Args {
     /// Input files

@@ -164,17 +164,16 @@ impl Attrs {
             .all(|x| x.is_finite())
     }
 
-    fn fields(&self, prefix: &str, out: &mut Vec<Field>) {
-        let key = |k: &str| format!("{prefix}{k}");
+    fn fields(&self, out: &mut Vec<Field>) {
         out.push((
-            key("colour"),
+            "colour".to_string(),
             Value::Array(Array::flat(ArrayData::U8(
                 self.colour.to_be_bytes().to_vec(),
             ))),
         ));
-        out.push((key("position"), reals(&self.position, self.dp)));
-        out.push((key("rotation"), reals(&self.rotation, self.dp)));
-        out.push((key("scale"), reals(&self.scale, self.dp)));
+        out.push(("position".to_string(), reals(&self.position, self.dp)));
+        out.push(("rotation".to_string(), reals(&self.rotation, self.dp)));
+        out.push(("scale".to_string(), reals(&self.scale, self.dp)));
     }
 }
 
@@ -392,7 +391,12 @@ pub fn decode(routing: u16, message: u16, payload: &[u8], ctx: Ctx) -> Decoded {
         c: Cur::new(payload),
         out: Decoded {
             entity: None,
-            values: Vec::new(),
+            // One allocation for the usual dozen fields instead of growing step by step.
+            values: if ctx.values {
+                Vec::with_capacity(12)
+            } else {
+                Vec::new()
+            },
             sem: Sem::None,
             notes: Vec::new(),
         },
@@ -721,10 +725,8 @@ fn mesh(d: &mut Dec) -> Option<()> {
             d.uint("index_count", indices);
             d.uint("flags", flags);
             d.uint("draw_type", draw_type);
-            let mut f = Vec::new();
-            attrs.fields("", &mut f);
             if d.ctx.values {
-                d.out.values.extend(f);
+                attrs.fields(&mut d.out.values);
             }
             if flags & 2 != 0 {
                 let scale = d.c.f32()?;
@@ -823,10 +825,8 @@ fn shape(d: &mut Dec) -> Option<()> {
             let attrs = Attrs::read(&mut d.c, dp)?;
             d.uint("flags", flags);
             flag_names(d, flags);
-            let mut f = Vec::new();
-            attrs.fields("", &mut f);
             if d.ctx.values {
-                d.out.values.extend(f);
+                attrs.fields(&mut d.out.values);
             }
             d.out.sem = Sem::ShapeUpdate { id, flags, attrs };
             Some(())
@@ -882,10 +882,8 @@ fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
     d.uint("category", category);
     d.uint("flags", flags);
     flag_names(d, flags);
-    let mut f = Vec::new();
-    attrs.fields("", &mut f);
     if d.ctx.values {
-        d.out.values.extend(f);
+        attrs.fields(&mut d.out.values);
     }
     let asize = if dp { ATTR_F64 } else { ATTR_F32 };
     let mut multi = None;

@@ -3,6 +3,7 @@
 
 mod codes;
 pub mod decode;
+mod merge;
 pub mod names;
 pub mod packet;
 mod reader;
@@ -10,12 +11,15 @@ mod slice;
 mod stats;
 mod stream;
 mod validate;
+mod walk;
+
 pub mod world;
 mod writer;
 
 use std::path::{Path, PathBuf};
 
 pub use codes::*;
+pub use merge::{TesMerge, MERGE_COORDINATE_FRAME, MERGE_LONG_FRAME, MERGE_USER_IDS};
 pub use reader::TesReader;
 pub use slice::TesSlice;
 pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY};
@@ -110,13 +114,10 @@ impl Format for Tes {
 
     fn open_merge(
         &self,
-        _paths: &[PathBuf],
-        _options: ReadOptions,
+        paths: &[PathBuf],
+        options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        // The generic merge by time would interleave two frame streams and keep colliding
-        // object ids: refuse rather than write a wrong capture.
-        Some(Err(ReadError::Unsupported(
-            "merging 3es captures is not implemented yet (it needs id remapping and common time units; spec tes.md §11.3)".into(),
-        )))
+        // Spec §11.3: one timeline, colliding ids remapped, common time unit.
+        Some(TesMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
     }
 }

@@ -73,6 +73,49 @@ impl TesReader {
         Self::from_input(input, &name, options).map_err(|e| e.in_file(&name))
     }
 
+    /// Reads from `at.pos`, the top-level packet that starts frame `at.frame` (found by a
+    /// walk), with the timing in effect there; the validation state is seeded with the
+    /// packets that rebuild the scene, so that records after the cut are checked against it.
+    pub(super) fn open_at(
+        path: &Path,
+        options: ReadOptions,
+        at: &super::walk::Folded,
+        scene: &[Vec<u8>],
+    ) -> Result<TesReader, ReadError> {
+        let mut r = Self::open(path, options)?;
+        r.pos = at.pos;
+        r.frame = at.frame;
+        r.time_us = at.time_us;
+        r.time_unit = at.time_unit;
+        r.frame_time = at.frame_time;
+        r.stats.time_unit = at.time_unit;
+        // Past the header packets: no "first packet" or "FrameCount" rules apply.
+        r.index = HEADER_PACKETS + 1;
+        r.server_infos = 1;
+        r.frame_counts = 1;
+        for p in scene {
+            let Some(h) = PacketHeader::parse(p).filter(|h| h.packet_len() == p.len()) else {
+                continue;
+            };
+            let start = h.payload_start();
+            let payload = &p[start..start + h.payload_size as usize];
+            let d = decode::decode(
+                h.routing_id,
+                h.message_id,
+                payload,
+                Ctx {
+                    version_minor: h.version_minor.min(4),
+                    values: false,
+                    data_dp: None,
+                },
+            );
+            r.checker
+                .observe(h.routing_id, h.version_minor, &d.sem, 0, &mut r.issues);
+            r.issues.clear();
+        }
+        Ok(r)
+    }
+
     /// Reads a capture held in memory; `name` is used in findings and errors.
     pub fn from_bytes(
         bytes: Vec<u8>,
@@ -158,6 +201,28 @@ impl TesReader {
         })
     }
 
+    /// A lenient read without values (`inspect` without --deep): packet headers, and the
+    /// payloads that frames, time, FrameCount and the live scene need. CRCs and the other
+    /// payloads are not looked at; `validate` and `inspect --deep` check them.
+    fn header_walk(&self) -> bool {
+        !self.options.decode && self.options.lenient
+    }
+
+    /// Whether a payload can go undecoded when no values are wanted: shape updates, bulk
+    /// mesh data and mesh resource components change neither frames nor the live scene.
+    fn skippable(&self, routing: u16, message: u16) -> bool {
+        !self.options.decode
+            && match routing {
+                decode::R_SHAPE_FIRST..=decode::R_SHAPE_LAST => {
+                    message == decode::S_UPDATE
+                        || (message == decode::S_DATA
+                            && matches!(routing, decode::R_MESH_SHAPE | decode::R_POINT_CLOUD))
+                }
+                decode::R_MESH => (3..=8).contains(&message),
+                _ => false,
+            }
+    }
+
     /// File offset to report for a position of the current layer.
     fn file_offset(&self, pos: u64) -> u64 {
         match &self.layer {
@@ -230,7 +295,13 @@ impl TesReader {
                 return Ok(None);
             }
         }
-        let head = self.layer.fetch(pos, HEADER_LEN)?.to_vec();
+        let mut head_buf = [0u8; HEADER_LEN];
+        let got = {
+            let b = self.layer.fetch(pos, HEADER_LEN)?;
+            head_buf[..b.len()].copy_from_slice(b);
+            b.len()
+        };
+        let head = &head_buf[..got];
         self.gzip_error()?;
         if head.is_empty() {
             self.finish()?;
@@ -250,7 +321,7 @@ impl TesReader {
             self.finish()?;
             return Ok(None);
         }
-        let Some(h) = PacketHeader::parse(&head) else {
+        let Some(h) = PacketHeader::parse(head) else {
             let w = self.where_(pos);
             self.damage(
                 Finding::new(
@@ -375,6 +446,10 @@ impl TesReader {
             self.stats.no_crc += 1;
             return Ok(());
         }
+        if self.header_walk() {
+            // `inspect` without --deep: counts and frames only (validate checks CRCs).
+            return Ok(());
+        }
         if let Some((stored, computed)) = packet::crc_mismatch(h, packet) {
             let place = match inner {
                 Some(o) => format!(" (inner packet at offset {o} of the collated body)"),
@@ -495,8 +570,7 @@ impl TesReader {
         let reserved = packet::be16(payload, 2);
         let ub = u32::from_be_bytes([payload[4], payload[5], payload[6], payload[7]]);
         self.collated_header(flags, reserved, at);
-        let body = payload[8..].to_vec();
-        self.decode_body(flags, &body, ub, at)?;
+        self.decode_body(flags, &payload[8..], ub, at)?;
         Ok(())
     }
 
@@ -749,12 +823,13 @@ impl TesReader {
         let payload = &packet[start..start + h.payload_size as usize];
         self.stats
             .count(routing, message, payload.len(), packet.len());
-        let place = inner
-            .map(|o| format!(" (inner offset {o})"))
-            .unwrap_or_default();
         let mut found: Vec<Finding> = Vec::new();
         let mut push = |s: Severity, code: &'static str, m: String| {
-            found.push(Finding::new(s, code, format!("{m}{place}")).at(at, index));
+            let m = match inner {
+                Some(o) => format!("{m} (inner offset {o})"),
+                None => m,
+            };
+            found.push(Finding::new(s, code, m).at(at, index));
         };
         if self.end_seen && !self.end_reported {
             self.end_reported = true;
@@ -789,16 +864,27 @@ impl TesReader {
             None
         };
         let version = h.version_minor;
-        let d = decode::decode(
-            routing,
-            message,
-            payload,
-            Ctx {
-                version_minor: version.min(4),
-                values: self.options.decode,
-                data_dp,
-            },
-        );
+        let d = if self.skippable(routing, message) {
+            decode::Decoded {
+                entity: payload
+                    .get(..4)
+                    .map(|b| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+                values: Vec::new(),
+                sem: Sem::None,
+                notes: Vec::new(),
+            }
+        } else {
+            decode::decode(
+                routing,
+                message,
+                payload,
+                Ctx {
+                    version_minor: version.min(4),
+                    values: self.options.decode,
+                    data_dp,
+                },
+            )
+        };
         for n in &d.notes {
             push(n.severity, n.code, n.message.clone());
         }

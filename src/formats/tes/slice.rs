@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 use super::decode::{self, Ctx};
 use super::packet::{self, PacketHeader};
 use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
+use super::walk;
 use super::world::World;
 use super::{names, RAW_FORMAT};
+use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{Header, Nanos, RawBytes, Record, TimeSpec};
 use crate::report::{Finding, Findings, Severity};
@@ -85,10 +87,27 @@ impl TesSlice {
             None => Bound::Frame(0),
         };
         let end = end.map(|e| bound(e, path)).transpose()?;
+        // The fast way: walk headers to the cut, read only what the world state needs.
+        let cut = match start {
+            Bound::Frame(n) if n > 0 => Some(walk::Cut::Frame(n)),
+            Bound::Time(t) if t > 0 => Some(walk::Cut::TimeUs((t as u64).div_ceil(1000))),
+            _ => None,
+        };
+        let folded = cut.and_then(|c| {
+            let mut input = Input::open(path).ok()?;
+            walk::fold_to(&mut input, c)
+        });
+        let (reader, world) = match folded {
+            Some(f) => {
+                let scene = f.world.packets();
+                (TesReader::open_at(path, options, &f, &scene)?, f.world)
+            }
+            None => (TesReader::open(path, options)?, World::default()),
+        };
         Ok(TesSlice {
             path: path.to_path_buf(),
-            reader: TesReader::open(path, options)?,
-            world: World::default(),
+            reader,
+            world,
             start,
             end,
             rebase,
