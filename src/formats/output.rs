@@ -122,12 +122,15 @@ impl Outputs {
         ))
     }
 
-    /// A temporary file beside `target`, renamed onto it at commit.
-    fn temp_file(&mut self, target: &Path) -> Result<File, WriteError> {
+    /// Checks that `target` may be written (absent unless `--force`, not already an output
+    /// of this run) and gives the directory and name prefix of its temporary sibling.
+    fn sibling(&self, target: &Path) -> Result<(PathBuf, String), WriteError> {
         if !self.force && target.exists() {
             return Err(WriteError::Exists(target.to_path_buf()));
         }
-        if self.pending.iter().any(|(_, t)| t == target) {
+        let mut claimed =
+            (self.pending.iter().map(|(_, t)| t)).chain(self.pending_dirs.iter().map(|(_, t)| t));
+        if claimed.any(|t| t == target) {
             return Err(WriteError::Invalid(format!(
                 "{} would be written twice",
                 target.display()
@@ -141,7 +144,12 @@ impl Outputs {
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let prefix = format!(".{name}.");
+        Ok((dir.to_path_buf(), format!(".{name}.")))
+    }
+
+    /// A temporary file beside `target`, renamed onto it at commit.
+    fn temp_file(&mut self, target: &Path) -> Result<File, WriteError> {
+        let (dir, prefix) = self.sibling(target)?;
         let mut builder = tempfile::Builder::new();
         builder.prefix(&prefix).suffix(".partial");
         #[cfg(unix)]
@@ -151,7 +159,7 @@ impl Outputs {
             builder.permissions(fs::Permissions::from_mode(0o666));
         }
         let temp = builder
-            .tempfile_in(dir)
+            .tempfile_in(&dir)
             .map_err(|e| WriteError::io(target, e))?;
         let (file, path) = temp.into_parts();
         self.pending.push((path, target.to_path_buf()));
@@ -183,25 +191,9 @@ impl Outputs {
                 "a directory cannot be written to standard output; name an output directory".into(),
             ));
         }
-        if !self.force && target.exists() {
-            return Err(WriteError::Exists(target.to_path_buf()));
-        }
-        if self.pending_dirs.iter().any(|(_, t)| t == target) {
-            return Err(WriteError::Invalid(format!(
-                "{} would be written twice",
-                target.display()
-            )));
-        }
-        let parent = match target.parent() {
-            Some(p) if !p.as_os_str().is_empty() => p,
-            _ => Path::new("."),
-        };
-        let name = target
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
+        let (parent, prefix) = self.sibling(target)?;
         let dir = builder
-            .prefix(&format!(".{name}."))
+            .prefix(&prefix)
             .suffix(".partial")
             .tempdir_in(parent)
             .map_err(|e| WriteError::io(target, e))?;

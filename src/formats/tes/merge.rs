@@ -14,9 +14,9 @@ use std::path::{Path, PathBuf};
 use super::decode::{self, Ctx, Sem};
 use super::packet::{self, PacketHeader};
 use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
-use super::{names, RAW_FORMAT};
+use super::{packet_record, RAW_FORMAT};
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::{Header, RawBytes, Record};
+use crate::model::{Header, Record};
 use crate::report::{Finding, Findings, Severity};
 
 /// Finding codes of a merge.
@@ -473,32 +473,9 @@ impl TesMerge {
 
     /// A record for a packet of the output, at the current output frame.
     fn record(&self, p: Vec<u8>) -> Option<Record> {
-        let h = PacketHeader::parse(&p)?;
-        let start = h.payload_start();
-        let payload = p.get(start..start + h.payload_size as usize)?;
-        let d = decode::decode(
-            h.routing_id,
-            h.message_id,
-            payload,
-            Ctx {
-                version_minor: h.version_minor.min(4),
-                values: self.decode,
-                data_dp: None,
-            },
-        );
         let t = self.boundary.unwrap_or(0);
-        Some(Record {
-            time: t.saturating_mul(1000).min(i64::MAX as u64) as i64,
-            channel: names::channel_of(h.routing_id),
-            entity: d.entity,
-            frame: Some(self.frame),
-            values: d.values,
-            raw: Some(RawBytes {
-                format: RAW_FORMAT,
-                bytes: p,
-            }),
-            group: None,
-        })
+        let time = t.saturating_mul(1000).min(i64::MAX as u64) as i64;
+        packet_record(p, self.decode, time, self.frame)
     }
 
     fn push(&mut self, p: Vec<u8>) {

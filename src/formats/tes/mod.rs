@@ -27,10 +27,40 @@ pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY};
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
-use crate::model::{Channel, ChannelKind, Composition, Header, TimeSpec};
+use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record, TimeSpec};
 
 /// Raw-bytes tag: a whole packet (header, payload, CRC).
 pub const RAW_FORMAT: &str = "3es";
+
+/// The record of a packet simrec put together itself (a merge's rewritten packet, a
+/// slice's world state), at `time` and `frame`; `None` for a malformed packet.
+fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Record> {
+    let h = packet::PacketHeader::parse(&p)?;
+    let start = h.payload_start();
+    let payload = p.get(start..start + h.payload_size as usize)?;
+    let d = decode::decode(
+        h.routing_id,
+        h.message_id,
+        payload,
+        decode::Ctx {
+            version_minor: h.version_minor.min(4),
+            values,
+            data_dp: None,
+        },
+    );
+    Some(Record {
+        time,
+        channel: names::channel_of(h.routing_id),
+        entity: d.entity,
+        frame: Some(frame),
+        values: d.values,
+        raw: Some(RawBytes {
+            format: RAW_FORMAT,
+            bytes: p,
+        }),
+        group: None,
+    })
+}
 
 fn header(version_minor: u16) -> Header {
     let mut h = Header::new("3es", format!("0.{version_minor}"));

@@ -5,15 +5,15 @@
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
-use super::decode::{self, Ctx};
-use super::packet::{self, PacketHeader};
+use super::decode;
+use super::packet;
+use super::packet_record;
 use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
 use super::walk;
 use super::world::World;
-use super::{names, RAW_FORMAT};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::{Header, Nanos, RawBytes, Record, TimeSpec};
+use crate::model::{Header, Nanos, Record, TimeSpec};
 use crate::report::{Finding, Findings, Severity};
 
 /// Where a window starts or ends, resolved as far as a stream can.
@@ -122,30 +122,8 @@ impl TesSlice {
 
     /// A record for a synthesised packet, at the start of the window.
     fn synthesised(&self, p: Vec<u8>) -> Option<Record> {
-        let h = PacketHeader::parse(&p)?;
-        let payload = &p[h.payload_start()..h.payload_start() + h.payload_size as usize];
-        let d = decode::decode(
-            h.routing_id,
-            h.message_id,
-            payload,
-            Ctx {
-                version_minor: h.version_minor.min(4),
-                values: self.decode,
-                data_dp: None,
-            },
-        );
-        Some(Record {
-            time: if self.rebase { 0 } else { self.base.0 },
-            channel: names::channel_of(h.routing_id),
-            entity: d.entity,
-            frame: Some(if self.rebase { 0 } else { self.base.1 }),
-            values: d.values,
-            raw: Some(RawBytes {
-                format: RAW_FORMAT,
-                bytes: p,
-            }),
-            group: None,
-        })
+        let (time, frame) = if self.rebase { (0, 0) } else { self.base };
+        packet_record(p, self.decode, time, frame)
     }
 
     fn open_window(&mut self, first: Option<Record>) {
