@@ -609,3 +609,23 @@ fn merge_of_four_captures_in_every_scheme() {
     assert_eq!(message_counts(&o), want);
     assert_eq!(o["records"], 20056);
 }
+
+#[test]
+fn tes_compression_for_another_output_format_is_a_usage_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.jsonl");
+    let r = sim(&[
+        "convert",
+        "small_plain.3es",
+        "-o",
+        s(&out),
+        "--tes-compression",
+        "plain",
+    ])
+    .expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: --tes-compression applies to 3es output; this output is jsonl\n"
+    );
+    assert!(!out.exists());
+}

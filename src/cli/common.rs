@@ -10,7 +10,7 @@ use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
 use crate::formats::registry::{self, writable_names};
-use crate::formats::{Format, ReadOptions, Sink, Source};
+use crate::formats::{tes, Format, ReadOptions, Sink, Source};
 use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table};
 use crate::report::Severity;
@@ -111,10 +111,17 @@ pub fn write_parts(
     };
     let mut header = source.header().clone();
     if let Some(scheme) = &args.tes_compression {
+        if format.name() != "3es" {
+            return Err(UsageError(format!(
+                "--tes-compression applies to 3es output; this output is {}",
+                format.name()
+            ))
+            .into());
+        }
         // Writer settings travel in the header handed to `create` (only the 3es writer reads it).
         header
             .metadata
-            .insert("tes_compression".into(), scheme.clone().into());
+            .insert(tes::COMPRESSION_KEY.into(), scheme.clone().into());
     }
     let sink: Box<dyn Sink + '_> = match parts {
         None => format
