@@ -96,6 +96,14 @@ impl TesWriter {
                 ))
             })?,
         };
+        if !header.channels.is_empty() && header.format != RAW_FORMAT {
+            // Every record would be dropped (packets are written from their own bytes only):
+            // say so before writing an empty capture.
+            return Err(WriteError::Unsupported(format!(
+                "nothing to write: simrec writes 3es only from 3es captures (re-encoding {} records is not supported)",
+                header.format
+            )));
+        }
         let out = outputs.create_seekable(target)?;
         let meta = |k: &str| header.metadata.get(k).and_then(|v| v.as_u64());
         let from_3es = header.format == "3es";
