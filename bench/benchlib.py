@@ -131,3 +131,20 @@ def peak_rss_kib(argv: list[str], log_path: Path) -> tuple[int, int]:
 
 def fmt_ms(s: float) -> str:
     return f"{s * 1000:.0f} ms" if s >= 0.1 else f"{s * 1000:.1f} ms"
+
+
+def rss_by_size(results: list[dict], sizes: list[int], row_key, size_label) -> list[str]:
+    """Markdown lines: peak RSS per command (rows, by `row_key`) and input size (columns,
+    headed by `size_label(frames)`), with the largest ÷ smallest ratio."""
+    cmds = list(dict.fromkeys(row_key(r) for r in results))
+    lines = ["", "### Peak RSS by input size", ""]
+    lines.append("| command | " + " | ".join(size_label(s) for s in sizes) + " | largest ÷ smallest |")
+    lines.append("|---|" + "---:|" * (len(sizes) + 1))
+    for c in cmds:
+        vals = {r["frames"]: r["rss_mib_max"] for r in results if row_key(r) == c}
+        cells = [f"{vals[s]:.1f} MiB" if s in vals else "–" for s in sizes]
+        ratio = (f"{vals[sizes[-1]] / vals[sizes[0]]:.2f}×"
+                 if sizes[0] in vals and sizes[-1] in vals else "–")
+        lines.append(f"| {c} | " + " | ".join(cells) + f" | {ratio} |")
+    return lines
+

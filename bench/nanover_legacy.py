@@ -57,6 +57,7 @@ from benchlib import (
     machine_info,
     peak_rss_kib,
     resolve_repo_path,
+    rss_by_size,
     run_once,
 )
 
@@ -220,22 +221,10 @@ def render(results: list[dict], info: dict, a, gen: Path) -> str:
         return "slice (middle 30%) → .traj+.state" if r["command"].startswith("slice") else r["command"]
 
     sizes = sorted({r["frames"] for r in results})
-    cmds = list(dict.fromkeys(row_key(r) for r in results))
 
     if len(sizes) > 1:
-        L.append("")
-        L.append("### Peak RSS by input size")
-        L.append("")
-        L.append("| command | " + " | ".join(
-            f"{s} frames ({next(r['input_bytes'] for r in results if r['frames'] == s) / 1e6:.0f} MB)"
-            for s in sizes) + " | largest ÷ smallest |")
-        L.append("|---|" + "---:|" * (len(sizes) + 1))
-        for c in cmds:
-            vals = {r["frames"]: r["rss_mib_max"] for r in results if row_key(r) == c}
-            cells = [f"{vals[s]:.1f} MiB" if s in vals else "–" for s in sizes]
-            ratio = (f"{vals[sizes[-1]] / vals[sizes[0]]:.2f}×"
-                     if sizes[0] in vals and sizes[-1] in vals else "–")
-            L.append(f"| {c} | " + " | ".join(cells) + f" | {ratio} |")
+        L += rss_by_size(results, sizes, row_key, lambda s: (
+            f"{s} frames ({next(r['input_bytes'] for r in results if r['frames'] == s) / 1e6:.0f} MB)"))
 
     # Targets.
     L.append("")

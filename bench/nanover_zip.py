@@ -95,6 +95,7 @@ from benchlib import (
     machine_info,
     peak_rss_kib,
     resolve_repo_path,
+    rss_by_size,
     run_once,
     target_dir,
 )
@@ -580,20 +581,8 @@ def render(results: list[dict], inputs: list[dict], info: dict, a, gen: Path, wh
         return "slice (middle 30%) → .nanover.zip" if r["command"].startswith("slice") else r["command"]
 
     if len(sizes) > 1:
-        cmds = list(dict.fromkeys(row_key(r) for r in ok))
-        L.append("")
-        L.append("### Peak RSS by input size")
-        L.append("")
-        L.append("| command | " + " | ".join(
-            f"{s} frames ({next(i['zip_bytes'] for i in inputs if i['frames'] == s) / 1e6:.0f} MB zip)"
-            for s in sizes) + " | largest ÷ smallest |")
-        L.append("|---|" + "---:|" * (len(sizes) + 1))
-        for c in cmds:
-            vals = {r["frames"]: r["rss_mib_max"] for r in ok if row_key(r) == c}
-            cells = [f"{vals[s]:.1f} MiB" if s in vals else "–" for s in sizes]
-            ratio = (f"{vals[sizes[-1]] / vals[sizes[0]]:.2f}×"
-                     if sizes[0] in vals and sizes[-1] in vals else "–")
-            L.append(f"| {c} | " + " | ".join(cells) + f" | {ratio} |")
+        L += rss_by_size(ok, sizes, row_key, lambda s: (
+            f"{s} frames ({next(i['zip_bytes'] for i in inputs if i['frames'] == s) / 1e6:.0f} MB zip)"))
 
     # Targets (the Performance section).
     L.append("")
