@@ -337,3 +337,32 @@ fn a_damaged_deflate_stream_is_a_clean_error() {
         r.stdout
     );
 }
+
+#[test]
+fn a_frame_without_an_index_goes_to_legacy_as_the_previous_index_plus_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let traj = dir.path().join("edge.traj");
+    let r = zrun(&["convert", "edge.nanover.zip", "-o", s(&traj)]).expect_code(3);
+    assert!(
+        r.stderr.contains(
+            "│ frame   ┆ frame_index               ┆ frame without an index: written as the previous index + 1 ┆ 1       │"
+        ),
+        "{}",
+        r.stderr
+    );
+    let r = zrun(&["cat", s(&traj)]).expect_code(0);
+    let frames: Vec<&str> = r
+        .stdout
+        .lines()
+        .map(|l| l.split(':').next().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        frames,
+        [
+            "0.000000s frame #0 reset",
+            "0.001000s frame #1",
+            "0.003000s frame #2",
+            "0.004000s frame #3"
+        ]
+    );
+}

@@ -516,3 +516,42 @@ fn fuzz_regressions_read_cleanly() {
         assert!(errors > 0, "{}", path.display());
     }
 }
+
+#[test]
+fn frames_without_an_index_go_to_legacy_as_previous_plus_one_from_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let stem = dir.path().join("noindex");
+    let header = ZipReader::open(&fixture("small.nanover.zip"), ReadOptions::default())
+        .unwrap()
+        .header()
+        .clone();
+    let frame = header.channel_id("frame").unwrap();
+    let mut outputs = Outputs::new(false);
+    let mut sink: Box<dyn Sink> =
+        Box::new(LegacyWriter::create(&stem, &header, &mut outputs).unwrap());
+    for t in [1_000, 2_000] {
+        sink.write(&Record::new(t, frame)).unwrap();
+    }
+    let report = sink.finish().unwrap();
+    let noted: Vec<_> = report
+        .loss
+        .entries()
+        .map(|(c, f, why, n)| (c.to_string(), f.to_string(), why.to_string(), n))
+        .collect();
+    assert_eq!(
+        noted,
+        [(
+            "frame".to_string(),
+            "frame_index".to_string(),
+            "frame without an index: written as the previous index + 1".to_string(),
+            2
+        )]
+    );
+    outputs.commit().unwrap();
+    let back =
+        simrec::formats::registry::open(&stem.with_extension("traj"), ReadOptions::default())
+            .unwrap();
+    let frames: Vec<Option<u64>> = back.map(|r| r.unwrap().frame).collect();
+    // Not a reset: spec nanover-zip §14 writes 1 when there is no previous frame.
+    assert_eq!(frames, [Some(1), Some(2)]);
+}

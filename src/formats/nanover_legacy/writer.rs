@@ -154,9 +154,15 @@ impl Sink for LegacyWriter {
                                 ));
                                 i as u32
                             }),
-                            // A source without frame indices: start with a reset, then count.
-                            None if part.records == 0 => 0,
-                            None => part.last_frame.wrapping_add(1).max(1),
+                            // Not a reset (an absent field would say reset): the previous
+                            // index + 1, or 1 (spec nanover-zip §14).
+                            None => {
+                                lost.push((
+                                    "frame_index".into(),
+                                    "frame without an index: written as the previous index + 1",
+                                ));
+                                part.last_frame.wrapping_add(1).max(1)
+                            }
                         };
                         part.last_frame = index;
                         frame_payload(index, &record.values, &mut lost)
