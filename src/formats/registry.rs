@@ -23,6 +23,22 @@ pub enum Detection {
     Content,
 }
 
+impl Detection {
+    /// `Content` when the bytes say so, else `Extension` when the name does, else `No`.
+    pub fn by(content: bool, extension: bool) -> Detection {
+        match (content, extension) {
+            (true, _) => Detection::Content,
+            (false, true) => Detection::Extension,
+            (false, false) => Detection::No,
+        }
+    }
+}
+
+/// Whether a file name ends with `extension` (with the dot), and has more before it.
+fn has_extension(name: &str, extension: &str) -> bool {
+    name.len() > extension.len() && name.ends_with(extension)
+}
+
 /// One format: detection, reader, writer.
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
@@ -33,6 +49,12 @@ pub trait Format: Sync {
 
     /// Output extensions that select this format (with the dot).
     fn extensions(&self) -> &'static [&'static str];
+
+    /// Whether `path`'s name ends with one of [`Format::extensions`].
+    fn named_by(&self, path: &Path) -> bool {
+        let name = path.file_name().map(|n| n.to_string_lossy());
+        name.is_some_and(|n| self.extensions().iter().any(|e| has_extension(&n, e)))
+    }
 
     /// Looks at the path and the first bytes of a file.
     fn detect(&self, path: &Path, head: &[u8]) -> Detection;
@@ -166,7 +188,7 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
         FORMATS
             .iter()
             .flat_map(|f| f.extensions().iter().map(move |e| (*e, *f)))
-            .filter(|(e, _)| name.len() > e.len() && name.ends_with(e))
+            .filter(|(e, _)| has_extension(name, e))
             .max_by_key(|(e, _)| e.len())
             .map(|(_, f)| f)
     });
@@ -189,4 +211,33 @@ pub fn writable_names() -> String {
         .map(|f| f.name())
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_beat_names_and_names_need_a_stem() {
+        let dir = tempfile::tempdir().unwrap();
+        for (name, format) in [
+            ("a.traj", "nanover-legacy"),
+            ("a.state", "nanover-legacy"),
+            ("a.nanover.zip", "nanover-zip"),
+            ("a.3es", "3es"),
+        ] {
+            // Empty: only the name can tell.
+            let path = dir.path().join(name);
+            std::fs::write(&path, b"").unwrap();
+            assert_eq!(detect(&path).map(|f| f.name()).ok(), Some(format), "{name}");
+        }
+        // A NanoVer legacy magic in a file named like a 3es capture: the bytes win.
+        let path = dir.path().join("b.3es");
+        std::fs::write(&path, 0x5c71_e3c4_9989_b7e3u64.to_le_bytes()).unwrap();
+        assert_eq!(detect(&path).map(|f| f.name()).ok(), Some("nanover-legacy"));
+        let named_only_by_extension = dir.path().join(".3es");
+        std::fs::write(&named_only_by_extension, b"").unwrap();
+        assert!(detect(&named_only_by_extension).is_err());
+        assert_eq!(Detection::by(false, false), Detection::No);
+    }
 }

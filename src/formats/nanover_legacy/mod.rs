@@ -93,13 +93,8 @@ impl Format for NanoverLegacy {
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
-        if head.len() >= 8 && head[..8] == MAGIC.to_le_bytes() {
-            Detection::Content
-        } else if Stream::from_path(path).is_some() {
-            Detection::Extension
-        } else {
-            Detection::No
-        }
+        let content = head.len() >= 8 && head[..8] == MAGIC.to_le_bytes();
+        Detection::by(content, self.named_by(path))
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

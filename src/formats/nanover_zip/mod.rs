@@ -66,16 +66,10 @@ impl Format for NanoverZip {
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
         // A ZIP whose first member is messages.msgpack (finished or crashed).
         let name = container::MESSAGES.as_bytes();
-        if head.len() >= 30 + name.len()
+        let content = head.len() >= 30 + name.len()
             && head[..4] == [0x50, 0x4b, 0x03, 0x04]
-            && &head[30..30 + name.len()] == name
-        {
-            Detection::Content
-        } else if path.to_string_lossy().ends_with(EXTENSION) {
-            Detection::Extension
-        } else {
-            Detection::No
-        }
+            && &head[30..30 + name.len()] == name;
+        Detection::by(content, self.named_by(path))
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

@@ -106,13 +106,7 @@ impl Format for Tes {
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
-        if looks_like_tes(head) {
-            Detection::Content
-        } else if path.extension().is_some_and(|e| e == "3es") {
-            Detection::Extension
-        } else {
-            Detection::No
-        }
+        Detection::by(looks_like_tes(head), self.named_by(path))
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
