@@ -395,20 +395,23 @@ impl ElodinReader {
             c.cur_mismatch = false;
         }
         let in_first = c.first_tick == Some(tick);
+        let twice = |name: &str| {
+            finding(
+                DUPLICATE_ROW,
+                Severity::Error,
+                format!(
+                    "{}entity {entity} appears twice at tick {tick}",
+                    at(name, row, "entity_id")
+                ),
+            )
+        };
         let duplicate = if in_first || c.cur_mismatch {
             !c.cur_seen.insert(entity)
         } else {
             false
         };
         if duplicate {
-            found.push(finding(
-                DUPLICATE_ROW,
-                Severity::Error,
-                format!(
-                    "{}entity {entity} appears twice at tick {tick}",
-                    at(&c.name, row, "entity_id")
-                ),
-            ));
+            found.push(twice(&c.name));
         } else if in_first {
             c.first_entities.push(entity);
         } else if !c.cur_mismatch && c.first_entities.get(c.cur_pos) != Some(&entity) {
@@ -417,14 +420,7 @@ impl ElodinReader {
             c.cur_seen
                 .extend(c.first_entities.iter().take(c.cur_pos).copied());
             if !c.cur_seen.insert(entity) {
-                found.push(finding(
-                    DUPLICATE_ROW,
-                    Severity::Error,
-                    format!(
-                        "{}entity {entity} appears twice at tick {tick}",
-                        at(&c.name, row, "entity_id")
-                    ),
-                ));
+                found.push(twice(&c.name));
             } else {
                 found.push(finding(
                     ENTITY_SET,
