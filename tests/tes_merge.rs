@@ -72,15 +72,13 @@ fn counts(records: &[Record]) -> BTreeMap<(u16, u16), u64> {
 /// records and the file.
 fn merge(inputs: &[PathBuf], out: &Path) -> Vec<Record> {
     let mut source = open_recording(inputs, options()).unwrap();
-    let mut header = source.header().clone();
+    let header = source.header().clone();
     let records: Vec<Record> = source.by_ref().map(|r| r.unwrap()).collect();
     for (_, f) in source.findings() {
         assert_eq!(f.list().len(), 0, "{:?}", f.list());
     }
-    header
-        .metadata
-        .insert(COMPRESSION_KEY.into(), "collated-gzip".into());
     let mut outputs = Outputs::new(true);
+    outputs.set(COMPRESSION_KEY, "collated-gzip");
     let mut w: Box<dyn Sink> = Box::new(TesWriter::create(out, &header, &mut outputs).unwrap());
     for r in &records {
         w.write(r).unwrap();

@@ -52,10 +52,9 @@ fn raw(r: &Record) -> &[u8] {
 
 /// Writes records through the 3es writer in `scheme` into `dir/name`.
 fn write(records: &[Record], header: &simrec::model::Header, scheme: &str, path: &Path) {
-    let mut h = header.clone();
-    h.metadata.insert(COMPRESSION_KEY.into(), scheme.into());
     let mut outputs = Outputs::new(true);
-    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(path, &h, &mut outputs).unwrap());
+    outputs.set(COMPRESSION_KEY, scheme);
+    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(path, header, &mut outputs).unwrap());
     for r in records {
         w.write(r).unwrap();
     }

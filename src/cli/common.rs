@@ -109,7 +109,6 @@ pub fn write_parts(
     } else {
         Outputs::new(args.force)
     };
-    let mut header = source.header().clone();
     if let Some(scheme) = &args.tes_compression {
         if format.name() != "3es" {
             return Err(UsageError(format!(
@@ -118,11 +117,9 @@ pub fn write_parts(
             ))
             .into());
         }
-        // Writer settings travel in the header handed to `create` (only the 3es writer reads it).
-        header
-            .metadata
-            .insert(tes::COMPRESSION_KEY.into(), scheme.clone().into());
+        outputs.set(tes::COMPRESSION_KEY, scheme.clone());
     }
+    let header = source.header().clone();
     let sink: Box<dyn Sink + '_> = match parts {
         None => format
             .create(&args.output, &header, &mut outputs)

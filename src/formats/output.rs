@@ -5,6 +5,7 @@
 //! finished, so an error or an interrupted run never leaves a half-written
 //! output, and an existing file is refused unless the user passed `--force`.
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -62,6 +63,8 @@ pub struct Outputs {
     written: Vec<PathBuf>,
     /// Seekable output for standard output, copied there at commit.
     spooled_stdout: Option<tempfile::TempPath>,
+    /// Writer settings from the command line (`tes.compression`), by key.
+    settings: BTreeMap<&'static str, String>,
 }
 
 impl Outputs {
@@ -73,6 +76,7 @@ impl Outputs {
             pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled_stdout: None,
+            settings: BTreeMap::new(),
         }
     }
 
@@ -85,7 +89,18 @@ impl Outputs {
             pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled_stdout: None,
+            settings: BTreeMap::new(),
         }
+    }
+
+    /// Sets a writer setting for every output of this run; the writer it is for reads it
+    /// with [`Outputs::setting`].
+    pub fn set(&mut self, key: &'static str, value: impl Into<String>) {
+        self.settings.insert(key, value.into());
+    }
+
+    pub fn setting(&self, key: &str) -> Option<&str> {
+        self.settings.get(key).map(String::as_str)
     }
 
     /// A destination for `target`; `-` is standard output.

@@ -17,7 +17,7 @@ use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Record};
 
 /// Header metadata key through which the command line picks the output scheme.
-pub const COMPRESSION_KEY: &str = "tes_compression";
+pub const COMPRESSION_KEY: &str = "tes.compression";
 
 /// Largest inner total of a collated packet: 65535 − 16 − 8 − 2 (spec §12).
 pub const COLLATE_LIMIT: usize = 65509;
@@ -83,11 +83,7 @@ impl TesWriter {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<TesWriter, WriteError> {
-        let mode = match header
-            .metadata
-            .get(COMPRESSION_KEY)
-            .and_then(|v| v.as_str())
-        {
+        let mode = match outputs.setting(COMPRESSION_KEY) {
             None => Compression3es::CollatedGzip,
             Some(name) => Compression3es::parse(name).ok_or_else(|| {
                 WriteError::Unsupported(format!(
