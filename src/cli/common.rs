@@ -12,7 +12,7 @@ use crate::formats::output::Outputs;
 use crate::formats::registry::{self, writable_names};
 use crate::formats::{tes, Format, ReadOptions, Sink, Source};
 use crate::pipeline::{self, SplitAtResets};
-use crate::report::render::{finding_text, loss_table};
+use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::Severity;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -145,6 +145,9 @@ pub fn write_parts(
         } else {
             writeln!(out, "{}", loss_table(&report.loss))?;
         }
+        if report.loss.widenings().next().is_some() {
+            writeln!(out, "{}", widening_table(&report.loss))?;
+        }
         out.flush()?;
     } else {
         let written = outputs.commit()?;
@@ -153,6 +156,12 @@ pub fn write_parts(
             report.records,
             path_list(&written)
         );
+        if report.loss.widenings().next().is_some() {
+            eprintln!(
+                "some values were kept in a wider type:\n{}",
+                widening_table(&report.loss)
+            );
+        }
         if !report.loss.is_empty() {
             eprintln!(
                 "some values could not be kept:\n{}",

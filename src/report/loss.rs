@@ -1,19 +1,40 @@
-//! What a conversion could not carry: per (channel, field, reason), the records affected.
+//! What a conversion could not carry (loss), and what it carried in a wider type than the
+//! source had (widening): per (channel, field, reason), the records affected.
+//!
+//! Only loss makes a command exit 3. A widening keeps every value exactly (uint8 stored as
+//! int32, say) and is reported so that nobody is surprised by the output's types.
 
 use std::collections::BTreeMap;
 
+type Entries = BTreeMap<(String, String, String), u64>;
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LossReport {
-    entries: BTreeMap<(String, String, String), u64>,
+    entries: Entries,
+    widened: Entries,
+}
+
+fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str) {
+    *entries
+        .entry((channel.to_string(), field.to_string(), reason.to_string()))
+        .or_default() += 1;
+}
+
+fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
+    entries
+        .iter()
+        .map(|((c, f, r), n)| (c.as_str(), f.as_str(), r.as_str(), *n))
 }
 
 impl LossReport {
-    /// Counts one more record affected.
+    /// Counts one more record that lost something.
     pub fn add(&mut self, channel: &str, field: &str, reason: &str) {
-        *self
-            .entries
-            .entry((channel.to_string(), field.to_string(), reason.to_string()))
-            .or_default() += 1;
+        count(&mut self.entries, channel, field, reason);
+    }
+
+    /// Counts one more record whose value was kept exactly, in a wider type.
+    pub fn widen(&mut self, channel: &str, field: &str, reason: &str) {
+        count(&mut self.widened, channel, field, reason);
     }
 
     /// Adds every count of `other`.
@@ -21,16 +42,45 @@ impl LossReport {
         for (key, n) in &other.entries {
             *self.entries.entry(key.clone()).or_default() += n;
         }
+        for (key, n) in &other.widened {
+            *self.widened.entry(key.clone()).or_default() += n;
+        }
     }
 
+    /// Whether nothing was lost (widenings do not count).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
-    /// (channel, field, reason, records affected), sorted.
+    /// What was lost: (channel, field, reason, records affected), sorted.
     pub fn entries(&self) -> impl Iterator<Item = (&str, &str, &str, u64)> {
-        self.entries
-            .iter()
-            .map(|((c, f, r), n)| (c.as_str(), f.as_str(), r.as_str(), *n))
+        rows(&self.entries)
+    }
+
+    /// What was widened: (channel, field, reason, records affected), sorted.
+    pub fn widenings(&self) -> impl Iterator<Item = (&str, &str, &str, u64)> {
+        rows(&self.widened)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn widenings_are_reported_apart_and_are_not_loss() {
+        let mut a = LossReport::default();
+        a.widen("body", "mass", "uint8 stored as int32");
+        a.widen("body", "mass", "uint8 stored as int32");
+        assert!(a.is_empty());
+        let mut b = LossReport::default();
+        b.add("frame", "x", "dropped");
+        b.merge(&a);
+        assert!(!b.is_empty());
+        assert_eq!(
+            b.widenings().collect::<Vec<_>>(),
+            [("body", "mass", "uint8 stored as int32", 2)]
+        );
+        assert_eq!(b.entries().count(), 1);
     }
 }

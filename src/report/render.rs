@@ -44,14 +44,21 @@ pub fn finding_text(f: &Finding) -> String {
 }
 
 pub fn loss_table(loss: &LossReport) -> Table {
+    changes_table("what could not be kept", loss.entries())
+}
+
+/// Values kept exactly in a wider type than the source's.
+pub fn widening_table(loss: &LossReport) -> Table {
+    changes_table("kept exactly, in a wider type", loss.widenings())
+}
+
+fn changes_table<'a>(
+    what: &str,
+    rows: impl Iterator<Item = (&'a str, &'a str, &'a str, u64)>,
+) -> Table {
     let mut t = table();
-    t.set_header(vec![
-        "channel",
-        "field",
-        "what could not be kept",
-        "records",
-    ]);
-    for (channel, field, reason, n) in loss.entries() {
+    t.set_header(vec!["channel", "field", what, "records"]);
+    for (channel, field, reason, n) in rows {
         t.add_row(vec![
             channel.to_string(),
             field.to_string(),
