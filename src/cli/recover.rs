@@ -9,15 +9,16 @@ use crate::formats::input::display_name;
 use crate::formats::output::Outputs;
 use crate::formats::{registry, ReadError};
 use crate::pipeline;
-use crate::report::render::finding_text;
+use crate::report::render::{finding_text, loss_table};
 use crate::report::{Finding, Severity};
 
 /// Copy every intact record of a damaged recording into a new file
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec recover crashed.traj -o fixed.traj\n  simrec recover --nanover-version 1 old.traj -o old-v2.traj\n\n\
-    Records are never dropped for their timestamps. Exit 0 when every record was intact,\n\
-    3 when anything was dropped, skipped or repaired, 1 when nothing could be recovered."
+    Records are never dropped for their timestamps. Exit 0 when every record was intact (copied\n\
+    unchanged, or re-encoded with every value kept), 3 when anything was dropped, skipped,\n\
+    repaired or lost, 1 when nothing could be recovered."
 )]
 pub struct Args {
     /// The damaged recording
@@ -99,10 +100,19 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         );
         return Ok(Outcome::Ok);
     }
+    if errors == 0 && report.loss.is_empty() {
+        // A healthy file of a format whose records carry no original bytes (or an old
+        // version upgraded): every value is kept, only the encoding is simrec's own.
+        eprintln!(
+            "{name}: nothing dropped; {} records were re-encoded with every value kept",
+            report.records - report.verbatim
+        );
+        return Ok(Outcome::Ok);
+    }
     if errors == 0 {
         eprintln!(
-            "{name}: nothing dropped, but {} records were re-encoded (their bytes changed)",
-            report.records - report.verbatim
+            "{name}: nothing dropped, but some values could not be re-encoded:\n{}",
+            loss_table(&report.loss)
         );
         return Ok(Outcome::Loss);
     }
