@@ -9,7 +9,7 @@ use clap::ValueEnum;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
-use crate::formats::registry::{self, writable_names};
+use crate::formats::registry::{self, writable_names, Detection};
 use crate::formats::{tes, Format, ReadOptions, Sink, Source};
 use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table, widening_table};
@@ -89,9 +89,34 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
     }
 }
 
-/// Streams `source` into the output `args` names, atomically; reports loss.
-pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Result<Outcome> {
-    write_parts(source, args, None)
+/// Streams `source` (read from `inputs`) into the output `args` names, atomically; reports
+/// loss.
+pub fn write_recording(
+    source: &mut dyn Source,
+    inputs: &[PathBuf],
+    args: &WriteArgs,
+) -> anyhow::Result<Outcome> {
+    write_parts(source, inputs, args, None)
+}
+
+/// Outputs for a run writing `format`: never over `inputs`, and replacing (with `--force`)
+/// only a directory that is empty or already a recording of `format`.
+pub fn outputs_for(
+    format: &'static dyn Format,
+    inputs: &[PathBuf],
+    force: bool,
+    dry_run: bool,
+) -> Outputs {
+    let mut outputs = if dry_run {
+        Outputs::dry_run(force)
+    } else {
+        Outputs::new(force)
+    };
+    outputs.protect(inputs);
+    outputs.replace_directories_when(Box::new(move |dir| {
+        format.detect(dir, &[]) == Detection::Content
+    }));
+    outputs
 }
 
 /// The path of split part `k` in a format.
@@ -100,15 +125,12 @@ pub type PartNames<'n> = &'n dyn Fn(usize, &'static dyn Format) -> PathBuf;
 /// Like [`write_recording`]; with `parts`, one output per reset-delimited part.
 pub fn write_parts(
     source: &mut dyn Source,
+    inputs: &[PathBuf],
     args: &WriteArgs,
     parts: Option<PartNames>,
 ) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
-    let mut outputs = if args.dry_run {
-        Outputs::dry_run()
-    } else {
-        Outputs::new(args.force)
-    };
+    let mut outputs = outputs_for(format, inputs, args.force, args.dry_run);
     if let Some(scheme) = &args.tes_compression {
         if format.name() != "3es" {
             return Err(UsageError(format!(

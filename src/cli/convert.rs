@@ -25,5 +25,5 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let mut source = open_recording(&args.inputs, args.read.options(true, false))?;
-    write_recording(&mut *source, &args.write)
+    write_recording(&mut *source, &args.inputs, &args.write)
 }

@@ -98,7 +98,10 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
         c.is::<UsageError>()
             || c.is::<PatternError>()
             || matches!(read, Some(ReadError::Conflict(_)))
-            || matches!(write, Some(WriteError::Unsupported(_)))
+            || matches!(
+                write,
+                Some(WriteError::Unsupported(_) | WriteError::Refused(_))
+            )
     })
 }
 

@@ -2,11 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::common::{path_list, ReadArgs};
+use super::common::{outputs_for, path_list, ReadArgs};
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::input::display_name;
-use crate::formats::output::Outputs;
 use crate::formats::{registry, ReadError};
 use crate::pipeline;
 use crate::report::render::{finding_text, loss_table};
@@ -57,7 +56,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut outputs = Outputs::new(args.force);
+    let mut outputs = outputs_for(format, std::slice::from_ref(&args.input), args.force, false);
     let sink = format.create(&args.output, source.header(), &mut outputs)?;
     let progress = Progress::new("recovering");
     let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;

@@ -69,8 +69,7 @@ fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
 /// (`small.nanover.zip` → `small.nanover-01.nanover.zip`).
 fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> PathBuf {
     let ext = format.extensions().first().copied().unwrap_or("");
-    let is_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
-    let (dir, base) = if is_dir {
+    let (dir, base) = if registry::names_directory(output) {
         let stem = input
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -102,7 +101,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     if args.split_at_resets {
         let filter = KeyFilter::new(&args.include, &args.exclude)?;
         let input = args.inputs[0].clone();
-        if args.write.output.is_dir() && args.write.to.is_none() {
+        if registry::names_directory(&args.write.output) && args.write.to.is_none() {
             // Parts in a directory keep the input's format.
             args.write.to = Some(registry::detect(&input)?.name().to_string());
         }
@@ -111,7 +110,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         let mut selected = Selected::new(source, filter);
         let names =
             move |k: usize, format: &'static dyn Format| part_name(&output, &input, k, format);
-        return write_parts(&mut selected, &args.write, Some(&names));
+        return write_parts(&mut selected, &args.inputs, &args.write, Some(&names));
     }
     let (start, end) = match &args.frames {
         Some(f) => {
@@ -126,7 +125,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         let options = args.read.options(true, false);
         if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
             let mut selected = Selected::new(source?, filter);
-            return write_recording(&mut selected, &args.write);
+            return write_recording(&mut selected, &args.inputs, &args.write);
         }
     }
     let span = resolve(start, end, || {
@@ -135,5 +134,5 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     let source = open_recording(&args.inputs, args.read.options(true, false))?;
     let window = Window::new(source, span, !args.keep_time);
     let mut selected = Selected::new(window, filter);
-    write_recording(&mut selected, &args.write)
+    write_recording(&mut selected, &args.inputs, &args.write)
 }
