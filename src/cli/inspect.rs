@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
-use super::Outcome;
+use super::{error_text, Outcome};
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError};
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
@@ -77,10 +77,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     (ReportFormat::Json, _) => writeln!(
                         out,
                         "{}",
-                        json!({"path": name, "error": e.to_string(), "finding": finding.map(finding_json)})
+                        json!({"path": name, "error": error_text(&e), "finding": finding.map(finding_json)})
                     )?,
                     (ReportFormat::Text, Some(f)) => eprintln!("{name}: {}", finding_text(f)),
-                    (ReportFormat::Text, None) => eprintln!("error: {e}"),
+                    (ReportFormat::Text, None) => eprintln!("error: {}", error_text(&e)),
                 }
             }
         }
