@@ -11,6 +11,7 @@ use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
 use crate::formats::registry::{self, writable_names, Detection};
 use crate::formats::{tes, Format, ReadOptions, Sink, Source};
+use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
 use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::Severity;
@@ -29,6 +30,41 @@ impl ReadArgs {
             lenient,
             assume_version: self.nanover_version,
         }
+    }
+}
+
+/// What to read of a recording: channels by name, keys by glob.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SelectArgs {
+    /// Read only channels whose name matches this glob (repeatable; `*` crosses `/` and dots)
+    #[arg(long, value_name = "GLOB")]
+    pub channel: Vec<String>,
+    /// Keep only keys matching this glob (repeatable; anchored, `*` crosses dots)
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Drop keys matching this glob (repeatable; wins over --include)
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl SelectArgs {
+    pub fn selection(&self) -> Result<Selection, PatternError> {
+        Selection::new(&self.channel, &self.include, &self.exclude)
+    }
+}
+
+/// Warns about every part of a selection that matched nothing, and refuses (exit 2) an
+/// output that would be empty because of it.
+pub fn check_selection(report: &SelectionHandle) -> Result<(), UsageError> {
+    let report = report.borrow();
+    for warning in &report.unmatched {
+        eprintln!("warning: {warning}");
+    }
+    match report.empty_because() {
+        Some(why) => Err(UsageError(format!(
+            "the selection leaves nothing to write: {why}; nothing was written"
+        ))),
+        None => Ok(()),
     }
 }
 
@@ -95,8 +131,9 @@ pub fn write_recording(
     source: &mut dyn Source,
     inputs: &[PathBuf],
     args: &WriteArgs,
+    selection: &SelectionHandle,
 ) -> anyhow::Result<Outcome> {
-    write_parts(source, inputs, args, None)
+    write_parts(source, inputs, args, selection, None)
 }
 
 /// Outputs for a run writing `format`: never over `inputs`, and replacing (with `--force`)
@@ -127,6 +164,7 @@ pub fn write_parts(
     source: &mut dyn Source,
     inputs: &[PathBuf],
     args: &WriteArgs,
+    selection: &SelectionHandle,
     parts: Option<PartNames>,
 ) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
@@ -158,6 +196,7 @@ pub fn write_parts(
     let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;
     drop(progress);
     print_read_findings(source);
+    check_selection(selection)?;
     if args.dry_run {
         let mut out = stdout();
         let name = format.name();

@@ -9,7 +9,9 @@ use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::{error_text, Outcome};
 use crate::formats::input::display_name;
-use crate::formats::{registry, ReadError};
+use crate::formats::{registry, ReadError, Source};
+use crate::pipeline::select::Selection;
+use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
 use crate::report::{Severity, Summary};
 
@@ -26,6 +28,9 @@ pub struct Args {
     /// Decode every payload: lists keys with kind, dtype and shape
     #[arg(long)]
     deep: bool,
+    /// Summarise only channels whose name matches this glob (repeatable)
+    #[arg(long, value_name = "GLOB")]
+    channel: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     format: ReportFormat,
@@ -91,7 +96,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// Reads one file leniently into a summary; counts of (info, warning, error) findings.
 fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
-    let mut source = registry::open(path, args.read.options(args.deep, true))?;
+    let source = registry::open(path, args.read.options(args.deep, true))?;
+    let channels =
+        Selection::new(&args.channel, &[], &[]).map_err(|e| ReadError::Conflict(e.to_string()))?;
+    let mut source = Selected::new(source, channels);
+    for warning in &source.report().borrow().unmatched {
+        eprintln!("warning: {warning}");
+    }
     let size = source.progress().1;
     let name = display_name(path).display().to_string();
     let mut summary = Summary::new(&name, size, source.header(), args.deep);

@@ -2,11 +2,14 @@
 
 use std::path::{Path, PathBuf};
 
-use super::common::{companion_notes, write_parts, write_recording, ReadArgs, WriteArgs};
+use super::common::{
+    companion_notes, write_parts, write_recording, ReadArgs, SelectArgs, WriteArgs,
+};
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
-use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
+use crate::pipeline::select::SelectionHandle;
+use crate::pipeline::{open_recording, resolve, Selected, Window};
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -30,12 +33,6 @@ pub struct Args {
     /// Frames A..B (0-based, B exclusive; A.. to the end), same as --start '#A' --end '#B'
     #[arg(long, value_name = "A..B", conflicts_with_all = ["start", "end"])]
     frames: Option<String>,
-    /// Keep only keys matching this glob (repeatable; `*` crosses dots)
-    #[arg(long, value_name = "GLOB")]
-    include: Vec<String>,
-    /// Drop keys matching this glob (repeatable; wins over --include)
-    #[arg(long, value_name = "GLOB")]
-    exclude: Vec<String>,
     /// Keep the original times instead of starting the window at 0
     #[arg(long)]
     keep_time: bool,
@@ -45,6 +42,8 @@ pub struct Args {
     split_at_resets: bool,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -99,7 +98,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         eprintln!("note: {note}");
     }
     if args.split_at_resets {
-        let filter = KeyFilter::new(&args.include, &args.exclude)?;
+        let selection = args.select.selection()?;
         let input = args.inputs[0].clone();
         if registry::names_directory(&args.write.output) && args.write.to.is_none() {
             // Parts in a directory keep the input's format.
@@ -107,10 +106,17 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         }
         let output = args.write.output.clone();
         let source = open_recording(&args.inputs, args.read.options(true, false))?;
-        let mut selected = Selected::new(source, filter);
+        let mut selected = Selected::new(source, selection);
+        let report = selected.report();
         let names =
             move |k: usize, format: &'static dyn Format| part_name(&output, &input, k, format);
-        return write_parts(&mut selected, &args.inputs, &args.write, Some(&names));
+        return write_parts(
+            &mut selected,
+            &args.inputs,
+            &args.write,
+            &report,
+            Some(&names),
+        );
     }
     let (start, end) = match &args.frames {
         Some(f) => {
@@ -119,20 +125,22 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         }
         None => (args.start, args.end),
     };
-    let filter = KeyFilter::new(&args.include, &args.exclude)?;
+    let selection = args.select.selection()?;
     if let [input] = args.inputs.as_slice() {
         let format = registry::detect(input)?;
         let options = args.read.options(true, false);
         if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
-            let mut selected = Selected::new(source?, filter);
-            return write_recording(&mut selected, &args.inputs, &args.write);
+            let mut selected = Selected::new(source?, selection);
+            let report = selected.report();
+            return write_recording(&mut selected, &args.inputs, &args.write, &report);
         }
     }
     let span = resolve(start, end, || {
         open_recording(&args.inputs, args.read.options(false, false))
     })?;
     let source = open_recording(&args.inputs, args.read.options(true, false))?;
-    let window = Window::new(source, span, !args.keep_time);
-    let mut selected = Selected::new(window, filter);
-    write_recording(&mut selected, &args.inputs, &args.write)
+    let report = SelectionHandle::default();
+    let window = Window::new(source, span, !args.keep_time).with_report(report.clone());
+    let mut selected = Selected::reporting(window, selection, report.clone());
+    write_recording(&mut selected, &args.inputs, &args.write, &report)
 }

@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::summary::Summary;
 use super::{Finding, LossReport};
-use crate::model::Seconds;
+use crate::model::{Seconds, Value};
 
 pub fn table() -> Table {
     let mut t = Table::new();
@@ -200,5 +200,55 @@ fn inline(v: &serde_json::Value) -> String {
             .join(" "),
         J::Array(a) => a.iter().map(inline).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
+    }
+}
+
+/// Elements, items or entries shown of a long value.
+const PREVIEW: usize = 4;
+
+/// A value for people, on one line: arrays as dtype, shape and their first elements
+/// (`float32[21,3] [0.1, 0.2, 0.3, 0.4, …]`), lists and maps as their size and first items.
+pub fn value_text(v: &Value) -> String {
+    let more = |n: usize| if n > PREVIEW { ", …" } else { "" };
+    match v {
+        Value::Null => "null".into(),
+        Value::Removed => "<removed>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(x) => format!("{x:?}"),
+        Value::Str(s) if s.chars().count() <= 40 => format!("{s:?}"),
+        Value::Str(s) => format!("{:?}…", s.chars().take(40).collect::<String>()),
+        Value::Array(a) => {
+            let n = a.data.len();
+            let shown: Vec<String> = (0..n.min(PREVIEW))
+                .filter_map(|i| a.data.element_text(i))
+                .collect();
+            let shape: Vec<String> = a.shape.iter().map(usize::to_string).collect();
+            format!(
+                "{}[{}] [{}{}]",
+                a.dtype(),
+                shape.join(","),
+                shown.join(", "),
+                more(n)
+            )
+        }
+        Value::List(l) => {
+            let shown: Vec<String> = l.iter().take(PREVIEW).map(value_text).collect();
+            format!("[{} items: {}{}]", l.len(), shown.join(", "), more(l.len()))
+        }
+        Value::Map(m) => {
+            let shown: Vec<String> = m
+                .iter()
+                .take(PREVIEW)
+                .map(|(k, v)| format!("{k}={}", value_text(v)))
+                .collect();
+            format!(
+                "{{{} keys: {}{}}}",
+                m.len(),
+                shown.join(", "),
+                more(m.len())
+            )
+        }
     }
 }
