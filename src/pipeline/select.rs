@@ -181,8 +181,8 @@ pub struct SelectionReport {
     pub records: u64,
     /// Keys let through over all records (only counted when `--include` is given).
     pub keys: u64,
-    /// Records from inside the time window, context excluded (when a window was asked for).
-    pub in_window: Option<u64>,
+    /// Whether the time window lies wholly before the first record or after the last.
+    pub window_outside: bool,
     /// Whether a selection was asked for at all.
     pub selective: bool,
     pub(crate) include_given: bool,
@@ -197,8 +197,8 @@ impl SelectionReport {
         }
         if self.records == 0 {
             Some("no record was selected")
-        } else if self.in_window == Some(0) {
-            Some("no record lies inside the window")
+        } else if self.window_outside {
+            Some("the window lies outside the recording")
         } else if self.include_given && self.keys == 0 {
             Some("no key was selected by --include")
         } else {

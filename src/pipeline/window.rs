@@ -105,6 +105,10 @@ pub struct Window<S> {
     kept: u64,
     /// Context records still in the queue, ahead of the kept ones.
     context: usize,
+    /// Records before the start.
+    before: u64,
+    /// Whether any record at or after the start was read.
+    reached_start: bool,
     rebase: bool,
     folded: Vec<Folded>,
     queue: VecDeque<Record>,
@@ -121,6 +125,8 @@ impl<S: Source> Window<S> {
             report: None,
             kept: 0,
             context: 0,
+            before: 0,
+            reached_start: false,
             rebase,
             folded: vec![Folded::default(); channels],
             queue: VecDeque::new(),
@@ -141,15 +147,19 @@ impl<S: Source> Window<S> {
         let Some(report) = self.report.take() else {
             return;
         };
-        let mut r = report.borrow_mut();
-        r.in_window = Some(self.kept);
-        if self.kept == 0 {
+        // A window with no record of its own that lies between records still holds the
+        // context at its start (the recording's state then); one wholly before the first
+        // record or after the last holds nothing of the recording.
+        let outside = self.kept == 0 && (self.before == 0 || !self.reached_start);
+        if outside {
             let end = self
                 .span
                 .end
                 .map_or("the end".to_string(), |e| Seconds(e).to_string());
+            let mut r = report.borrow_mut();
+            r.window_outside = true;
             r.unmatched.push(format!(
-                "the window [{}, {end}) holds no record of the recording",
+                "the window [{}, {end}) lies outside the recording: it holds no record",
                 Seconds(self.span.start)
             ));
         }
@@ -224,6 +234,7 @@ impl<S: Source> Window<S> {
             if !self.started {
                 match next {
                     Some(record) if record.time < self.span.start => {
+                        self.before += 1;
                         let composition =
                             self.inner.header().channels[record.channel as usize].composition;
                         self.folded[record.channel as usize].apply(composition, &record);
@@ -232,6 +243,7 @@ impl<S: Source> Window<S> {
                     // it still carries the context at its start).
                     next => {
                         self.started = true;
+                        self.reached_start = next.is_some();
                         let first = next.filter(|r| !past_end(r.time));
                         self.done = first.is_none();
                         let opening = self.opening(first);
