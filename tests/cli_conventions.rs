@@ -281,3 +281,56 @@ fn channel_selects_channels_on_every_reading_command() {
         .stderr
         .contains("--channel `frame` matches no channel (channels: state)"));
 }
+
+#[test]
+fn completions_man_and_quiet() {
+    let r = run(&["completions", "bash"]).expect_code(0);
+    assert!(r.stdout.starts_with("_simrec() {"), "{}", r.stdout);
+    assert!(r.stdout.contains("--split-at-resets"));
+    let r = run(&["completions", "zsh"]).expect_code(0);
+    assert!(r.stdout.starts_with("#compdef simrec"), "{}", r.stdout);
+    let r = run(&["man"]).expect_code(0);
+    assert!(r.stdout.contains(".TH simrec 1"), "{}", r.stdout);
+    assert!(r.stdout.contains("simrec\\-convert(1)") || r.stdout.contains("convert"));
+    let r = run(&["man", "slice"]).expect_code(0);
+    assert!(r.stdout.contains(".TH simrec-slice 1"), "{}", r.stdout);
+    assert!(r.stdout.contains("split\\-at\\-resets"), "{}", r.stdout);
+    run(&["man", "nope"]).expect_code(2);
+
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("x.jsonl");
+    let loud = run(&[
+        "convert",
+        "small.traj",
+        "--exclude",
+        "nope",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    assert!(loud.stderr.contains("wrote 32 records"), "{}", loud.stderr);
+    let quiet = run(&[
+        "convert",
+        "-q",
+        "small.traj",
+        "--exclude",
+        "nope",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
+    ])
+    .expect_code(0);
+    assert_eq!(quiet.stderr, "");
+    // Errors still show, and exit codes still tell.
+    let r = run(&[
+        "--quiet",
+        "cat",
+        "--format",
+        "json",
+        "broken/corrupt-payload.traj",
+    ])
+    .expect_code(3);
+    assert_eq!(r.stderr, "");
+    let r = run(&["inspect", "--quiet", "missing.traj"]).expect_code(1);
+    assert!(r.stderr.contains("No such file"), "{}", r.stderr);
+}

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 
 use super::common::{check_selection, ReadArgs, SelectArgs};
+use super::diag::say;
 use super::Outcome;
 use crate::formats::jsonl::JsonlWriter;
 use crate::formats::{Sink, Source};
@@ -65,7 +66,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
             let report = sink.finish()?;
             if !report.loss.is_empty() {
-                eprintln!(
+                say!(
                     "some values could not be written as JSON:\n{}",
                     loss_table(&report.loss)
                 );

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::ValueEnum;
 
+use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
@@ -58,7 +59,7 @@ impl SelectArgs {
 pub fn check_selection(report: &SelectionHandle) -> Result<(), UsageError> {
     let report = report.borrow();
     for warning in &report.unmatched {
-        eprintln!("warning: {warning}");
+        say!("warning: {warning}");
     }
     match report.empty_because() {
         Some(why) => Err(UsageError(format!(
@@ -212,19 +213,19 @@ pub fn write_parts(
         out.flush()?;
     } else {
         let written = outputs.commit()?;
-        eprintln!(
+        say!(
             "wrote {} records to {}",
             report.records,
             path_list(&written)
         );
         if report.loss.widenings().next().is_some() {
-            eprintln!(
+            say!(
                 "some values were kept in a wider type:\n{}",
                 widening_table(&report.loss)
             );
         }
         if !report.loss.is_empty() {
-            eprintln!(
+            say!(
                 "some values could not be kept:\n{}",
                 loss_table(&report.loss)
             );
@@ -247,11 +248,11 @@ pub fn print_read_findings(source: &dyn Source) {
             .filter(|f| f.severity >= Severity::Warning)
             .collect();
         for f in shown.iter().take(MAX) {
-            eprintln!("{}: {}", path.display(), finding_text(f));
+            say!("{}: {}", path.display(), finding_text(f));
         }
         let total = findings.count(Severity::Warning) + findings.count(Severity::Error);
         if total > MAX as u64 {
-            eprintln!(
+            say!(
                 "{}: {} more warnings; run `simrec validate {}` for the full list",
                 path.display(),
                 total - MAX as u64,

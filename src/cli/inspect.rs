@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
+use super::diag::say;
 use super::progress::Progress;
 use super::{error_text, Outcome};
 use crate::formats::input::display_name;
@@ -101,7 +102,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         Selection::new(&args.channel, &[], &[]).map_err(|e| ReadError::Conflict(e.to_string()))?;
     let mut source = Selected::new(source, channels);
     for warning in &source.report().borrow().unmatched {
-        eprintln!("warning: {warning}");
+        say!("warning: {warning}");
     }
     let size = source.progress().1;
     let name = display_name(path).display().to_string();

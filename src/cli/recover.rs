@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 
 use super::common::{outputs_for, path_list, ReadArgs};
+use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::input::display_name;
@@ -88,36 +89,34 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Failed);
     }
     let written = outputs.commit()?;
-    eprintln!(
+    say!(
         "{name}: kept {} records in {}",
         report.records,
         path_list(&written)
     );
     if errors == 0 && report.verbatim == report.records {
-        eprintln!(
-            "{name}: every record was intact: nothing dropped, every record copied unchanged"
-        );
+        say!("{name}: every record was intact: nothing dropped, every record copied unchanged");
         return Ok(Outcome::Ok);
     }
     if errors == 0 && report.loss.is_empty() {
         // A healthy file of a format whose records carry no original bytes (or an old
         // version upgraded): every value is kept, only the encoding is simrec's own.
-        eprintln!(
+        say!(
             "{name}: nothing dropped; {} records were re-encoded with every value kept",
             report.records - report.verbatim
         );
         return Ok(Outcome::Ok);
     }
     if errors == 0 {
-        eprintln!(
+        say!(
             "{name}: nothing dropped, but some values could not be re-encoded:\n{}",
             loss_table(&report.loss)
         );
         return Ok(Outcome::Loss);
     }
-    eprintln!("{name}: what was dropped, skipped or repaired:");
+    say!("{name}: what was dropped, skipped or repaired:");
     for p in &problems {
-        eprintln!("  {p}");
+        say!("  {p}");
     }
     Ok(Outcome::Loss)
 }

@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use super::common::{
     companion_notes, write_parts, write_recording, ReadArgs, SelectArgs, WriteArgs,
 };
+use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
@@ -95,7 +96,7 @@ fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> Path
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     for (_, note) in companion_notes(&args.inputs) {
-        eprintln!("note: {note}");
+        say!("note: {note}");
     }
     if args.split_at_resets {
         let selection = args.select.selection()?;
