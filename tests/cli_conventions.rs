@@ -334,3 +334,37 @@ fn completions_man_and_quiet() {
     let r = run(&["inspect", "--quiet", "missing.traj"]).expect_code(1);
     assert!(r.stderr.contains("No such file"), "{}", r.stderr);
 }
+
+/// A `.traj` of `n` frames, every one a reset (`GetFrameResponse { frame: {} }`).
+fn resets_traj(path: &std::path::Path, n: u64) {
+    let mut out = common::fixture_bytes("small.traj")[..16].to_vec();
+    for i in 0..n {
+        out.extend_from_slice(&u128::from(i * 1000).to_le_bytes());
+        out.extend_from_slice(&2u64.to_le_bytes());
+        out.extend_from_slice(&[0x12, 0x00]);
+    }
+    std::fs::write(path, out).unwrap();
+}
+
+#[test]
+fn text_inspect_stays_small_whatever_the_file_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let traj = dir.path().join("resets.traj");
+    resets_traj(&traj, 50_000);
+    let r = common::run_in(dir.path(), &["inspect", "resets.traj"]).expect_code(0);
+    assert!(
+        r.stdout.contains(
+            "│ resets      ┆ 50000 at records 0, 1, 2, 3, 4, … 49 990 more …, 49995, 49996, \
+             49997, 49998, 49999 │"
+        ),
+        "{}",
+        r.stdout
+    );
+    assert!(r.stdout.len() < 2048, "{}", r.stdout.len());
+    // JSON keeps every reset.
+    let r =
+        common::run_in(dir.path(), &["inspect", "--format", "json", "resets.traj"]).expect_code(0);
+    let v = r.json_lines();
+    assert_eq!(v[0]["resets"].as_array().map(Vec::len), Some(50_000));
+    assert_eq!(v[0]["resets"][49_999], 49_999);
+}

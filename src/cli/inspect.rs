@@ -14,6 +14,7 @@ use crate::formats::{registry, ReadError, Source};
 use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
+use crate::report::summary::SCHEMA_VERSION;
 use crate::report::{Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
@@ -54,11 +55,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     .collect();
                 match args.format {
                     ReportFormat::Json => {
-                        let mut o = summary.to_json();
-                        o["findings"] =
+                        let findings =
                             json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
-                        o["notes"] = json!(file_notes);
-                        writeln!(out, "{o}")?;
+                        let extra = [("findings", findings), ("notes", json!(file_notes))];
+                        summary.write_json(&mut out, &extra)?;
+                        writeln!(out)?;
                     }
                     ReportFormat::Text => {
                         let mut lines = file_notes;
@@ -83,7 +84,12 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     (ReportFormat::Json, _) => writeln!(
                         out,
                         "{}",
-                        json!({"path": name, "error": error_text(&e), "finding": finding.map(finding_json)})
+                        json!({
+                            "schema_version": SCHEMA_VERSION,
+                            "path": name,
+                            "error": error_text(&e),
+                            "finding": finding.map(finding_json),
+                        })
                     )?,
                     (ReportFormat::Text, Some(f)) => eprintln!("{name}: {}", finding_text(f)),
                     (ReportFormat::Text, None) => eprintln!("error: {}", error_text(&e)),

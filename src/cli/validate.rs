@@ -12,6 +12,7 @@ use crate::formats::input::display_name;
 use crate::formats::{registry, Format, ReadError, TimeRange};
 use crate::model::Header;
 use crate::report::render::{finding_json, finding_text, plural};
+use crate::report::summary::SCHEMA_VERSION;
 use crate::report::{Finding, Findings, Severity};
 
 /// Check files against their format's rules; exit 1 when any has errors
@@ -90,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     out,
                     "{}",
                     json!({
+                        "schema_version": SCHEMA_VERSION,
                         "path": r.name,
                         "format": r.opened.as_ref().map(|o| o.1.format.clone()),
                         "ok": errors == 0,
