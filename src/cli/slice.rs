@@ -121,10 +121,14 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         None => (args.start, args.end),
     };
     let filter = KeyFilter::new(&args.include, &args.exclude)?;
-    if let [input] = args.inputs.as_slice() {
-        let format = registry::detect(input)?;
+    let format = registry::detect(&args.inputs[0])?;
+    if args.inputs[1..]
+        .iter()
+        .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()))
+    {
         let options = args.read.options(true, false);
-        if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
+        let rebase = !args.keep_time;
+        if let Some(source) = format.open_slice(&args.inputs, start, end, rebase, options) {
             let mut selected = Selected::new(source?, filter);
             return write_recording(&mut selected, &args.write);
         }

@@ -116,6 +116,17 @@ impl TesReader {
         Ok(r)
     }
 
+    /// The index of the frame the record just returned belongs to: its `frame`, except for
+    /// a Reset, whose record says 0 (a reset in simrec's model) while the reader is still
+    /// in its frame.
+    pub(super) fn frame_index(&self, r: &Record) -> u64 {
+        if r.channel == names::RESET_CHANNEL {
+            self.frame
+        } else {
+            r.frame.unwrap_or(0)
+        }
+    }
+
     /// Reads a capture held in memory; `name` is used in findings and errors.
     pub fn from_bytes(
         bytes: Vec<u8>,
@@ -1021,12 +1032,11 @@ impl TesReader {
         for f in found {
             self.findings.push(f);
         }
-        let channel = names::channel_of(routing);
         Ok(Record {
             time: record_time,
-            channel,
+            channel: names::channel_of(routing, message),
             entity: d.entity,
-            frame: Some(record_frame),
+            frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
             raw: Some(RawBytes {
                 format: RAW_FORMAT,

@@ -11,6 +11,26 @@ use super::validate::CategoryInfo;
 use crate::model::Seconds;
 use crate::report::Fact;
 
+/// Items a text list shows at each end when it is long.
+const FEW: usize = 5;
+
+/// One line per item, or for a long list its count and the first and last [`FEW`] items, so
+/// that text `inspect` stays a screenful whatever the capture holds (the JSON keeps all).
+fn few(items: Vec<String>, noun: &str) -> String {
+    let n = items.len();
+    if n == 0 {
+        return "none".into();
+    }
+    if n <= 2 * FEW + 2 {
+        return items.join("\n");
+    }
+    let mut out = vec![format!("{n} {noun}; the first and last {FEW}:")];
+    out.extend_from_slice(&items[..FEW]);
+    out.push(format!("… {} more …", n - 2 * FEW));
+    out.extend_from_slice(&items[n - FEW..]);
+    out.join("\n")
+}
+
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
     /// (routing, message) → (count, payload bytes, packet bytes).
@@ -60,13 +80,7 @@ impl Stats {
             None => "none".into(),
         };
         let duration_ns = self.duration_us.saturating_mul(1000);
-        let lines = |items: Vec<String>| {
-            if items.is_empty() {
-                "none".to_string()
-            } else {
-                items.join("\n")
-            }
-        };
+        let lines = |items: Vec<String>, noun: &str| few(items, noun);
         // Aligned columns, as `3esinfo` prints them (a cell of the inspect table).
         let cells: Vec<[String; 5]> = self
             .messages
@@ -90,24 +104,27 @@ impl Stats {
                 .unwrap_or(0)
         };
         let w = [width(0), width(1), width(2), width(3), width(4)];
-        let message_rows: Vec<String> = std::iter::once(&head)
-            .chain(&cells)
-            .map(|c| {
-                format!(
-                    "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
-                    c[0],
-                    c[1],
-                    c[2],
-                    c[3],
-                    c[4],
-                    a = w[0],
-                    b = w[1],
-                    x = w[2],
-                    y = w[3],
-                    z = w[4]
-                )
-            })
-            .collect();
+        let row = |c: &[String; 5]| {
+            format!(
+                "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                a = w[0],
+                b = w[1],
+                x = w[2],
+                y = w[3],
+                z = w[4]
+            )
+        };
+        // The column heads, then the rows (at most the first and last few).
+        let message_rows = format!(
+            "{}\n{}",
+            row(&head),
+            lines(cells.iter().map(row).collect(), "kinds of message")
+        );
         let messages: Vec<Json> = self
             .messages
             .iter()
@@ -161,7 +178,7 @@ impl Stats {
             json_only("collated_packets", json!(self.collated)),
             json_only("collated_gzip_packets", json!(self.collated_gzip)),
             json_only("file_gzip_offset", json!(self.file_gzip_at)),
-            Fact::new("messages", lines(message_rows), json!(messages)),
+            Fact::new("messages", message_rows, json!(messages)),
             Fact::new(
                 "shapes_alive",
                 lines(
@@ -169,6 +186,7 @@ impl Stats {
                         .iter()
                         .map(|(r, n)| format!("{}: {n}", names::routing_name(*r)))
                         .collect(),
+                    "shape kinds",
                 ),
                 json!(alive),
             ),
@@ -179,6 +197,7 @@ impl Stats {
                         .iter()
                         .map(|(id, c)| format!("{id} {} (parent {})", c.name, c.parent))
                         .collect(),
+                    "categories",
                 ),
                 json!(categories),
             ),
