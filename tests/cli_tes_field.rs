@@ -369,3 +369,35 @@ fn text_inspect_lists_long_3es_facts_as_counts_and_ends() {
     assert_eq!(o["categories"].as_array().unwrap().len(), 1000);
     assert_eq!(o["messages"].as_array().unwrap().len(), 304);
 }
+
+/// The header walk reads only the head of most packets (the rest is skipped unread): it must
+/// still say what a full decode says of messages, frames, resets and the scene.
+#[test]
+fn the_header_walk_agrees_with_a_full_decode() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("reset.3es"), capture_with_a_reset()).unwrap();
+    let mut files: Vec<String> = FIXTURES.iter().map(|f| s(&tes(f)).to_string()).collect();
+    files.push("reset.3es".into());
+    for f in &files {
+        let walk = inspect(dir.path(), f);
+        let deep = parse_json_lines(
+            &run_in(dir.path(), &["inspect", "--deep", "--format", "json", f])
+                .expect_code(0)
+                .stdout,
+        )
+        .remove(0);
+        for key in [
+            "records",
+            "messages",
+            "frames",
+            "resets",
+            "start_ns",
+            "end_ns",
+            "capture_duration_ns",
+            "shapes_alive",
+            "categories",
+        ] {
+            assert_eq!(walk[key], deep[key], "{f}: {key}");
+        }
+    }
+}
