@@ -13,15 +13,20 @@ use crate::report::Fact;
 
 /// Items a text list shows at each end when it is long.
 const FEW: usize = 5;
+/// The longest lists shown whole: the message table, like `3esinfo`'s, up to what a capture
+/// of every shape and message the protocol defines has; other lists up to a dozen.
+const MESSAGES_SHOWN: usize = 50;
+const ITEMS_SHOWN: usize = 12;
 
-/// One line per item, or for a long list its count and the first and last [`FEW`] items, so
-/// that text `inspect` stays a screenful whatever the capture holds (the JSON keeps all).
-fn few(items: Vec<String>, noun: &str) -> String {
+/// One line per item, or for a list longer than `max` its count and the first and last
+/// [`FEW`] items, so that text `inspect` stays small whatever the capture holds (the JSON
+/// keeps all).
+fn few(items: Vec<String>, noun: &str, max: usize) -> String {
     let n = items.len();
     if n == 0 {
         return "none".into();
     }
-    if n <= 2 * FEW + 2 {
+    if n <= max {
         return items.join("\n");
     }
     let mut out = vec![format!("{n} {noun}; the first and last {FEW}:")];
@@ -112,7 +117,7 @@ impl Stats {
             None => "none".into(),
         };
         let duration_ns = self.duration_us.saturating_mul(1000);
-        let lines = |items: Vec<String>, noun: &str| few(items, noun);
+        let lines = |items: Vec<String>, noun: &str| few(items, noun, ITEMS_SHOWN);
         // Aligned columns, as `3esinfo` prints them (a cell of the inspect table).
         let cells: Vec<[String; 5]> = all_messages
             .iter()
@@ -154,7 +159,11 @@ impl Stats {
         let message_rows = format!(
             "{}\n{}",
             row(&head),
-            lines(cells.iter().map(row).collect(), "kinds of message")
+            few(
+                cells.iter().map(row).collect(),
+                "kinds of message",
+                MESSAGES_SHOWN
+            )
         );
         let messages: Vec<Json> = all_messages
             .iter()
