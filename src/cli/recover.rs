@@ -58,6 +58,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         Err(e) => return Err(e.into()),
     };
     let mut outputs = outputs_for(format, std::slice::from_ref(&args.input), args.force, false);
+    for (key, value) in format.recover_settings(&args.input) {
+        outputs.set(key, value);
+    }
     let sink = format.create(&args.output, source.header(), &mut outputs)?;
     let progress = Progress::new("recovering");
     let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;
@@ -117,6 +120,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     say!("{name}: what was dropped, skipped or repaired:");
     for p in &problems {
         say!("  {p}");
+    }
+    if !report.loss.is_empty() {
+        // What the writer dropped or changed on top (3es: messages of objects whose damaged
+        // Create was dropped).
+        eprintln!("{}", loss_table(&report.loss));
     }
     Ok(Outcome::Loss)
 }

@@ -127,10 +127,14 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         None => (args.start, args.end),
     };
     let selection = args.select.selection()?;
-    if let [input] = args.inputs.as_slice() {
-        let format = registry::detect(input)?;
+    let format = registry::detect(&args.inputs[0])?;
+    if args.inputs[1..]
+        .iter()
+        .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()))
+    {
         let options = args.read.options(true, false);
-        if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
+        let rebase = !args.keep_time;
+        if let Some(source) = format.open_slice(&args.inputs, start, end, rebase, options) {
             let mut selected = Selected::new(source?, selection);
             let report = selected.report();
             return write_recording(&mut selected, &args.inputs, &args.write, &report);

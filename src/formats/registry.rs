@@ -79,11 +79,19 @@ pub trait Format: Sync {
         vec![target.to_path_buf()]
     }
 
-    /// A slice the format builds itself (3es synthesises the world state at the cut), or
-    /// `None` to use the generic `pipeline::Window` (folding by channel composition).
+    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its own
+    /// format: stored the way the input is (3es: its compression scheme), and repairing what
+    /// dropping damaged records breaks. None by default.
+    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
+    /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
+    /// use the generic `pipeline::Window` (folding by channel composition).
     fn open_slice(
         &self,
-        _path: &Path,
+        _paths: &[PathBuf],
         _start: Option<TimeSpec>,
         _end: Option<TimeSpec>,
         _rebase: bool,
