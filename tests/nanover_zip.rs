@@ -364,8 +364,8 @@ fn split_at_resets_matches_nanover_split_recording() {
         let outputs = &mut outputs;
         let header = &header;
         let names = &names;
-        SplitAtResets::new(header, move |k| {
-            Ok(Box::new(ZipWriter::create(&names[k], header, outputs)?) as Box<dyn Sink>)
+        SplitAtResets::new(header, move |k, part_header| {
+            Ok(Box::new(ZipWriter::create(&names[k], part_header, outputs)?) as Box<dyn Sink>)
         })
     };
     copy(&mut source, Box::new(split), &mut |_, _| {}).unwrap();
