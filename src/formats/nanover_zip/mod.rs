@@ -10,6 +10,7 @@ mod keys;
 mod message;
 pub mod msgpack;
 mod reader;
+mod stamps;
 mod writer;
 
 use std::path::Path;
