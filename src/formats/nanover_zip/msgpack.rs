@@ -13,6 +13,15 @@ use crate::model::{Array, ArrayData, Field, Value};
 /// Nesting deeper than this is refused (a hostile file must not exhaust the stack).
 pub const MAX_DEPTH: usize = 200;
 
+/// An empty vector for a container that claims `n` elements with `left` bytes of data
+/// after its head: sized for no more elements than those bytes could hold at the
+/// elements' size in memory. The count alone passes when every element is one byte, but
+/// a decoded element is tens of bytes; past this capacity the vector grows as elements
+/// are actually decoded, so memory follows the data, never the claim.
+pub fn presized<T>(n: usize, left: usize) -> Vec<T> {
+    Vec::with_capacity(n.min(left / std::mem::size_of::<T>().max(1)))
+}
+
 /// What went wrong, at which byte of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -224,7 +233,7 @@ pub fn value(
             if n > buf.len() - p {
                 return err(pos, "an array claims more elements than its data can hold");
             }
-            let mut items = Vec::with_capacity(n);
+            let mut items = presized(n, buf.len() - p);
             for _ in 0..n {
                 let (v, next) = value(buf, p, odd, depth + 1)?;
                 items.push(v);
@@ -254,7 +263,7 @@ fn map(
     if n > (buf.len() - p) / 2 {
         return err(pos, "a map claims more entries than its data can hold");
     }
-    let mut fields = Vec::with_capacity(n);
+    let mut fields = presized(n, buf.len() - p);
     for _ in 0..n {
         let (key, next) = key(buf, p, odd)?;
         let (v, next) = value(buf, next, odd, depth + 1)?;
