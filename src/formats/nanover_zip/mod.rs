@@ -11,6 +11,7 @@ mod message;
 pub mod msgpack;
 mod reader;
 mod stamps;
+mod walk;
 mod writer;
 
 use std::path::Path;

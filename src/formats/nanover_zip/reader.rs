@@ -12,7 +12,8 @@ use super::container::{self, Layout, Member};
 use super::index::{self, Entry, Types};
 use super::message::{self, Note, PartKind};
 use super::msgpack;
-use super::stamps::Stamps;
+use super::stamps::{Clocks, Stamps};
+use super::walk::{self, Stop, Walked};
 use super::{header, RAW_FORMAT};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -37,6 +38,12 @@ enum Mode {
         stamps: Stamps,
         why: Why,
     },
+}
+
+/// One message of a scan: held, to be decoded, or only walked.
+enum Scanned {
+    Held(Vec<u8>),
+    Walked(Walked),
 }
 
 /// Why messages are scanned rather than read through the index.
@@ -256,18 +263,7 @@ impl ZipReader {
         self.last_ts = Some(ts);
         self.consumed = offset + entry.length;
         if !self.options.decode {
-            for kind in entry.types.iter() {
-                if let Some(channel) = self.channel(kind) {
-                    let mut r = Record::new(ts * 1000, channel);
-                    if kind == PartKind::Frame {
-                        r.frame = match entry.frame_index {
-                            Some(Value::Int(i)) => u64::try_from(i).ok(),
-                            _ => None,
-                        };
-                    }
-                    self.queue.push_back(r);
-                }
-            }
+            self.bare_records(entry.types, entry.frame_index.as_ref(), ts);
             return Ok(());
         }
         let bytes = self
@@ -424,13 +420,31 @@ impl ZipReader {
             return Ok(false);
         }
         let ordinal = self.ordinal;
-        let bytes = match read_value(&mut self.input, pos, end) {
-            Ok(b) => b,
-            Err(e) => {
+        // A decoding read holds the message; a header walk (plain `inspect`) walks it
+        // through the read window, whatever its size.
+        let scanned = if self.options.decode {
+            read_value(&mut self.input, pos, end)
+                .map_err(Stop::Invalid)
+                .and_then(|b| match msgpack::head(&b, 0) {
+                    Ok((msgpack::Head::Map(_), _)) => Ok(Scanned::Held(b)),
+                    _ => Err(Stop::NotMap),
+                })
+        } else {
+            walk::walk(&mut self.input, pos, end).map(Scanned::Walked)
+        };
+        let scanned = match scanned {
+            Ok(s) => s,
+            Err(stop) => {
                 let dropped = end - pos;
-                self.report(Finding::new(Severity::Error, MESSAGE_DECODE, format!(
-                    "message {ordinal}: {}; the scan stops here and drops the last {dropped} bytes", e.what
-                )).at(pos + e.at as u64, ordinal))?;
+                let f = match stop {
+                    Stop::Invalid(e) => Finding::new(Severity::Error, MESSAGE_DECODE, format!(
+                        "message {ordinal}: {}; the scan stops here and drops the last {dropped} bytes", e.what
+                    )).at(pos + e.at as u64, ordinal),
+                    Stop::NotMap => Finding::new(Severity::Error, MESSAGE_NOT_MAP, format!(
+                        "message {ordinal} is not a map; the scan stops here and drops the last {dropped} bytes"
+                    )).at(pos, ordinal),
+                };
+                self.report(f)?;
                 if let Mode::Scan { pos: p, .. } = &mut self.mode {
                     *p = end;
                 }
@@ -438,17 +452,10 @@ impl ZipReader {
                 return Ok(false);
             }
         };
-        if !matches!(msgpack::head(&bytes, 0), Ok((msgpack::Head::Map(_), _))) {
-            self.report(Finding::new(Severity::Error, MESSAGE_NOT_MAP, format!(
-                "message {ordinal} is not a map; the scan stops here and drops the last {} bytes", end - pos
-            )).at(pos, ordinal))?;
-            if let Mode::Scan { pos: p, .. } = &mut self.mode {
-                *p = end;
-            }
-            self.finish_scan()?;
-            return Ok(false);
-        }
-        let len = bytes.len() as u64;
+        let (len, clocks) = match &scanned {
+            Scanned::Held(b) => (b.len() as u64, Clocks::of(b)),
+            Scanned::Walked(w) => (w.len, w.clocks),
+        };
         let relative = pos - self.data_offset;
         let Mode::Scan {
             pos: p,
@@ -464,7 +471,7 @@ impl ZipReader {
             Some(&(l, t)) if l == len => Some(t),
             _ => None,
         };
-        let stamp = stamps.next(&bytes, from_index);
+        let stamp = stamps.next_with(clocks, from_index);
         let ts = stamp.micros;
         if let Some(was) = stamp.clamped_from {
             self.findings.push(Finding::new(Severity::Warning, TIMESTAMP_DECREASE, format!(
@@ -472,8 +479,27 @@ impl ZipReader {
         }
         self.ordinal += 1;
         self.consumed = pos + len;
-        self.message(bytes, pos, ordinal, ts, None)?;
+        match scanned {
+            Scanned::Held(bytes) => self.message(bytes, pos, ordinal, ts, None)?,
+            Scanned::Walked(w) => self.bare_records(w.types, w.frame_index.as_ref(), ts),
+        }
         Ok(true)
+    }
+
+    /// Records without values, one per part, for a header walk.
+    fn bare_records(&mut self, types: Types, frame_index: Option<&Value>, ts: i64) {
+        for kind in types.iter() {
+            if let Some(channel) = self.channel(kind) {
+                let mut r = Record::new(ts * 1000, channel);
+                if kind == PartKind::Frame {
+                    r.frame = match frame_index {
+                        Some(Value::Int(i)) => u64::try_from(*i).ok(),
+                        _ => None,
+                    };
+                }
+                self.queue.push_back(r);
+            }
+        }
     }
 
     /// The summary of a scan: why it ran and where its timestamps came from.
@@ -837,13 +863,14 @@ fn read_value(input: &mut Input, pos: u64, end: u64) -> Result<Vec<u8>, msgpack:
     }
 }
 
-/// Complete messages from `pos` (for the error that tells what `recover` would keep).
+/// Complete messages from `pos` (for the error that tells what `recover` would keep),
+/// walked through the read window.
 fn count_messages(input: &mut Input, mut pos: u64, end: u64) -> u64 {
     let mut n = 0;
     while pos < end {
-        match read_value(input, pos, end) {
-            Ok(b) => {
-                pos += b.len() as u64;
+        match walk::walk(input, pos, end) {
+            Ok(w) => {
+                pos += w.len;
                 n += 1;
             }
             Err(_) => break,

@@ -41,14 +41,16 @@ impl Clock {
 
 /// The clock values of one message's frame.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
-struct Clocks {
-    server: Option<f64>,
-    simulation: Option<f64>,
-    reset: bool,
+pub struct Clocks {
+    pub server: Option<f64>,
+    pub simulation: Option<f64>,
+    /// The frame is a reset (`frame.index` 0).
+    pub reset: bool,
 }
 
 impl Clocks {
-    fn of(bytes: &[u8]) -> Clocks {
+    /// The clocks of a message in memory, found by walking its keys only.
+    pub fn of(bytes: &[u8]) -> Clocks {
         let Some(range) = message::top_level(bytes)
             .ok()
             .and_then(|parts| parts.into_iter().find(|(n, _)| n == "frame"))
@@ -105,8 +107,13 @@ pub struct Stamps {
 
 impl Stamps {
     /// The timestamp of the next message (`bytes`), `kept` when its index entry had one.
+    #[cfg(test)]
     pub fn next(&mut self, bytes: &[u8], kept: Option<i64>) -> Stamp {
-        let clocks = Clocks::of(bytes);
+        self.next_with(Clocks::of(bytes), kept)
+    }
+
+    /// The same, from the clocks of a message that was walked rather than read.
+    pub fn next_with(&mut self, clocks: Clocks, kept: Option<i64>) -> Stamp {
         if self.clock.is_none() {
             self.clock = if clocks.server.is_some() {
                 Some(Clock::Server)
