@@ -490,7 +490,7 @@ impl ZipReader {
     fn bare_records(&mut self, types: Types, frame_index: Option<&Value>, ts: i64) {
         for kind in types.iter() {
             if let Some(channel) = self.channel(kind) {
-                let mut r = Record::new(ts * 1000, channel);
+                let mut r = Record::new(ts.saturating_mul(1000), channel);
                 if kind == PartKind::Frame {
                     r.frame = match frame_index {
                         Some(Value::Int(i)) => u64::try_from(*i).ok(),

@@ -12,6 +12,9 @@ use super::keys;
 use super::message;
 use super::msgpack::{self, Head};
 
+/// The largest time in microseconds that nanoseconds hold.
+const MAX_MICROS: i64 = i64::MAX / 1000;
+
 /// A clock a frame can carry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Clock {
@@ -153,9 +156,10 @@ impl Stamps {
                 self.anchor = Some((v, self.last));
             }
             let (a, at) = self.anchor.unwrap_or((v, self.last));
-            // Saturating: a wild clock must not overflow nanoseconds.
-            let max = (i64::MAX / 1000) as f64;
-            (at as f64 + ((v - a) * 1e6).round()).clamp(0.0, max) as i64
+            // Saturating (`as` saturates, then the clamp), in integers: a wild clock must
+            // not overflow nanoseconds, and i64::MAX / 1000 does not survive a trip
+            // through f64.
+            ((at as f64 + ((v - a) * 1e6).round()) as i64).clamp(0, MAX_MICROS)
         } else {
             self.invented += 1;
             self.last
@@ -298,6 +302,15 @@ mod tests {
         assert_eq!(s.next(&f(10.0), Some(7_000_000)).micros, 7_000_000);
         assert_eq!(s.next(&f(10.5), None).micros, 7_500_000);
         assert_eq!((s.kept, s.derived), (1, 1));
+    }
+
+    #[test]
+    fn a_wild_clock_saturates_within_nanoseconds() {
+        let mut s = Stamps::default();
+        let f = |t: f64| frame(&[("frame.index", 1.0), ("server.timestamp", t)]);
+        assert_eq!(s.next(&f(-1e300), None).micros, 0);
+        assert_eq!(s.next(&f(1e300), None).micros, MAX_MICROS);
+        assert_eq!(s.next(&f(9.2e12), None).micros, MAX_MICROS);
     }
 
     #[test]
