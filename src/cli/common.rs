@@ -188,8 +188,8 @@ pub fn write_parts(
         Some(name) => {
             let outputs = &mut outputs;
             let header = &header;
-            Box::new(SplitAtResets::new(header, move |k| {
-                format.create(&name(k, format), header, outputs)
+            Box::new(SplitAtResets::new(header, move |k, part_header| {
+                format.create(&name(k, format), part_header, outputs)
             }))
         }
     };
