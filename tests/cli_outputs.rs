@@ -114,7 +114,7 @@ fn force_replaces_an_empty_directory_or_a_recording_of_the_output_format() {
     let out = dir.path().join("out");
     fs::create_dir(&out).unwrap();
     // Without --force even an empty directory is kept (exit 1, as for any existing output).
-    run_in(dir.path(), &["convert", s(&small), "-o", "out/"]).expect_code(1);
+    run_in(dir.path(), &["convert", s(&small), "-o", "out/"]).expect_code(2);
     run_in(dir.path(), &["convert", s(&small), "-o", "out/", "--force"]).expect_code(3);
     assert!(out.join("metadata.json").is_file());
     let first = tree_bytes(&out);
@@ -182,7 +182,7 @@ fn a_dry_run_fails_as_the_run_would_and_writes_nothing() {
         dir.path(),
         &["convert", "--dry-run", s(&small), "-o", "out.jsonl"],
     )
-    .expect_code(1);
+    .expect_code(2);
     assert!(r.stderr.contains("out.jsonl exists"), "{}", r.stderr);
     fs::write(dir.path().join("file"), b"x").unwrap();
     let r = run_in(

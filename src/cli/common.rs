@@ -71,18 +71,21 @@ pub fn check_selection(report: &SelectionHandle) -> Result<(), UsageError> {
 
 #[derive(clap::Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state;
-    /// a directory (`out/`) is written as an Elodin replay
+    /// Output file or directory; `-` is standard output. A NanoVer pair is written as STEM.traj
+    /// and STEM.state. `DIR/` (or an existing directory) is the default directory output, an
+    /// Elodin replay; for `slice --split-at-resets` it is the directory of the parts, in the
+    /// input's format unless --to says otherwise. Missing directories are created
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Output format (default: from the output's extension; `DIR/` means elodin): nanover-legacy,
     /// nanover-zip, jsonl, elodin, 3es
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
-    /// Overwrite existing outputs
+    /// Replace an existing output once the new one is complete: a file, an empty directory or a
+    /// recording of the output format; never an input, nor a directory of other files
     #[arg(long)]
     pub force: bool,
-    /// Print what would be lost, and write nothing
+    /// Check the outputs as the run would and print what would be lost; write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// 3es output scheme: collated-gzip (default), collated, plain or file-gzip

@@ -172,7 +172,7 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
             || matches!(read, Some(ReadError::Conflict(_)))
             || matches!(
                 write,
-                Some(WriteError::Unsupported(_) | WriteError::Refused(_))
+                Some(WriteError::Unsupported(_) | WriteError::Refused(_) | WriteError::Exists(_))
             )
     })
 }

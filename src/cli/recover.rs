@@ -27,7 +27,8 @@ pub struct Args {
     /// Where to write what can be recovered (same format as the input)
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
-    /// Overwrite an existing output
+    /// Replace an existing output once the new one is complete: a file, an empty directory or a
+    /// recording of the output format; never an input, nor a directory of other files
     #[arg(long)]
     force: bool,
     #[command(flatten)]

@@ -38,7 +38,8 @@ pub struct Args {
     #[arg(long)]
     keep_time: bool,
     /// Write one part per reset (OUT-01, OUT-02…; what precedes the first reset is -00),
-    /// each starting with its reset frame and the full state, as nanover-split-recording
+    /// each starting with its reset frame and the full state, as nanover-split-recording. With
+    /// `-o DIR/` the parts go in DIR, in the input's format unless --to, named after the input
     #[arg(long, conflicts_with_all = ["start", "end", "frames", "keep_time"])]
     split_at_resets: bool,
     #[command(flatten)]

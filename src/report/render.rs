@@ -117,6 +117,7 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
                     .iter()
                     .map(|c| format!("{}: {} records", c.name, c.records))
                     .collect::<Vec<_>>(),
+                FEW_KEYS,
                 "channels",
             )
             .join("\n"),
@@ -130,7 +131,7 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
                 format!(
                     "{} at records {}",
                     s.resets.len(),
-                    first_and_last(&at, "").join(", ")
+                    first_and_last(&at, FEW, "").join(", ")
                 )
             },
         ),
@@ -191,24 +192,24 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
 /// Items of a long list shown in text: this many first and this many last.
 const FEW: usize = 5;
 
-/// Rows of a long key table shown in text: this many first and this many last.
+/// Rows of a long key table (or channel list) shown in text: this many first and last.
 const FEW_KEYS: usize = 25;
 
-/// The first and last [`FEW`] of `items`, the rest counted in one item between them
+/// The first and last `few` of `items`, the rest counted in one item between them
 /// (`… 49 990 more channels`), so text output stays small whatever a file holds.
-pub fn first_and_last(items: &[String], what: &str) -> Vec<String> {
+pub fn first_and_last(items: &[String], few: usize, what: &str) -> Vec<String> {
     let n = items.len();
-    if n <= 2 * FEW + 1 {
+    if n <= 2 * few + 1 {
         return items.to_vec();
     }
-    let mut shown: Vec<String> = items[..FEW].to_vec();
-    let more = grouped((n - 2 * FEW) as u64);
+    let mut shown: Vec<String> = items[..few].to_vec();
+    let more = grouped((n - 2 * few) as u64);
     shown.push(if what.is_empty() {
         format!("… {more} more …")
     } else {
         format!("… {more} more {what}")
     });
-    shown.extend_from_slice(&items[n - FEW..]);
+    shown.extend_from_slice(&items[n - few..]);
     shown
 }
 
@@ -305,6 +306,8 @@ pub fn value_text(v: &Value) -> String {
                 more(n)
             )
         }
+        Value::List(l) if l.is_empty() => "[]".into(),
+        Value::Map(m) if m.is_empty() => "{}".into(),
         Value::List(l) => {
             let shown: Vec<String> = l.iter().take(PREVIEW).map(value_text).collect();
             format!("[{} items: {}{}]", l.len(), shown.join(", "), more(l.len()))
@@ -333,11 +336,11 @@ mod tests {
     fn long_lists_show_their_ends_and_count_the_middle() {
         let items: Vec<String> = (0..50_000).map(|i| i.to_string()).collect();
         assert_eq!(
-            first_and_last(&items, "").join(", "),
+            first_and_last(&items, FEW, "").join(", "),
             "0, 1, 2, 3, 4, … 49 990 more …, 49995, 49996, 49997, 49998, 49999"
         );
         let few: Vec<String> = (0..11).map(|i| i.to_string()).collect();
-        assert_eq!(first_and_last(&few, "x"), few);
+        assert_eq!(first_and_last(&few, 5, "x"), few);
         assert_eq!(grouped(1_234_567), "1 234 567");
         assert_eq!(grouped(999), "999");
     }
@@ -361,7 +364,10 @@ mod tests {
         assert!(text.contains("key.0024"), "{text}");
         assert!(!text.contains("key.0025"), "{text}");
         assert!(text.contains("… 950 more keys"), "{text}");
-        assert!(text.contains("key.0975") && text.contains("key.0999"), "{text}");
+        assert!(
+            text.contains("key.0975") && text.contains("key.0999"),
+            "{text}"
+        );
         assert!(!text.contains("key.0974"), "{text}");
     }
 }
