@@ -7,7 +7,7 @@
 # ~846 MB; same per-frame shape as tesgen.cpp's: f32 shape updates and a 4000-point mesh):
 # the best user+sys CPU time of RUNS runs of each, one after the other.
 # Usage: bench/tes.sh [WORKDIR]   (builds the release binary first; TESINFO=path of 3esinfo,
-# default /work/tools/3esinfo)
+# default: unpacked from ../shared/tools/tes-ref/3esinfo.xz; without it the comparison is skipped)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="${1:-${TMPDIR:-/tmp}/simrec-bench-tes}"
@@ -76,7 +76,12 @@ bytes_read "slice 500..510 collated+gzip" "$gz" "$bin" slice "$gz" --frames 500.
 
 large="$work/bench_plain_large.3es"
 [ -f "$large" ] || python3 "$here/tes_gen.py" "$large" "${LARGE_FRAMES:-10000}"
-tesinfo="${TESINFO:-/work/tools/3esinfo}"
+# 3esinfo is 3es-core's reader, shipped packed in ../shared/tools/tes-ref (not with simrec).
+tesinfo="${TESINFO:-}"
+if [ -z "$tesinfo" ] && [ -f "$here/../../shared/tools/tes-ref/3esinfo.xz" ]; then
+    tesinfo="$work/3esinfo"
+    [ -x "$tesinfo" ] || { xz -dc "$here/../../shared/tools/tes-ref/3esinfo.xz" > "$tesinfo" && chmod +x "$tesinfo"; }
+fi
 cpu() { # label, command...: the best user+sys CPU time of $runs runs
     local label="$1"; shift
     local best=""
@@ -94,5 +99,5 @@ if [ -x "$tesinfo" ]; then
         cpu "3esinfo (large plain)" "$tesinfo" "$large"
     done
 else
-    echo "3esinfo not found at $tesinfo: set TESINFO" >&2
+    echo "skipped the comparison with 3esinfo: it needs 3es-core's 3esinfo, from ../shared/tools/tes-ref/3esinfo.xz beside the repository or TESINFO=PATH" >&2
 fi
