@@ -12,7 +12,7 @@ use arrow_array::{Array as _, ArrayRef, Float64Array, UInt64Array};
 use simrec::formats::elodin::ElodinReader;
 use simrec::formats::output::Outputs;
 use simrec::formats::{registry, ReadOptions, Source};
-use simrec::model::{ArrayData, Record, Value};
+use simrec::model::{ArrayData, Entity, Record, Value};
 use simrec::pipeline::{copy, Span, Window};
 use support::*;
 
@@ -102,13 +102,13 @@ fn every_fixture_reads_with_its_row_counts_and_tick_ranges() {
         assert_eq!(recs.first().unwrap().frame, Some(0), "{name}");
         assert_eq!(
             recs.iter().filter_map(|x| x.frame).max(),
-            Some(last),
+            Some(last as i64),
             "{name}"
         );
         // Tick by tick: frames never decrease, time = tick × 8,333,333 ns.
         assert!(recs.windows(2).all(|w| w[0].frame <= w[1].frame), "{name}");
         for x in &recs {
-            assert_eq!(x.time, x.frame.unwrap() as i64 * 8_333_333, "{name}");
+            assert_eq!(x.time, x.frame.unwrap() * 8_333_333, "{name}");
         }
         // Only the flavour (and for a never-run world the max_ticks note) is reported.
         let c = codes(&r);
@@ -158,7 +158,7 @@ fn spin_120_quaternion_is_scalar_last() {
     let at = |tick: u64| -> Vec<f64> {
         let rec = recs
             .iter()
-            .find(|x| x.channel == body && x.frame == Some(tick))
+            .find(|x| x.channel == body && x.frame == Some(tick as i64))
             .unwrap();
         f64s(rec.get("world_pos").unwrap())
     };
@@ -172,7 +172,7 @@ fn spin_120_quaternion_is_scalar_last() {
         .find(|x| x.channel == body && x.frame == Some(120))
         .unwrap();
     assert_eq!(rec.time, 120 * 8_333_333);
-    assert_eq!(rec.entity, Some(0));
+    assert_eq!(rec.entity, Some(Entity::Id(0)));
 }
 
 #[test]

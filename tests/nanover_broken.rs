@@ -546,7 +546,7 @@ fn check_v1_against(v1: &str, v2: &str, records: usize, frames: bool) {
         assert_eq!(a.channel, b.channel);
         if frames {
             // Record k is frame k: record 0 is the reset.
-            assert_eq!(a.frame, Some(k as u64), "{v1} record {k} frame index");
+            assert_eq!(a.frame, Some(k as i64), "{v1} record {k} frame index");
         } else {
             assert_eq!(a.frame, None);
         }
@@ -579,7 +579,7 @@ fn v1_headerless_traj_header_walk_numbers_frames_too() {
         opts,
     )
     .unwrap();
-    let frames: Vec<Option<u64>> = reader.map(|r| r.unwrap().frame).collect();
+    let frames: Vec<Option<i64>> = reader.map(|r| r.unwrap().frame).collect();
     assert_eq!(frames, (0..32).map(Some).collect::<Vec<_>>());
 }
 
@@ -617,7 +617,7 @@ fn v1_headerless_traj_written_out_as_version_2() {
     let mut n = 0;
     for (k, r) in back.enumerate() {
         let r = r.unwrap();
-        assert_eq!(r.frame, Some(k as u64), "record {k}");
+        assert_eq!(r.frame, Some(k as i64), "record {k}");
         assert_eq!(r.time, small.records[k].time);
         assert_eq!(r.values, small.records[k].values, "record {k}");
         let payload = &r.raw.as_ref().unwrap().bytes[24..];

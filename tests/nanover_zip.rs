@@ -34,7 +34,7 @@ fn records(rel: &str) -> (Header, Vec<Record>) {
 }
 
 /// A record for comparison: channel name, time, frame, values with map keys sorted.
-fn normal(header: &Header, r: &Record) -> (String, i64, Option<u64>, Vec<(String, Value)>) {
+fn normal(header: &Header, r: &Record) -> (String, i64, Option<i64>, Vec<(String, Value)>) {
     fn sort(v: &Value) -> Value {
         match v {
             Value::Map(f) => {
@@ -552,7 +552,7 @@ fn frames_without_an_index_go_to_legacy_as_previous_plus_one_from_one() {
     let back =
         simrec::formats::registry::open(&stem.with_extension("traj"), ReadOptions::default())
             .unwrap();
-    let frames: Vec<Option<u64>> = back.map(|r| r.unwrap().frame).collect();
+    let frames: Vec<Option<i64>> = back.map(|r| r.unwrap().frame).collect();
     // Not a reset: spec nanover-zip §14 writes 1 when there is no previous frame.
     assert_eq!(frames, [Some(1), Some(2)]);
 }

@@ -135,7 +135,7 @@ fn small_with_index_of(keep: usize) -> (Vec<u8>, Vec<i64>) {
 }
 
 /// (time µs, frame index) of each message of a recovered archive, read strictly.
-fn read_back(path: &Path) -> Vec<(i64, Option<u64>)> {
+fn read_back(path: &Path) -> Vec<(i64, Option<i64>)> {
     let reader = ZipReader::open(path, ReadOptions::default()).unwrap();
     reader
         .map(|r| r.unwrap())

@@ -85,7 +85,7 @@ fn every_cut_of_the_deflated_archive() {
 }
 
 /// (time, channel, frame) of every record a lenient read gives, and its error count.
-fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<u64>)>, u64) {
+fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
     let options = ReadOptions {
         decode,
         lenient: true,

@@ -124,7 +124,7 @@ fn cross_check(rel: &str) -> Seen {
                     .unwrap_or_else(|e| panic!("{what}: prost: {e}"));
                 assert_eq!(
                     r.frame,
-                    Some(u64::from(m.frame_index)),
+                    Some(i64::from(m.frame_index)),
                     "{what}: frame index"
                 );
                 if m.frame_index == 0 {

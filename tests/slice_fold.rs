@@ -373,7 +373,7 @@ fn small_pair_frame_windows() {
     let w = check_window(&pair, frame(5), frame(20), dir.path(), "small #5..#20");
     assert_eq!(w.span.start, 620_608_000);
     assert_eq!(w.span.end, Some(2_608_595_000), "record 20");
-    let frames: Vec<u64> = w
+    let frames: Vec<i64> = w
         .slice
         .iter()
         .filter(|r| r.raw.is_some())

@@ -263,11 +263,9 @@ fn merging_a_capture_with_a_slice_of_it() {
         assert_eq!(unique.len(), ids.len());
     }
     // Frame indices and times follow the output frames.
-    let frame_of = |i: u64| back.iter().filter(|r| r.frame == Some(i)).count();
+    let frame_of = |i: i64| back.iter().filter(|r| r.frame == Some(i)).count();
     assert!(frame_of(0) > 0 && frame_of(49) > 0);
-    assert!(back
-        .iter()
-        .all(|r| r.time == r.frame.unwrap() as i64 * 33_000_000));
+    assert!(back.iter().all(|r| r.time == r.frame.unwrap() * 33_000_000));
 }
 
 // Hand-built captures for time units, transients, resets and references.
@@ -382,7 +380,7 @@ fn gcd_time_units_spanning_transients_resets_and_references() {
         .collect();
     assert_eq!(starts, vec![0, 25, 30, 50, 60, 75]);
     // A's transient (its frame 0 spans output frames 0 and 1) is shown in both.
-    let transients: Vec<u64> = merged
+    let transients: Vec<i64> = merged
         .iter()
         .filter(|r| kind(raw(r)) == (64, 1) && be32(raw(r), 16) == 0)
         .map(|r| r.frame.unwrap())

@@ -216,7 +216,7 @@ fn tolerated_vectors_decode_with_their_notes() {
             Severity::Warning
         ]
     );
-    assert_eq!(records[2].entity, Some(255));
+    assert_eq!(records[2].entity, Some(255u32.into()));
     assert!(records[4].get("coordinate_frame").is_some());
 
     // f64 attributes, and the mid-2020 DoublePrecision = 64 in a 0.3 file.
@@ -435,13 +435,13 @@ fn slice_replays_the_same_world_state_at_every_kept_frame() {
             let mut w_slice = World::default();
             let mut it = sliced.iter().peekable();
             for k in 0..b {
-                for r in original.iter().filter(|r| r.frame == Some(k)) {
+                for r in original.iter().filter(|r| r.frame == Some(k as i64)) {
                     w_orig.apply(raw(r));
                 }
                 if k < a {
                     continue;
                 }
-                while let Some(r) = it.next_if(|r| r.frame == Some(k - a)) {
+                while let Some(r) = it.next_if(|r| r.frame == Some((k - a) as i64)) {
                     w_slice.apply(raw(r));
                 }
                 assert_eq!(
@@ -453,7 +453,7 @@ fn slice_replays_the_same_world_state_at_every_kept_frame() {
             // The kept frames' packets are the original's, verbatim and in order.
             let kept: Vec<&[u8]> = original
                 .iter()
-                .filter(|r| (a..b).contains(&r.frame.unwrap()))
+                .filter(|r| (a as i64..b as i64).contains(&r.frame.unwrap()))
                 .map(raw)
                 .filter(|p| !(p[9] == 1 || (p[9] == 2 && p[11] == 3)))
                 .collect();

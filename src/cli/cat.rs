@@ -97,12 +97,12 @@ fn describe(header: &Header, r: &Record, position: Option<u64>) -> String {
         Seconds(r.time),
         channel.map_or("?", |c| c.name.as_str())
     );
-    if let Some(e) = r.entity {
+    if let Some(e) = &r.entity {
         s.push_str(&format!(" entity {e}"));
     }
     if let (Some(n), Some(f)) = (position, r.frame) {
         s.push_str(&format!(" #{n}"));
-        if f != n {
+        if i64::try_from(n).ok() != Some(f) {
             s.push_str(&format!(" (index {f})"));
         }
         if f == 0 && channel.is_some_and(|c| c.composition == Composition::FrameDelta) {

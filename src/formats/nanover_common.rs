@@ -2,7 +2,7 @@
 //! units of the conventional frame keys and time in whole microseconds. Not a format
 //! itself, so both format modules may use it.
 
-use crate::model::Record;
+use crate::model::{FieldSpec, Record};
 use crate::report::LossReport;
 
 /// (key, unit) of every conventional frame key with a physical unit (NanoVer fixes nm,
@@ -24,11 +24,12 @@ const UNITS: &[(&str, &str)] = &[
     ("server.timestamp", "s"),
 ];
 
-/// The units of the `frame` channel, as a channel declares them.
-pub fn frame_units() -> Vec<(String, String)> {
+/// The fields of the `frame` channel NanoVer fixes the units of, as a channel declares them
+/// (types and shapes vary with the simulation: they are left to the records).
+pub fn frame_fields() -> Vec<FieldSpec> {
     UNITS
         .iter()
-        .map(|(k, u)| (k.to_string(), u.to_string()))
+        .map(|(k, u)| FieldSpec::new(*k).with_unit(*u))
         .collect()
 }
 

@@ -2,19 +2,26 @@
 
 use serde_json::{Map, Value as Json};
 
+use super::value::DType;
+
 /// Index of a channel in [`Header::channels`].
 pub type ChannelId = u32;
 
-/// How the records of a channel combine over time.
+/// How the records of a channel combine over time: what a reader must have seen to know the
+/// channel's full value at some instant. Folding (a slice's context, a writer that needs
+/// whole values) is per channel and per entity.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Composition {
-    /// Every record stands on its own.
+    /// Every record stands on its own: nothing carries over to the next one.
     Independent,
     /// Each record carries the keys that changed; a key replaces its previous value.
-    /// A record whose frame index is 0 is a reset: it discards everything before it.
+    /// A record whose frame value is 0 is a reset: it discards everything before it.
     FrameDelta,
     /// Each record carries keys that changed; `Value::Removed` deletes a key.
     StateDelta,
+    /// Each record carries the channel's whole value, which holds until the next record
+    /// (an Icarus static signal, a slowly sampled sensor).
+    SampleHold,
 }
 
 /// What a channel's records carry.
@@ -26,13 +33,59 @@ pub enum ChannelKind {
     Events,
 }
 
+/// What a channel declares about one of its fields before any record is read. Every part
+/// but the name is optional: a format declares what it knows.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct FieldSpec {
+    pub name: String,
+    /// Element type; `None` when the format does not fix it.
+    pub dtype: Option<DType>,
+    /// Shape of the value (`[]` a scalar, `[3]` a vector); `None` when it varies or is unknown.
+    pub shape: Option<Vec<usize>>,
+    pub unit: Option<String>,
+    /// What the value means beyond its type (`quaternion_wxyz`, `position`), as the format
+    /// names it.
+    pub semantic: Option<String>,
+    /// Written once and constant for the whole recording.
+    pub is_static: bool,
+}
+
+impl FieldSpec {
+    pub fn new(name: impl Into<String>) -> FieldSpec {
+        FieldSpec {
+            name: name.into(),
+            ..FieldSpec::default()
+        }
+    }
+
+    pub fn typed(name: impl Into<String>, dtype: DType, shape: &[usize]) -> FieldSpec {
+        FieldSpec {
+            dtype: Some(dtype),
+            shape: Some(shape.to_vec()),
+            ..FieldSpec::new(name)
+        }
+    }
+
+    pub fn with_unit(mut self, unit: impl Into<String>) -> FieldSpec {
+        self.unit = Some(unit.into());
+        self
+    }
+
+    /// Whether type and shape are both declared: enough for a writer to lay out a column.
+    pub fn is_complete(&self) -> bool {
+        self.dtype.is_some() && self.shape.is_some()
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Channel {
     pub name: String,
     pub kind: ChannelKind,
     pub composition: Composition,
-    /// Unit of each field, where the format fixes it (`particle.positions` → `nm`).
-    pub units: Vec<(String, String)>,
+    /// Fields declared up front, in the format's order. Empty when the format declares none
+    /// (their types are then known only from records); it may also declare only some
+    /// fields, or only their units.
+    pub fields: Vec<FieldSpec>,
 }
 
 impl Channel {
@@ -41,19 +94,62 @@ impl Channel {
             name: name.into(),
             kind,
             composition,
-            units: Vec::new(),
+            fields: Vec::new(),
         }
+    }
+
+    pub fn field(&self, name: &str) -> Option<&FieldSpec> {
+        self.fields.iter().find(|f| f.name == name)
+    }
+
+    /// Whether every declared field has a type and a shape and at least one is declared:
+    /// a writer can lay out its columns without reading records.
+    pub fn is_declared(&self) -> bool {
+        !self.fields.is_empty() && self.fields.iter().all(FieldSpec::is_complete)
     }
 }
 
-/// Where time zero of a recording is.
+/// An absolute instant: time zero of a recording whose format stores one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Epoch {
+    /// Nanoseconds since 1970-01-01T00:00:00Z.
+    pub unix_ns: i64,
+    /// Digits of the second's fraction the format gave (0–9): how the instant is shown.
+    pub fraction_digits: u8,
+}
+
+impl Epoch {
+    /// ISO-8601 UTC with the fraction digits the format gave (`2024-05-01T12:00:00.250Z`).
+    pub fn iso8601(&self) -> String {
+        super::time::iso8601(self.unix_ns, Some(self.fraction_digits))
+    }
+}
+
+/// Where time zero of a recording is. Record times are always relative to it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TimeOrigin {
-    /// Absolute epoch of time zero in Unix nanoseconds, where the format records one.
-    pub epoch_ns: Option<i64>,
-    /// Time system of the absolute epoch (`UTC`, `TAI`, `GPS`...), or a description of the
-    /// relative origin ("recorder start").
+    /// The absolute instant of time zero, where the format records one.
+    pub epoch: Option<Epoch>,
+    /// Time system of the epoch (`UTC`, `TAI`, `GPS`, `MET`...); with no epoch, what time
+    /// zero is ("recorder start").
     pub system: Option<String>,
+}
+
+impl TimeOrigin {
+    /// The same origin moved `by` nanoseconds later (a rebased slice starts at its window).
+    pub fn shifted(&self, by: i64) -> TimeOrigin {
+        TimeOrigin {
+            epoch: self.epoch.map(|e| Epoch {
+                unix_ns: e.unix_ns.saturating_add(by),
+                fraction_digits: if by % 1_000_000_000 == 0 {
+                    e.fraction_digits
+                } else {
+                    9
+                },
+            }),
+            system: self.system.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -92,5 +188,27 @@ impl Header {
     pub fn add_channel(&mut self, channel: Channel) -> ChannelId {
         self.channels.push(channel);
         (self.channels.len() - 1) as ChannelId
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shifted_origin_moves_its_epoch_and_keeps_whole_second_precision() {
+        let o = TimeOrigin {
+            epoch: Some(Epoch {
+                unix_ns: 1_700_000_000_000_000_000,
+                fraction_digits: 0,
+            }),
+            system: Some("TAI".into()),
+        };
+        let s = o.shifted(2_000_000_000);
+        assert_eq!(s.epoch.unwrap().unix_ns, 1_700_000_002_000_000_000);
+        assert_eq!(s.epoch.unwrap().fraction_digits, 0);
+        assert_eq!(s.system.as_deref(), Some("TAI"));
+        assert_eq!(o.shifted(1_500).epoch.unwrap().fraction_digits, 9);
+        assert_eq!(TimeOrigin::default().shifted(5), TimeOrigin::default());
     }
 }

@@ -6,8 +6,10 @@ pub mod record;
 pub mod time;
 pub mod value;
 
-pub use fold::Folded;
-pub use header::{Channel, ChannelId, ChannelKind, Composition, Header, TimeOrigin};
-pub use record::{Nanos, RawBytes, Record};
+pub use fold::{Context, Folded};
+pub use header::{
+    Channel, ChannelId, ChannelKind, Composition, Epoch, FieldSpec, Header, TimeOrigin,
+};
+pub use record::{Entity, Nanos, RawBytes, Record};
 pub use time::{iso8601, Seconds, TimeSpec};
 pub use value::{Array, ArrayData, DType, Field, Value};

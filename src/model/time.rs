@@ -103,9 +103,10 @@ impl fmt::Display for Seconds {
     }
 }
 
-/// Unix nanoseconds as an ISO-8601 UTC date and time (`2024-05-01T12:00:00.25Z`), with as
-/// many fraction digits as the value needs (none, or up to nine).
-pub fn iso8601(unix_ns: i64) -> String {
+/// Unix nanoseconds as an ISO-8601 UTC date and time (`2024-05-01T12:00:00.250Z`) with
+/// `digits` fraction digits (0–9: the precision the format gave; the value is truncated to
+/// it), or as many as the value needs when `digits` is `None`.
+pub fn iso8601(unix_ns: i64, digits: Option<u8>) -> String {
     let secs = unix_ns.div_euclid(1_000_000_000);
     let frac = unix_ns.rem_euclid(1_000_000_000);
     let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
@@ -125,10 +126,14 @@ pub fn iso8601(unix_ns: i64) -> String {
         sod % 3600 / 60,
         sod % 60
     );
-    if frac > 0 {
-        let digits = format!("{frac:09}");
+    let all = format!("{frac:09}");
+    let shown = match digits {
+        Some(d) => &all[..usize::from(d.min(9))],
+        None => all.trim_end_matches('0'),
+    };
+    if !shown.is_empty() {
         text.push('.');
-        text.push_str(digits.trim_end_matches('0'));
+        text.push_str(shown);
     }
     text.push('Z');
     text
@@ -173,18 +178,30 @@ mod tests {
 
     #[test]
     fn iso8601_dates() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(iso8601(0, None), "1970-01-01T00:00:00Z");
         assert_eq!(
-            iso8601(1_714_564_800_250_000_000),
+            iso8601(1_714_564_800_250_000_000, None),
             "2024-05-01T12:00:00.25Z"
         );
+        // The precision the format has, digits kept or cut to it.
         assert_eq!(
-            iso8601(951_782_400_000_000_001),
+            iso8601(1_714_564_800_250_000_000, Some(3)),
+            "2024-05-01T12:00:00.250Z"
+        );
+        assert_eq!(
+            iso8601(1_714_564_800_250_000_000, Some(0)),
+            "2024-05-01T12:00:00Z"
+        );
+        assert_eq!(
+            iso8601(951_782_400_000_000_001, None),
             "2000-02-29T00:00:00.000000001Z"
         );
-        assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999999999Z");
+        assert_eq!(iso8601(-1, None), "1969-12-31T23:59:59.999999999Z");
         // GPS epoch, as Unix time.
-        assert_eq!(iso8601(315_964_800_000_000_000), "1980-01-06T00:00:00Z");
+        assert_eq!(
+            iso8601(315_964_800_000_000_000, None),
+            "1980-01-06T00:00:00Z"
+        );
     }
 
     #[test]

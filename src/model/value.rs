@@ -9,7 +9,9 @@ pub type Field = (String, Value);
 ///
 /// Arrays are typed and contiguous (`Array`); JSON-like state uses `List` and
 /// `Map`. `Removed` is the explicit deletion marker of key-value streams: it
-/// is not a null value (a null nested inside a map is data).
+/// is not a null value (a null nested inside a map is data). `F32` keeps a single-precision
+/// scalar single (msgpack float 32, HDF5 float), `Bytes` and `Ext` keep binary data and
+/// msgpack extension types as they are, and `Dict` a map whose keys are not all strings.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Value {
     Null,
@@ -17,10 +19,19 @@ pub enum Value {
     Int(i64),
     UInt(u64),
     Float(f64),
+    F32(f32),
     Str(String),
+    Bytes(Vec<u8>),
+    /// An application-defined type code and its bytes (msgpack ext).
+    Ext {
+        type_id: i8,
+        bytes: Vec<u8>,
+    },
     Array(Array),
     List(Vec<Value>),
     Map(Vec<Field>),
+    /// A map with keys that are not all strings, in the source's order.
+    Dict(Vec<(Value, Value)>),
     Removed,
 }
 
@@ -30,12 +41,25 @@ impl Value {
         match self {
             Value::Null => "null",
             Value::Bool(_) => "bool",
-            Value::Int(_) | Value::UInt(_) | Value::Float(_) => "number",
+            Value::Int(_) | Value::UInt(_) | Value::Float(_) | Value::F32(_) => "number",
             Value::Str(_) => "string",
+            Value::Bytes(_) => "bytes",
+            Value::Ext { .. } => "ext",
             Value::Array(_) => "array",
             Value::List(_) => "list",
-            Value::Map(_) => "map",
+            Value::Map(_) | Value::Dict(_) => "map",
             Value::Removed => "removed",
+        }
+    }
+
+    /// The value as an f64 when it is a number (integers beyond 2^53 rounded).
+    pub fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Value::Int(i) => Some(i as f64),
+            Value::UInt(u) => Some(u as f64),
+            Value::Float(f) => Some(f),
+            Value::F32(f) => Some(f.into()),
+            _ => None,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::model::{Nanos, Record};
 /// tick of a format with a record per entity or per archetype, such as Elodin).
 #[derive(Debug, Clone, Default)]
 pub struct FrameCounter {
-    previous: Option<(u64, Nanos)>,
+    previous: Option<(i64, Nanos)>,
     frames: u64,
 }
 
@@ -37,7 +37,7 @@ mod tests {
     #[test]
     fn records_of_one_tick_are_one_frame_and_frame_values_do_not_matter() {
         let mut c = FrameCounter::default();
-        let r = |frame: Option<u64>, time| {
+        let r = |frame: Option<i64>, time| {
             let mut r = Record::new(time, 0);
             r.frame = frame;
             r

@@ -13,7 +13,7 @@ fn tie_rank(composition: Composition) -> u8 {
     match composition {
         Composition::FrameDelta => 0,
         Composition::StateDelta => 1,
-        Composition::Independent => 2,
+        Composition::SampleHold | Composition::Independent => 2,
     }
 }
 

@@ -142,7 +142,7 @@ impl<'a> SplitAtResets<'a> {
         if self.current.is_none() {
             self.start(0)?;
         }
-        record.time -= self.base;
+        record.shift_time(-self.base);
         if record.raw.as_ref().is_some_and(|r| r.format == NANOVER_ZIP) {
             record.raw = None;
         }

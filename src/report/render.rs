@@ -228,10 +228,10 @@ pub fn grouped(n: u64) -> String {
 
 /// `2024-05-01T12:00:00.25Z (UTC)`, or what relative times count from.
 fn origin_text(origin: &crate::model::TimeOrigin) -> String {
-    match (origin.epoch_ns, &origin.system) {
-        (Some(ns), system) => format!(
+    match (origin.epoch, &origin.system) {
+        (Some(epoch), system) => format!(
             "{} ({})",
-            crate::model::iso8601(ns),
+            epoch.iso8601(),
             system.as_deref().unwrap_or("UTC")
         ),
         (None, Some(system)) => system.clone(),
@@ -290,6 +290,9 @@ pub fn value_text(v: &Value) -> String {
         Value::Int(i) => i.to_string(),
         Value::UInt(u) => u.to_string(),
         Value::Float(x) => format!("{x:?}"),
+        Value::F32(x) => format!("{x:?}"),
+        Value::Bytes(b) => format!("bytes[{}]", b.len()),
+        Value::Ext { type_id, bytes } => format!("ext {type_id} bytes[{}]", bytes.len()),
         Value::Str(s) if s.chars().count() <= 40 => format!("{s:?}"),
         Value::Str(s) => format!("{:?}…", s.chars().take(40).collect::<String>()),
         Value::Array(a) => {
@@ -308,6 +311,20 @@ pub fn value_text(v: &Value) -> String {
         }
         Value::List(l) if l.is_empty() => "[]".into(),
         Value::Map(m) if m.is_empty() => "{}".into(),
+        Value::Dict(d) if d.is_empty() => "{}".into(),
+        Value::Dict(d) => {
+            let shown: Vec<String> = d
+                .iter()
+                .take(PREVIEW)
+                .map(|(k, v)| format!("{}={}", value_text(k), value_text(v)))
+                .collect();
+            format!(
+                "{{{} keys: {}{}}}",
+                d.len(),
+                shown.join(", "),
+                more(d.len())
+            )
+        }
         Value::List(l) => {
             let shown: Vec<String> = l.iter().take(PREVIEW).map(value_text).collect();
             format!("[{} items: {}{}]", l.len(), shown.join(", "), more(l.len()))

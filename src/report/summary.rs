@@ -8,7 +8,6 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
 
 use super::Fact;
-use crate::model::time::iso8601;
 use crate::model::{Composition, DType, Header, Nanos, Record, TimeOrigin, Value};
 
 /// What was seen of one key.
@@ -233,9 +232,9 @@ pub const SCHEMA_VERSION: u32 = 1;
 /// `{"epoch": "2024-05-01T12:00:00.25Z", "system": "UTC"}`, or null when the recording's
 /// times are relative to a point with no absolute date.
 pub fn origin_json(origin: &TimeOrigin) -> Json {
-    match origin.epoch_ns {
-        Some(ns) => json!({
-            "epoch": iso8601(ns),
+    match origin.epoch {
+        Some(epoch) => json!({
+            "epoch": epoch.iso8601(),
             "system": origin.system.as_deref().unwrap_or("UTC"),
         }),
         None => Json::Null,

@@ -334,8 +334,8 @@ impl ElodinReader {
                 .unwrap_or(i64::MAX),
             c.channel,
         );
-        record.entity = Some(entity);
-        record.frame = Some(tick);
+        record.entity = Some(entity.into());
+        record.frame = Some(i64::try_from(tick).unwrap_or(i64::MAX));
         if decode {
             match c.spare.pop() {
                 Some(values) => record.values = values,

@@ -18,7 +18,7 @@ use super::parquet_out::{Cell, Table};
 use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{ArrayData, Composition, Folded, Header, Record, Value};
+use crate::model::{ArrayData, Composition, Entity, Folded, Header, Record, Value};
 
 const GLOBALS: &str = "system_globals";
 
@@ -236,6 +236,7 @@ impl Same {
         };
         let tick = record
             .frame
+            .and_then(|f| u64::try_from(f).ok())
             .unwrap_or_else(|| u64::try_from(record.time / self.step_ns.max(1)).unwrap_or(0));
         let base = *self.base.get_or_insert(tick);
         let Some(out_tick) = tick.checked_sub(base) else {
@@ -246,7 +247,7 @@ impl Same {
             );
             return Ok(());
         };
-        let entity = record.entity.unwrap_or(0);
+        let entity = record.entity.as_ref().and_then(Entity::id).unwrap_or(0);
         if arch.table.is_none() {
             // Components the first row carries (a key selection may have dropped some).
             let present: Vec<Component> = arch
@@ -403,7 +404,7 @@ struct ForeignArch {
     name: String,
     composition: Composition,
     /// Source entity (None: the channel itself) → folded values, in order of appearance.
-    entities: Vec<(Option<u64>, Folded)>,
+    entities: Vec<(Option<Entity>, Folded)>,
     /// Fixed at the archetype's first tick.
     slots: Option<Vec<Slot>>,
     /// Entities written (a prefix of `entities`).
@@ -412,8 +413,14 @@ struct ForeignArch {
     skip: bool,
 }
 
+/// Elodin numbers its entities: a named source entity (an Icarus component, an XREC id
+/// given as a string) gets `NAMED_ENTITIES` + its order of appearance.
+const NAMED_ENTITIES: u64 = 1 << 48;
+
 struct Foreign {
     archs: Vec<ForeignArch>,
+    /// Named source entities, in order of appearance.
+    named: Vec<Entity>,
     channels: u64,
     first_time: Option<i64>,
     cur_time: Option<i64>,
@@ -461,6 +468,7 @@ impl Foreign {
             .collect();
         Foreign {
             archs,
+            named: Vec::new(),
             channels: header.channels.len() as u64,
             first_time: None,
             cur_time: None,
@@ -522,7 +530,8 @@ impl Foreign {
         let slot = match arch.entities.iter().position(|(e, _)| *e == record.entity) {
             Some(i) => i,
             None => {
-                arch.entities.push((record.entity, Folded::default()));
+                arch.entities
+                    .push((record.entity.clone(), Folded::default()));
                 arch.entities.len() - 1
             }
         };
@@ -666,15 +675,23 @@ impl Foreign {
         channels: u64,
         report: &mut WriteReport,
     ) -> Result<(), WriteError> {
-        let entity_ids: Vec<u64> = (0..self.archs[a].written)
-            .map(|i| {
-                let source = self.archs[a].entities[i].0;
-                match source {
-                    None => a as u64,
-                    Some(e) => e.saturating_add(channels + 1),
+        let mut entity_ids = Vec::with_capacity(self.archs[a].written);
+        for i in 0..self.archs[a].written {
+            entity_ids.push(match &self.archs[a].entities[i].0 {
+                None => a as u64,
+                Some(Entity::Id(e)) => e.saturating_add(channels + 1),
+                Some(named) => {
+                    let k = match self.named.iter().position(|n| n == named) {
+                        Some(k) => k,
+                        None => {
+                            self.named.push(named.clone());
+                            self.named.len() - 1
+                        }
+                    };
+                    NAMED_ENTITIES + k as u64
                 }
-            })
-            .collect();
+            });
+        }
         let arch = &mut self.archs[a];
         let late = arch.entities.len() - arch.written;
         for _ in 0..late {

@@ -6,7 +6,10 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::output::Destination;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Array, ArrayData, Header, Record, Value};
+use crate::model::{Array, ArrayData, Entity, Header, Record, Value};
+
+use base64::engine::general_purpose::STANDARD as BASE64;
+use base64::Engine as _;
 
 pub struct JsonlWriter {
     out: Destination,
@@ -48,9 +51,16 @@ impl Sink for JsonlWriter {
             line.extend_from_slice(b",\"frame\":");
             line.extend_from_slice(itoa::Buffer::new().format(frame).as_bytes());
         }
-        if let Some(entity) = record.entity {
-            line.extend_from_slice(b",\"entity\":");
-            line.extend_from_slice(itoa::Buffer::new().format(entity).as_bytes());
+        match &record.entity {
+            Some(Entity::Id(id)) => {
+                line.extend_from_slice(b",\"entity\":");
+                line.extend_from_slice(itoa::Buffer::new().format(*id).as_bytes());
+            }
+            Some(Entity::Name(name)) => {
+                line.extend_from_slice(b",\"entity\":");
+                string(line, name);
+            }
+            None => {}
         }
         line.extend_from_slice(b",\"values\":{");
         let mut first = true;
@@ -124,7 +134,41 @@ fn json_value(
         Value::Int(i) => line.extend_from_slice(itoa::Buffer::new().format(*i).as_bytes()),
         Value::UInt(u) => line.extend_from_slice(itoa::Buffer::new().format(*u).as_bytes()),
         Value::Float(x) => float(line, key, *x, x.is_finite(), lost),
+        Value::F32(x) => float(line, key, *x, x.is_finite(), lost),
         Value::Str(s) => string(line, s),
+        Value::Bytes(b) => {
+            lost.push((key.to_string(), "bytes written as a base64 string"));
+            string(line, &BASE64.encode(b));
+        }
+        Value::Ext { type_id, bytes } => {
+            lost.push((key.to_string(), "msgpack ext written as {type, base64}"));
+            line.extend_from_slice(b"{\"type\":");
+            line.extend_from_slice(itoa::Buffer::new().format(*type_id).as_bytes());
+            line.extend_from_slice(b",\"base64\":");
+            string(line, &BASE64.encode(bytes));
+            line.push(b'}');
+        }
+        Value::Dict(entries) => {
+            lost.push((
+                key.to_string(),
+                "non-string map key written as its JSON text",
+            ));
+            line.push(b'{');
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i > 0 {
+                    line.push(b',');
+                }
+                let mut text = Vec::new();
+                json_value(&mut text, key, k, lost);
+                match k {
+                    Value::Str(s) => string(line, s),
+                    _ => string(line, &String::from_utf8_lossy(&text)),
+                }
+                line.push(b':');
+                json_value(line, key, v, lost);
+            }
+            line.push(b'}');
+        }
         Value::List(items) => {
             line.push(b'[');
             for (i, item) in items.iter().enumerate() {

@@ -119,7 +119,41 @@ fn proto_value(key: &str, value: &Value, lost: &mut Lost) -> ProtoValue {
             return number(key, *u as f64, *u, lost);
         }
         Value::Float(x) => Kind::NumberValue(*x),
+        Value::F32(x) => Kind::NumberValue(f64::from(*x)),
         Value::Str(s) => Kind::StringValue(s.clone()),
+        Value::Bytes(b) => {
+            lost.push((key.to_string(), "bytes written as a list of numbers"));
+            Kind::ListValue(proto::ListValue {
+                values: b
+                    .iter()
+                    .map(|x| ProtoValue {
+                        kind: Some(Kind::NumberValue(f64::from(*x))),
+                    })
+                    .collect(),
+            })
+        }
+        Value::Ext { .. } => {
+            lost.push((
+                key.to_string(),
+                "msgpack ext value: no protobuf form; written as null",
+            ));
+            Kind::NullValue(0)
+        }
+        Value::Dict(entries) => {
+            lost.push((key.to_string(), "non-string map key written as its text"));
+            Kind::StructValue(proto::Struct {
+                fields: entries
+                    .iter()
+                    .map(|(k, v)| proto::ValueEntry {
+                        key: match k {
+                            Value::Str(s) => s.clone(),
+                            other => crate::report::render::value_text(other),
+                        },
+                        value: Some(proto_value(key, v, lost)),
+                    })
+                    .collect(),
+            })
+        }
         Value::List(items) => Kind::ListValue(proto::ListValue {
             values: items.iter().map(|v| proto_value(key, v, lost)).collect(),
         }),

@@ -16,7 +16,7 @@ pub use codes::*;
 pub use reader::LegacyReader;
 pub use writer::LegacyWriter;
 
-use crate::formats::nanover_common::frame_units;
+use crate::formats::nanover_common::frame_fields;
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
@@ -65,7 +65,7 @@ fn header(stream: Stream, version: u32) -> Header {
     h.origin.system = Some("recorder start (monotonic clock, microseconds)".into());
     let mut c = Channel::new(channel, ChannelKind::Signals, composition);
     if stream == Stream::Frames {
-        c.units = frame_units();
+        c.fields = frame_fields();
     }
     h.add_channel(c);
     h

@@ -435,7 +435,7 @@ impl LegacyReader {
         let payload_at = offset + RECORD_HEADER_LEN;
         if !self.options.decode {
             if self.stream == Stream::Frames {
-                record.frame = Some(u64::from(match self.message {
+                record.frame = Some(i64::from(match self.message {
                     Message::FrameData => index as u32,
                     _ => {
                         let peek = self
@@ -485,11 +485,8 @@ impl LegacyReader {
         } else {
             RAW_FORMAT
         };
-        record.raw = Some(RawBytes {
-            format: raw_format,
-            bytes: bytes.to_vec(),
-        });
-        record.frame = frame.map(u64::from);
+        record.raw = Some(RawBytes::new(raw_format, bytes.to_vec()));
+        record.frame = frame.map(i64::from);
         record.values = fields;
         for note in notes {
             self.findings.push(note_finding(note).at(offset, index));

@@ -16,7 +16,7 @@ pub fn part(
     enc: &mut Encoder,
     body: &mut Encoder,
     kind: PartKind,
-    frame: Option<u64>,
+    frame: Option<i64>,
     fields: &[Field],
     lost: &mut Lost,
 ) {
@@ -36,7 +36,7 @@ pub fn part(
 fn frame_map(
     enc: &mut Encoder,
     body: &mut Encoder,
-    frame: Option<u64>,
+    frame: Option<i64>,
     fields: &[Field],
     lost: &mut Lost,
 ) {
@@ -48,7 +48,7 @@ fn frame_map(
             if let Some(i) = frame {
                 // The record's frame index wins over a value of the same name, in its place.
                 body.str(key);
-                body.uint(i);
+                body.int(i);
                 n += 1;
                 index_written = true;
                 continue;
@@ -94,7 +94,7 @@ fn frame_map(
     }
     if let (Some(i), false) = (frame, index_written) {
         body.str(keys::FRAME_INDEX);
-        body.uint(i);
+        body.int(i);
         n += 1;
     }
     enc.map_len(n);

@@ -170,7 +170,7 @@ fn report_odd(odd: Oddities, at: usize, notes: &mut Vec<Note>) {
             Severity::Warning,
             EXT_VALUE,
             at,
-            "a msgpack ext value (kept as {ext_type, data})".into(),
+            "a msgpack ext value (kept as it is: type and bytes)".into(),
         );
     }
     if odd.non_str_key {

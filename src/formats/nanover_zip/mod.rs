@@ -20,7 +20,7 @@ pub use codes::*;
 pub use reader::ZipReader;
 pub use writer::ZipWriter;
 
-use crate::formats::nanover_common::frame_units;
+use crate::formats::nanover_common::frame_fields;
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -43,7 +43,7 @@ fn header(parts: &[PartKind]) -> Header {
             }
         };
         if *kind == PartKind::Frame {
-            c.units = frame_units();
+            c.fields = frame_fields();
         }
         h.add_channel(c);
     }

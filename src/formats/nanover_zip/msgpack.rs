@@ -8,7 +8,7 @@ use std::ops::Range;
 use rmp::encode::{self, ByteBuf, ValueWriteError};
 use rmp::Marker;
 
-use crate::model::{Array, ArrayData, Field, Value};
+use crate::model::{ArrayData, Value};
 
 /// Nesting deeper than this is refused (a hostile file must not exhaust the stack).
 pub const MAX_DEPTH: usize = 200;
@@ -311,8 +311,9 @@ pub struct Oddities {
     pub non_str_key: bool,
 }
 
-/// Decodes the value at `pos` into the model: bin becomes a flat uint8 array, ext a map
-/// `{ext_type, data}`. Returns the value and the position after it.
+/// Decodes the value at `pos` into the model, each msgpack type as its own model value (a
+/// float 32 as `F32`, bin as `Bytes`, ext as `Ext`, a map with a non-string key as `Dict`).
+/// Returns the value and the position after it.
 pub fn value(
     buf: &[u8],
     pos: usize,
@@ -331,19 +332,16 @@ pub fn value(
             Ok(i) => Value::Int(i),
             Err(_) => Value::UInt(u),
         },
-        Head::F32(x) => Value::Float(f64::from(x)),
+        Head::F32(x) => Value::F32(x),
         Head::F64(x) => Value::Float(x),
         Head::Str(r) => Value::Str(text(buf, r, pos)?.to_string()),
-        Head::Bin(r) => Value::Array(Array::flat(ArrayData::U8(buf[r].to_vec()))),
+        Head::Bin(r) => Value::Bytes(buf[r].to_vec()),
         Head::Ext(ty, r) => {
             odd.ext = true;
-            Value::Map(vec![
-                ("ext_type".into(), Value::Int(i64::from(ty))),
-                (
-                    "data".into(),
-                    Value::Array(Array::flat(ArrayData::U8(buf[r].to_vec()))),
-                ),
-            ])
+            Value::Ext {
+                type_id: ty,
+                bytes: buf[r].to_vec(),
+            }
         }
         Head::Array(n) => {
             if n > buf.len() - p {
@@ -358,16 +356,28 @@ pub fn value(
             Value::List(items)
         }
         Head::Map(n) => {
-            let (fields, next) = map(buf, pos, n, p, odd, depth)?;
+            let (entries, next) = map(buf, pos, n, p, odd, depth)?;
             p = next;
-            Value::Map(fields)
+            if entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) {
+                Value::Map(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| match k {
+                            Value::Str(k) => (k, v),
+                            _ => (String::new(), v),
+                        })
+                        .collect(),
+                )
+            } else {
+                odd.non_str_key = true;
+                Value::Dict(entries)
+            }
         }
     };
     Ok((v, p))
 }
 
-/// The entries of a map of `n` entries whose first key is at `p`. A non-string key is
-/// kept under its decoded text form and noted.
+/// The entries of a map of `n` entries whose first key is at `p`, keys as values.
 fn map(
     buf: &[u8],
     pos: usize,
@@ -375,18 +385,18 @@ fn map(
     mut p: usize,
     odd: &mut Oddities,
     depth: usize,
-) -> Result<(Vec<Field>, usize), Error> {
+) -> Result<(Vec<(Value, Value)>, usize), Error> {
     if n > (buf.len() - p) / 2 {
         return err(pos, "a map claims more entries than its data can hold");
     }
-    let mut fields = presized(n, buf.len() - p);
+    let mut entries = presized(n, buf.len() - p);
     for _ in 0..n {
-        let (key, next) = key(buf, p, odd)?;
+        let (k, next) = value(buf, p, odd, depth + 1)?;
         let (v, next) = value(buf, next, odd, depth + 1)?;
-        fields.push((key, v));
+        entries.push((k, v));
         p = next;
     }
-    Ok((fields, p))
+    Ok((entries, p))
 }
 
 /// A map key: a string, or (noted) any other value in a readable form.
@@ -505,7 +515,20 @@ impl Encoder {
             Value::Int(i) => self.int(*i),
             Value::UInt(u) => self.uint(*u),
             Value::Float(x) => self.f64(*x),
+            Value::F32(x) => ok(encode::write_f32(&mut self.buf, *x)),
             Value::Str(s) => self.str(s),
+            Value::Bytes(b) => self.bin(b),
+            Value::Ext { type_id, bytes } => {
+                ok(encode::write_ext_meta(&mut self.buf, bytes.len() as u32, *type_id).map(drop));
+                self.raw(bytes);
+            }
+            Value::Dict(entries) => {
+                self.map_len(entries.len() as u32);
+                for (k, v) in entries {
+                    self.value(k);
+                    self.value(v);
+                }
+            }
             Value::List(items) => {
                 self.array_len(items.len() as u32);
                 for item in items {
@@ -587,9 +610,21 @@ mod tests {
         let v = Value::Map(vec![
             ("a".into(), Value::List(vec![Value::Int(-1), Value::Null])),
             ("b".into(), Value::Float(0.25)),
+            ("c".into(), Value::Bytes(vec![1, 2])),
+            ("f".into(), Value::F32(0.1)),
             (
-                "c".into(),
-                Value::Array(Array::flat(ArrayData::U8(vec![1, 2]))),
+                "e".into(),
+                Value::Ext {
+                    type_id: -3,
+                    bytes: vec![9; 5],
+                },
+            ),
+            (
+                "d".into(),
+                Value::Dict(vec![
+                    (Value::Int(1), Value::Str("one".into())),
+                    (Value::Str("two".into()), Value::Bool(true)),
+                ]),
             ),
         ]);
         e.value(&v);
@@ -612,10 +647,7 @@ mod tests {
                 Value::List(vec![Value::Int(-1), Value::Null, Value::Float(0.5)]),
             ),
             ("b".into(), Value::Str("x".repeat(300))),
-            (
-                "c".into(),
-                Value::Array(Array::flat(ArrayData::U8(vec![1; 70_000]))),
-            ),
+            ("c".into(), Value::Bytes(vec![1; 70_000])),
             ("d".into(), Value::UInt(u64::MAX)),
         ]));
         e.raw(&[0xd7, 5, 1, 2, 3, 4, 5, 6, 7, 8]);

@@ -369,7 +369,7 @@ impl ZipReader {
                             at: range.start,
                         });
                     }
-                    record.frame = frame;
+                    record.frame = frame.and_then(|f| i64::try_from(f).ok());
                     record.values = fields;
                 }
                 PartKind::State => record.values = message::state(&bytes, range, &mut notes),
@@ -395,15 +395,9 @@ impl ZipReader {
         }
         if let Some((last, rest)) = records.split_last_mut() {
             for r in rest {
-                r.raw = Some(RawBytes {
-                    format: RAW_FORMAT,
-                    bytes: bytes.clone(),
-                });
+                r.raw = Some(RawBytes::new(RAW_FORMAT, bytes.clone()));
             }
-            last.raw = Some(RawBytes {
-                format: RAW_FORMAT,
-                bytes,
-            });
+            last.raw = Some(RawBytes::new(RAW_FORMAT, bytes));
         }
         self.queue.extend(records);
         Ok(())
@@ -493,7 +487,7 @@ impl ZipReader {
                 let mut r = Record::new(ts.saturating_mul(1000), channel);
                 if kind == PartKind::Frame {
                     r.frame = match frame_index {
-                        Some(Value::Int(i)) => u64::try_from(*i).ok(),
+                        Some(Value::Int(i)) => Some(*i),
                         _ => None,
                     };
                 }

@@ -166,7 +166,7 @@ impl ZipWriter {
             encode::part(&mut enc, &mut body, *kind, r.frame, &r.values, &mut lost);
             if *kind == PartKind::Frame {
                 frame_index = match r.frame {
-                    Some(i) => Some(Value::Int(i as i64)),
+                    Some(i) => Some(Value::Int(i)),
                     None => r.get("frame.index").cloned(),
                 };
             }

@@ -4,7 +4,7 @@
 //! Every read is bounds-checked through [`Cur`]; an array is allocated only after its byte
 //! length was checked against the payload.
 
-use crate::model::{Array, ArrayData, Field, Value};
+use crate::model::{Array, ArrayData, Entity, Field, Value};
 use crate::report::Severity;
 
 use super::codes::*;
@@ -289,7 +289,7 @@ fn note(severity: Severity, code: &'static str, message: impl Into<String>) -> N
 /// The decoded form of one message.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decoded {
-    pub entity: Option<u64>,
+    pub entity: Option<Entity>,
     pub values: Vec<Field>,
     pub sem: Sem,
     pub notes: Vec<Note>,

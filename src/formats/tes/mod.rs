@@ -57,10 +57,7 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
         entity: d.entity,
         frame: Some(record_frame(h.routing_id, h.message_id, frame)),
         values: d.values,
-        raw: Some(RawBytes {
-            format: RAW_FORMAT,
-            bytes: p,
-        }),
+        raw: Some(RawBytes::new(RAW_FORMAT, p)),
         group: None,
     })
 }
@@ -68,11 +65,11 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
 /// The `frame` of a message's record: the index of the frame it belongs to, except for a
 /// Reset, whose record has frame 0 on the frame-delta channel `3es/reset`, which is how
 /// simrec's model marks a reset (`inspect` counts it, `--split-at-resets` starts a part).
-fn record_frame(routing: u16, message: u16, frame: u64) -> u64 {
+fn record_frame(routing: u16, message: u16, frame: u64) -> i64 {
     if names::is_reset(routing, message) {
         0
     } else {
-        frame
+        i64::try_from(frame).unwrap_or(i64::MAX)
     }
 }
 

@@ -15,7 +15,7 @@ use super::{names, RAW_FORMAT};
 use crate::formats::input::{display_name, Input};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::Header;
-use crate::model::{RawBytes, Record};
+use crate::model::{Entity, RawBytes, Record};
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// Largest decoded body accepted for an oversized collated packet (bounded memory).
@@ -125,7 +125,7 @@ impl TesReader {
         if r.channel == names::RESET_CHANNEL {
             self.frame
         } else {
-            r.frame.unwrap_or(0)
+            r.frame.and_then(|f| u64::try_from(f).ok()).unwrap_or(0)
         }
     }
 
@@ -848,12 +848,12 @@ impl TesReader {
         let entity = head
             .get(HEADER_LEN..HEADER_LEN + 4)
             .filter(|_| h.payload_size >= 4)
-            .map(|b| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])));
+            .map(|b| Entity::Id(u32::from_be_bytes([b[0], b[1], b[2], b[3]]).into()));
         Record {
             time: self.time_us.saturating_mul(1000).min(i64::MAX as u64) as i64,
             channel: names::channel_of(h.routing_id, h.message_id),
             entity,
-            frame: Some(self.frame),
+            frame: Some(i64::try_from(self.frame).unwrap_or(i64::MAX)),
             values: Vec::new(),
             raw: None,
             group: None,
@@ -923,7 +923,7 @@ impl TesReader {
             decode::Decoded {
                 entity: payload
                     .get(..4)
-                    .map(|b| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))),
+                    .map(|b| Entity::Id(u32::from_be_bytes([b[0], b[1], b[2], b[3]]).into())),
                 values: Vec::new(),
                 sem: Sem::None,
                 notes: Vec::new(),
@@ -1082,10 +1082,7 @@ impl TesReader {
             entity: d.entity,
             frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
-            raw: whole.then_some(RawBytes {
-                format: RAW_FORMAT,
-                bytes: packet,
-            }),
+            raw: whole.then_some(RawBytes::new(RAW_FORMAT, packet)),
             group: None,
         })
     }

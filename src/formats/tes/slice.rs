@@ -180,9 +180,10 @@ impl TesSlice {
 
     fn keep(&mut self, mut r: Record) {
         if self.rebase {
-            r.time -= self.base.0;
+            r.shift_time(-self.base.0);
             if r.channel != names::RESET_CHANNEL {
-                r.frame = r.frame.map(|f| f - self.base.1.min(f));
+                let base = i64::try_from(self.base.1).unwrap_or(i64::MAX);
+                r.frame = r.frame.map(|f| f - base.min(f));
             }
         }
         self.queue.push_back(r);

@@ -543,13 +543,13 @@ mod tests {
                     .unwrap_or_else(|| panic!("{name}: the walk gave up at frame {n}"));
                 assert_eq!(f.frame, n);
                 let mut full = World::default();
-                for r in records.iter().filter(|r| r.frame.unwrap() < n) {
+                for r in records.iter().filter(|r| r.frame.unwrap() < n as i64) {
                     full.apply(&r.raw.as_ref().unwrap().bytes);
                 }
                 assert_eq!(f.world.snapshot(), full.snapshot(), "{name} frame {n}");
                 assert_eq!(f.world.packets(), full.packets(), "{name} frame {n}");
                 assert_eq!(f.world.server_info, full.server_info);
-                let first = records.iter().find(|r| r.frame.unwrap() >= n);
+                let first = records.iter().find(|r| r.frame.unwrap() >= n as i64);
                 assert_eq!(
                     first.map(|r| r.time),
                     first.map(|_| f.time_us as i64 * 1000),
