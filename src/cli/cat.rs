@@ -5,13 +5,13 @@ use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
 
-use super::common::{check_selection, ReadArgs, SelectArgs};
+use super::common::{check_selection, AlignArgs, ReadArgs, SelectArgs};
 use super::diag::say;
 use super::Outcome;
 use crate::formats::jsonl::JsonlWriter;
 use crate::formats::{Sink, Source};
 use crate::model::{Composition, Header, Record, Seconds};
-use crate::pipeline::{open_recording, FrameCounter, Selected};
+use crate::pipeline::{open_aligned, FrameCounter, Selected};
 use crate::report::render::{loss_table, value_text};
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -45,11 +45,17 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    align: AlignArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let selection = args.select.selection()?;
-    let source = open_recording(&args.inputs, args.read.options(true, false))?;
+    let source = open_aligned(
+        &args.inputs,
+        args.read.options(true, false),
+        args.align.starts(),
+    )?;
     let mut source = Selected::new(source, selection);
     let selected = source.report();
     let mut outcome = Outcome::Ok;

@@ -24,6 +24,29 @@ pub struct ReadArgs {
     pub nanover_version: Option<u32>,
 }
 
+/// How several inputs read as one recording line up in time.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct AlignArgs {
+    /// Line inputs up by `start`: every input's time zero is the same instant. Without it,
+    /// inputs that all have an absolute start are aligned on it, and an input with one
+    /// cannot be combined with an input without one
+    #[arg(long, value_name = "HOW")]
+    pub align: Option<AlignArg>,
+}
+
+impl AlignArgs {
+    /// Whether every input's time zero is the same instant.
+    pub fn starts(&self) -> bool {
+        self.align == Some(AlignArg::Start)
+    }
+}
+
+#[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AlignArg {
+    /// Each input's time zero is the same instant
+    Start,
+}
+
 impl ReadArgs {
     pub fn options(&self, decode: bool, lenient: bool) -> ReadOptions {
         ReadOptions {

@@ -115,7 +115,11 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
     let mut summary = Summary::new(&name, size, source.header(), args.deep);
     let progress = Progress::new("reading");
     while let Some(record) = source.next() {
-        summary.observe(&record?);
+        let record = record?;
+        if record.channel as usize >= summary.channels.len() {
+            summary.follow(source.header());
+        }
+        summary.observe(&record);
         if summary.records % 1024 == 0 {
             let (d, t) = source.progress();
             progress.update(d, t);

@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::common::{write_recording, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
 use super::Outcome;
-use crate::pipeline::{open_recording, Selected};
+use crate::pipeline::{open_aligned, Selected};
 
 /// Merge recordings by time (memory bounded by the number of inputs)
 #[derive(clap::Args, Debug)]
@@ -27,11 +27,17 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    align: AlignArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let selection = args.select.selection()?;
-    let source = open_recording(&args.inputs, args.read.options(true, false))?;
+    let source = open_aligned(
+        &args.inputs,
+        args.read.options(true, false),
+        args.align.starts(),
+    )?;
     let mut selected = Selected::new(source, selection);
     let report = selected.report();
     write_recording(&mut selected, &args.inputs, &args.write, &report)

@@ -3,14 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use super::common::{
-    companion_notes, write_parts, write_recording, ReadArgs, SelectArgs, WriteArgs,
+    companion_notes, write_parts, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs,
 };
 use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
 use crate::pipeline::select::SelectionHandle;
-use crate::pipeline::{open_recording, resolve, Selected, Window};
+use crate::pipeline::{open_aligned, resolve, Selected, Window};
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -48,6 +48,8 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    align: AlignArgs,
 }
 
 fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
@@ -107,7 +109,11 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             args.write.to = Some(registry::detect(&input)?.name().to_string());
         }
         let output = args.write.output.clone();
-        let source = open_recording(&args.inputs, args.read.options(true, false))?;
+        let source = open_aligned(
+            &args.inputs,
+            args.read.options(true, false),
+            args.align.starts(),
+        )?;
         let mut selected = Selected::new(source, selection);
         let report = selected.report();
         let names =
@@ -142,9 +148,17 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         }
     }
     let span = resolve(start, end, || {
-        open_recording(&args.inputs, args.read.options(false, false))
+        open_aligned(
+            &args.inputs,
+            args.read.options(false, false),
+            args.align.starts(),
+        )
     })?;
-    let source = open_recording(&args.inputs, args.read.options(true, false))?;
+    let source = open_aligned(
+        &args.inputs,
+        args.read.options(true, false),
+        args.align.starts(),
+    )?;
     let report = SelectionHandle::default();
     let window = Window::new(source, span, !args.keep_time).with_report(report.clone());
     let mut selected = Selected::reporting(window, selection, report.clone());

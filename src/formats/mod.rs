@@ -176,6 +176,15 @@ pub struct WriteReport {
 pub trait Sink {
     fn write(&mut self, record: &Record) -> Result<(), WriteError>;
     fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
+
+    /// A channel the source discovered while reading (an XREC event type met for the first
+    /// time): it takes the next channel id. The default ignores it, and the writer then
+    /// treats the channel's records as it treats any channel it has no place for (dropped,
+    /// counted as lost); writers that can hold new channels override it.
+    fn add_channel(&mut self, channel: &crate::model::Channel) -> Result<(), WriteError> {
+        let _ = channel;
+        Ok(())
+    }
 }
 
 /// Time range of records seen, for checks across the files of one recording.

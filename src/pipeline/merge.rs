@@ -5,7 +5,7 @@ use std::collections::{BinaryHeap, HashSet};
 use std::path::Path;
 
 use crate::formats::{ReadError, Source};
-use crate::model::{ChannelId, Composition, Header, Nanos, Record, Seconds};
+use crate::model::{Channel, ChannelId, Composition, Epoch, Header, Nanos, Record, Seconds};
 use crate::report::Findings;
 
 /// Order of channels on equal times: a frame before the state that goes with it.
@@ -17,8 +17,19 @@ fn tie_rank(composition: Composition) -> u8 {
     }
 }
 
+/// The merged id of an input's channel: the channel of the same name and composition,
+/// added when there is none.
+fn merged_id(header: &mut Header, c: &Channel) -> ChannelId {
+    match header.channel_id(&c.name) {
+        Some(id) if header.channels[id as usize].composition == c.composition => id,
+        _ => header.add_channel(c.clone()),
+    }
+}
+
 struct Input {
     source: Box<dyn Source>,
+    /// Added to each record's time: where this input's time zero lies on the merged axis.
+    offset: Nanos,
     /// Merged channel id of each of this input's channels.
     channels: Vec<ChannelId>,
     head: Option<Record>,
@@ -61,10 +72,7 @@ impl Merged {
                 .header()
                 .channels
                 .iter()
-                .map(|c| match header.channel_id(&c.name) {
-                    Some(id) if header.channels[id as usize].composition == c.composition => id,
-                    _ => header.add_channel(c.clone()),
-                })
+                .map(|c| merged_id(&mut header, c))
                 .collect();
             for (k, v) in &source.header().metadata {
                 header
@@ -74,6 +82,7 @@ impl Merged {
             }
             inputs.push(Input {
                 source,
+                offset: 0,
                 channels,
                 head: None,
             });
@@ -89,12 +98,98 @@ impl Merged {
         }
     }
 
+    /// Like [`Merged::new`], lining the inputs up in time: inputs that all have an epoch are
+    /// aligned on it (the merged origin is the earliest; later inputs' times move by the
+    /// difference); with `starts`, or when no input has one, every input's time zero is the
+    /// same instant. Inputs with and without an epoch are refused unless `starts`.
+    pub fn aligned(sources: Vec<Box<dyn Source>>, starts: bool) -> Result<Merged, ReadError> {
+        let mut merged = Merged::new(sources);
+        let epochs: Vec<Option<Epoch>> = merged
+            .inputs
+            .iter()
+            .map(|i| i.source.header().origin.epoch)
+            .collect();
+        if starts {
+            merged.header.origin.epoch = None;
+            merged.header.origin.system = Some("the start of each input".into());
+            return Ok(merged);
+        }
+        if epochs.iter().all(Option::is_none) {
+            return Ok(merged);
+        }
+        if let Some(i) = epochs.iter().position(Option::is_none) {
+            let with = epochs.iter().position(Option::is_some).unwrap_or(0);
+            return Err(ReadError::Conflict(format!(
+                "{} has an absolute start time and {} has none, so they cannot be lined up in \
+                 time; --align start takes each input's time zero as the same instant",
+                merged.path(with),
+                merged.path(i)
+            )));
+        }
+        let earliest = epochs.iter().flatten().min_by_key(|e| e.unix_ns).copied();
+        let Some(earliest) = earliest else {
+            return Ok(merged);
+        };
+        let systems: Vec<Option<&str>> = merged
+            .inputs
+            .iter()
+            .map(|i| i.source.header().origin.system.as_deref())
+            .collect();
+        if systems.iter().any(|s| *s != systems[0]) {
+            return Err(ReadError::Conflict(format!(
+                "the inputs count time in different systems ({}): simrec does not convert \
+                 between time systems; --align start takes each input's time zero as the same \
+                 instant",
+                systems
+                    .iter()
+                    .map(|s| s.unwrap_or("unknown"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        for (input, epoch) in merged.inputs.iter_mut().zip(&epochs) {
+            if let Some(e) = epoch {
+                input.offset = e.unix_ns.saturating_sub(earliest.unix_ns);
+            }
+        }
+        merged.header.origin.epoch = Some(Epoch {
+            unix_ns: earliest.unix_ns,
+            fraction_digits: epochs
+                .iter()
+                .flatten()
+                .map(|e| e.fraction_digits)
+                .max()
+                .unwrap_or(earliest.fraction_digits),
+        });
+        Ok(merged)
+    }
+
     /// Reads the next record of input `i` into its head and the heap.
     fn pull(&mut self, i: usize) -> Result<(), ReadError> {
         let input = &mut self.inputs[i];
         match input.source.next().transpose()? {
             Some(mut record) => {
-                record.channel = input.channels[record.channel as usize];
+                if record.channel as usize >= input.channels.len() {
+                    // Channels the input discovered while reading join the merged header.
+                    for c in input
+                        .source
+                        .header()
+                        .channels
+                        .get(input.channels.len()..)
+                        .unwrap_or_default()
+                    {
+                        input.channels.push(merged_id(&mut self.header, c));
+                    }
+                    self.frame_owner.resize(self.header.channels.len(), None);
+                }
+                let Some(&id) = input.channels.get(record.channel as usize) else {
+                    return Err(ReadError::Conflict(format!(
+                        "a record names channel {} that its reader never declared",
+                        record.channel
+                    )));
+                };
+                record.channel = id;
+                record.shift_time(input.offset);
                 let rank = tie_rank(self.header.channels[record.channel as usize].composition);
                 self.heap.push(Reverse((record.time, rank, i)));
                 input.head = Some(record);

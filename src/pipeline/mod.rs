@@ -23,6 +23,16 @@ pub fn open_recording(
     paths: &[PathBuf],
     options: ReadOptions,
 ) -> Result<Box<dyn Source>, ReadError> {
+    open_aligned(paths, options, false)
+}
+
+/// [`open_recording`], lining several inputs up by their starts (`starts`: every input's
+/// time zero is the same instant) or, by default, by their epochs ([`Merged::aligned`]).
+pub fn open_aligned(
+    paths: &[PathBuf],
+    options: ReadOptions,
+    starts: bool,
+) -> Result<Box<dyn Source>, ReadError> {
     if paths.len() > 1 {
         let formats = paths
             .iter()
@@ -43,5 +53,5 @@ pub fn open_recording(
             return Ok(s);
         }
     }
-    Ok(Box::new(Merged::new(sources)))
+    Ok(Box::new(Merged::aligned(sources, starts)?))
 }

@@ -20,8 +20,16 @@ pub fn copy<'a>(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<WriteReport, PipelineError> {
     let mut n = 0u64;
+    // The sink was opened with the header as it was; channels the source adds while it
+    // reads are announced to the sink before their first record.
+    let mut announced = source.header().channels.len();
     while let Some(record) = source.next() {
         let record = record?;
+        let channels = &source.header().channels;
+        for channel in channels.get(announced..).unwrap_or_default() {
+            sink.add_channel(channel)?;
+        }
+        announced = announced.max(channels.len());
         sink.write(&record)?;
         source.recycle(record);
         n += 1;

@@ -297,6 +297,20 @@ impl<S: Source> Selected<S> {
             }));
     }
 
+    /// Takes in the channels the inner source added since the last look (a reader that
+    /// discovers channels while it reads), selecting them as the header's were.
+    fn follow_new_channels(&mut self) {
+        let channels = &self.inner.header().channels;
+        for c in channels.get(self.ids.len()..).unwrap_or_default() {
+            let keep = match &mut self.selection.channels {
+                Some(filter) => filter.patterns.observe(&c.name),
+                None => true,
+            };
+            self.ids
+                .push(keep.then(|| self.header.add_channel(c.clone())));
+        }
+    }
+
     /// Warns of key patterns that matched no key: known once every record was read.
     fn note_unmatched_keys(&mut self) {
         if std::mem::replace(&mut self.finished, true) {
@@ -330,6 +344,9 @@ impl<S: Source> Iterator for Selected<S> {
                 Ok(r) => r,
                 Err(e) => return Some(Err(e)),
             };
+            if record.channel as usize >= self.ids.len() {
+                self.follow_new_channels();
+            }
             match self.ids.get(record.channel as usize).copied().flatten() {
                 Some(id) => record.channel = id,
                 None => {

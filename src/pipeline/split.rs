@@ -5,7 +5,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::formats::nanover_zip::RAW_FORMAT as NANOVER_ZIP;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, ChannelKind, Composition, Field, Header, Nanos, Record, Value};
+use crate::model::{
+    Channel, ChannelKind, Composition, Context, Field, Header, Nanos, Record, Value,
+};
 
 /// Group of the records that open a part (its reset frame and the full state).
 const OPENING_GROUP: u64 = u64::MAX - 1;
@@ -66,6 +68,8 @@ pub struct SplitAtResets<'a> {
     compositions: Vec<Composition>,
     channel_names: Vec<String>,
     state: Vec<OrderedState>,
+    /// Values of sample-and-hold channels, carried into the opening of each part.
+    held: Context,
     current: Option<Box<dyn Sink + 'a>>,
     resets: usize,
     base: Nanos,
@@ -109,6 +113,7 @@ impl<'a> SplitAtResets<'a> {
                 .iter()
                 .map(|_| OrderedState::default())
                 .collect(),
+            held: Context::default(),
             header,
             current: None,
             resets: 0,
@@ -132,15 +137,19 @@ impl<'a> SplitAtResets<'a> {
         Ok(())
     }
 
-    fn start(&mut self, part: usize) -> Result<(), WriteError> {
+    /// Opens part `part`, whose times count from `base` (its origin, and epoch, moved there).
+    fn start(&mut self, part: usize, base: Nanos) -> Result<(), WriteError> {
         self.close()?;
-        self.current = Some((self.open)(part, &self.header)?);
+        self.base = base;
+        let mut header = self.header.clone();
+        header.origin = header.origin.shifted(base);
+        self.current = Some((self.open)(part, &header)?);
         Ok(())
     }
 
     fn emit(&mut self, mut record: Record) -> Result<(), WriteError> {
         if self.current.is_none() {
-            self.start(0)?;
+            self.start(0, 0)?;
         }
         record.shift_time(-self.base);
         if record.raw.as_ref().is_some_and(|r| r.format == NANOVER_ZIP) {
@@ -200,6 +209,10 @@ impl<'a> SplitAtResets<'a> {
             record.group = group;
             self.emit(record)?;
         }
+        for mut r in self.held.records(&self.header, reset_time, |_, _| false) {
+            r.group = group;
+            self.emit(r)?;
+        }
         for r in later {
             self.emit(r)?;
         }
@@ -219,16 +232,32 @@ impl Sink for SplitAtResets<'_> {
         match self.composition(record) {
             Some(Composition::FrameDelta) if record.frame == Some(0) => {
                 self.resets += 1;
-                self.start(self.resets)?;
-                self.base = record.time;
+                self.start(self.resets, record.time)?;
                 self.opening = Some((record.clone(), Vec::new()));
                 Ok(())
             }
             Some(Composition::StateDelta) => {
-                self.state[record.channel as usize].apply(&record.values);
+                if let Some(state) = self.state.get_mut(record.channel as usize) {
+                    state.apply(&record.values);
+                }
+                self.emit(record.clone())
+            }
+            Some(Composition::SampleHold) => {
+                self.held.apply(&self.header, record);
                 self.emit(record.clone())
             }
             _ => self.emit(record.clone()),
+        }
+    }
+
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        self.header.add_channel(channel.clone());
+        self.compositions.push(channel.composition);
+        self.channel_names.push(channel.name.clone());
+        self.state.push(OrderedState::default());
+        match &mut self.current {
+            Some(sink) => sink.add_channel(channel),
+            None => Ok(()),
         }
     }
 

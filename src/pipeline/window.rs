@@ -5,7 +5,7 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use crate::formats::{ReadError, Source};
-use crate::model::{Composition, Folded, Header, Nanos, Record, Seconds, TimeSpec};
+use crate::model::{Composition, Context, Header, Nanos, Record, Seconds, TimeSpec};
 use crate::report::Findings;
 
 use super::frames::FrameCounter;
@@ -91,14 +91,17 @@ pub fn resolve(
     Ok(Span { start, end })
 }
 
-/// Keeps records with `start <= time < end`, preceded by the context folded before `start`,
-/// with times rebased so the window starts at 0 (unless `rebase` is off).
+/// Keeps records with `start <= time < end`, preceded by the context folded before `start`
+/// (per channel and entity), with times rebased so the window starts at 0 (unless `rebase`
+/// is off; a rebased window's time origin, and its epoch, move to the window's start).
 ///
 /// Reading stops at the first record at or past `end`, so a slice near the start of a long
 /// recording reads only what it needs. An input out of time order can therefore have
 /// in-window records after that point; they are not examined.
 pub struct Window<S> {
     inner: S,
+    /// The inner header, with the origin moved to the window's start when rebasing.
+    header: Header,
     span: Span,
     /// Where to count the records kept from inside the window (context excluded).
     report: Option<SelectionHandle>,
@@ -110,7 +113,7 @@ pub struct Window<S> {
     /// Whether any record at or after the start was read.
     reached_start: bool,
     rebase: bool,
-    folded: Vec<Folded>,
+    folded: Context,
     queue: VecDeque<Record>,
     started: bool,
     done: bool,
@@ -118,9 +121,13 @@ pub struct Window<S> {
 
 impl<S: Source> Window<S> {
     pub fn new(inner: S, span: Span, rebase: bool) -> Window<S> {
-        let channels = inner.header().channels.len();
+        let mut header = inner.header().clone();
+        if rebase {
+            header.origin = header.origin.shifted(span.start);
+        }
         Window {
             inner,
+            header,
             span,
             report: None,
             kept: 0,
@@ -128,7 +135,7 @@ impl<S: Source> Window<S> {
             before: 0,
             reached_start: false,
             rebase,
-            folded: vec![Folded::default(); channels],
+            folded: Context::default(),
             queue: VecDeque::new(),
             started: false,
             done: false,
@@ -171,27 +178,19 @@ impl<S: Source> Window<S> {
     /// the merged timeline (and as a written pair reads back).
     fn opening(&mut self, first: Option<Record>) -> Vec<Record> {
         let t0 = self.span.start;
-        let header = self.inner.header();
-        let reset_at_start = |id: usize| {
-            first
-                .as_ref()
-                .is_some_and(|f| f.channel as usize == id && f.frame == Some(0) && f.time == t0)
+        let header = &self.header;
+        // A kept reset at exactly the start would discard the aggregate anyway.
+        let reset_at_start = |channel, entity: Option<&_>| {
+            first.as_ref().is_some_and(|f| {
+                f.channel == channel
+                    && f.entity.as_ref() == entity
+                    && f.frame == Some(0)
+                    && f.time == t0
+                    && header.channel(channel).map(|c| c.composition)
+                        == Some(Composition::FrameDelta)
+            })
         };
-        let mut out = Vec::new();
-        for (id, channel) in header.channels.iter().enumerate() {
-            let folded = &self.folded[id];
-            let mut record = Record::new(t0, id as u32);
-            match channel.composition {
-                // A kept reset at exactly the start would discard the aggregate anyway.
-                Composition::FrameDelta if folded.records() > 0 && !reset_at_start(id) => {
-                    record.frame = Some(0);
-                }
-                Composition::StateDelta if folded.records() > 0 && !folded.is_empty() => {}
-                _ => continue,
-            }
-            record.values = folded.fields();
-            out.push(record);
-        }
+        let mut out = self.folded.records(header, t0, reset_at_start);
         // Several context records at one time are one message where the output format
         // has such a thing (NanoVer's combined frame + state message).
         if out.len() > 1 {
@@ -208,7 +207,7 @@ impl<S: Source> Window<S> {
             _ => 2,
         };
         out.sort_by_key(|r| (r.time, rank(r)));
-        self.folded = Vec::new();
+        self.folded = Context::default();
         out
     }
 
@@ -221,7 +220,7 @@ impl<S: Source> Window<S> {
                     self.kept += 1;
                 }
                 if self.rebase {
-                    r.time -= self.span.start;
+                    r.shift_time(-self.span.start);
                 }
                 return Ok(Some(r));
             }
@@ -230,14 +229,25 @@ impl<S: Source> Window<S> {
                 return Ok(None);
             }
             let next = self.inner.next().transpose()?;
+            if next
+                .as_ref()
+                .is_some_and(|r| r.channel as usize >= self.header.channels.len())
+            {
+                let known = self.header.channels.len();
+                let added = self
+                    .inner
+                    .header()
+                    .channels
+                    .get(known..)
+                    .unwrap_or_default();
+                self.header.channels.extend_from_slice(added);
+            }
             let past_end = |t| self.span.end.is_some_and(|end| t >= end);
             if !self.started {
                 match next {
                     Some(record) if record.time < self.span.start => {
                         self.before += 1;
-                        let composition =
-                            self.inner.header().channels[record.channel as usize].composition;
-                        self.folded[record.channel as usize].apply(composition, &record);
+                        self.folded.apply(&self.header, &record);
                     }
                     // The window opens (even an empty one, or one past the last record:
                     // it still carries the context at its start).
@@ -274,7 +284,7 @@ impl<S: Source> Iterator for Window<S> {
 
 impl<S: Source> Source for Window<S> {
     fn header(&self) -> &Header {
-        self.inner.header()
+        &self.header
     }
     fn findings(&self) -> Vec<(&Path, &Findings)> {
         self.inner.findings()

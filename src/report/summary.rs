@@ -143,6 +143,21 @@ impl Summary {
         }
     }
 
+    /// Takes in channels a reader added while reading (they follow the header's).
+    pub fn follow(&mut self, header: &Header) {
+        for c in header
+            .channels
+            .get(self.channels.len()..)
+            .unwrap_or_default()
+        {
+            self.channels.push(ChannelSummary {
+                name: c.name.clone(),
+                ..ChannelSummary::default()
+            });
+            self.compositions.push(c.composition);
+        }
+    }
+
     pub fn observe(&mut self, record: &Record) {
         let c = record.channel as usize;
         if self.compositions.get(c) == Some(&Composition::FrameDelta) && record.frame == Some(0) {

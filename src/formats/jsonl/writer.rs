@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::output::Destination;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Array, ArrayData, Entity, Header, Record, Value};
+use crate::model::{Array, ArrayData, Channel, Entity, Header, Record, Value};
 
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
@@ -35,6 +35,11 @@ impl JsonlWriter {
 }
 
 impl Sink for JsonlWriter {
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        self.channels.push(channel.name.clone());
+        Ok(())
+    }
+
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         let channel = self
             .channels

@@ -100,6 +100,19 @@ impl LegacyWriter {
 }
 
 impl Sink for LegacyWriter {
+    /// A `frame` or `state` channel met while reading goes to its file if that file was
+    /// opened (the input declared such a channel); any other is dropped as lost.
+    fn add_channel(&mut self, channel: &crate::model::Channel) -> Result<(), WriteError> {
+        let route = match channel.name.as_str() {
+            "frame" if self.frames.is_some() => Some(Stream::Frames),
+            "state" if self.state.is_some() => Some(Stream::State),
+            _ => None,
+        };
+        self.routes.push(route);
+        self.channel_names.push(channel.name.clone());
+        Ok(())
+    }
+
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         // A field borrow (not a method), so it can be held while a part is written.
         let channel = self

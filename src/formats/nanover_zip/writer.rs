@@ -183,6 +183,12 @@ impl ZipWriter {
 }
 
 impl Sink for ZipWriter {
+    fn add_channel(&mut self, channel: &crate::model::Channel) -> Result<(), WriteError> {
+        self.parts.push(PartKind::from_name(&channel.name));
+        self.channel_names.push(channel.name.clone());
+        Ok(())
+    }
+
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         let channel = self
             .channel_names

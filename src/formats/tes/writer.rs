@@ -230,6 +230,11 @@ impl TesWriter {
 }
 
 impl Sink for TesWriter {
+    fn add_channel(&mut self, channel: &crate::model::Channel) -> Result<(), WriteError> {
+        self.channels.push(channel.name.clone());
+        Ok(())
+    }
+
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         let channel = |w: &TesWriter| {
             w.channels
