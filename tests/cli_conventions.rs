@@ -368,3 +368,49 @@ fn text_inspect_stays_small_whatever_the_file_holds() {
     assert_eq!(v[0]["resets"].as_array().map(Vec::len), Some(50_000));
     assert_eq!(v[0]["resets"][49_999], 49_999);
 }
+
+#[test]
+fn help_lists_the_registrys_formats_and_compression_is_one_option() {
+    // Help wraps lines: compare with runs of whitespace as one space.
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = words(&run(&["--help"]).stdout);
+    for f in simrec::formats::FORMATS {
+        assert!(help.contains(f.title()), "{}\n{help}", f.title());
+    }
+    let convert = words(&run(&["convert", "--help"]).stdout);
+    assert!(
+        convert.contains("3es: collated-gzip (default), collated, plain, file-gzip"),
+        "{convert}"
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let tes = common::fixture("../tes/small_plain.3es");
+    let out = dir.path().join("x.jsonl");
+    let r = run(&[
+        "convert",
+        common::s(&tes),
+        "-o",
+        common::s(&out),
+        "--compression",
+        "plain",
+    ]);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert_eq!(
+        r.stderr,
+        "error: --compression applies to 3es output; this output is jsonl\n"
+    );
+    assert!(!out.exists());
+    let out = dir.path().join("x.3es");
+    let r = run(&[
+        "convert",
+        common::s(&tes),
+        "-o",
+        common::s(&out),
+        "--compression",
+        "plain",
+    ]);
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(
+        std::fs::read(&out).unwrap(),
+        common::fixture_bytes("../tes/small_plain.3es")
+    );
+}

@@ -11,7 +11,7 @@ use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
 use crate::formats::registry::{self, writable_names, Detection};
-use crate::formats::{tes, Format, ReadOptions, Sink, Source};
+use crate::formats::{Format, ReadOptions, Sink, Source};
 use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
 use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table, widening_table};
@@ -100,9 +100,7 @@ pub struct WriteArgs {
     /// input's format unless --to says otherwise. Missing directories are created
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
-    /// Output format (default: from the output's extension; `DIR/` means elodin): nanover-legacy,
-    /// nanover-zip, jsonl, elodin, 3es
-    #[arg(long, value_name = "FORMAT")]
+    #[arg(long, value_name = "FORMAT", help = to_help())]
     pub to: Option<String>,
     /// Replace an existing output once the new one is complete: a file, an empty directory or a
     /// recording of the output format; never an input, nor a directory of other files
@@ -111,9 +109,81 @@ pub struct WriteArgs {
     /// Check the outputs as the run would and print what would be lost; write nothing
     #[arg(long)]
     pub dry_run: bool,
-    /// 3es output scheme: collated-gzip (default), collated, plain or file-gzip
-    #[arg(long, value_name = "SCHEME", value_parser = ["collated-gzip", "collated", "plain", "file-gzip"])]
+    #[arg(long, value_name = "SCHEME", help = compression_help(), value_parser = option_values("compression"))]
+    pub compression: Option<String>,
+    /// The same as --compression (its name from when only 3es compressed)
+    #[arg(long, value_name = "SCHEME", hide = true, conflicts_with = "compression", value_parser = option_values("compression"))]
     pub tes_compression: Option<String>,
+}
+
+/// Every value some format accepts for writer option `flag` (each writer checks its own).
+fn option_values(flag: &str) -> clap::builder::PossibleValuesParser {
+    let mut values: Vec<&'static str> = Vec::new();
+    for (_, o) in registry::formats_with_option(flag) {
+        for v in o.values {
+            if !values.contains(v) {
+                values.push(v);
+            }
+        }
+    }
+    clap::builder::PossibleValuesParser::new(values)
+}
+
+/// `--to`'s help, from the registry.
+fn to_help() -> String {
+    format!(
+        "Output format (default: from the output's extension; `DIR/` means the directory \
+         format): {}",
+        writable_names()
+    )
+}
+
+/// `--compression`'s help: the formats that take it and their values, from the registry.
+fn compression_help() -> String {
+    let which: Vec<String> = registry::formats_with_option("compression")
+        .iter()
+        .map(|(f, o)| match o.values.split_first() {
+            Some((default, rest)) if !rest.is_empty() => {
+                format!("{}: {default} (default), {}", f.name(), rest.join(", "))
+            }
+            _ => format!("{}: {}", f.name(), o.values.join(", ")),
+        })
+        .collect();
+    format!(
+        "How the output is compressed, for formats that compress ({})",
+        which.join("; ")
+    )
+}
+
+/// Hands a writer option given on the command line to the chosen format's writer, or
+/// refuses it (usage) when that format does not take it or not with that value.
+fn apply_write_option(
+    flag: &str,
+    given_as: &str,
+    value: &str,
+    format: &dyn Format,
+    outputs: &mut Outputs,
+) -> Result<(), UsageError> {
+    let takers: Vec<String> = registry::formats_with_option(flag)
+        .iter()
+        .map(|(f, _)| f.name().to_string())
+        .collect();
+    let Some(option) = format.write_options().iter().find(|o| o.flag == flag) else {
+        return Err(UsageError(format!(
+            "--{given_as} applies to {} output; this output is {}",
+            takers.join(", "),
+            format.name()
+        )));
+    };
+    if !option.values.contains(&value) {
+        return Err(UsageError(format!(
+            "--{given_as} {value}: {} takes {}",
+            format.name(),
+            option.values.join(", ")
+        )));
+    }
+    outputs.set(option.setting, value.to_string());
+    Ok(())
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -196,15 +266,18 @@ pub fn write_parts(
 ) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
     let mut outputs = outputs_for(format, inputs, args.force, args.dry_run);
-    if let Some(scheme) = &args.tes_compression {
-        if format.name() != "3es" {
-            return Err(UsageError(format!(
-                "--tes-compression applies to 3es output; this output is {}",
-                format.name()
-            ))
-            .into());
+    match (&args.compression, &args.tes_compression) {
+        (_, Some(scheme)) => apply_write_option(
+            "compression",
+            "tes-compression",
+            scheme,
+            format,
+            &mut outputs,
+        )?,
+        (Some(scheme), None) => {
+            apply_write_option("compression", "compression", scheme, format, &mut outputs)?
         }
-        outputs.set(tes::COMPRESSION_KEY, scheme.clone());
+        (None, None) => {}
     }
     let header = source.header().clone();
     let sink: Box<dyn Sink + '_> = match parts {

@@ -36,17 +36,23 @@ pub enum Outcome {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// The long help, its list of formats from the registry.
+fn long_about() -> String {
+    format!(
+        "Inspect, validate, convert, slice and merge simulation recordings.\n\n\
+         Formats: {}.\n\
+         Times: 12.5 or 12.5s, 850ms, 3us, 10ns, #120 (frame 120), -5s (5 s before the end).\n\
+         Exit codes: 0 ok, 1 error (or validation errors), 2 usage, 3 finished with data loss.",
+        crate::formats::registry::formats_help()
+    )
+}
+
 #[derive(Parser)]
 #[command(
     name = "simrec",
     version,
     about = "Inspect, validate, convert, slice and merge simulation recordings",
-    long_about = "Inspect, validate, convert, slice and merge simulation recordings.\n\n\
-        Formats: NanoVer legacy .traj/.state and .nanover.zip (read, write), Elodin replay \
-        directories (read, write; the default for an output directory `out/`), 3rd Eye Scene \
-        .3es (read, write), JSON Lines (write).\n\
-        Times: 12.5 or 12.5s, 850ms, 3us, 10ns, #120 (frame 120), -5s (5 s before the end).\n\
-        Exit codes: 0 ok, 1 error (or validation errors), 2 usage, 3 finished with data loss.",
+    long_about = long_about(),
     after_help = "Examples:\n  simrec inspect run.traj run.state\n  simrec validate --format json *.traj\n  \
         simrec convert run.traj run.state -o run.jsonl\n  simrec slice run.traj run.state --start 10s --end 20s -o cut.traj\n  \
         simrec recover crashed.traj -o fixed.traj"

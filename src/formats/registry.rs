@@ -39,10 +39,35 @@ fn has_extension(name: &str, extension: &str) -> bool {
     name.len() > extension.len() && name.ends_with(extension)
 }
 
+/// A writer option a format declares (`--compression`): the CLI gathers them from every
+/// format and checks a value against the chosen writer's.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOption {
+    /// The option's name on the command line, without dashes (`compression`).
+    pub flag: &'static str,
+    /// Values the writer accepts, the default first.
+    pub values: &'static [&'static str],
+    /// The writer setting ([`Outputs::set`]) the value goes to.
+    pub setting: &'static str,
+}
+
 /// One format: detection, reader, writer.
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
     fn name(&self) -> &'static str;
+
+    /// What the format is, for help texts (`NanoVer legacy .traj/.state`).
+    fn title(&self) -> &'static str;
+
+    /// Whether simrec reads it (JSON Lines is written only).
+    fn reads(&self) -> bool {
+        true
+    }
+
+    /// Writer options this format takes.
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[]
+    }
 
     /// Every name `--to` accepts for it.
     fn names(&self) -> &'static [&'static str];
@@ -220,6 +245,36 @@ pub fn names_directory(path: &Path) -> bool {
         .to_string_lossy()
         .ends_with(['/', std::path::MAIN_SEPARATOR])
         || path.is_dir()
+}
+
+/// The formats, for help texts: `NanoVer legacy .traj/.state (read, write), …`.
+pub fn formats_help() -> String {
+    FORMATS
+        .iter()
+        .map(|f| {
+            let what = if f.reads() { "read, write" } else { "write" };
+            let directory = if f.writes_directories() {
+                "; the default for an output directory `out/`"
+            } else {
+                ""
+            };
+            format!("{} ({what}{directory})", f.title())
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The formats that take writer option `flag`, with the values each accepts.
+pub fn formats_with_option(flag: &str) -> Vec<(&'static dyn Format, &'static WriteOption)> {
+    FORMATS
+        .iter()
+        .flat_map(|f| {
+            f.write_options()
+                .iter()
+                .filter(move |o| o.flag == flag)
+                .map(move |o| (*f, o))
+        })
+        .collect()
 }
 
 /// Every name `--to` accepts, for help and errors.

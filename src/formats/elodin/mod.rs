@@ -43,6 +43,10 @@ pub fn parse_side_files(metadata_json: &[u8], assets_bin: &[u8]) -> (bool, bool)
 pub struct Elodin;
 
 impl Format for Elodin {
+    fn title(&self) -> &'static str {
+        "Elodin replay directories"
+    }
+
     fn name(&self) -> &'static str {
         "elodin"
     }

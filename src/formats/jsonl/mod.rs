@@ -18,6 +18,14 @@ use crate::model::Header;
 pub struct JsonLines;
 
 impl Format for JsonLines {
+    fn title(&self) -> &'static str {
+        "JSON Lines"
+    }
+
+    fn reads(&self) -> bool {
+        false
+    }
+
     fn name(&self) -> &'static str {
         "jsonl"
     }

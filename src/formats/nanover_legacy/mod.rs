@@ -74,6 +74,10 @@ fn header(stream: Stream, version: u32) -> Header {
 pub struct NanoverLegacy;
 
 impl Format for NanoverLegacy {
+    fn title(&self) -> &'static str {
+        "NanoVer legacy .traj/.state"
+    }
+
     fn name(&self) -> &'static str {
         "nanover-legacy"
     }

@@ -53,6 +53,10 @@ fn header(parts: &[PartKind]) -> Header {
 pub struct NanoverZip;
 
 impl Format for NanoverZip {
+    fn title(&self) -> &'static str {
+        "NanoVer .nanover.zip"
+    }
+
     fn name(&self) -> &'static str {
         "nanover-zip"
     }

@@ -28,7 +28,7 @@ pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
 
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format};
+use crate::formats::registry::{Detection, Format, WriteOption};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record, TimeSpec};
 
@@ -105,6 +105,18 @@ fn looks_like_tes(head: &[u8]) -> bool {
 pub struct Tes;
 
 impl Format for Tes {
+    fn title(&self) -> &'static str {
+        "3rd Eye Scene .3es"
+    }
+
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[WriteOption {
+            flag: "compression",
+            values: Compression3es::NAMES,
+            setting: COMPRESSION_KEY,
+        }]
+    }
+
     fn name(&self) -> &'static str {
         "3es"
     }

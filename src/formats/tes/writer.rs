@@ -37,7 +37,8 @@ pub enum Compression3es {
 }
 
 impl Compression3es {
-    pub const NAMES: &'static [&'static str] = &["plain", "collated", "collated-gzip", "file-gzip"];
+    /// Every scheme's name, the default first.
+    pub const NAMES: &'static [&'static str] = &["collated-gzip", "collated", "plain", "file-gzip"];
 
     /// The name `--tes-compression` and [`COMPRESSION_KEY`] use.
     pub fn name(self) -> &'static str {
