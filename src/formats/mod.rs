@@ -4,6 +4,7 @@
 //! A format module never imports another format module: cross-format work goes
 //! through `model`.
 
+pub mod format;
 pub mod input;
 pub mod output;
 pub mod registry;
@@ -21,7 +22,8 @@ use std::path::{Path, PathBuf};
 use crate::model::{Header, Nanos, Record};
 use crate::report::{Fact, Finding, Findings, LossReport};
 
-pub use registry::{detect, format_for_output, format_named, Format, FORMATS};
+pub use format::{Detection, Format, WriteOption};
+pub use registry::{detect, format_for_output, format_named, FORMATS};
 
 /// How a reader should read.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

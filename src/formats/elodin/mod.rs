@@ -17,8 +17,8 @@ use std::path::Path;
 pub use reader::{ElodinReader, HEADER_KEY};
 pub use writer::ElodinWriter;
 
+use crate::formats::format::{Detection, Format};
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 

@@ -10,8 +10,8 @@ use std::path::Path;
 
 pub use writer::JsonlWriter;
 
+use crate::formats::format::{Detection, Format};
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 

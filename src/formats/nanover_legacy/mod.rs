@@ -16,9 +16,9 @@ pub use codes::*;
 pub use reader::LegacyReader;
 pub use writer::LegacyWriter;
 
+use crate::formats::format::{Detection, Format};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
 use crate::model::{Channel, ChannelKind, Composition, Header, Seconds};
 use crate::report::{Finding, Severity};

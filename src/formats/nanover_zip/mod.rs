@@ -20,9 +20,9 @@ pub use codes::*;
 pub use reader::ZipReader;
 pub use writer::ZipWriter;
 
+use crate::formats::format::{Detection, Format};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::{Channel, ChannelKind, Composition, Header};
 use message::PartKind;

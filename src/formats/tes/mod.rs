@@ -26,9 +26,9 @@ pub use reader::TesReader;
 pub use slice::TesSlice;
 pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
 
+use crate::formats::format::{Detection, Format, WriteOption};
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
-use crate::formats::registry::{Detection, Format, WriteOption};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record, TimeSpec};
 

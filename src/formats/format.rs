@@ -1,0 +1,147 @@
+//! What a format is to simrec: the `Format` trait every format folder implements, how sure
+//! a format is of a file (`Detection`), and the writer options it declares. Formats import
+//! this module, never the registry (which imports every format).
+
+use std::path::{Path, PathBuf};
+
+use super::output::Outputs;
+use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use crate::model::{Header, TimeSpec};
+use crate::report::Finding;
+
+/// How sure a format is that it can read a file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Detection {
+    No,
+    /// The name says so.
+    Extension,
+    /// The bytes say so (magic numbers, layout).
+    Content,
+}
+
+impl Detection {
+    /// `Content` when the bytes say so, else `Extension` when the name does, else `No`.
+    pub fn by(content: bool, extension: bool) -> Detection {
+        match (content, extension) {
+            (true, _) => Detection::Content,
+            (false, true) => Detection::Extension,
+            (false, false) => Detection::No,
+        }
+    }
+}
+
+/// Whether a file name ends with `extension` (with the dot), and has more before it.
+pub(crate) fn has_extension(name: &str, extension: &str) -> bool {
+    name.len() > extension.len() && name.ends_with(extension)
+}
+
+/// A writer option a format declares (`--compression`): the CLI gathers them from every
+/// format and checks a value against the chosen writer's.
+#[derive(Debug, Clone, Copy)]
+pub struct WriteOption {
+    /// The option's name on the command line, without dashes (`compression`).
+    pub flag: &'static str,
+    /// Values the writer accepts, the default first.
+    pub values: &'static [&'static str],
+    /// The writer setting ([`Outputs::set`]) the value goes to.
+    pub setting: &'static str,
+}
+
+/// One format: detection, reader, writer.
+pub trait Format: Sync {
+    /// Canonical name, accepted by `--to`.
+    fn name(&self) -> &'static str;
+
+    /// What the format is, for help texts (`NanoVer legacy .traj/.state`).
+    fn title(&self) -> &'static str;
+
+    /// Whether simrec reads it (JSON Lines is written only).
+    fn reads(&self) -> bool {
+        true
+    }
+
+    /// Writer options this format takes.
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[]
+    }
+
+    /// Every name `--to` accepts for it.
+    fn names(&self) -> &'static [&'static str];
+
+    /// Output extensions that select this format (with the dot).
+    fn extensions(&self) -> &'static [&'static str];
+
+    /// Whether `path`'s name ends with one of [`Format::extensions`].
+    fn named_by(&self, path: &Path) -> bool {
+        let name = path.file_name().map(|n| n.to_string_lossy());
+        name.is_some_and(|n| self.extensions().iter().any(|e| has_extension(&n, e)))
+    }
+
+    /// Looks at the path and the first bytes of a file.
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection;
+
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError>;
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError>;
+
+    /// Whether this format writes a directory, and is the one an output directory
+    /// (`out/`, or an existing directory) means when no `--to` names another.
+    fn writes_directories(&self) -> bool {
+        false
+    }
+
+    /// Files `create` will write for `target`.
+    fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
+        vec![target.to_path_buf()]
+    }
+
+    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its own
+    /// format: stored the way the input is (3es: its compression scheme), and repairing what
+    /// dropping damaged records breaks. None by default.
+    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
+    /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
+    /// use the generic `pipeline::Window` (folding by channel composition).
+    fn open_slice(
+        &self,
+        _paths: &[PathBuf],
+        _start: Option<TimeSpec>,
+        _end: Option<TimeSpec>,
+        _rebase: bool,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
+    /// A merge of several inputs of this format that the format does itself (3es must remap
+    /// ids and unify time units), or `None` to use the generic k-way merge by time.
+    fn open_merge(
+        &self,
+        _paths: &[PathBuf],
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
+    /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).
+    fn companions(&self, _path: &Path) -> Vec<PathBuf> {
+        Vec::new()
+    }
+
+    /// Checks across files of this format named together (a `.traj` and its `.state`):
+    /// (file index, finding).
+    fn check_together(
+        &self,
+        _files: &[(&Path, &Header, Option<TimeRange>)],
+    ) -> Vec<(usize, Finding)> {
+        Vec::new()
+    }
+}
