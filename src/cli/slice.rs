@@ -2,7 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::common::{companion_notes, write_parts, write_recording, ReadArgs, WriteArgs};
+use super::common::{
+    companion_notes, output_format, write_parts, write_recording, ReadArgs, WriteArgs,
+};
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
@@ -120,6 +122,11 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         }
         None => (args.start, args.end),
     };
+    if args.keep_time {
+        if let Err(why) = output_format(&args.write)?.keeps_time() {
+            return Err(UsageError(format!("--keep-time: {why}")).into());
+        }
+    }
     let filter = KeyFilter::new(&args.include, &args.exclude)?;
     if let [input] = args.inputs.as_slice() {
         let format = registry::detect(input)?;

@@ -45,6 +45,8 @@ pub enum Cell<'a> {
 
 pub struct Table {
     pub name: String,
+    /// The components as the caller declared them; values are given in these types and
+    /// stored in [`stored`] ones.
     pub components: Vec<Component>,
     path: PathBuf,
     schema: SchemaRef,
@@ -62,8 +64,34 @@ fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
     WriteError::io(path, std::io::Error::other(e.to_string()))
 }
 
+/// The type a component is stored as so that Elodin 0.10.1 loads it: its own, except
+/// scalar U8 and U16, which Elodin's polars cannot turn into a series ("cannot create
+/// series from UInt8"; tensors of them, and every other scalar type, load). Those are
+/// stored as U32, the narrowest wider type readcheck loads, so every value is kept.
+pub fn stored(c: &Component) -> Primitive {
+    match c.primitive {
+        Primitive::U8 | Primitive::U16 if c.shape.is_empty() => Primitive::U32,
+        p => p,
+    }
+}
+
+/// Why a component is stored in a wider type than its own, if it is.
+pub fn widening(c: &Component) -> Option<&'static str> {
+    match (c.primitive, stored(c)) {
+        (Primitive::U8, Primitive::U32) => {
+            Some("U8 scalar stored as U32 (Elodin 0.10 cannot load U8 or U16 scalar columns)")
+        }
+        (Primitive::U16, Primitive::U32) => {
+            Some("U16 scalar stored as U32 (Elodin 0.10 cannot load U8 or U16 scalar columns)")
+        }
+        _ => None,
+    }
+}
+
 fn extend(dst: &mut ArrayData, src: &ArrayData) -> bool {
     match (dst, src) {
+        (ArrayData::U32(d), ArrayData::U8(s)) => d.extend(s.iter().map(|&x| u32::from(x))),
+        (ArrayData::U32(d), ArrayData::U16(s)) => d.extend(s.iter().map(|&x| u32::from(x))),
         (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(s),
         (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(s),
         (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(s),
@@ -155,7 +183,7 @@ fn with_capacity(dtype: DType, n: usize) -> ArrayData {
 }
 
 fn item_field(c: &Component) -> Arc<Field> {
-    Arc::new(Field::new("item", arrow_type(c.primitive), true))
+    Arc::new(Field::new("item", arrow_type(stored(c)), true))
 }
 
 impl Table {
@@ -170,7 +198,7 @@ impl Table {
             .iter()
             .map(|c| {
                 if c.shape.is_empty() {
-                    Field::new(&c.name, arrow_type(c.primitive), true)
+                    Field::new(&c.name, arrow_type(stored(c)), true)
                 } else {
                     Field::new(
                         &c.name,
@@ -213,7 +241,7 @@ impl Table {
         let (batches, thread) = spawn(writer).map_err(|e| WriteError::io(&path, e))?;
         let columns = components
             .iter()
-            .map(|c| ArrayData::empty(c.primitive.dtype()))
+            .map(|c| ArrayData::empty(stored(c).dtype()))
             .collect();
         Ok(Table {
             name: name.to_string(),
@@ -227,6 +255,17 @@ impl Table {
             columns,
             rows: 0,
         })
+    }
+
+    /// The components as written to `metadata.json`: with their stored types.
+    pub fn stored_components(&self) -> Vec<Component> {
+        self.components
+            .iter()
+            .map(|c| Component {
+                primitive: stored(c),
+                ..c.clone()
+            })
+            .collect()
     }
 
     /// Appends a row; `cells` follow `components`. A cell of the wrong type or size is
