@@ -117,3 +117,25 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
     assert!(err.contains("body.parquet"), "{err}");
     assert_eq!(panics(), Vec::<String>::new());
 }
+
+/// A footer whose unknown field claims a map of 2³⁰ boolean pairs, as one the fuzzer found
+/// (`elodin_parquet`, a timeout): the parquet crate's Thrift skipping takes no byte for a
+/// boolean inside a map, so it counts through every entry (seconds here, a timeout under the
+/// fuzzer) before failing on something else. simrec walks the footer first, one byte per
+/// boolean as the compact protocol has it, and stops at the end of the bytes.
+#[test]
+fn a_footer_claiming_a_billion_map_entries_is_refused_at_once() {
+    record_panics();
+    // FileMetaData { 1: version = 1, 100: map<bool, bool> of 2^30 entries, then 16 bytes }.
+    let mut footer = vec![0x15, 0x02];
+    footer.extend([0x0b, 0xc8, 0x01]); // field 100 (long form), type map
+    footer.extend([0x80, 0x80, 0x80, 0x80, 0x04, 0x11]); // 2^30 entries, bool -> bool
+    footer.extend([0x01; 16]);
+    let mut file = b"PAR1".to_vec();
+    file.extend(&footer);
+    file.extend((footer.len() as u32).to_le_bytes());
+    file.extend(b"PAR1");
+    let err = decode_parquet(file).unwrap_err();
+    assert_eq!(err, "the footer's metadata ends early");
+    assert_eq!(panics(), Vec::<String>::new());
+}

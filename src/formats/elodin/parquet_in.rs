@@ -29,13 +29,14 @@ use parquet::file::statistics::Statistics;
 use super::arrow_meta;
 use super::columns::ColumnView;
 use super::pages::{Chunk, Codec, FileChunks, Input, Leaf, RandomAccess};
+use super::thrift::{self, HeaderError};
 
 /// Rows per batch: bounded memory, and cheap per-batch overhead.
 pub const BATCH_ROWS: usize = 8192;
 
 /// Largest footer simrec reads (Elodin's are a few kilobytes; a footer grows with row
-/// groups × columns, and this allows hundreds of thousands of them).
-const MAX_FOOTER: u64 = 64 << 20;
+/// groups × columns, and this allows about a hundred thousand of them).
+const MAX_FOOTER: u64 = 16 << 20;
 
 /// What the decoding thread sends: a batch, an error, or the end.
 type Decoded = Option<Result<RecordBatch, String>>;
@@ -120,6 +121,13 @@ fn footer(file: &dyn RandomAccess, size: u64) -> Result<(ParquetMetaData, u64), 
     let mut buf = vec![0u8; len as usize];
     file.read_exact_at(&mut buf, start)
         .map_err(|e| e.to_string())?;
+    match thrift::walk_struct(&buf) {
+        Ok(_) => {}
+        Err(HeaderError::Short) => return Err("the footer's metadata ends early".into()),
+        Err(HeaderError::Bad(why)) => {
+            return Err(format!("the footer's metadata is corrupt: {why}"))
+        }
+    }
     let meta = ParquetMetaDataReader::decode_metadata(&buf).map_err(|e| e.to_string())?;
     Ok((meta, start))
 }
