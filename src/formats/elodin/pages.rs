@@ -6,10 +6,12 @@
 //! pages (a data page using a dictionary the column chunk lacks, a run header longer than
 //! ten bytes, a stream shorter than the levels the page declares). Here every page header
 //! is read by `thrift`, every size is checked against the column chunk and the file before
-//! anything is read or allocated, the page is decompressed into a buffer that grows with
-//! what decompression really produces, and its level and index streams are walked by
+//! anything is read or allocated, the page is decompressed into a buffer of its claimed
+//! size only when its compressed bytes make that size plausible (else into one that grows
+//! with what decompression really produces), and its level and index streams are walked by
 //! `hybrid` before the crate sees them. Only one page per column is in memory at a time.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::fs::File;
 use std::io::{self, Read};
@@ -103,6 +105,27 @@ pub struct Chunk {
     /// Values (levels) the chunk declares, and rows of its row group.
     pub values: u64,
     pub rows: u64,
+}
+
+thread_local! {
+    /// One ZSTD decompression context per decoding thread, reused for every page (creating
+    /// one per page showed in profiles).
+    static DECOMPRESSOR: RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+        const { RefCell::new(None) };
+}
+
+/// Runs `f` with this thread's ZSTD decompressor.
+fn with_decompressor<T>(
+    f: impl FnOnce(&mut zstd::bulk::Decompressor<'static>) -> io::Result<T>,
+) -> io::Result<T> {
+    DECOMPRESSOR.with(|cell| {
+        let mut slot = cell.borrow_mut();
+        let d = match slot.as_mut() {
+            Some(d) => d,
+            None => slot.insert(zstd::bulk::Decompressor::new()?),
+        };
+        f(d)
+    })
 }
 
 fn err(what: impl std::fmt::Display) -> ParquetError {
@@ -236,14 +259,36 @@ impl Pages {
                 Ok(compressed.to_vec())
             }
             Codec::Zstd => {
-                let mut out =
-                    Vec::with_capacity(size.min(compressed.len().saturating_mul(8) + 4096));
-                let decoder = zstd::stream::read::Decoder::with_buffer(compressed)
-                    .map_err(|e| err(format!("ZSTD: {e}")))?;
-                decoder
-                    .take(size as u64 + 1)
-                    .read_to_end(&mut out)
-                    .map_err(|e| err(format!("ZSTD: {e}")))?;
+                // The claimed size is allocated only when the page's own bytes make it
+                // plausible (ZSTD rarely expands data more than 64 times), and then filled
+                // in one call with no copy; a larger claim is decompressed as a stream into
+                // a buffer that grows only as output is produced.
+                let room = compressed.len().saturating_mul(64).saturating_add(64 << 10);
+                let out = if size <= room {
+                    let mut out = Vec::with_capacity(size);
+                    with_decompressor(|d| d.decompress_to_buffer(compressed, &mut out)).map_err(
+                        |e| {
+                            // zstd's "Destination buffer is too small".
+                            if e.to_string().contains("too small") {
+                                err(format!(
+                                    "a page declares {size} bytes uncompressed but holds more"
+                                ))
+                            } else {
+                                err(format!("ZSTD: {e}"))
+                            }
+                        },
+                    )?;
+                    out
+                } else {
+                    let mut out = Vec::with_capacity(room);
+                    let decoder = zstd::stream::read::Decoder::with_buffer(compressed)
+                        .map_err(|e| err(format!("ZSTD: {e}")))?;
+                    decoder
+                        .take(size as u64 + 1)
+                        .read_to_end(&mut out)
+                        .map_err(|e| err(format!("ZSTD: {e}")))?;
+                    out
+                };
                 if out.len() > size {
                     return Err(err(format!(
                         "a page declares {size} bytes uncompressed but holds more"
@@ -669,5 +714,58 @@ impl RowGroups for FileChunks {
 
     fn metadata(&self) -> &ParquetMetaData {
         &self.metadata
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zstd_pages() -> Pages {
+        let leaf = Leaf {
+            physical: Physical::DOUBLE,
+            max_def: 1,
+            max_rep: 0,
+        };
+        let chunk = Chunk {
+            start: 4,
+            end: 4,
+            codec: Codec::Zstd,
+            values: 0,
+            rows: 0,
+        };
+        Pages::new(Arc::new(Vec::new()), leaf, chunk)
+    }
+
+    #[test]
+    fn a_zstd_page_must_hold_exactly_its_claimed_size() {
+        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let packed = zstd::bulk::compress(&data, 3).unwrap();
+        let pages = zstd_pages();
+        // Twice, so the second reuses this thread's decompressor.
+        for _ in 0..2 {
+            assert_eq!(pages.decompress(&packed, data.len()).unwrap(), data);
+        }
+        let short = pages.decompress(&packed, data.len() - 1).unwrap_err();
+        assert!(
+            short.to_string().contains("declares 399999 bytes uncompressed but holds more"),
+            "{short}"
+        );
+        let long = pages.decompress(&packed, data.len() + 1).unwrap_err();
+        assert!(
+            long.to_string().contains("declares 400001 bytes uncompressed but holds 400000"),
+            "{long}"
+        );
+        // A claim far beyond what these bytes can expand to is not allocated: the page is
+        // decompressed as a stream and found short.
+        let huge = pages.decompress(&packed, usize::MAX / 2).unwrap_err();
+        assert!(huge.to_string().contains("but holds 400000"), "{huge}");
+        // Zeros compress more than 64 times: the stream path still gives every byte.
+        let zeros = vec![0u8; 1 << 20];
+        let packed = zstd::bulk::compress(&zeros, 3).unwrap();
+        assert!(packed.len() * 64 + (64 << 10) < zeros.len());
+        assert_eq!(pages.decompress(&packed, zeros.len()).unwrap(), zeros);
+        let garbage = pages.decompress(&[1, 2, 3, 4], 10).unwrap_err();
+        assert!(garbage.to_string().contains("ZSTD: "), "{garbage}");
     }
 }
