@@ -739,7 +739,9 @@ mod tests {
 
     #[test]
     fn a_zstd_page_must_hold_exactly_its_claimed_size() {
-        let data: Vec<u8> = (0..100_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
         let packed = zstd::bulk::compress(&data, 3).unwrap();
         let pages = zstd_pages();
         // Twice, so the second reuses this thread's decompressor.
@@ -748,12 +750,15 @@ mod tests {
         }
         let short = pages.decompress(&packed, data.len() - 1).unwrap_err();
         assert!(
-            short.to_string().contains("declares 399999 bytes uncompressed but holds more"),
+            short
+                .to_string()
+                .contains("declares 399999 bytes uncompressed but holds more"),
             "{short}"
         );
         let long = pages.decompress(&packed, data.len() + 1).unwrap_err();
         assert!(
-            long.to_string().contains("declares 400001 bytes uncompressed but holds 400000"),
+            long.to_string()
+                .contains("declares 400001 bytes uncompressed but holds 400000"),
             "{long}"
         );
         // A claim far beyond what these bytes can expand to is not allocated: the page is
