@@ -7,11 +7,13 @@
 //! own conversion panics on unknown types), and pages reach the crate's decoders only
 //! through `pages`, which reads and checks each one (see there).
 //!
-//! Batches are decoded on a thread of their own, one batch ahead of the one being read
+//! Batches are decoded on threads of their own, one batch ahead of the one being read
 //! (a channel of one batch), so that decoding (page decompression and Arrow decoding, about
-//! half the work of a full read) overlaps with turning rows into records. Memory stays
-//! bounded by three batches per file (the one in use, one waiting, one being decoded) plus
-//! one page per column being decoded.
+//! four fifths of the work of a full read) overlaps with turning rows into records. A file
+//! of 4 MiB or more, on a machine with two cores or more, has its columns split between two
+//! decoding threads (by compressed size); each decodes the same rows of its own columns and
+//! the batches are put together here. Memory stays bounded by three batches per file (the
+//! one in use, one waiting, one being decoded) plus one page per column being decoded.
 
 use std::fs::File;
 use std::path::Path;
@@ -55,8 +57,9 @@ pub struct ParquetFile {
     pub tick_max: Option<u64>,
     /// The file's pages, until reading starts.
     chunks: Option<FileChunks>,
-    /// Batches decoded ahead by the decoding thread.
-    reader: Option<Receiver<Decoded>>,
+    /// Batches decoded ahead by the decoding threads, one per group of columns; empty
+    /// once the file ended.
+    readers: Vec<Receiver<Decoded>>,
     /// Rows handed out so far.
     pub rows_read: u64,
 }
@@ -297,13 +300,28 @@ impl ParquetFile {
                 leaves,
                 chunks,
             }),
-            reader: None,
+            readers: Vec::new(),
             rows_read: 0,
         })
     }
 
     /// Starts reading the named top-level columns (those that exist).
     pub fn start(&mut self, columns: &[&str], batch_rows: usize) -> Result<(), String> {
+        let threads = match &self.chunks {
+            Some(c) if c.file.len() >= SPLIT_BYTES => decoding_threads(),
+            _ => 1,
+        };
+        self.start_with(columns, batch_rows, threads)
+    }
+
+    /// As [`ParquetFile::start`], with the columns split between at most `threads`
+    /// decoding threads.
+    fn start_with(
+        &mut self,
+        columns: &[&str],
+        batch_rows: usize,
+        threads: usize,
+    ) -> Result<(), String> {
         let Some(chunks) = self.chunks.take() else {
             return Err("already started".into());
         };
@@ -312,48 +330,114 @@ impl ParquetFile {
             .iter()
             .filter_map(|c| self.schema.index_of(c).ok())
             .collect();
-        let mask = ProjectionMask::roots(descr, roots);
-        let levels = parquet_to_arrow_field_levels(descr, mask, Some(self.schema.fields()))
-            .map_err(|e| e.to_string())?;
-        let reader =
-            ParquetRecordBatchReader::try_new_with_row_groups(&levels, &chunks, batch_rows, None)
+        for group in split(&chunks, &roots, threads) {
+            let mask = ProjectionMask::roots(descr, group);
+            let levels = parquet_to_arrow_field_levels(descr, mask, Some(self.schema.fields()))
                 .map_err(|e| e.to_string())?;
-        self.reader = Some(spawn(reader)?);
+            let reader = ParquetRecordBatchReader::try_new_with_row_groups(
+                &levels, &chunks, batch_rows, None,
+            )
+            .map_err(|e| e.to_string())?;
+            self.readers.push(spawn(reader)?);
+        }
         Ok(())
     }
 
     /// The next batch, `None` at the end. Errors end the file.
     pub fn next_batch(&mut self) -> Option<Result<Batch, String>> {
-        let reader = self.reader.as_mut()?;
-        let batch = match reader.recv() {
-            Ok(Some(Ok(b))) => b,
-            Ok(None) => {
-                self.reader = None;
-                return None;
+        if self.readers.is_empty() {
+            return None;
+        }
+        // Every decoding thread reads the same rows (batches of `batch_rows` rows across
+        // row groups), each for its own columns.
+        let mut rows = None;
+        let mut views = Vec::new();
+        for reader in &self.readers {
+            let got = match reader.recv() {
+                Ok(Some(Ok(b))) => Some(b),
+                Ok(None) => None,
+                Ok(Some(Err(e))) => {
+                    self.readers.clear();
+                    return Some(Err(e));
+                }
+                // The thread ended without saying so.
+                Err(_) => {
+                    self.readers.clear();
+                    return Some(Err("the Parquet decoder stopped".into()));
+                }
+            };
+            let n = got.as_ref().map(RecordBatch::num_rows);
+            if rows.is_some_and(|r| r != n) {
+                self.readers.clear();
+                return Some(Err(
+                    "the file's columns hold different numbers of rows".into()
+                ));
             }
-            Ok(Some(Err(e))) => {
-                self.reader = None;
-                return Some(Err(e));
+            rows = Some(n);
+            if let Some(batch) = got {
+                let schema = batch.schema();
+                views.extend(
+                    schema
+                        .fields()
+                        .iter()
+                        .zip(batch.columns())
+                        .filter_map(|(f, c)| ColumnView::new(c).map(|v| (f.name().clone(), v))),
+                );
             }
-            // The thread ended without saying so.
-            Err(_) => {
-                self.reader = None;
-                return Some(Err("the Parquet decoder stopped".into()));
-            }
+        }
+        let Some(Some(rows)) = rows else {
+            self.readers.clear();
+            return None;
         };
-        let schema = batch.schema();
-        let views = schema
-            .fields()
-            .iter()
-            .zip(batch.columns())
-            .filter_map(|(f, c)| ColumnView::new(c).map(|v| (f.name().clone(), v)))
-            .collect();
-        self.rows_read += batch.num_rows() as u64;
-        Some(Ok(Batch {
-            rows: batch.num_rows(),
-            views,
-        }))
+        self.rows_read += rows as u64;
+        Some(Ok(Batch { rows, views }))
     }
+}
+
+/// Decoding threads per file: two where two cores exist (decoding is about four fifths of
+/// a read's work, so the reading thread and two decoders keep two cores busy), else one.
+fn decoding_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
+}
+
+/// Files smaller than this are decoded on one thread (a second one would not pay for
+/// itself).
+const SPLIT_BYTES: u64 = 4 << 20;
+
+/// The root columns in up to `threads` groups of about equal compressed size (largest
+/// first, each to the lightest group), each group in file order.
+fn split(chunks: &FileChunks, roots: &[usize], threads: usize) -> Vec<Vec<usize>> {
+    let n = threads.clamp(1, roots.len().max(1));
+    if n == 1 {
+        return vec![roots.to_vec()];
+    }
+    let descr = chunks.metadata.file_metadata().schema_descr();
+    let mut sizes: Vec<(u64, usize)> = roots.iter().map(|&r| (0, r)).collect();
+    for group in &chunks.chunks {
+        // Row groups were checked to hold one chunk per leaf column.
+        for (leaf, chunk) in group.iter().enumerate().take(descr.num_columns()) {
+            let root = descr.get_column_root_idx(leaf);
+            if let Some(s) = sizes.iter_mut().find(|(_, r)| *r == root) {
+                s.0 += chunk.end - chunk.start;
+            }
+        }
+    }
+    sizes.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    let mut groups: Vec<(u64, Vec<usize>)> = vec![(0, Vec::new()); n];
+    for (size, root) in sizes {
+        if let Some(g) = groups.iter_mut().min_by_key(|g| g.0) {
+            g.0 += size;
+            g.1.push(root);
+        }
+    }
+    groups
+        .into_iter()
+        .map(|(_, mut g)| {
+            g.sort_unstable();
+            g
+        })
+        .filter(|g| !g.is_empty())
+        .collect()
 }
 
 /// Opens a file and starts reading `columns`.
@@ -374,7 +458,9 @@ pub fn decode_all(bytes: Vec<u8>) -> Result<(u64, u64), String> {
     let mut f = ParquetFile::from_input(Arc::new(bytes))?;
     let names: Vec<String> = f.schema.fields().iter().map(|c| c.name().clone()).collect();
     let columns: Vec<&str> = names.iter().map(String::as_str).collect();
-    f.start(&columns, 1024)?;
+    // Two decoding threads whatever the size, so that damage reaches the path where one
+    // thread fails while the other goes on.
+    f.start_with(&columns, 1024, 2)?;
     let (mut rows, mut readable) = (0u64, 0u64);
     while let Some(batch) = f.next_batch() {
         let batch = batch?;
@@ -384,4 +470,89 @@ pub fn decode_all(bytes: Vec<u8>) -> Result<(u64, u64), String> {
         }
     }
     Ok((rows, readable))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::columns::RowProblem;
+    use super::*;
+    use crate::model::Array;
+
+    fn body(world: &str) -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("fixtures/elodin")
+            .join(world)
+            .join("world/body.parquet")
+    }
+
+    /// Every row of every column as arrays, read with `threads` decoding threads in
+    /// batches of `batch` rows.
+    fn read(path: &Path, threads: usize, batch: usize) -> (Vec<usize>, Vec<(String, Array)>) {
+        let mut f = ParquetFile::open(path).unwrap();
+        let names: Vec<String> = f.schema.fields().iter().map(|c| c.name().clone()).collect();
+        let columns: Vec<&str> = names.iter().map(String::as_str).collect();
+        f.start_with(&columns, batch, threads).unwrap();
+        assert_eq!(f.readers.len(), threads.min(names.len()));
+        let (mut sizes, mut values) = (Vec::new(), Vec::new());
+        while let Some(b) = f.next_batch() {
+            let b = b.unwrap();
+            sizes.push(b.rows);
+            for name in &names {
+                let view = b.view(name).unwrap();
+                let mut cells = Vec::new();
+                for row in 0..b.rows {
+                    let (start, len) = match view.range(row, 1) {
+                        Ok(r) => r,
+                        Err(RowProblem::Length(n)) => view.range(row, n).unwrap(),
+                        Err(e) => panic!("{name} row {row}: {e:?}"),
+                    };
+                    cells.push(view.array(start, len, &[len]));
+                }
+                values.extend(cells.into_iter().map(|a| (name.clone(), a)));
+            }
+        }
+        assert_eq!(f.rows_read, f.rows);
+        (sizes, values)
+    }
+
+    #[test]
+    fn two_decoding_threads_read_what_one_reads() {
+        // ball_1200: one body over 1201 ticks, five tensor columns plus tick and entity_id.
+        let path = body("ball_1200");
+        let (sizes, one) = read(&path, 1, 500);
+        assert_eq!(sizes, [500, 500, 201]);
+        let (sizes2, two) = read(&path, 2, 500);
+        assert_eq!(sizes2, sizes);
+        assert_eq!(two, one);
+        assert_eq!(one.len(), 1201 * 7);
+    }
+
+    #[test]
+    fn columns_are_split_by_size_largest_first() {
+        let mut f = ParquetFile::open(&body("ball_1200")).unwrap();
+        let chunks = f.chunks.take().unwrap();
+        let roots: Vec<usize> = (0..f.schema.fields().len()).collect();
+        assert_eq!(split(&chunks, &roots, 1), vec![roots.clone()]);
+        let groups = split(&chunks, &[3], 2);
+        assert_eq!(groups, vec![vec![3]]);
+        let groups = split(&chunks, &roots, 2);
+        assert_eq!(groups.len(), 2);
+        let mut all: Vec<usize> = groups.concat();
+        all.sort_unstable();
+        assert_eq!(all, roots);
+        let size = |g: &[usize]| -> u64 {
+            let descr = chunks.metadata.file_metadata().schema_descr();
+            chunks
+                .chunks
+                .iter()
+                .flat_map(|rg| rg.iter().enumerate())
+                .filter(|(leaf, _)| g.contains(&descr.get_column_root_idx(*leaf)))
+                .map(|(_, c)| c.end - c.start)
+                .sum()
+        };
+        let (a, b) = (size(&groups[0]), size(&groups[1]));
+        // Greedy halves: neither group is more than the largest column heavier.
+        let largest = roots.iter().map(|&r| size(&[r])).max().unwrap();
+        assert!(a.abs_diff(b) <= largest, "{a} vs {b}");
+    }
 }
