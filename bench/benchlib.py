@@ -25,6 +25,17 @@ def resolve_repo_path(p: str) -> Path:
     return path if path.is_absolute() else (REPO / path).resolve()
 
 
+def require_generator(gen: Path) -> None:
+    """Stops with what the benchmark needs when its input generator is absent (it lives in
+    ../shared, beside the repository, which is not shipped with simrec)."""
+    if not gen.is_file():
+        sys.exit(
+            f"this benchmark needs NanoVer's recording generator, gen_traj.py, at {gen}\n"
+            "(../shared/bench/gen_traj.py beside the repository). Pass --gen PATH or set\n"
+            "SIMREC_GEN_TRAJ to where it is (standard-library Python 3)."
+        )
+
+
 def machine_info() -> dict:
     cpu = "unknown"
     try:

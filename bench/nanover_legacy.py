@@ -56,6 +56,7 @@ from benchlib import (
     log,
     machine_info,
     peak_rss_kib,
+    require_generator,
     resolve_repo_path,
     rss_by_size,
     run_once,
@@ -129,6 +130,7 @@ def main() -> int:
     a = ap.parse_args()
 
     gen = resolve_repo_path(a.gen)
+    require_generator(gen)
     data = resolve_repo_path(a.data)
     out = data / "out"
     logs = data / "logs"

@@ -94,6 +94,7 @@ from benchlib import (
     log,
     machine_info,
     peak_rss_kib,
+    require_generator,
     resolve_repo_path,
     rss_by_size,
     run_once,
@@ -424,6 +425,7 @@ def main() -> int:
         return decode_child(a.decode_child[0], a.decode_child[1], wheel)
 
     gen = resolve_repo_path(a.gen)
+    require_generator(gen)
     data = resolve_repo_path(a.data)
     out = data / "out"
     logs = data / "logs"

@@ -3,7 +3,11 @@
 # 4000-point mesh per frame, 1000 frames) and its collated+gzip conversion; times inspect,
 # full decode (validate), conversion and a 10-frame slice from the middle (best of RUNS=5 runs),
 # with CPU time, peak RSS and, for the slices, the bytes read from the capture (strace).
-# Usage: bench/tes.sh [WORKDIR]   (builds the release binary first)
+# Then inspect against upstream 3esinfo on a large plain capture (LARGE_FRAMES=10000 frames,
+# ~846 MB; same per-frame shape as tesgen.cpp's: f32 shape updates and a 4000-point mesh):
+# the best user+sys CPU time of RUNS runs of each, one after the other.
+# Usage: bench/tes.sh [WORKDIR]   (builds the release binary first; TESINFO=path of 3esinfo,
+# default: unpacked from ../shared/tools/tes-ref/3esinfo.xz; without it the comparison is skipped)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 work="${1:-${TMPDIR:-/tmp}/simrec-bench-tes}"
@@ -69,3 +73,31 @@ measure "slice --frames 500..510 collated+gzip" "$bin" slice "$gz" --frames 500.
 bytes_read "slice 500..510 plain" "$plain" "$bin" slice "$plain" --frames 500..510 -o "$work/s1.3es" --force
 bytes_read "slice 500..510 collated" "$col" "$bin" slice "$col" --frames 500..510 -o "$work/s2.3es" --force
 bytes_read "slice 500..510 collated+gzip" "$gz" "$bin" slice "$gz" --frames 500..510 -o "$work/s3.3es" --force
+
+large="$work/bench_plain_large.3es"
+[ -f "$large" ] || python3 "$here/tes_gen.py" "$large" "${LARGE_FRAMES:-10000}"
+# 3esinfo is 3es-core's reader, shipped packed in ../shared/tools/tes-ref (not with simrec).
+tesinfo="${TESINFO:-}"
+if [ -z "$tesinfo" ] && [ -f "$here/../../shared/tools/tes-ref/3esinfo.xz" ]; then
+    tesinfo="$work/3esinfo"
+    [ -x "$tesinfo" ] || { xz -dc "$here/../../shared/tools/tes-ref/3esinfo.xz" > "$tesinfo" && chmod +x "$tesinfo"; }
+fi
+cpu() { # label, command...: the best user+sys CPU time of $runs runs
+    local label="$1"; shift
+    local best=""
+    for _ in $(seq "$runs"); do
+        /usr/bin/time -f "%U %S" -o "$work/time.out" "$@" >/dev/null 2>/dev/null || true
+        local t; t=$(awk '{print $1 + $2}' "$work/time.out")
+        if [ -z "$best" ] || awk -v a="$t" -v b="$best" 'BEGIN{exit !(a<b)}'; then best="$t"; fi
+    done
+    printf '%-44s %6s s user+sys (best of %s)\n' "$label" "$best" "$runs"
+}
+if [ -x "$tesinfo" ]; then
+    echo "large plain: $(size "$large") bytes; load: $(cut -d' ' -f1-3 /proc/loadavg)"
+    for _ in 1 2; do # interleaved, so that both see the same load
+        cpu "simrec inspect (large plain)" "$bin" inspect "$large"
+        cpu "3esinfo (large plain)" "$tesinfo" "$large"
+    done
+else
+    echo "skipped the comparison with 3esinfo: it needs 3es-core's 3esinfo, from ../shared/tools/tes-ref/3esinfo.xz beside the repository or TESINFO=PATH" >&2
+fi

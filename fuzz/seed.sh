@@ -38,6 +38,16 @@ for f in "$here"/../fixtures/nanover-zip/*.nanover.zip "$here"/../fixtures/nanov
     cp "$f" "$zcorpus/$(basename "$f")"
 done
 head -c 4000 "$here/../fixtures/nanover-zip/crash/crashed-after-100.nanover.zip" > "$zcorpus/crashed-head.nanover.zip"
+# small.nanover.zip with an emptied index (NVZIP_INDEX_SHORT: read by a scan that keeps
+# no times), written by Python's zipfile.
+if command -v python3 >/dev/null; then
+    python3 - "$here/../fixtures/nanover-zip/small.nanover.zip" "$zcorpus/small-empty-index.nanover.zip" <<'PY'
+import sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w") as dst:
+    dst.writestr("messages.msgpack", src.read("messages.msgpack"))
+    dst.writestr("index.msgpack", b"\x90")
+PY
+fi
 echo "seeded $(find "$zcorpus" -type f | wc -l) files into $zcorpus"
 # Elodin side files: each fixture's metadata.json and assets.bin, as the elodin_side_files
 # target splits its input (two little-endian bytes giving the split, then both files).

@@ -12,8 +12,24 @@ use simrec::cli::{self, Cli, Outcome};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// On SIGINT, SIGTERM or SIGHUP, removes the temporary outputs of the run before the process
+/// ends (exit 128 + the signal's number, as shells report it): an interrupted command leaves
+/// nothing half-written behind.
+fn remove_partials_on_interrupt() {
+    use signal_hook::consts::{SIGHUP, SIGINT, SIGTERM};
+    let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM, SIGHUP]) else {
+        return;
+    };
+    std::thread::spawn(move || {
+        if let Some(signal) = signals.forever().next() {
+            simrec::formats::output::remove_all_and_exit(128 + signal);
+        }
+    });
+}
+
 fn main() -> ExitCode {
     let parsed = Cli::parse();
+    remove_partials_on_interrupt();
     let result = cli::run(parsed);
     let flushed = io::stdout().flush();
     match (result, flushed) {

@@ -188,7 +188,7 @@ fn refuses_an_existing_output_without_force() {
     let out = dir.path().join("out.jsonl");
     std::fs::write(&out, b"precious").unwrap();
     let r = run(&["convert", "small.traj", "small.state", "-o", s(&out)]);
-    assert_ne!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("--force"), "{}", r.stderr);
     assert!(r.stderr.contains("out.jsonl"), "{}", r.stderr);
     assert_eq!(std::fs::read(&out).unwrap(), b"precious");

@@ -335,7 +335,7 @@ fn convert_and_slice_write_replay_directories() {
     );
     run_in(tmp.path(), &["validate", "copy"]).expect_code(0);
     // An existing directory is refused without --force, replaced with it.
-    let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy"]).expect_code(1);
+    let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy"]).expect_code(2);
     assert_eq!(
         r.stderr,
         "error: cannot write copy: copy exists (use --force to overwrite)\n"

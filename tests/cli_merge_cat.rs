@@ -352,9 +352,15 @@ fn cat_text_describes_each_record() {
     let r = run(&["cat", "small.traj", "small.state"]).expect_code(0);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 47);
-    assert!(lines[0].starts_with("0.008445s frame #2:"), "{}", lines[0]);
     assert!(
-        lines[0].contains("particle.positions=float32[21,3]"),
+        lines[0].starts_with("0.008445s frame #0 (index 2):"),
+        "{}",
+        lines[0]
+    );
+    assert!(
+        lines[0].contains(
+            "particle.positions=float32[21,3] [0.6108266, 0.36452323, 0.38880605, 0.49389273, …]"
+        ),
         "{}",
         lines[0]
     );
@@ -366,7 +372,7 @@ fn cat_text_describes_each_record() {
     );
     assert_eq!(lines[24], "1.784330s state: simrec.note=<removed>");
     assert!(
-        lines[29].starts_with("2.121956s frame #0 reset:"),
+        lines[29].starts_with("2.121956s frame #17 (index 0) reset:"),
         "{}",
         lines[29]
     );
@@ -376,7 +382,7 @@ fn cat_text_describes_each_record() {
         lines[29]
     );
     assert!(
-        lines[37].starts_with("3.008374s frame #0 reset:"),
+        lines[37].starts_with("3.008374s frame #24 (index 0) reset:"),
         "{}",
         lines[37]
     );
@@ -386,7 +392,7 @@ fn cat_text_describes_each_record() {
         lines[37]
     );
     assert!(
-        lines[46].starts_with("5.380761s frame #7:"),
+        lines[46].starts_with("5.380761s frame #31 (index 7):"),
         "{}",
         lines[46]
     );
@@ -395,7 +401,7 @@ fn cat_text_describes_each_record() {
     let r = run(&["cat", "small.state"]).expect_code(0);
     let lines: Vec<&str> = r.stdout.lines().collect();
     assert_eq!(lines.len(), 15);
-    assert_eq!(lines[2], "0.440514s state: simrec.counter=1");
+    assert_eq!(lines[2], "0.440514s state: simrec.counter=1.0");
     assert_eq!(lines[13], "5.004306s state: simrec.counter=<removed>");
 }
 

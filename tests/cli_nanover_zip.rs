@@ -229,7 +229,7 @@ fn recover_rescues_a_crashed_recording_and_exits_3() {
     assert!(r.stderr.contains("kept 96 records"), "{}", r.stderr);
     assert!(
         r.stderr
-            .contains("79 derived from `server.timestamp`, 17 invented"),
+            .contains("79 derived from `server.timestamp` (seconds), 17 invented"),
         "{}",
         r.stderr
     );

@@ -335,8 +335,8 @@ fn convert_same_format_in_each_scheme_and_to_jsonl() {
     .remove(0);
     assert_eq!(o["compression"], "collated + gzip");
     assert_eq!(o["records"], 416);
-    // An existing output is refused without --force (exit 1), and a bad scheme is usage (2).
-    run_in(dir.path(), &["convert", s(&src), "-o", "default.3es"]).expect_code(1);
+    // An existing output is refused without --force, and a bad scheme: both usage (2).
+    run_in(dir.path(), &["convert", s(&src), "-o", "default.3es"]).expect_code(2);
     let run = run_in(
         dir.path(),
         &[
@@ -550,7 +550,7 @@ fn merge_exit_codes() {
     let plain = tes("small_plain.3es");
     run_in(dir.path(), &["merge", s(&plain), s(&plain), "-o", "m.3es"]).expect_code(0);
     // An existing output is kept without --force.
-    run_in(dir.path(), &["merge", s(&plain), s(&plain), "-o", "m.3es"]).expect_code(1);
+    run_in(dir.path(), &["merge", s(&plain), s(&plain), "-o", "m.3es"]).expect_code(2);
     run_in(
         dir.path(),
         &["merge", s(&plain), s(&plain), "-o", "m.3es", "--force"],

@@ -476,16 +476,27 @@ fn text_output_and_info_flag() {
         lines[1]
     );
 
+    // 24 findings of one code: the first 3 listed, the rest counted.
     let r = run(&["validate", "--info", "small.traj"]).expect_code(0);
     assert_eq!(
-        r.stdout.matches("NANOVER_EMPTY_ARRAY_KIND").count(),
-        24,
+        r.stdout
+            .matches("info NANOVER_EMPTY_ARRAY_KIND at byte")
+            .count(),
+        3,
+        "{}",
+        r.stdout
+    );
+    assert!(
+        r.stdout
+            .contains("  … and 21 more NANOVER_EMPTY_ARRAY_KIND (`--format json` lists them)\n"),
         "{}",
         r.stdout
     );
     assert!(r
         .stdout
         .contains("info NANOVER_FIRST_FRAME_NOT_RESET at byte 16, record 0"));
+    let r = run(&["validate", "--info", "--format", "json", "small.traj"]).expect_code(0);
+    assert_eq!(r.stdout.matches("NANOVER_EMPTY_ARRAY_KIND").count(), 24);
 
     let r = run(&["validate", "broken/trunc-payload.traj"]).expect_code(1);
     assert!(

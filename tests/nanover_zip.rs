@@ -364,8 +364,8 @@ fn split_at_resets_matches_nanover_split_recording() {
         let outputs = &mut outputs;
         let header = &header;
         let names = &names;
-        SplitAtResets::new(header, move |k| {
-            Ok(Box::new(ZipWriter::create(&names[k], header, outputs)?) as Box<dyn Sink>)
+        SplitAtResets::new(header, move |k, part_header| {
+            Ok(Box::new(ZipWriter::create(&names[k], part_header, outputs)?) as Box<dyn Sink>)
         })
     };
     copy(&mut source, Box::new(split), &mut |_, _| {}).unwrap();
@@ -496,13 +496,14 @@ fn damage_is_reported_with_its_code() {
 
 #[test]
 fn fuzz_regressions_read_cleanly() {
-    // Each once panicked; now each reads to a clean end, and a lenient read says it is
-    // damaged.
+    // Each once panicked; now each reads to a clean end, with and without decoding, and
+    // a lenient read says it is damaged.
     let dir = fixture("fuzz-regressions");
-    for entry in std::fs::read_dir(&dir).unwrap() {
-        let path = entry.unwrap().path();
+    let paths = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path());
+    for (path, decode) in paths.flat_map(|p| [(p.clone(), true), (p, false)]) {
         let options = ReadOptions {
             lenient: true,
+            decode,
             ..ReadOptions::default()
         };
         let errors = match ZipReader::open(&path, options) {

@@ -68,7 +68,8 @@ fn every_cut_of_edge() {
 
 #[test]
 fn every_cut_of_small() {
-    // Without decoding, a cut archive is scanned like with it: two passes are enough.
+    // A cut archive is scanned; without decoding its messages are walked, not held,
+    // which `cuts_of_a_crash_walk_as_they_decode` checks against decoding.
     assert!(sweep("small.nanover.zip", &[(true, false), (true, true)]) > 50_000);
 }
 
@@ -81,4 +82,43 @@ fn every_cut_of_the_deflated_archive() {
             &[(true, false), (true, true)]
         ) > 20_000
     );
+}
+
+/// (time, channel, frame) of every record a lenient read gives, and its error count.
+fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<u64>)>, u64) {
+    let options = ReadOptions {
+        decode,
+        lenient: true,
+        assume_version: None,
+    };
+    let mut reader =
+        ZipReader::new(Path::new("cut"), Input::from_bytes(bytes.to_vec()), options).unwrap();
+    let records = reader
+        .by_ref()
+        .map(|r| r.unwrap())
+        .map(|r| (r.time, r.channel, r.frame))
+        .collect();
+    (records, reader.findings()[0].1.count(Severity::Error))
+}
+
+#[test]
+fn cuts_of_a_crash_walk_as_they_decode() {
+    // `inspect` walks a crashed archive's messages through the read window; `validate`
+    // and `recover` hold and decode them. Both must find the same messages, times and
+    // frames: every cut in the first 8 KiB (the first 17 messages), every 37th after.
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/nanover-zip/crash/crashed-after-100.nanover.zip");
+    let bytes = std::fs::read(path).unwrap();
+    let (whole, _) = outline(&bytes, true);
+    assert_eq!(whole.len(), 96);
+    let mut cuts = 0;
+    for cut in (67..bytes.len()).filter(|&c| c < 8192 || c % 37 == 0) {
+        let (walked, walk_errors) = outline(&bytes[..cut], false);
+        let (decoded, _) = outline(&bytes[..cut], true);
+        assert_eq!(walked, decoded, "cut at {cut}");
+        assert_eq!(walked[..], whole[..walked.len()], "cut at {cut}");
+        assert!(walk_errors > 0, "cut at {cut}");
+        cuts += 1;
+    }
+    assert_eq!(cuts, 9_310);
 }

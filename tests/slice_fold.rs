@@ -550,7 +550,7 @@ fn a_filtered_slice_written_out_keeps_its_empty_records() {
     let dir = tempfile::tempdir().unwrap();
     let pair = small_pair();
     let span = span_of(&pair, s(1.0), None);
-    let f = filter(&["simrec.*", "energy.kinetic"], &["simrec.note"]);
+    let mut f = filter(&["simrec.*", "energy.kinetic"], &["simrec.note"]);
     let target = dir.path().join("filtered.traj");
     let mut outputs = Outputs::new(false);
     let mut source = Selected::new(window(&pair, span), f.clone());

@@ -141,7 +141,7 @@ fn convert(cut: &[u8], stream: Stream) -> Outcome {
         Path::new("cut.jsonl"),
         reader.header(),
     ));
-    let mut outputs = Outputs::dry_run();
+    let mut outputs = Outputs::dry_run(true);
     let mut legacy: Box<dyn Sink> = Box::new(
         LegacyWriter::create(Path::new("cut.traj"), reader.header(), &mut outputs).unwrap(),
     );

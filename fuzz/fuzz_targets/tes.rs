@@ -3,8 +3,9 @@
 //!
 //! Each input is read leniently with decoding, strictly without values, and leniently without
 //! values (inspect's header walk); every record of the decoded read is written back through
-//! the 3es writer (into a sink) and JSON Lines. It is then sliced from frame 2 (the walk to
-//! the cut, the reader started mid-file with a seeded checker, the synthesised world state).
+//! the 3es writer (into a sink; in `recover`'s repair mode for the lenient read) and JSON
+//! Lines. It is then sliced from frame 2 (the walk to the cut, the reader started mid-file
+//! with a seeded checker, the synthesised world state), and `recover`'s scheme walk runs on it.
 //! A panic, an abort (a huge allocation), a hang or a broken invariant below is a bug.
 
 #![no_main]
@@ -15,8 +16,9 @@ use std::path::Path;
 use libfuzzer_sys::fuzz_target;
 use simrec::formats::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
-use simrec::formats::tes::{TesReader, TesSlice, TesWriter};
-use simrec::formats::{ReadError, ReadOptions, Sink, Source};
+use simrec::formats::tes::names::RESET_CHANNEL;
+use simrec::formats::tes::{Tes, TesReader, TesSlice, TesWriter, REPAIR_KEY};
+use simrec::formats::{Format, ReadError, ReadOptions, Sink, Source};
 use simrec::model::TimeSpec;
 
 fn read(data: &[u8], options: ReadOptions) {
@@ -32,6 +34,9 @@ fn read(data: &[u8], options: ReadOptions) {
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
     let mut outputs = Outputs::dry_run();
+    if options.lenient {
+        outputs.set(REPAIR_KEY, "on");
+    }
     let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs).expect("dry run");
     let mut last_frame = 0;
     while let Some(item) = reader.next() {
@@ -45,8 +50,13 @@ fn read(data: &[u8], options: ReadOptions) {
         };
         assert!(record.time >= 0);
         let frame = record.frame.expect("every 3es record has a frame index");
-        assert!(frame >= last_frame, "frame indices never decrease");
-        last_frame = frame;
+        // A Reset's record says frame 0 (a reset in simrec's model).
+        if record.channel == RESET_CHANNEL {
+            assert_eq!(frame, 0, "a Reset is a reset");
+        } else {
+            assert!(frame >= last_frame, "frame indices never decrease");
+            last_frame = frame;
+        }
         if options.decode {
             jsonl.write(&record).expect("jsonl into a sink");
             tes.write(&record).expect("3es into a sink");
@@ -81,11 +91,16 @@ fn slice(data: &[u8]) {
         for item in slice {
             let Ok(r) = item else { break };
             let frame = r.frame.expect("every 3es record has a frame index");
+            if r.channel == RESET_CHANNEL {
+                continue;
+            }
             assert!(frame >= last, "slice frame indices never decrease");
             assert!(frame < b - a + 1, "a slice stays in its window");
             last = frame;
         }
     }
+    let settings = Tes.recover_settings(&path);
+    assert!(settings.iter().any(|(k, _)| *k == REPAIR_KEY));
 }
 
 fuzz_target!(|data: &[u8]| {

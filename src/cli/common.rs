@@ -6,11 +6,13 @@ use std::path::{Path, PathBuf};
 use anyhow::Context;
 use clap::ValueEnum;
 
+use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::output::Outputs;
-use crate::formats::registry::{self, writable_names};
+use crate::formats::registry::{self, writable_names, Detection};
 use crate::formats::{tes, Format, ReadOptions, Sink, Source};
+use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
 use crate::pipeline::{self, SplitAtResets};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::Severity;
@@ -32,20 +34,58 @@ impl ReadArgs {
     }
 }
 
+/// What to read of a recording: channels by name, keys by glob.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct SelectArgs {
+    /// Read only channels whose name matches this glob (repeatable; `*` crosses `/` and dots)
+    #[arg(long, value_name = "GLOB")]
+    pub channel: Vec<String>,
+    /// Keep only keys matching this glob (repeatable; anchored, `*` crosses dots)
+    #[arg(long, value_name = "GLOB")]
+    pub include: Vec<String>,
+    /// Drop keys matching this glob (repeatable; wins over --include)
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
+}
+
+impl SelectArgs {
+    pub fn selection(&self) -> Result<Selection, PatternError> {
+        Selection::new(&self.channel, &self.include, &self.exclude)
+    }
+}
+
+/// Warns about every part of a selection that matched nothing, and refuses (exit 2) an
+/// output that would be empty because of it.
+pub fn check_selection(report: &SelectionHandle) -> Result<(), UsageError> {
+    let report = report.borrow();
+    for warning in &report.unmatched {
+        say!("warning: {warning}");
+    }
+    match report.empty_because() {
+        Some(why) => Err(UsageError(format!(
+            "the selection leaves nothing to write: {why}; nothing was written"
+        ))),
+        None => Ok(()),
+    }
+}
+
 #[derive(clap::Args, Debug, Clone)]
 pub struct WriteArgs {
-    /// Output file (`-` for standard output). A NanoVer pair is written as STEM.traj and STEM.state;
-    /// a directory (`out/`) is written as an Elodin replay
+    /// Output file or directory; `-` is standard output. A NanoVer pair is written as STEM.traj
+    /// and STEM.state. `DIR/` (or an existing directory) is the default directory output, an
+    /// Elodin replay; for `slice --split-at-resets` it is the directory of the parts, in the
+    /// input's format unless --to says otherwise. Missing directories are created
     #[arg(short, long, value_name = "OUT")]
     pub output: PathBuf,
     /// Output format (default: from the output's extension; `DIR/` means elodin): nanover-legacy,
     /// nanover-zip, jsonl, elodin, 3es
     #[arg(long, value_name = "FORMAT")]
     pub to: Option<String>,
-    /// Overwrite existing outputs
+    /// Replace an existing output once the new one is complete: a file, an empty directory or a
+    /// recording of the output format; never an input, nor a directory of other files
     #[arg(long)]
     pub force: bool,
-    /// Print what would be lost, and write nothing
+    /// Check the outputs as the run would and print what would be lost; write nothing
     #[arg(long)]
     pub dry_run: bool,
     /// 3es output scheme: collated-gzip (default), collated, plain or file-gzip
@@ -89,9 +129,35 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
     }
 }
 
-/// Streams `source` into the output `args` names, atomically; reports loss.
-pub fn write_recording(source: &mut dyn Source, args: &WriteArgs) -> anyhow::Result<Outcome> {
-    write_parts(source, args, None)
+/// Streams `source` (read from `inputs`) into the output `args` names, atomically; reports
+/// loss.
+pub fn write_recording(
+    source: &mut dyn Source,
+    inputs: &[PathBuf],
+    args: &WriteArgs,
+    selection: &SelectionHandle,
+) -> anyhow::Result<Outcome> {
+    write_parts(source, inputs, args, selection, None)
+}
+
+/// Outputs for a run writing `format`: never over `inputs`, and replacing (with `--force`)
+/// only a directory that is empty or already a recording of `format`.
+pub fn outputs_for(
+    format: &'static dyn Format,
+    inputs: &[PathBuf],
+    force: bool,
+    dry_run: bool,
+) -> Outputs {
+    let mut outputs = if dry_run {
+        Outputs::dry_run(force)
+    } else {
+        Outputs::new(force)
+    };
+    outputs.protect(inputs);
+    outputs.replace_directories_when(Box::new(move |dir| {
+        format.detect(dir, &[]) == Detection::Content
+    }));
+    outputs
 }
 
 /// The path of split part `k` in a format.
@@ -100,15 +166,13 @@ pub type PartNames<'n> = &'n dyn Fn(usize, &'static dyn Format) -> PathBuf;
 /// Like [`write_recording`]; with `parts`, one output per reset-delimited part.
 pub fn write_parts(
     source: &mut dyn Source,
+    inputs: &[PathBuf],
     args: &WriteArgs,
+    selection: &SelectionHandle,
     parts: Option<PartNames>,
 ) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
-    let mut outputs = if args.dry_run {
-        Outputs::dry_run()
-    } else {
-        Outputs::new(args.force)
-    };
+    let mut outputs = outputs_for(format, inputs, args.force, args.dry_run);
     if let Some(scheme) = &args.tes_compression {
         if format.name() != "3es" {
             return Err(UsageError(format!(
@@ -127,8 +191,8 @@ pub fn write_parts(
         Some(name) => {
             let outputs = &mut outputs;
             let header = &header;
-            Box::new(SplitAtResets::new(header, move |k| {
-                format.create(&name(k, format), header, outputs)
+            Box::new(SplitAtResets::new(header, move |k, part_header| {
+                format.create(&name(k, format), part_header, outputs)
             }))
         }
     };
@@ -136,6 +200,7 @@ pub fn write_parts(
     let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;
     drop(progress);
     print_read_findings(source);
+    check_selection(selection)?;
     if args.dry_run {
         let mut out = stdout();
         let name = format.name();
@@ -151,19 +216,19 @@ pub fn write_parts(
         out.flush()?;
     } else {
         let written = outputs.commit()?;
-        eprintln!(
+        say!(
             "wrote {} records to {}",
             report.records,
             path_list(&written)
         );
         if report.loss.widenings().next().is_some() {
-            eprintln!(
+            say!(
                 "some values were kept in a wider type:\n{}",
                 widening_table(&report.loss)
             );
         }
         if !report.loss.is_empty() {
-            eprintln!(
+            say!(
                 "some values could not be kept:\n{}",
                 loss_table(&report.loss)
             );
@@ -186,11 +251,11 @@ pub fn print_read_findings(source: &dyn Source) {
             .filter(|f| f.severity >= Severity::Warning)
             .collect();
         for f in shown.iter().take(MAX) {
-            eprintln!("{}: {}", path.display(), finding_text(f));
+            say!("{}: {}", path.display(), finding_text(f));
         }
         let total = findings.count(Severity::Warning) + findings.count(Severity::Error);
         if total > MAX as u64 {
-            eprintln!(
+            say!(
                 "{}: {} more warnings; run `simrec validate {}` for the full list",
                 path.display(),
                 total - MAX as u64,

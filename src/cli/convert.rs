@@ -2,9 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::common::{write_recording, ReadArgs, WriteArgs};
+use super::common::{write_recording, ReadArgs, SelectArgs, WriteArgs};
 use super::Outcome;
-use crate::pipeline::open_recording;
+use crate::pipeline::{open_recording, Selected};
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -20,10 +20,15 @@ pub struct Args {
     #[command(flatten)]
     write: WriteArgs,
     #[command(flatten)]
+    select: SelectArgs,
+    #[command(flatten)]
     read: ReadArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let mut source = open_recording(&args.inputs, args.read.options(true, false))?;
-    write_recording(&mut *source, &args.write)
+    let selection = args.select.selection()?;
+    let source = open_recording(&args.inputs, args.read.options(true, false))?;
+    let mut selected = Selected::new(source, selection);
+    let report = selected.report();
+    write_recording(&mut selected, &args.inputs, &args.write, &report)
 }

@@ -6,11 +6,15 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
+use super::diag::say;
 use super::progress::Progress;
-use super::Outcome;
+use super::{error_text, Outcome};
 use crate::formats::input::display_name;
-use crate::formats::{registry, ReadError};
+use crate::formats::{registry, ReadError, Source};
+use crate::pipeline::select::Selection;
+use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
+use crate::report::summary::SCHEMA_VERSION;
 use crate::report::{Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
@@ -26,6 +30,9 @@ pub struct Args {
     /// Decode every payload: lists keys with kind, dtype and shape
     #[arg(long)]
     deep: bool,
+    /// Summarise only channels whose name matches this glob (repeatable)
+    #[arg(long, value_name = "GLOB")]
+    channel: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     format: ReportFormat,
@@ -48,11 +55,11 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     .collect();
                 match args.format {
                     ReportFormat::Json => {
-                        let mut o = summary.to_json();
-                        o["findings"] =
+                        let findings =
                             json!({"errors": counts[2], "warnings": counts[1], "infos": counts[0]});
-                        o["notes"] = json!(file_notes);
-                        writeln!(out, "{o}")?;
+                        let extra = [("findings", findings), ("notes", json!(file_notes))];
+                        summary.write_json(&mut out, &extra)?;
+                        writeln!(out)?;
                     }
                     ReportFormat::Text => {
                         let mut lines = file_notes;
@@ -77,10 +84,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     (ReportFormat::Json, _) => writeln!(
                         out,
                         "{}",
-                        json!({"path": name, "error": e.to_string(), "finding": finding.map(finding_json)})
+                        json!({
+                            "schema_version": SCHEMA_VERSION,
+                            "path": name,
+                            "error": error_text(&e),
+                            "finding": finding.map(finding_json),
+                        })
                     )?,
                     (ReportFormat::Text, Some(f)) => eprintln!("{name}: {}", finding_text(f)),
-                    (ReportFormat::Text, None) => eprintln!("error: {e}"),
+                    (ReportFormat::Text, None) => eprintln!("error: {}", error_text(&e)),
                 }
             }
         }
@@ -91,7 +103,13 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// Reads one file leniently into a summary; counts of (info, warning, error) findings.
 fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
-    let mut source = registry::open(path, args.read.options(args.deep, true))?;
+    let source = registry::open(path, args.read.options(args.deep, true))?;
+    let channels =
+        Selection::new(&args.channel, &[], &[]).map_err(|e| ReadError::Conflict(e.to_string()))?;
+    let mut source = Selected::new(source, channels);
+    for warning in &source.report().borrow().unmatched {
+        say!("warning: {warning}");
+    }
     let size = source.progress().1;
     let name = display_name(path).display().to_string();
     let mut summary = Summary::new(&name, size, source.header(), args.deep);

@@ -4,6 +4,7 @@
 mod cat;
 mod common;
 mod convert;
+mod diag;
 mod inspect;
 mod merge;
 mod progress;
@@ -11,7 +12,9 @@ mod recover;
 mod slice;
 mod validate;
 
-use clap::{Parser, Subcommand};
+use std::io::Write;
+
+use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::formats::{ReadError, WriteError};
 use crate::pipeline::select::PatternError;
@@ -51,6 +54,10 @@ pub struct UsageError(pub String);
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
+    /// Print only errors on standard error: no progress, notes, warnings or loss tables (exit
+    /// codes still tell)
+    #[arg(long, short, global = true)]
+    quiet: bool,
 }
 
 #[derive(Subcommand)]
@@ -62,10 +69,29 @@ enum Command {
     Merge(merge::Args),
     Cat(cat::Args),
     Recover(recover::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    #[command(
+        after_help = "Examples:\n  simrec completions bash > ~/.local/share/bash-completion/completions/simrec\n  \
+        simrec completions zsh > ~/.zfunc/_simrec"
+    )]
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) of simrec, or of one command
+    #[command(
+        after_help = "Examples:\n  simrec man > ~/.local/share/man/man1/simrec.1 && man simrec\n  \
+        simrec man convert > ~/.local/share/man/man1/simrec-convert.1"
+    )]
+    Man {
+        /// The command whose page to print (simrec-COMMAND(1)); without it, simrec(1)
+        command: Option<String>,
+    },
 }
 
 /// Parses the command line and runs the command.
 pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
+    diag::set_quiet(cli.quiet);
     match cli.command {
         Command::Inspect(a) => inspect::run(a),
         Command::Validate(a) => validate::run(a),
@@ -74,7 +100,53 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Merge(a) => merge::run(a),
         Command::Cat(a) => cat::run(a),
         Command::Recover(a) => recover::run(a),
+        Command::Completions { shell } => {
+            // Generated into memory: the generator panics on a write error (a closed pipe).
+            let mut script = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "simrec", &mut script);
+            let mut out = common::stdout();
+            out.write_all(&script)?;
+            out.flush()?;
+            Ok(Outcome::Ok)
+        }
+        Command::Man { command } => {
+            let top = Cli::command();
+            let page = match command {
+                None => top,
+                Some(name) => {
+                    let sub = top.find_subcommand(&name).cloned().ok_or_else(|| {
+                        UsageError(format!("no command `{name}` (see `simrec --help`)"))
+                    })?;
+                    let full = format!("simrec-{name}");
+                    sub.name(full.clone())
+                        .bin_name(full)
+                        .version(env!("CARGO_PKG_VERSION"))
+                }
+            };
+            let mut roff = Vec::new();
+            clap_mangen::Man::new(page).render(&mut roff)?;
+            let mut out = common::stdout();
+            out.write_all(&roff)?;
+            out.flush()?;
+            Ok(Outcome::Ok)
+        }
     }
+}
+
+/// An error with every cause after it (`missing.traj: No such file or directory (os error
+/// 2)`), as `main` prints a command's error.
+pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
 }
 
 /// The read or write error inside one link of an error chain, if any.
@@ -98,7 +170,10 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
         c.is::<UsageError>()
             || c.is::<PatternError>()
             || matches!(read, Some(ReadError::Conflict(_)))
-            || matches!(write, Some(WriteError::Unsupported(_)))
+            || matches!(
+                write,
+                Some(WriteError::Unsupported(_) | WriteError::Refused(_) | WriteError::Exists(_))
+            )
     })
 }
 

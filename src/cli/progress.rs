@@ -1,4 +1,5 @@
-//! A progress bar on long work, only when stderr is a terminal (never in pipes or CI logs).
+//! A progress bar on long work, only when stderr is a terminal (never in pipes or CI logs)
+//! and not `--quiet`.
 
 use std::io::IsTerminal;
 use std::time::Duration;
@@ -9,7 +10,7 @@ pub struct Progress(Option<ProgressBar>);
 
 impl Progress {
     pub fn new(label: &str) -> Progress {
-        if !std::io::stderr().is_terminal() {
+        if !std::io::stderr().is_terminal() || super::diag::quiet() {
             return Progress(None);
         }
         let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr_with_hz(10));

@@ -2,11 +2,11 @@
 
 use std::path::PathBuf;
 
-use super::common::{path_list, ReadArgs};
+use super::common::{outputs_for, path_list, ReadArgs};
+use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::input::display_name;
-use crate::formats::output::Outputs;
 use crate::formats::{registry, ReadError};
 use crate::pipeline;
 use crate::report::render::{finding_text, loss_table};
@@ -27,7 +27,8 @@ pub struct Args {
     /// Where to write what can be recovered (same format as the input)
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
-    /// Overwrite an existing output
+    /// Replace an existing output once the new one is complete: a file, an empty directory or a
+    /// recording of the output format; never an input, nor a directory of other files
     #[arg(long)]
     force: bool,
     #[command(flatten)]
@@ -57,7 +58,10 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         }
         Err(e) => return Err(e.into()),
     };
-    let mut outputs = Outputs::new(args.force);
+    let mut outputs = outputs_for(format, std::slice::from_ref(&args.input), args.force, false);
+    for (key, value) in format.recover_settings(&args.input) {
+        outputs.set(key, value);
+    }
     let sink = format.create(&args.output, source.header(), &mut outputs)?;
     let progress = Progress::new("recovering");
     let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;
@@ -89,36 +93,39 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Failed);
     }
     let written = outputs.commit()?;
-    eprintln!(
+    say!(
         "{name}: kept {} records in {}",
         report.records,
         path_list(&written)
     );
     if errors == 0 && report.verbatim == report.records {
-        eprintln!(
-            "{name}: every record was intact: nothing dropped, every record copied unchanged"
-        );
+        say!("{name}: every record was intact: nothing dropped, every record copied unchanged");
         return Ok(Outcome::Ok);
     }
     if errors == 0 && report.loss.is_empty() {
         // A healthy file of a format whose records carry no original bytes (or an old
         // version upgraded): every value is kept, only the encoding is simrec's own.
-        eprintln!(
+        say!(
             "{name}: nothing dropped; {} records were re-encoded with every value kept",
             report.records - report.verbatim
         );
         return Ok(Outcome::Ok);
     }
     if errors == 0 {
-        eprintln!(
+        say!(
             "{name}: nothing dropped, but some values could not be re-encoded:\n{}",
             loss_table(&report.loss)
         );
         return Ok(Outcome::Loss);
     }
-    eprintln!("{name}: what was dropped, skipped or repaired:");
+    say!("{name}: what was dropped, skipped or repaired:");
     for p in &problems {
-        eprintln!("  {p}");
+        say!("  {p}");
+    }
+    if !report.loss.is_empty() {
+        // What the writer dropped or changed on top (3es: messages of objects whose damaged
+        // Create was dropped).
+        eprintln!("{}", loss_table(&report.loss));
     }
     Ok(Outcome::Loss)
 }

@@ -3,12 +3,14 @@
 use std::path::{Path, PathBuf};
 
 use super::common::{
-    companion_notes, output_format, write_parts, write_recording, ReadArgs, WriteArgs,
+    companion_notes, output_format, write_parts, write_recording, ReadArgs, SelectArgs, WriteArgs,
 };
+use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format};
 use crate::model::TimeSpec;
-use crate::pipeline::{open_recording, resolve, KeyFilter, Selected, Window};
+use crate::pipeline::select::SelectionHandle;
+use crate::pipeline::{open_recording, resolve, Selected, Window};
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -32,21 +34,18 @@ pub struct Args {
     /// Frames A..B (0-based, B exclusive; A.. to the end), same as --start '#A' --end '#B'
     #[arg(long, value_name = "A..B", conflicts_with_all = ["start", "end"])]
     frames: Option<String>,
-    /// Keep only keys matching this glob (repeatable; `*` crosses dots)
-    #[arg(long, value_name = "GLOB")]
-    include: Vec<String>,
-    /// Drop keys matching this glob (repeatable; wins over --include)
-    #[arg(long, value_name = "GLOB")]
-    exclude: Vec<String>,
     /// Keep the original times instead of starting the window at 0
     #[arg(long)]
     keep_time: bool,
     /// Write one part per reset (OUT-01, OUT-02…; what precedes the first reset is -00),
-    /// each starting with its reset frame and the full state, as nanover-split-recording
+    /// each starting with its reset frame and the full state, as nanover-split-recording. With
+    /// `-o DIR/` the parts go in DIR, in the input's format unless --to, named after the input
     #[arg(long, conflicts_with_all = ["start", "end", "frames", "keep_time"])]
     split_at_resets: bool,
     #[command(flatten)]
     write: WriteArgs,
+    #[command(flatten)]
+    select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -71,8 +70,7 @@ fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
 /// (`small.nanover.zip` → `small.nanover-01.nanover.zip`).
 fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> PathBuf {
     let ext = format.extensions().first().copied().unwrap_or("");
-    let is_dir = output.is_dir() || output.as_os_str().to_string_lossy().ends_with('/');
-    let (dir, base) = if is_dir {
+    let (dir, base) = if registry::names_directory(output) {
         let stem = input
             .file_stem()
             .map(|s| s.to_string_lossy().into_owned())
@@ -99,21 +97,28 @@ fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> Path
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     for (_, note) in companion_notes(&args.inputs) {
-        eprintln!("note: {note}");
+        say!("note: {note}");
     }
     if args.split_at_resets {
-        let filter = KeyFilter::new(&args.include, &args.exclude)?;
+        let selection = args.select.selection()?;
         let input = args.inputs[0].clone();
-        if args.write.output.is_dir() && args.write.to.is_none() {
+        if registry::names_directory(&args.write.output) && args.write.to.is_none() {
             // Parts in a directory keep the input's format.
             args.write.to = Some(registry::detect(&input)?.name().to_string());
         }
         let output = args.write.output.clone();
         let source = open_recording(&args.inputs, args.read.options(true, false))?;
-        let mut selected = Selected::new(source, filter);
+        let mut selected = Selected::new(source, selection);
+        let report = selected.report();
         let names =
             move |k: usize, format: &'static dyn Format| part_name(&output, &input, k, format);
-        return write_parts(&mut selected, &args.write, Some(&names));
+        return write_parts(
+            &mut selected,
+            &args.inputs,
+            &args.write,
+            &report,
+            Some(&names),
+        );
     }
     let (start, end) = match &args.frames {
         Some(f) => {
@@ -127,20 +132,26 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             return Err(UsageError(format!("--keep-time: {why}")).into());
         }
     }
-    let filter = KeyFilter::new(&args.include, &args.exclude)?;
-    if let [input] = args.inputs.as_slice() {
-        let format = registry::detect(input)?;
+    let selection = args.select.selection()?;
+    let format = registry::detect(&args.inputs[0])?;
+    if args.inputs[1..]
+        .iter()
+        .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()))
+    {
         let options = args.read.options(true, false);
-        if let Some(source) = format.open_slice(input, start, end, !args.keep_time, options) {
-            let mut selected = Selected::new(source?, filter);
-            return write_recording(&mut selected, &args.write);
+        let rebase = !args.keep_time;
+        if let Some(source) = format.open_slice(&args.inputs, start, end, rebase, options) {
+            let mut selected = Selected::new(source?, selection);
+            let report = selected.report();
+            return write_recording(&mut selected, &args.inputs, &args.write, &report);
         }
     }
     let span = resolve(start, end, || {
         open_recording(&args.inputs, args.read.options(false, false))
     })?;
     let source = open_recording(&args.inputs, args.read.options(true, false))?;
-    let window = Window::new(source, span, !args.keep_time);
-    let mut selected = Selected::new(window, filter);
-    write_recording(&mut selected, &args.write)
+    let report = SelectionHandle::default();
+    let window = Window::new(source, span, !args.keep_time).with_report(report.clone());
+    let mut selected = Selected::reporting(window, selection, report.clone());
+    write_recording(&mut selected, &args.inputs, &args.write, &report)
 }

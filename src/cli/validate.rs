@@ -7,11 +7,12 @@ use serde_json::json;
 
 use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
-use super::Outcome;
+use super::{error_text, Outcome};
 use crate::formats::input::display_name;
 use crate::formats::{registry, Format, ReadError, TimeRange};
 use crate::model::Header;
 use crate::report::render::{finding_json, finding_text, plural};
+use crate::report::summary::SCHEMA_VERSION;
 use crate::report::{Finding, Findings, Severity};
 
 /// Check files against their format's rules; exit 1 when any has errors
@@ -35,6 +36,23 @@ pub struct Args {
     read: ReadArgs,
 }
 
+/// Findings of one code shown in text; the rest are counted (JSON lists them).
+const SHOWN_PER_CODE: usize = 3;
+
+/// Findings grouped by code, codes in the order they were first found.
+fn by_code<'a>(
+    findings: impl Iterator<Item = &'a Finding>,
+) -> Vec<(&'static str, Vec<&'a Finding>)> {
+    let mut groups: Vec<(&'static str, Vec<&'a Finding>)> = Vec::new();
+    for f in findings {
+        match groups.iter_mut().find(|(code, _)| *code == f.code) {
+            Some((_, g)) => g.push(f),
+            None => groups.push((f.code, vec![f])),
+        }
+    }
+    groups
+}
+
 /// One file's result.
 struct Checked {
     name: String,
@@ -45,11 +63,7 @@ struct Checked {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let mut results: Vec<Checked> = args
-        .files
-        .iter()
-        .map(|p| check(p, &args))
-        .collect::<anyhow::Result<_>>()?;
+    let mut results: Vec<Checked> = args.files.iter().map(|p| check(p, &args)).collect();
     check_together(&mut results);
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
@@ -77,6 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     out,
                     "{}",
                     json!({
+                        "schema_version": SCHEMA_VERSION,
                         "path": r.name,
                         "format": r.opened.as_ref().map(|o| o.1.format.clone()),
                         "ok": errors == 0,
@@ -97,18 +112,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     plural(errors, "error"),
                     plural(warnings, "warning")
                 )?;
-                for f in list
+                let shown = list
                     .iter()
-                    .filter(|f| args.info || f.severity > Severity::Info)
-                {
-                    writeln!(out, "  {}", finding_text(f).replace('\n', "\n  "))?;
-                }
-                for (code, severity, n) in r.findings.truncated() {
-                    if args.info || severity > Severity::Info {
+                    .filter(|f| args.info || f.severity > Severity::Info);
+                for (code, group) in by_code(shown) {
+                    for f in group.iter().take(SHOWN_PER_CODE) {
+                        writeln!(out, "  {}", finding_text(f).replace('\n', "\n  "))?;
+                    }
+                    let more = r.findings.total(code) - SHOWN_PER_CODE.min(group.len()) as u64;
+                    if more > 0 {
                         writeln!(
                             out,
-                            "  ({n} findings of {code} in all; the first {} are listed)",
-                            crate::report::finding::KEPT_PER_CODE
+                            "  … and {more} more {code} (`--format json` lists them)"
                         )?;
                     }
                 }
@@ -119,45 +134,46 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     Ok(outcome)
 }
 
-/// Reads one file to the end, leniently and decoding every payload.
-fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
+/// Reads one file to the end, leniently and decoding every payload. A file that cannot be
+/// read (missing, unreadable, not a recording) is that file's result, with one error finding.
+fn check(path: &Path, args: &Args) -> Checked {
     let name = display_name(path).display().to_string();
-    let mut findings = Findings::default();
-    let format = match registry::detect(path) {
-        Ok(f) => f,
-        Err(ReadError::Io { source, .. }) => return Err(anyhow::anyhow!("{name}: {source}")),
-        Err(e) => {
-            findings.push(Finding::new(
-                Severity::Error,
-                "SIMREC_UNKNOWN_FORMAT",
-                e.to_string(),
-            ));
-            return Ok(Checked {
-                name,
-                path: path.to_path_buf(),
-                findings,
-                opened: None,
-            });
-        }
+    let mut checked = Checked {
+        name,
+        path: path.to_path_buf(),
+        findings: Findings::default(),
+        opened: None,
     };
-    let mut source = match format.open(path, args.read.options(true, true)) {
-        Ok(s) => s,
-        Err(ReadError::Invalid { finding, .. }) => {
-            findings.push(*finding);
-            return Ok(Checked {
-                name,
-                path: path.to_path_buf(),
-                findings,
-                opened: None,
-            });
+    let unreadable = |e: &ReadError| match e {
+        ReadError::Invalid { finding, .. } => (**finding).clone(),
+        ReadError::Unsupported(_) => {
+            Finding::new(Severity::Error, "SIMREC_UNKNOWN_FORMAT", error_text(e))
         }
-        Err(e) => return Err(e.into()),
+        _ => Finding::new(Severity::Error, "SIMREC_UNREADABLE", error_text(e)),
+    };
+    let opened = registry::detect(path)
+        .and_then(|format| Ok((format, format.open(path, args.read.options(true, true))?)));
+    let (format, mut source) = match opened {
+        Ok(o) => o,
+        Err(e) => {
+            checked.findings.push(unreadable(&e));
+            return checked;
+        }
     };
     let progress = Progress::new("validating");
     let mut range: Option<TimeRange> = None;
     let mut n = 0u64;
+    let mut failed = None;
     while let Some(record) = source.next() {
-        let record = record?;
+        let record = match record {
+            Ok(r) => r,
+            Err(e) => {
+                // Lenient reading reports damage as findings; what still stops it (an I/O
+                // error mid-file) is reported the same way.
+                failed = Some(unreadable(&e));
+                break;
+            }
+        };
         range = Some(range.map_or((record.time, record.time), |(a, b)| {
             (a.min(record.time), b.max(record.time))
         }));
@@ -168,17 +184,12 @@ fn check(path: &Path, args: &Args) -> anyhow::Result<Checked> {
             progress.update(d, t);
         }
     }
-    let findings = source
-        .findings()
-        .first()
-        .map(|(_, f)| (*f).clone())
-        .unwrap_or_default();
-    Ok(Checked {
-        name,
-        path: path.to_path_buf(),
-        findings,
-        opened: Some((format, source.header().clone(), range)),
-    })
+    if let Some((_, f)) = source.findings().first() {
+        checked.findings = (*f).clone();
+    }
+    checked.findings.extend(failed);
+    checked.opened = Some((format, source.header().clone(), range));
+    checked
 }
 
 /// Rules across files named together (a `.traj` and its `.state`).

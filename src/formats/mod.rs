@@ -102,6 +102,10 @@ pub enum WriteError {
     /// The output cannot hold this input as asked (a usage error: pick another output).
     #[error("{0}")]
     Unsupported(String),
+    /// The target is not something simrec may write over, even with `--force` (an input,
+    /// a directory of other files): a usage error, nothing written.
+    #[error("{0}")]
+    Refused(String),
     #[error("{0}")]
     Invalid(String),
 }

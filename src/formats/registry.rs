@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 
 use super::input;
-use super::output::Outputs;
+use super::output::{self, Outputs};
 use super::{
     elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Sink, Source,
     TimeRange, WriteError,
@@ -85,11 +85,19 @@ pub trait Format: Sync {
         vec![target.to_path_buf()]
     }
 
-    /// A slice the format builds itself (3es synthesises the world state at the cut), or
-    /// `None` to use the generic `pipeline::Window` (folding by channel composition).
+    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its own
+    /// format: stored the way the input is (3es: its compression scheme), and repairing what
+    /// dropping damaged records breaks. None by default.
+    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+
+    /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
+    /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
+    /// use the generic `pipeline::Window` (folding by channel composition).
     fn open_slice(
         &self,
-        _path: &Path,
+        _paths: &[PathBuf],
         _start: Option<TimeSpec>,
         _end: Option<TimeSpec>,
         _rebase: bool,
@@ -139,6 +147,13 @@ const HEAD: usize = 4096;
 /// cannot be peeked at without consuming it; it is read as NanoVer legacy, whose reader
 /// tells a `.traj` from a `.state` by content.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
+    if output::is_partial(path) {
+        return Err(ReadError::Unsupported(format!(
+            "{} is the unfinished output of a simrec run that was interrupted or is still \
+             running, not a recording (delete it once no simrec run writes it)",
+            path.display()
+        )));
+    }
     let mut head = Vec::with_capacity(HEAD);
     if path == Path::new("-") {
         let mut file = input::stdin_file().map_err(|e| ReadError::from(e).in_file(path))?;
@@ -198,16 +213,19 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
             .max_by_key(|(e, _)| e.len())
             .map(|(_, f)| f)
     });
-    let names_directory = path
-        .as_os_str()
-        .to_string_lossy()
-        .ends_with(['/', std::path::MAIN_SEPARATOR])
-        || path.is_dir();
     by_extension.or_else(|| {
-        names_directory
+        names_directory(path)
             .then(|| FORMATS.iter().copied().find(|f| f.writes_directories()))
             .flatten()
     })
+}
+
+/// Whether an output path means a directory: it ends with `/`, or is an existing directory.
+pub fn names_directory(path: &Path) -> bool {
+    path.as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
+        || path.is_dir()
 }
 
 /// Every name `--to` accepts, for help and errors.

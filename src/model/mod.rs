@@ -9,5 +9,5 @@ pub mod value;
 pub use fold::Folded;
 pub use header::{Channel, ChannelId, ChannelKind, Composition, Header, TimeOrigin};
 pub use record::{Nanos, RawBytes, Record};
-pub use time::{Seconds, TimeSpec};
+pub use time::{iso8601, Seconds, TimeSpec};
 pub use value::{Array, ArrayData, DType, Field, Value};

@@ -103,6 +103,37 @@ impl fmt::Display for Seconds {
     }
 }
 
+/// Unix nanoseconds as an ISO-8601 UTC date and time (`2024-05-01T12:00:00.25Z`), with as
+/// many fraction digits as the value needs (none, or up to nine).
+pub fn iso8601(unix_ns: i64) -> String {
+    let secs = unix_ns.div_euclid(1_000_000_000);
+    let frac = unix_ns.rem_euclid(1_000_000_000);
+    let (days, sod) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date from days since 1970-01-01 (H. Hinnant's algorithm).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    let mut text = format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+        sod / 3600,
+        sod % 3600 / 60,
+        sod % 60
+    );
+    if frac > 0 {
+        let digits = format!("{frac:09}");
+        text.push('.');
+        text.push_str(digits.trim_end_matches('0'));
+    }
+    text.push('Z');
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +169,22 @@ mod tests {
         ] {
             assert!(bad.parse::<TimeSpec>().is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn iso8601_dates() {
+        assert_eq!(iso8601(0), "1970-01-01T00:00:00Z");
+        assert_eq!(
+            iso8601(1_714_564_800_250_000_000),
+            "2024-05-01T12:00:00.25Z"
+        );
+        assert_eq!(
+            iso8601(951_782_400_000_000_001),
+            "2000-02-29T00:00:00.000000001Z"
+        );
+        assert_eq!(iso8601(-1), "1969-12-31T23:59:59.999999999Z");
+        // GPS epoch, as Unix time.
+        assert_eq!(iso8601(315_964_800_000_000_000), "1980-01-06T00:00:00Z");
     }
 
     #[test]

@@ -145,6 +145,11 @@ impl ArrayData {
         self.len() == 0
     }
 
+    /// Element `i` as text (`0.5`, `true`, `"C"`), for people.
+    pub fn element_text(&self, i: usize) -> Option<String> {
+        with_array_data!(self, v => v.get(i).map(|x| format!("{x:?}")))
+    }
+
     /// An empty vector of the given dtype.
     pub fn empty(dtype: DType) -> ArrayData {
         match dtype {

@@ -1,5 +1,6 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
+pub mod frames;
 pub mod merge;
 pub mod run;
 pub mod select;
@@ -10,6 +11,7 @@ use std::path::PathBuf;
 
 use crate::formats::{registry, ReadError, ReadOptions, Source};
 
+pub use frames::FrameCounter;
 pub use merge::Merged;
 pub use run::{copy, PipelineError};
 pub use select::{KeyFilter, Selected};

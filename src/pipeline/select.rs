@@ -1,54 +1,101 @@
-//! Key selection with `--include` / `--exclude` globs (anchored; `*` crosses dots; exclude wins).
+//! Selections: `--channel` globs on channel names, `--include` / `--exclude` globs on keys
+//! (anchored; `*` crosses dots; exclude wins), and what they matched, so that a selection
+//! matching nothing can say so.
 
+use std::cell::RefCell;
 use std::path::Path;
+use std::rc::Rc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
 use crate::formats::{ReadError, Source};
-use crate::model::{Header, Record};
+use crate::model::{ChannelId, Header, Record};
 use crate::report::Findings;
+
+/// Globs, and which of them matched anything so far.
+#[derive(Debug, Clone)]
+struct Patterns {
+    texts: Vec<String>,
+    set: GlobSet,
+    matched: Vec<bool>,
+    scratch: Vec<usize>,
+}
+
+impl Patterns {
+    fn new(patterns: &[String]) -> Result<Option<Patterns>, PatternError> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        let mut set = GlobSetBuilder::new();
+        for p in patterns {
+            let glob = GlobBuilder::new(p)
+                .literal_separator(false)
+                .backslash_escape(true)
+                .build()
+                .map_err(|e| PatternError {
+                    pattern: p.clone(),
+                    reason: e.kind().to_string(),
+                })?;
+            set.add(glob);
+        }
+        let set = set.build().map_err(|e| PatternError {
+            pattern: patterns.join(" "),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(Patterns {
+            texts: patterns.to_vec(),
+            set,
+            matched: vec![false; patterns.len()],
+            scratch: Vec::new(),
+        }))
+    }
+
+    fn is_match(&self, name: &str) -> bool {
+        self.set.is_match(name)
+    }
+
+    /// Whether `name` matches, noting which patterns did.
+    fn observe(&mut self, name: &str) -> bool {
+        self.set.matches_into(name, &mut self.scratch);
+        for &i in &self.scratch {
+            self.matched[i] = true;
+        }
+        !self.scratch.is_empty()
+    }
+
+    fn unmatched(&self) -> impl Iterator<Item = &str> {
+        self.texts
+            .iter()
+            .zip(&self.matched)
+            .filter(|(_, m)| !**m)
+            .map(|(t, _)| t.as_str())
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct KeyFilter {
-    include: Option<GlobSet>,
-    exclude: Option<GlobSet>,
+    include: Option<Patterns>,
+    exclude: Option<Patterns>,
 }
 
 #[derive(Debug, thiserror::Error)]
-#[error("invalid key pattern `{pattern}`: {reason}")]
+#[error("invalid pattern `{pattern}`: {reason}")]
 pub struct PatternError {
     pub pattern: String,
     pub reason: String,
 }
 
-fn globs(patterns: &[String]) -> Result<Option<GlobSet>, PatternError> {
-    if patterns.is_empty() {
-        return Ok(None);
-    }
-    let mut set = GlobSetBuilder::new();
-    for p in patterns {
-        let glob = GlobBuilder::new(p)
-            .literal_separator(false)
-            .backslash_escape(true)
-            .build()
-            .map_err(|e| PatternError {
-                pattern: p.clone(),
-                reason: e.kind().to_string(),
-            })?;
-        set.add(glob);
-    }
-    set.build().map(Some).map_err(|e| PatternError {
-        pattern: patterns.join(" "),
-        reason: e.to_string(),
-    })
-}
-
 impl KeyFilter {
     pub fn new(include: &[String], exclude: &[String]) -> Result<KeyFilter, PatternError> {
         Ok(KeyFilter {
-            include: globs(include)?,
-            exclude: globs(exclude)?,
+            include: Patterns::new(include)?,
+            exclude: Patterns::new(exclude)?,
         })
+    }
+
+    /// Whether this filter keeps everything.
+    pub fn is_empty(&self) -> bool {
+        self.include.is_none() && self.exclude.is_none()
     }
 
     pub fn keeps(&self, key: &str) -> bool {
@@ -58,24 +105,215 @@ impl KeyFilter {
 
     /// Drops unselected keys. A record left with no keys is still kept (it still marks a
     /// frame, and a reset stays a reset); its original bytes go when anything changed.
-    pub fn apply(&self, record: &mut Record) {
+    /// Returns how many keys it kept.
+    pub fn apply(&mut self, record: &mut Record) -> usize {
+        if self.is_empty() {
+            return record.values.len();
+        }
         let before = record.values.len();
-        record.values.retain(|(k, _)| self.keeps(k));
+        let (include, exclude) = (&mut self.include, &mut self.exclude);
+        record.values.retain(|(k, _)| {
+            let included = include.as_mut().is_none_or(|g| g.observe(k));
+            let excluded = exclude.as_mut().is_some_and(|g| g.observe(k));
+            included && !excluded
+        });
         if record.values.len() != before {
             record.raw = None;
+        }
+        record.values.len()
+    }
+}
+
+/// `--channel` globs: the channels whose names match are read, the others skipped.
+#[derive(Debug, Clone)]
+pub struct ChannelFilter {
+    patterns: Patterns,
+}
+
+impl ChannelFilter {
+    /// `None` when no pattern is given (every channel).
+    pub fn new(patterns: &[String]) -> Result<Option<ChannelFilter>, PatternError> {
+        Ok(Patterns::new(patterns)?.map(|patterns| ChannelFilter { patterns }))
+    }
+}
+
+/// What a command selects of a recording: channels and keys.
+#[derive(Debug, Clone)]
+pub struct Selection {
+    pub channels: Option<ChannelFilter>,
+    pub keys: KeyFilter,
+}
+
+impl Selection {
+    pub fn new(
+        channels: &[String],
+        include: &[String],
+        exclude: &[String],
+    ) -> Result<Selection, PatternError> {
+        Ok(Selection {
+            channels: ChannelFilter::new(channels)?,
+            keys: KeyFilter::new(include, exclude)?,
+        })
+    }
+
+    /// Whether anything is selected away.
+    pub fn is_everything(&self) -> bool {
+        self.channels.is_none() && self.keys.is_empty()
+    }
+}
+
+impl From<KeyFilter> for Selection {
+    fn from(keys: KeyFilter) -> Selection {
+        Selection {
+            channels: None,
+            keys,
         }
     }
 }
 
-/// A source with a key filter applied to every record.
+/// What a selection let through, read after the run: patterns that matched nothing, and
+/// whether the output holds anything.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SelectionReport {
+    /// One warning per pattern (or window) that matched nothing.
+    pub unmatched: Vec<String>,
+    /// Records let through.
+    pub records: u64,
+    /// Keys let through over all records (only counted when `--include` is given).
+    pub keys: u64,
+    /// Whether the time window lies wholly before the first record or after the last.
+    pub window_outside: bool,
+    /// Whether a selection was asked for at all.
+    pub selective: bool,
+    pub(crate) include_given: bool,
+}
+
+impl SelectionReport {
+    /// Why the output would be empty, if it would: nothing let through, no record inside the
+    /// window, or no key left by `--include`.
+    pub fn empty_because(&self) -> Option<&'static str> {
+        if !self.selective {
+            return None;
+        }
+        if self.records == 0 {
+            Some("no record was selected")
+        } else if self.window_outside {
+            Some("the window lies outside the recording")
+        } else if self.include_given && self.keys == 0 {
+            Some("no key was selected by --include")
+        } else {
+            None
+        }
+    }
+}
+
+/// Shared handle on a selection's report: the adapters fill it as records pass, the command
+/// reads it once the run is over.
+pub type SelectionHandle = Rc<RefCell<SelectionReport>>;
+
+/// A source with a selection applied: records of unselected channels skipped (the header
+/// lists only the selected channels), unselected keys dropped.
 pub struct Selected<S> {
     inner: S,
-    filter: KeyFilter,
+    header: Header,
+    /// New id of each input channel; `None` when skipped.
+    ids: Vec<Option<ChannelId>>,
+    selection: Selection,
+    report: SelectionHandle,
+    /// Whether the inner source is exhausted (and key warnings were noted).
+    finished: bool,
 }
 
 impl<S: Source> Selected<S> {
-    pub fn new(inner: S, filter: KeyFilter) -> Selected<S> {
-        Selected { inner, filter }
+    pub fn new(inner: S, selection: impl Into<Selection>) -> Selected<S> {
+        Selected::reporting(inner, selection, SelectionHandle::default())
+    }
+
+    /// Like [`Selected::new`], filling `report` (shared with a [`Window`](super::Window)
+    /// before it, say).
+    pub fn reporting(
+        inner: S,
+        selection: impl Into<Selection>,
+        report: SelectionHandle,
+    ) -> Selected<S> {
+        let mut selection: Selection = selection.into();
+        let mut header = inner.header().clone();
+        let mut ids = Vec::with_capacity(header.channels.len());
+        if let Some(filter) = &mut selection.channels {
+            let channels = std::mem::take(&mut header.channels);
+            for c in channels {
+                ids.push(
+                    filter
+                        .patterns
+                        .observe(&c.name)
+                        .then(|| header.add_channel(c)),
+                );
+            }
+        } else {
+            ids.extend((0..header.channels.len() as ChannelId).map(Some));
+        }
+        {
+            let mut r = report.borrow_mut();
+            r.selective |= !selection.is_everything();
+            r.include_given = selection.keys.include.is_some();
+        }
+        let selected = Selected {
+            inner,
+            header,
+            ids,
+            selection,
+            report,
+            finished: false,
+        };
+        selected.note_unmatched_channels();
+        selected
+    }
+
+    /// The report this selection fills; complete once the source is exhausted.
+    pub fn report(&self) -> SelectionHandle {
+        Rc::clone(&self.report)
+    }
+
+    /// Warns of `--channel` patterns that match no channel: known as soon as the header is.
+    fn note_unmatched_channels(&self) {
+        let Some(c) = &self.selection.channels else {
+            return;
+        };
+        let names: Vec<&str> = self
+            .inner
+            .header()
+            .channels
+            .iter()
+            .map(|c| c.name.as_str())
+            .collect();
+        self.report
+            .borrow_mut()
+            .unmatched
+            .extend(c.patterns.unmatched().map(|p| {
+                format!(
+                    "--channel `{p}` matches no channel (channels: {})",
+                    names.join(", ")
+                )
+            }));
+    }
+
+    /// Warns of key patterns that matched no key: known once every record was read.
+    fn note_unmatched_keys(&mut self) {
+        if std::mem::replace(&mut self.finished, true) {
+            return;
+        }
+        let mut report = self.report.borrow_mut();
+        for (flag, patterns) in [
+            ("--include", &self.selection.keys.include),
+            ("--exclude", &self.selection.keys.exclude),
+        ] {
+            if let Some(p) = patterns {
+                report.unmatched.extend(
+                    p.unmatched()
+                        .map(|p| format!("{flag} `{p}` matched no key of any record read")),
+                );
+            }
+        }
     }
 }
 
@@ -83,17 +321,34 @@ impl<S: Source> Iterator for Selected<S> {
     type Item = Result<Record, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let mut item = self.inner.next()?;
-        if let Ok(r) = &mut item {
-            self.filter.apply(r);
+        loop {
+            let Some(item) = self.inner.next() else {
+                self.note_unmatched_keys();
+                return None;
+            };
+            let mut record = match item {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
+            };
+            match self.ids.get(record.channel as usize).copied().flatten() {
+                Some(id) => record.channel = id,
+                None => {
+                    self.inner.recycle(record);
+                    continue;
+                }
+            }
+            let kept = self.selection.keys.apply(&mut record);
+            let mut report = self.report.borrow_mut();
+            report.records += 1;
+            report.keys += kept as u64;
+            return Some(Ok(record));
         }
-        Some(item)
     }
 }
 
 impl<S: Source> Source for Selected<S> {
     fn header(&self) -> &Header {
-        self.inner.header()
+        &self.header
     }
     fn findings(&self) -> Vec<(&Path, &Findings)> {
         self.inner.findings()
@@ -101,7 +356,16 @@ impl<S: Source> Source for Selected<S> {
     fn progress(&self) -> (u64, u64) {
         self.inner.progress()
     }
-    fn recycle(&mut self, record: Record) {
+    fn facts(&self) -> Vec<crate::report::Fact> {
+        self.inner.facts()
+    }
+    fn recycle(&mut self, mut record: Record) {
+        // Back to the reader under its own channel id.
+        if self.selection.channels.is_some() {
+            if let Some(old) = self.ids.iter().position(|id| *id == Some(record.channel)) {
+                record.channel = old as ChannelId;
+            }
+        }
         self.inner.recycle(record)
     }
 }

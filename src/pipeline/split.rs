@@ -1,24 +1,71 @@
 //! Splitting a recording at each reset into parts that play on their own, as NanoVer's
 //! `nanover-split-recording` does (spec nanover-zip §12).
 
+use std::collections::{BTreeMap, HashMap};
+
+use crate::formats::nanover_zip::RAW_FORMAT as NANOVER_ZIP;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Composition, Folded, Header, Nanos, Record, Value};
+use crate::model::{Channel, ChannelKind, Composition, Field, Header, Nanos, Record, Value};
 
 /// Group of the records that open a part (its reset frame and the full state).
 const OPENING_GROUP: u64 = u64::MAX - 1;
 
-/// Opens the sink of part `k`.
-type OpenPart<'a> = Box<dyn FnMut(usize) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a>;
+/// Opens the sink of part `k`, whose records follow the header given.
+type OpenPart<'a> = Box<dyn FnMut(usize, &Header) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a>;
 
-/// A sink that writes part `k` through `open(k)`: part 0 holds what comes before the
-/// first reset (unchanged, and only if there is anything); part k starts at the k-th
-/// reset with that reset's frame and the full state at that moment, at time 0, and the
+/// A state in the order upstream's `StateDictionary` (a Python dict) keeps it: an updated
+/// key keeps its place, a new or re-added key goes last. The opening of a part lists the
+/// state in this order, so that it is byte-identical to upstream's.
+#[derive(Default)]
+struct OrderedState {
+    order: BTreeMap<u64, String>,
+    values: HashMap<String, (u64, Value)>,
+    next: u64,
+}
+
+impl OrderedState {
+    fn apply(&mut self, fields: &[Field]) {
+        for (key, value) in fields {
+            if *value == Value::Removed {
+                if let Some((seq, _)) = self.values.remove(key) {
+                    self.order.remove(&seq);
+                }
+            } else if let Some((_, v)) = self.values.get_mut(key) {
+                *v = value.clone();
+            } else {
+                self.order.insert(self.next, key.clone());
+                self.values.insert(key.clone(), (self.next, value.clone()));
+                self.next += 1;
+            }
+        }
+    }
+
+    fn fields(&self) -> Vec<Field> {
+        self.order
+            .values()
+            .filter_map(|k| Some((k.clone(), self.values.get(k)?.1.clone())))
+            .collect()
+    }
+}
+
+/// A sink that writes part `k` through `open(k, header)`: part 0 holds what comes before
+/// the first reset (only if there is anything); part k starts at the k-th reset with that
+/// reset's frame and the full state at that moment, as one message at time 0, and the
 /// following records rebased by the reset's time.
+///
+/// Two choices follow upstream, which re-packs every message it copies:
+/// - the opening always has a state part, empty when there is no state, so a
+///   `.nanover.zip` recording without a state channel gets one (`state`) in the parts'
+///   header;
+/// - `.nanover.zip` messages lose their original bytes, so the writer encodes them as
+///   upstream re-packs them (list-encoded arrays of the known keys become binary, forced
+///   integers become integers). Other formats' records keep their bytes.
 pub struct SplitAtResets<'a> {
     open: OpenPart<'a>,
+    header: Header,
     compositions: Vec<Composition>,
     channel_names: Vec<String>,
-    state: Vec<Folded>,
+    state: Vec<OrderedState>,
     current: Option<Box<dyn Sink + 'a>>,
     resets: usize,
     base: Nanos,
@@ -27,16 +74,42 @@ pub struct SplitAtResets<'a> {
     report: WriteReport,
 }
 
+/// `header`, plus a `state` channel when it is a `.nanover.zip` recording without one
+/// (upstream's reader starts every recording with an empty state; a legacy `.traj` read
+/// alone keeps writing parts without a `.state`).
+fn part_header(header: &Header) -> Header {
+    let mut h = header.clone();
+    let has = |c: Composition| h.channels.iter().any(|ch| ch.composition == c);
+    if h.format == NANOVER_ZIP
+        && has(Composition::FrameDelta)
+        && !has(Composition::StateDelta)
+        && h.channel_id("state").is_none()
+    {
+        h.add_channel(Channel::new(
+            "state",
+            ChannelKind::Signals,
+            Composition::StateDelta,
+        ));
+    }
+    h
+}
+
 impl<'a> SplitAtResets<'a> {
     pub fn new(
         header: &Header,
-        open: impl FnMut(usize) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a,
+        open: impl FnMut(usize, &Header) -> Result<Box<dyn Sink + 'a>, WriteError> + 'a,
     ) -> SplitAtResets<'a> {
+        let header = part_header(header);
         SplitAtResets {
             open: Box::new(open),
             compositions: header.channels.iter().map(|c| c.composition).collect(),
             channel_names: header.channels.iter().map(|c| c.name.clone()).collect(),
-            state: vec![Folded::default(); header.channels.len()],
+            state: header
+                .channels
+                .iter()
+                .map(|_| OrderedState::default())
+                .collect(),
+            header,
             current: None,
             resets: 0,
             base: 0,
@@ -61,7 +134,7 @@ impl<'a> SplitAtResets<'a> {
 
     fn start(&mut self, part: usize) -> Result<(), WriteError> {
         self.close()?;
-        self.current = Some((self.open)(part)?);
+        self.current = Some((self.open)(part, &self.header)?);
         Ok(())
     }
 
@@ -70,6 +143,9 @@ impl<'a> SplitAtResets<'a> {
             self.start(0)?;
         }
         record.time -= self.base;
+        if record.raw.as_ref().is_some_and(|r| r.format == NANOVER_ZIP) {
+            record.raw = None;
+        }
         match &mut self.current {
             Some(sink) => sink.write(&record),
             None => Ok(()),
@@ -114,7 +190,7 @@ impl<'a> SplitAtResets<'a> {
                         .filter(|(_, v)| *v == Value::Removed)
                         .map(|(k, _)| k.clone()),
                 );
-                self.state[c].apply(Composition::StateDelta, r);
+                self.state[c].apply(&r.values);
             }
             let mut record = Record::new(reset_time, c as u32);
             record.values = self.state[c].fields();
@@ -149,7 +225,7 @@ impl Sink for SplitAtResets<'_> {
                 Ok(())
             }
             Some(Composition::StateDelta) => {
-                self.state[record.channel as usize].apply(Composition::StateDelta, record);
+                self.state[record.channel as usize].apply(&record.values);
                 self.emit(record.clone())
             }
             _ => self.emit(record.clone()),
@@ -160,5 +236,31 @@ impl Sink for SplitAtResets<'_> {
         self.flush_opening()?;
         self.close()?;
         Ok(std::mem::take(&mut self.report))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn state_order_is_a_python_dicts() {
+        let mut s = OrderedState::default();
+        let f = |k: &str, v: Value| (k.to_string(), v);
+        s.apply(&[
+            f("b", Value::Int(1)),
+            f("a", Value::Int(2)),
+            f("c", Value::Int(3)),
+        ]);
+        s.apply(&[f("a", Value::Int(4)), f("b", Value::Removed)]);
+        s.apply(&[f("b", Value::Int(5)), f("z", Value::Removed)]);
+        assert_eq!(
+            s.fields(),
+            vec![
+                f("a", Value::Int(4)),
+                f("c", Value::Int(3)),
+                f("b", Value::Int(5))
+            ]
+        );
     }
 }

@@ -8,6 +8,9 @@ use crate::formats::{ReadError, Source};
 use crate::model::{Composition, Folded, Header, Nanos, Record, Seconds, TimeSpec};
 use crate::report::Findings;
 
+use super::frames::FrameCounter;
+use super::select::SelectionHandle;
+
 /// Group of the context records that open a window.
 pub const CONTEXT_GROUP: u64 = u64::MAX;
 
@@ -19,9 +22,8 @@ pub struct Span {
 }
 
 /// Resolves time flags against a recording, walking it once (headers only) when a flag
-/// needs frame times or the end. `#N` is the time of the N-th frame: records that carry a
-/// frame index, consecutive ones with the same index and time counting once; `-5s` is 5 s
-/// before the last record.
+/// needs frame times or the end. `#N` is the time of the frame at position N
+/// ([`FrameCounter`]); `-5s` is 5 s before the last record.
 pub fn resolve(
     start: Option<TimeSpec>,
     end: Option<TimeSpec>,
@@ -39,26 +41,20 @@ pub fn resolve(
     frames.sort_unstable();
     let mut frame_times: Vec<(u64, Nanos)> = Vec::new();
     let mut last: Option<Nanos> = None;
-    let mut frame_count = 0u64;
-    // Consecutive records with the same frame index and time are one frame (a tick of a
-    // format with a record per entity or per archetype).
-    let mut previous: Option<(u64, Nanos)> = None;
+    let mut counter = FrameCounter::default();
     if needs_walk(&start) || needs_walk(&end) {
         for record in walk()? {
             let record = record?;
             last = Some(last.map_or(record.time, |l| l.max(record.time)));
-            if let Some(frame) = record.frame {
-                if previous == Some((frame, record.time)) {
-                    continue;
+            let before = counter.frames();
+            if let Some(n) = counter.observe(&record) {
+                if counter.frames() > before && frames.contains(&n) {
+                    frame_times.push((n, record.time));
                 }
-                previous = Some((frame, record.time));
-                if frames.contains(&frame_count) {
-                    frame_times.push((frame_count, record.time));
-                }
-                frame_count += 1;
             }
         }
     }
+    let frame_count = counter.frames();
     let at = |spec: TimeSpec, is_start: bool| -> Result<Option<Nanos>, ReadError> {
         Ok(match spec {
             TimeSpec::At(t) => Some(t),
@@ -104,6 +100,15 @@ pub fn resolve(
 pub struct Window<S> {
     inner: S,
     span: Span,
+    /// Where to count the records kept from inside the window (context excluded).
+    report: Option<SelectionHandle>,
+    kept: u64,
+    /// Context records still in the queue, ahead of the kept ones.
+    context: usize,
+    /// Records before the start.
+    before: u64,
+    /// Whether any record at or after the start was read.
+    reached_start: bool,
     rebase: bool,
     folded: Vec<Folded>,
     queue: VecDeque<Record>,
@@ -117,11 +122,46 @@ impl<S: Source> Window<S> {
         Window {
             inner,
             span,
+            report: None,
+            kept: 0,
+            context: 0,
+            before: 0,
+            reached_start: false,
             rebase,
             folded: vec![Folded::default(); channels],
             queue: VecDeque::new(),
             started: false,
             done: false,
+        }
+    }
+
+    /// Counts the records kept from inside the window into `report`, and names a window that
+    /// holds none there.
+    pub fn with_report(mut self, report: SelectionHandle) -> Window<S> {
+        report.borrow_mut().selective = true;
+        self.report = Some(report);
+        self
+    }
+
+    fn close(&mut self) {
+        let Some(report) = self.report.take() else {
+            return;
+        };
+        // A window with no record of its own that lies between records still holds the
+        // context at its start (the recording's state then); one wholly before the first
+        // record or after the last holds nothing of the recording.
+        let outside = self.kept == 0 && (self.before == 0 || !self.reached_start);
+        if outside {
+            let end = self
+                .span
+                .end
+                .map_or("the end".to_string(), |e| Seconds(e).to_string());
+            let mut r = report.borrow_mut();
+            r.window_outside = true;
+            r.unmatched.push(format!(
+                "the window [{}, {end}) lies outside the recording: it holds no record",
+                Seconds(self.span.start)
+            ));
         }
     }
 
@@ -159,6 +199,7 @@ impl<S: Source> Window<S> {
                 r.group = Some(CONTEXT_GROUP);
             }
         }
+        self.context = out.len();
         out.extend(first);
         // Frames before state on equal times, the context kept together ahead of the rest.
         let rank = |r: &Record| match r.group {
@@ -174,12 +215,18 @@ impl<S: Source> Window<S> {
     fn advance(&mut self) -> Result<Option<Record>, ReadError> {
         loop {
             if let Some(mut r) = self.queue.pop_front() {
+                if self.context > 0 {
+                    self.context -= 1;
+                } else {
+                    self.kept += 1;
+                }
                 if self.rebase {
                     r.time -= self.span.start;
                 }
                 return Ok(Some(r));
             }
             if self.done {
+                self.close();
                 return Ok(None);
             }
             let next = self.inner.next().transpose()?;
@@ -187,6 +234,7 @@ impl<S: Source> Window<S> {
             if !self.started {
                 match next {
                     Some(record) if record.time < self.span.start => {
+                        self.before += 1;
                         let composition =
                             self.inner.header().channels[record.channel as usize].composition;
                         self.folded[record.channel as usize].apply(composition, &record);
@@ -195,6 +243,7 @@ impl<S: Source> Window<S> {
                     // it still carries the context at its start).
                     next => {
                         self.started = true;
+                        self.reached_start = next.is_some();
                         let first = next.filter(|r| !past_end(r.time));
                         self.done = first.is_none();
                         let opening = self.opening(first);

@@ -95,6 +95,14 @@ pub struct Findings {
 /// How many findings of one code are kept in full; the rest are only counted.
 pub const KEPT_PER_CODE: u64 = 200;
 
+impl Extend<Finding> for Findings {
+    fn extend<I: IntoIterator<Item = Finding>>(&mut self, findings: I) {
+        for f in findings {
+            self.push(f);
+        }
+    }
+}
+
 impl Findings {
     pub fn push(&mut self, finding: Finding) {
         let entry = self
@@ -148,6 +156,11 @@ impl Findings {
             .filter(|(s, _)| *s == severity)
             .map(|(_, n)| n)
             .sum()
+    }
+
+    /// How many findings of `code` there were, kept or only counted.
+    pub fn total(&self, code: &str) -> u64 {
+        self.per_code.get(code).map_or(0, |(_, n)| *n)
     }
 
     /// Codes whose findings were more than [`KEPT_PER_CODE`]: (code, severity, total).

@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::summary::Summary;
 use super::{Finding, LossReport};
-use crate::model::Seconds;
+use crate::model::{Seconds, Value};
 
 pub fn table() -> Table {
     let mut t = Table::new();
@@ -112,20 +112,30 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
         ),
         (
             "channels",
-            s.channels
-                .iter()
-                .map(|c| format!("{}: {} records", c.name, c.records))
-                .collect::<Vec<_>>()
-                .join("\n"),
+            first_and_last(
+                &s.channels
+                    .iter()
+                    .map(|c| format!("{}: {} records", c.name, c.records))
+                    .collect::<Vec<_>>(),
+                FEW_KEYS,
+                "channels",
+            )
+            .join("\n"),
         ),
         (
             "resets",
             if s.resets.is_empty() {
                 "none".into()
             } else {
-                format!("{} at records {}", s.resets.len(), join(&s.resets))
+                let at: Vec<String> = s.resets.iter().map(u64::to_string).collect();
+                format!(
+                    "{} at records {}",
+                    s.resets.len(),
+                    first_and_last(&at, FEW, "").join(", ")
+                )
             },
         ),
+        ("origin", origin_text(&s.origin)),
     ];
     for (k, v) in rows {
         t.add_row(vec![k.to_string(), v]);
@@ -146,7 +156,16 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
                 "records".into(),
                 "removed".into(),
             ]);
-            for (name, stats) in &c.keys {
+            let n = c.keys.len();
+            let cut = n > 2 * FEW_KEYS + 1;
+            for (i, (name, stats)) in c.keys.iter().enumerate() {
+                if cut && i == FEW_KEYS {
+                    let more = grouped((n - 2 * FEW_KEYS) as u64);
+                    k.add_row(vec![format!("… {more} more keys")]);
+                }
+                if cut && (FEW_KEYS..n - FEW_KEYS).contains(&i) {
+                    continue;
+                }
                 k.add_row(vec![
                     name.clone(),
                     stats.describe(),
@@ -155,6 +174,14 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
                 ]);
             }
             out.push_str(&format!("{k}\n"));
+            if c.untracked_values > 0 {
+                out.push_str(&format!(
+                    "note: {} values of keys beyond the first {} of {} were counted, not described\n",
+                    grouped(c.untracked_values),
+                    grouped(super::summary::MAX_KEYS as u64),
+                    c.name
+                ));
+            }
         }
     } else {
         out.push_str("keys, dtypes and shapes: run with --deep to decode payloads\n");
@@ -162,8 +189,54 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     out
 }
 
-fn join(v: &[u64]) -> String {
-    v.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")
+/// Items of a long list shown in text: this many first and this many last.
+const FEW: usize = 5;
+
+/// Rows of a long key table (or channel list) shown in text: this many first and last.
+const FEW_KEYS: usize = 25;
+
+/// The first and last `few` of `items`, the rest counted in one item between them
+/// (`… 49 990 more channels`), so text output stays small whatever a file holds.
+pub fn first_and_last(items: &[String], few: usize, what: &str) -> Vec<String> {
+    let n = items.len();
+    if n <= 2 * few + 1 {
+        return items.to_vec();
+    }
+    let mut shown: Vec<String> = items[..few].to_vec();
+    let more = grouped((n - 2 * few) as u64);
+    shown.push(if what.is_empty() {
+        format!("… {more} more …")
+    } else {
+        format!("… {more} more {what}")
+    });
+    shown.extend_from_slice(&items[n - few..]);
+    shown
+}
+
+/// `49 997`: digits in groups of three.
+pub fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `2024-05-01T12:00:00.25Z (UTC)`, or what relative times count from.
+fn origin_text(origin: &crate::model::TimeOrigin) -> String {
+    match (origin.epoch_ns, &origin.system) {
+        (Some(ns), system) => format!(
+            "{} ({})",
+            crate::model::iso8601(ns),
+            system.as_deref().unwrap_or("UTC")
+        ),
+        (None, Some(system)) => system.clone(),
+        (None, None) => "-".into(),
+    }
 }
 
 /// A format fact for people: objects as `key: value` lines, lists one item per line.
@@ -200,5 +273,101 @@ fn inline(v: &serde_json::Value) -> String {
             .join(" "),
         J::Array(a) => a.iter().map(inline).collect::<Vec<_>>().join(", "),
         other => other.to_string(),
+    }
+}
+
+/// Elements, items or entries shown of a long value.
+const PREVIEW: usize = 4;
+
+/// A value for people, on one line: arrays as dtype, shape and their first elements
+/// (`float32[21,3] [0.1, 0.2, 0.3, 0.4, …]`), lists and maps as their size and first items.
+pub fn value_text(v: &Value) -> String {
+    let more = |n: usize| if n > PREVIEW { ", …" } else { "" };
+    match v {
+        Value::Null => "null".into(),
+        Value::Removed => "<removed>".into(),
+        Value::Bool(b) => b.to_string(),
+        Value::Int(i) => i.to_string(),
+        Value::UInt(u) => u.to_string(),
+        Value::Float(x) => format!("{x:?}"),
+        Value::Str(s) if s.chars().count() <= 40 => format!("{s:?}"),
+        Value::Str(s) => format!("{:?}…", s.chars().take(40).collect::<String>()),
+        Value::Array(a) => {
+            let n = a.data.len();
+            let shown: Vec<String> = (0..n.min(PREVIEW))
+                .filter_map(|i| a.data.element_text(i))
+                .collect();
+            let shape: Vec<String> = a.shape.iter().map(usize::to_string).collect();
+            format!(
+                "{}[{}] [{}{}]",
+                a.dtype(),
+                shape.join(","),
+                shown.join(", "),
+                more(n)
+            )
+        }
+        Value::List(l) if l.is_empty() => "[]".into(),
+        Value::Map(m) if m.is_empty() => "{}".into(),
+        Value::List(l) => {
+            let shown: Vec<String> = l.iter().take(PREVIEW).map(value_text).collect();
+            format!("[{} items: {}{}]", l.len(), shown.join(", "), more(l.len()))
+        }
+        Value::Map(m) => {
+            let shown: Vec<String> = m
+                .iter()
+                .take(PREVIEW)
+                .map(|(k, v)| format!("{k}={}", value_text(v)))
+                .collect();
+            format!(
+                "{{{} keys: {}{}}}",
+                m.len(),
+                shown.join(", "),
+                more(m.len())
+            )
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_lists_show_their_ends_and_count_the_middle() {
+        let items: Vec<String> = (0..50_000).map(|i| i.to_string()).collect();
+        assert_eq!(
+            first_and_last(&items, FEW, "").join(", "),
+            "0, 1, 2, 3, 4, … 49 990 more …, 49995, 49996, 49997, 49998, 49999"
+        );
+        let few: Vec<String> = (0..11).map(|i| i.to_string()).collect();
+        assert_eq!(first_and_last(&few, 5, "x"), few);
+        assert_eq!(grouped(1_234_567), "1 234 567");
+        assert_eq!(grouped(999), "999");
+    }
+
+    #[test]
+    fn a_long_key_table_shows_its_ends() {
+        use crate::model::{Channel, ChannelKind, Composition, Header, Record};
+        let mut header = Header::new("test", "1");
+        header.add_channel(Channel::new(
+            "state",
+            ChannelKind::Signals,
+            Composition::StateDelta,
+        ));
+        let mut summary = Summary::new("x", 0, &header, true);
+        let mut record = Record::new(0, 0);
+        record.values = (0..1000)
+            .map(|i| (format!("key.{i:04}"), Value::Int(i)))
+            .collect();
+        summary.observe(&record);
+        let text = summary_text(&summary, &[]);
+        assert!(text.contains("key.0024"), "{text}");
+        assert!(!text.contains("key.0025"), "{text}");
+        assert!(text.contains("… 950 more keys"), "{text}");
+        assert!(
+            text.contains("key.0975") && text.contains("key.0999"),
+            "{text}"
+        );
+        assert!(!text.contains("key.0974"), "{text}");
     }
 }

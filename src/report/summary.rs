@@ -2,10 +2,14 @@
 
 use std::collections::BTreeMap;
 
+use std::io::{self, Write};
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
 
 use super::Fact;
-use crate::model::{Composition, DType, Header, Nanos, Record, Value};
+use crate::model::time::iso8601;
+use crate::model::{Composition, DType, Header, Nanos, Record, TimeOrigin, Value};
 
 /// What was seen of one key.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -79,11 +83,17 @@ impl KeyStats {
     }
 }
 
+/// Distinct keys of one channel whose statistics are kept; further keys are only counted,
+/// so a state message with millions of keys cannot grow `inspect --deep` without bound.
+pub const MAX_KEYS: usize = 100_000;
+
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ChannelSummary {
     pub name: String,
     pub records: u64,
     pub keys: BTreeMap<String, KeyStats>,
+    /// Values of keys beyond the first [`MAX_KEYS`] distinct ones: counted, not described.
+    pub untracked_values: u64,
 }
 
 /// Everything `inspect` reports about one file.
@@ -103,6 +113,8 @@ pub struct Summary {
     pub deep: bool,
     /// Format-specific facts (container layout, checksums...), from the reader.
     pub facts: Vec<Fact>,
+    /// Where time zero is (`start_ns` and `end_ns` count from it).
+    pub origin: TimeOrigin,
     compositions: Vec<Composition>,
 }
 
@@ -127,6 +139,7 @@ impl Summary {
                 .collect(),
             deep,
             facts: Vec::new(),
+            origin: header.origin.clone(),
             compositions: header.channels.iter().map(|c| c.composition).collect(),
         }
     }
@@ -142,7 +155,15 @@ impl Summary {
         if let Some(channel) = self.channels.get_mut(c) {
             channel.records += 1;
             for (key, value) in &record.values {
-                channel.keys.entry(key.clone()).or_default().observe(value);
+                if let Some(stats) = channel.keys.get_mut(key) {
+                    stats.observe(value);
+                } else if channel.keys.len() < MAX_KEYS {
+                    let mut stats = KeyStats::default();
+                    stats.observe(value);
+                    channel.keys.insert(key.clone(), stats);
+                } else {
+                    channel.untracked_values += 1;
+                }
             }
         }
     }
@@ -157,50 +178,104 @@ impl Summary {
         (d > 0).then(|| (self.records.saturating_sub(1)) as f64 / (d as f64 / 1e9))
     }
 
-    pub fn to_json(&self) -> Json {
-        let channels: Vec<Json> = self
+    /// The summary as one JSON object (the `inspect --format json` contract, version
+    /// [`SCHEMA_VERSION`]; docs/schema/inspect.schema.json), written as it is serialised:
+    /// the keys of this summary, then `extra`, then one key per format fact.
+    pub fn write_json(&self, out: &mut dyn Write, extra: &[(&str, Json)]) -> io::Result<()> {
+        let mut ser = serde_json::Serializer::new(out);
+        let mut o = ser.serialize_map(None)?;
+        o.serialize_entry("schema_version", &SCHEMA_VERSION)?;
+        o.serialize_entry("path", &self.path)?;
+        o.serialize_entry("format", &self.format)?;
+        o.serialize_entry("format_version", &self.format_version)?;
+        o.serialize_entry("origin", &origin_json(&self.origin))?;
+        o.serialize_entry("size_bytes", &self.size_bytes)?;
+        o.serialize_entry("records", &self.records)?;
+        o.serialize_entry("start_ns", &self.start_ns)?;
+        o.serialize_entry("end_ns", &self.end_ns)?;
+        o.serialize_entry("duration_ns", &self.duration_ns())?;
+        o.serialize_entry("record_rate_hz", &self.rate_hz())?;
+        o.serialize_entry("resets", &self.resets)?;
+        let channels: Vec<ChannelJson> = self
             .channels
             .iter()
-            .map(|c| {
-                let mut o = json!({ "name": c.name, "records": c.records });
-                if self.deep {
-                    o["keys"] = c
-                        .keys
-                        .iter()
-                        .map(|(name, k)| {
-                            json!({
-                                "name": name,
-                                "kind": k.kind,
-                                "dtype": k.dtype.map(|d| d.name()),
-                                "shape": k.dtype.map(|_| k.shape_text()),
-                                "shape_min": k.dtype.map(|_| &k.shape_min),
-                                "shape_max": k.dtype.map(|_| &k.shape_max),
-                                "records": k.records,
-                                "removals": k.removals,
-                            })
-                        })
-                        .collect();
-                }
-                o
+            .map(|c| ChannelJson {
+                channel: c,
+                deep: self.deep,
             })
             .collect();
-        let mut o = json!({
-            "path": self.path,
-            "format": self.format,
-            "format_version": self.format_version,
-            "size_bytes": self.size_bytes,
-            "records": self.records,
-            "start_ns": self.start_ns,
-            "end_ns": self.end_ns,
-            "duration_ns": self.duration_ns(),
-            "record_rate_hz": self.rate_hz(),
-            "resets": self.resets,
-            "channels": channels,
-            "deep": self.deep,
-        });
-        for f in &self.facts {
-            o[f.name.as_str()] = f.json.clone();
+        o.serialize_entry("channels", &channels)?;
+        o.serialize_entry("deep", &self.deep)?;
+        for (k, v) in extra {
+            o.serialize_entry(k, v)?;
         }
-        o
+        for f in &self.facts {
+            o.serialize_entry(&f.name, &f.json)?;
+        }
+        SerializeMap::end(o)?;
+        Ok(())
+    }
+
+    /// [`Summary::write_json`] into a value, for tests and callers that add keys.
+    pub fn to_json(&self) -> Json {
+        let mut bytes = Vec::new();
+        match self.write_json(&mut bytes, &[]) {
+            Ok(()) => serde_json::from_slice(&bytes).unwrap_or(Json::Null),
+            Err(_) => Json::Null,
+        }
+    }
+}
+
+/// Version of the JSON objects `inspect` and `validate` print; raised when a key changes
+/// meaning or goes away (new keys do not raise it).
+pub const SCHEMA_VERSION: u32 = 1;
+
+/// `{"epoch": "2024-05-01T12:00:00.25Z", "system": "UTC"}`, or null when the recording's
+/// times are relative to a point with no absolute date.
+pub fn origin_json(origin: &TimeOrigin) -> Json {
+    match origin.epoch_ns {
+        Some(ns) => json!({
+            "epoch": iso8601(ns),
+            "system": origin.system.as_deref().unwrap_or("UTC"),
+        }),
+        None => Json::Null,
+    }
+}
+
+/// One channel of the JSON summary, keys included when decoded.
+struct ChannelJson<'a> {
+    channel: &'a ChannelSummary,
+    deep: bool,
+}
+
+impl Serialize for ChannelJson<'_> {
+    fn serialize<S: Serializer>(&self, ser: S) -> Result<S::Ok, S::Error> {
+        let c = self.channel;
+        let mut o = ser.serialize_map(None)?;
+        o.serialize_entry("name", &c.name)?;
+        o.serialize_entry("records", &c.records)?;
+        if self.deep {
+            let keys: Vec<Json> = c
+                .keys
+                .iter()
+                .map(|(name, k)| {
+                    json!({
+                        "name": name,
+                        "kind": k.kind,
+                        "dtype": k.dtype.map(|d| d.name()),
+                        "shape": k.dtype.map(|_| k.shape_text()),
+                        "shape_min": k.dtype.map(|_| &k.shape_min),
+                        "shape_max": k.dtype.map(|_| &k.shape_max),
+                        "records": k.records,
+                        "removals": k.removals,
+                    })
+                })
+                .collect();
+            o.serialize_entry("keys", &keys)?;
+            if c.untracked_values > 0 {
+                o.serialize_entry("untracked_values", &c.untracked_values)?;
+            }
+        }
+        o.end()
     }
 }

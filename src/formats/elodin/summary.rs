@@ -101,7 +101,13 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
             (Some(a), Some(b)) => format!("{} ({a}..={b}); max_ticks {max_ticks}", b - a + 1),
             _ => format!("none; max_ticks {max_ticks}"),
         },
-        json!({"count": count, "first": first, "last": last, "max_ticks": v.max_ticks}),
+        // Elodin writes u64::MAX for "no limit": null in JSON, as every unset value is.
+        json!({
+            "count": count,
+            "first": first,
+            "last": last,
+            "max_ticks": v.max_ticks.filter(|m| *m != UNSET_MAX_TICKS),
+        }),
     ));
     let mut entities: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
     for a in &v.archetypes {

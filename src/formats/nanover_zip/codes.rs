@@ -33,5 +33,7 @@ pub const COMMAND_SHAPE: &str = "NVZIP_COMMAND_SHAPE";
 pub const NONFINITE_FLOAT: &str = "NVZIP_NONFINITE_FLOAT";
 pub const COUNT_MISMATCH: &str = "NVZIP_COUNT_MISMATCH";
 pub const EXT_VALUE: &str = "NVZIP_EXT_VALUE";
+/// simrec's own: messages after the last index entry's end, which no entry lists.
+pub const INDEX_SHORT: &str = "NVZIP_INDEX_SHORT";
 /// simrec's own: timestamps a recovery had to derive or invent (spec §11).
 pub const TIMESTAMP_SYNTHESISED: &str = "NVZIP_TIMESTAMP_SYNTHESISED";

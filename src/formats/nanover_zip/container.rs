@@ -6,7 +6,7 @@
 //! fault with its byte offset, read crashed archives that have no directory, and write
 //! byte-identical headers (forced zip64 local extra, fixed DOS date, Unix attributes).
 
-use std::io::{Seek, Write};
+use std::io::{Read, Write};
 
 use super::codes::*;
 use crate::formats::input::Input;
@@ -282,16 +282,8 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
 /// stored members over that file, so the reader can address messages by their index
 /// offsets. Memory stays that of a chunk; the disk holds the decompressed recording.
 pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Member; 2]), Finding> {
-    let fail = |m: &Member, what: String| {
-        Finding::new(
-            Severity::Error,
-            BAD_ZIP_STRUCTURE,
-            format!("member `{}`: {what}", m.name),
-        )
-        .offset(m.data_offset)
-    };
     let mut file = tempfile::tempfile().map_err(|e| {
-        fail(
+        member_fault(
             members[0],
             format!("no temporary file to decompress into: {e}"),
         )
@@ -299,24 +291,7 @@ pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Memb
     let mut out = [members[0].clone(), members[1].clone()];
     let mut at = 0u64;
     for (m, o) in members.into_iter().zip(&mut out) {
-        let copied = if m.method == STORED {
-            copy_member(input, m, &mut file)
-        } else {
-            let mut decoder = flate2::write::DeflateDecoder::new(&mut file);
-            copy_member(input, m, &mut decoder).and_then(|_| decoder.try_finish())
-        };
-        copied.map_err(|e| fail(m, format!("cannot be read out: {e}")))?;
-        let end = file.stream_position().map_err(|e| fail(m, e.to_string()))?;
-        let size = end - at;
-        if size != m.uncompressed {
-            return Err(fail(
-                m,
-                format!(
-                    "decompresses to {size} bytes where the central directory says {}",
-                    m.uncompressed
-                ),
-            ));
-        }
+        let size = extract(input, m, &mut file)?;
         *o = Member {
             method: STORED,
             size,
@@ -324,10 +299,76 @@ pub fn inflate(input: &mut Input, members: [&Member; 2]) -> Result<(Input, [Memb
             data_offset: at,
             ..m.clone()
         };
-        at = end;
+        at += size;
     }
-    let input = Input::from_file_handle(file).map_err(|e| fail(members[0], e.to_string()))?;
+    let input =
+        Input::from_file_handle(file).map_err(|e| member_fault(members[0], e.to_string()))?;
     Ok((input, out))
+}
+
+fn member_fault(m: &Member, what: String) -> Finding {
+    Finding::new(
+        Severity::Error,
+        BAD_ZIP_STRUCTURE,
+        format!("member `{}`: {what}", m.name),
+    )
+    .offset(m.data_offset)
+}
+
+/// Writes a member's data, decompressed, to `out`; returns its size, which must be the
+/// central directory's. A deflated stream is inflated only up to that size plus one byte:
+/// a member that would decompress to more (a zip bomb) stops there.
+fn extract(input: &mut Input, m: &Member, out: &mut dyn Write) -> Result<u64, Finding> {
+    let copied = if m.method == STORED {
+        copy_member(input, m, out).map(|()| m.size)
+    } else {
+        let mut decoder = flate2::read::DeflateDecoder::new(MemberReader {
+            input,
+            pos: m.data_offset,
+            end: m.data_offset + m.size,
+        });
+        std::io::copy(&mut (&mut decoder).take(m.uncompressed + 1), out)
+    };
+    let size = copied.map_err(|e| member_fault(m, format!("cannot be read out: {e}")))?;
+    if size > m.uncompressed {
+        return Err(member_fault(
+            m,
+            format!(
+                "decompresses to more than the {} bytes the central directory says (stopped there)",
+                m.uncompressed
+            ),
+        ));
+    }
+    if size != m.uncompressed {
+        return Err(member_fault(
+            m,
+            format!(
+                "decompresses to {size} bytes where the central directory says {}",
+                m.uncompressed
+            ),
+        ));
+    }
+    Ok(size)
+}
+
+/// A member's bytes as they are in the archive, as a reader.
+struct MemberReader<'i> {
+    input: &'i mut Input,
+    pos: u64,
+    end: u64,
+}
+
+impl std::io::Read for MemberReader<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        const CHUNK: u64 = 1 << 16;
+        let n = (self.end - self.pos).min(CHUNK).min(buf.len() as u64) as usize;
+        if n == 0 {
+            return Ok(0);
+        }
+        buf[..n].copy_from_slice(self.input.bytes(self.pos, n)?);
+        self.pos += n as u64;
+        Ok(n)
+    }
 }
 
 /// Writes a member's bytes, as they are in the archive, to `out`, a chunk at a time.
@@ -556,6 +597,50 @@ mod tests {
         assert_eq!(le32(&cd, eocd - 20 - 56), ZIP64_EOCD_SIG);
         assert_eq!(le32(&cd, eocd + 16), 0xFFFF_FFFF);
         assert_eq!(le16(&cd, eocd + 10), 0xFFFF);
+    }
+
+    fn deflated(data: &[u8], uncompressed: u64) -> (Input, Member) {
+        let mut e = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::best());
+        e.write_all(data).unwrap();
+        let bytes = e.finish().unwrap();
+        let m = Member {
+            name: INDEX.into(),
+            method: DEFLATED,
+            crc: 0,
+            size: bytes.len() as u64,
+            uncompressed,
+            local_offset: 0,
+            data_offset: 0,
+        };
+        (Input::from_bytes(bytes), m)
+    }
+
+    #[test]
+    fn a_deflated_member_is_inflated_no_further_than_its_declared_size_plus_one() {
+        // 16 MiB of zeros in about 16 KiB, declared as 100 bytes.
+        let (mut input, m) = deflated(&vec![0u8; 16 << 20], 100);
+        assert!(m.size < 20_000);
+        let mut out = Vec::new();
+        let e = extract(&mut input, &m, &mut out).unwrap_err();
+        assert_eq!(out.len(), 101);
+        assert_eq!(e.code, BAD_ZIP_STRUCTURE);
+        assert!(
+            e.message.contains("more than the 100 bytes"),
+            "{}",
+            e.message
+        );
+        // Declared right, it inflates whole; declared too large, it says how much there was.
+        let (mut input, m) = deflated(&[7u8; 5000], 5000);
+        let mut out = Vec::new();
+        assert_eq!(extract(&mut input, &m, &mut out), Ok(5000));
+        assert_eq!(out, vec![7u8; 5000]);
+        let (mut input, m) = deflated(&[7u8; 5000], 6000);
+        let e = extract(&mut input, &m, &mut Vec::new()).unwrap_err();
+        assert!(
+            e.message.contains("decompresses to 5000 bytes"),
+            "{}",
+            e.message
+        );
     }
 
     #[test]

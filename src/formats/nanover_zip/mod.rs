@@ -10,6 +10,8 @@ mod keys;
 mod message;
 pub mod msgpack;
 mod reader;
+mod stamps;
+mod walk;
 mod writer;
 
 use std::path::Path;

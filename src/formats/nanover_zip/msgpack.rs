@@ -13,6 +13,15 @@ use crate::model::{Array, ArrayData, Field, Value};
 /// Nesting deeper than this is refused (a hostile file must not exhaust the stack).
 pub const MAX_DEPTH: usize = 200;
 
+/// An empty vector for a container that claims `n` elements with `left` bytes of data
+/// after its head: sized for no more elements than those bytes could hold at the
+/// elements' size in memory. The count alone passes when every element is one byte, but
+/// a decoded element is tens of bytes; past this capacity the vector grows as elements
+/// are actually decoded, so memory follows the data, never the claim.
+pub fn presized<T>(n: usize, left: usize) -> Vec<T> {
+    Vec::with_capacity(n.min(left / std::mem::size_of::<T>().max(1)))
+}
+
 /// What went wrong, at which byte of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -144,6 +153,122 @@ pub fn head(buf: &[u8], pos: usize) -> Result<(Head, usize), Error> {
     })
 }
 
+/// What a value's header says about its layout; its payload need not be at hand, so
+/// values larger than any buffer can be walked through a window.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shape {
+    pub kind: Kind,
+    /// Bytes of the marker and the length or scalar that follows it.
+    pub header: usize,
+    /// Bytes after the header that are this value's own (a string's text, an ext's
+    /// type byte and data).
+    pub payload: u64,
+    /// Values after it that belong to it (array elements; map keys and values).
+    pub children: u64,
+}
+
+/// The kinds a walk tells apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Str,
+    Map,
+    Other,
+}
+
+/// The shape of the value at the start of `buf`, which must hold its header (9 bytes, or
+/// what is left of the data, is always enough).
+pub fn shape(buf: &[u8]) -> Result<Shape, Error> {
+    let Some(&byte) = buf.first() else {
+        return err(0, "the value is cut off by the end of its data");
+    };
+    let len = |n: usize| -> Result<u64, Error> {
+        Ok(match n {
+            1 => u64::from(take::<1>(buf, 1)?[0]),
+            2 => u64::from(u16::from_be_bytes(take(buf, 1)?)),
+            _ => u64::from(u32::from_be_bytes(take(buf, 1)?)),
+        })
+    };
+    let fixed = |header: usize| Shape {
+        kind: Kind::Other,
+        header,
+        payload: 0,
+        children: 0,
+    };
+    let bytes = |kind: Kind, n: usize| -> Result<Shape, Error> {
+        Ok(Shape {
+            kind,
+            header: 1 + n,
+            payload: len(n)?,
+            children: 0,
+        })
+    };
+    let container = |kind: Kind, n: usize, per: u64| -> Result<Shape, Error> {
+        Ok(Shape {
+            kind,
+            header: 1 + n,
+            payload: 0,
+            children: per * len(n)?,
+        })
+    };
+    let ext = |fixed_len: Option<u64>, n: usize| -> Result<Shape, Error> {
+        Ok(Shape {
+            kind: Kind::Other,
+            header: 1 + n,
+            payload: 1 + match fixed_len {
+                Some(l) => l,
+                None => len(n)?,
+            },
+            children: 0,
+        })
+    };
+    Ok(match Marker::from_u8(byte) {
+        Marker::FixStr(n) => Shape {
+            kind: Kind::Str,
+            header: 1,
+            payload: u64::from(n),
+            children: 0,
+        },
+        Marker::FixMap(n) => Shape {
+            kind: Kind::Map,
+            header: 1,
+            payload: 0,
+            children: 2 * u64::from(n),
+        },
+        Marker::FixArray(n) => Shape {
+            kind: Kind::Other,
+            header: 1,
+            payload: 0,
+            children: u64::from(n),
+        },
+        Marker::Str8 => bytes(Kind::Str, 1)?,
+        Marker::Str16 => bytes(Kind::Str, 2)?,
+        Marker::Str32 => bytes(Kind::Str, 4)?,
+        Marker::Bin8 => bytes(Kind::Other, 1)?,
+        Marker::Bin16 => bytes(Kind::Other, 2)?,
+        Marker::Bin32 => bytes(Kind::Other, 4)?,
+        Marker::Array16 => container(Kind::Other, 2, 1)?,
+        Marker::Array32 => container(Kind::Other, 4, 1)?,
+        Marker::Map16 => container(Kind::Map, 2, 2)?,
+        Marker::Map32 => container(Kind::Map, 4, 2)?,
+        Marker::FixExt1 => ext(Some(1), 0)?,
+        Marker::FixExt2 => ext(Some(2), 0)?,
+        Marker::FixExt4 => ext(Some(4), 0)?,
+        Marker::FixExt8 => ext(Some(8), 0)?,
+        Marker::FixExt16 => ext(Some(16), 0)?,
+        Marker::Ext8 => ext(None, 1)?,
+        Marker::Ext16 => ext(None, 2)?,
+        Marker::Ext32 => ext(None, 4)?,
+        Marker::U8 | Marker::I8 => fixed(2),
+        Marker::U16 | Marker::I16 => fixed(3),
+        Marker::U32 | Marker::I32 | Marker::F32 => fixed(5),
+        Marker::U64 | Marker::I64 | Marker::F64 => fixed(9),
+        Marker::Null | Marker::True | Marker::False | Marker::FixPos(_) | Marker::FixNeg(_) => {
+            fixed(1)
+        }
+        Marker::Reserved => return err(0, "byte 0xc1 is not a msgpack value"),
+    })
+}
+
 fn str_or_bin(marker: u8, r: Range<usize>) -> Head {
     if (0xc4..=0xc6).contains(&marker) {
         Head::Bin(r)
@@ -224,7 +349,7 @@ pub fn value(
             if n > buf.len() - p {
                 return err(pos, "an array claims more elements than its data can hold");
             }
-            let mut items = Vec::with_capacity(n);
+            let mut items = presized(n, buf.len() - p);
             for _ in 0..n {
                 let (v, next) = value(buf, p, odd, depth + 1)?;
                 items.push(v);
@@ -254,7 +379,7 @@ fn map(
     if n > (buf.len() - p) / 2 {
         return err(pos, "a map claims more entries than its data can hold");
     }
-    let mut fields = Vec::with_capacity(n);
+    let mut fields = presized(n, buf.len() - p);
     for _ in 0..n {
         let (key, next) = key(buf, p, odd)?;
         let (v, next) = value(buf, next, odd, depth + 1)?;
@@ -476,6 +601,41 @@ mod tests {
             assert!(skip(&bytes[..cut], 0).is_err());
             assert!(value(&bytes[..cut], 0, &mut odd, 0).is_err());
         }
+    }
+
+    #[test]
+    fn shapes_walk_values_as_skip_does() {
+        let mut e = Encoder::new();
+        e.value(&Value::Map(vec![
+            (
+                "a".into(),
+                Value::List(vec![Value::Int(-1), Value::Null, Value::Float(0.5)]),
+            ),
+            ("b".into(), Value::Str("x".repeat(300))),
+            (
+                "c".into(),
+                Value::Array(Array::flat(ArrayData::U8(vec![1; 70_000]))),
+            ),
+            ("d".into(), Value::UInt(u64::MAX)),
+        ]));
+        e.raw(&[0xd7, 5, 1, 2, 3, 4, 5, 6, 7, 8]);
+        let bytes = e.into_vec();
+        // Walk with a counter, looking only at headers.
+        let walk = |mut p: usize| -> usize {
+            let mut pending = 1u64;
+            while pending > 0 {
+                let sh = shape(&bytes[p..(p + 9).min(bytes.len())]).unwrap();
+                pending = pending - 1 + sh.children;
+                p += sh.header + sh.payload as usize;
+            }
+            p
+        };
+        let first = walk(0);
+        assert_eq!(Ok(first), skip(&bytes, 0));
+        assert_eq!(walk(first), bytes.len());
+        assert_eq!(skip(&bytes, first), Ok(bytes.len()));
+        assert!(shape(&[0xc1]).is_err());
+        assert!(shape(&[0xdb, 0]).is_err());
     }
 
     #[test]

@@ -12,6 +12,8 @@ use super::container::{self, Layout, Member};
 use super::index::{self, Entry, Types};
 use super::message::{self, Note, PartKind};
 use super::msgpack;
+use super::stamps::{Clocks, Stamps};
+use super::walk::{self, Stop, Walked};
 use super::{header, RAW_FORMAT};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -34,19 +36,25 @@ enum Mode {
         end: u64,
         kept: HashMap<u64, (u64, i64)>,
         stamps: Stamps,
-        why: &'static str,
+        why: Why,
     },
 }
 
-/// Synthesised timestamps of a scan (spec §11 step 3).
-#[derive(Default)]
-struct Stamps {
-    s0: Option<f64>,
-    last: i64,
-    derived: u64,
-    kept: u64,
-    invented: u64,
-    clamped: u64,
+/// One message of a scan: held, to be decoded, or only walked.
+enum Scanned {
+    Held(Vec<u8>),
+    Walked(Walked),
+}
+
+/// Why messages are scanned rather than read through the index.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why {
+    /// No index at all: the recorder did not close the archive.
+    Unfinished,
+    /// An index that cannot drive the read (undecodable, entries outside the member).
+    Damaged,
+    /// An index that lists fewer messages than the member holds.
+    Short,
 }
 
 /// Facts about the container, for `inspect`.
@@ -116,7 +124,7 @@ impl ZipReader {
                     end,
                     kept: HashMap::new(),
                     stamps: Stamps::default(),
-                    why: "unfinished",
+                    why: Why::Unfinished,
                 };
                 (scan, data_offset, end - data_offset, Types::default())
             }
@@ -159,10 +167,10 @@ impl ZipReader {
                             }
                         }
                         findings.append(survey.checks);
-                        if survey.broken {
+                        if let Some(why) = survey.broken {
                             let kept = kept_stamps(&mut input, &index)
                                 .map_err(|e| ReadError::from(e).in_file(path))?;
-                            (scan(kept, &messages), at.0, at.1, Types::default())
+                            (scan(kept, &messages, why), at.0, at.1, Types::default())
                         } else {
                             let entries =
                                 index::Entries::open(&mut input, index.data_offset, index.size)
@@ -177,7 +185,7 @@ impl ZipReader {
                         }
                         findings.push(f);
                         (
-                            scan(HashMap::new(), &messages),
+                            scan(HashMap::new(), &messages, Why::Damaged),
                             at.0,
                             at.1,
                             Types::default(),
@@ -255,18 +263,7 @@ impl ZipReader {
         self.last_ts = Some(ts);
         self.consumed = offset + entry.length;
         if !self.options.decode {
-            for kind in entry.types.iter() {
-                if let Some(channel) = self.channel(kind) {
-                    let mut r = Record::new(ts * 1000, channel);
-                    if kind == PartKind::Frame {
-                        r.frame = match entry.frame_index {
-                            Some(Value::Int(i)) => u64::try_from(i).ok(),
-                            _ => None,
-                        };
-                    }
-                    self.queue.push_back(r);
-                }
-            }
+            self.bare_records(entry.types, entry.frame_index.as_ref(), ts);
             return Ok(());
         }
         let bytes = self
@@ -423,13 +420,31 @@ impl ZipReader {
             return Ok(false);
         }
         let ordinal = self.ordinal;
-        let bytes = match read_value(&mut self.input, pos, end) {
-            Ok(b) => b,
-            Err(e) => {
+        // A decoding read holds the message; a header walk (plain `inspect`) walks it
+        // through the read window, whatever its size.
+        let scanned = if self.options.decode {
+            read_value(&mut self.input, pos, end)
+                .map_err(Stop::Invalid)
+                .and_then(|b| match msgpack::head(&b, 0) {
+                    Ok((msgpack::Head::Map(_), _)) => Ok(Scanned::Held(b)),
+                    _ => Err(Stop::NotMap),
+                })
+        } else {
+            walk::walk(&mut self.input, pos, end).map(Scanned::Walked)
+        };
+        let scanned = match scanned {
+            Ok(s) => s,
+            Err(stop) => {
                 let dropped = end - pos;
-                self.report(Finding::new(Severity::Error, MESSAGE_DECODE, format!(
-                    "message {ordinal}: {}; the scan stops here and drops the last {dropped} bytes", e.what
-                )).at(pos + e.at as u64, ordinal))?;
+                let f = match stop {
+                    Stop::Invalid(e) => Finding::new(Severity::Error, MESSAGE_DECODE, format!(
+                        "message {ordinal}: {}; the scan stops here and drops the last {dropped} bytes", e.what
+                    )).at(pos + e.at as u64, ordinal),
+                    Stop::NotMap => Finding::new(Severity::Error, MESSAGE_NOT_MAP, format!(
+                        "message {ordinal} is not a map; the scan stops here and drops the last {dropped} bytes"
+                    )).at(pos, ordinal),
+                };
+                self.report(f)?;
                 if let Mode::Scan { pos: p, .. } = &mut self.mode {
                     *p = end;
                 }
@@ -437,19 +452,11 @@ impl ZipReader {
                 return Ok(false);
             }
         };
-        if !matches!(msgpack::head(&bytes, 0), Ok((msgpack::Head::Map(_), _))) {
-            self.report(Finding::new(Severity::Error, MESSAGE_NOT_MAP, format!(
-                "message {ordinal} is not a map; the scan stops here and drops the last {} bytes", end - pos
-            )).at(pos, ordinal))?;
-            if let Mode::Scan { pos: p, .. } = &mut self.mode {
-                *p = end;
-            }
-            self.finish_scan()?;
-            return Ok(false);
-        }
-        let len = bytes.len() as u64;
+        let (len, clocks) = match &scanned {
+            Scanned::Held(b) => (b.len() as u64, Clocks::of(b)),
+            Scanned::Walked(w) => (w.len, w.clocks),
+        };
         let relative = pos - self.data_offset;
-        let server = server_timestamp(&bytes);
         let Mode::Scan {
             pos: p,
             kept,
@@ -460,42 +467,39 @@ impl ZipReader {
             return Ok(false);
         };
         *p = pos + len;
-        let ts = match kept.get(&relative) {
-            Some(&(l, t)) if l == len => {
-                stamps.kept += 1;
-                t
-            }
-            _ => match server {
-                Some(s) => {
-                    let s0 = *stamps.s0.get_or_insert(s);
-                    stamps.derived += 1;
-                    // Saturating: a wild server clock must not overflow nanoseconds.
-                    ((s - s0) * 1e6)
-                        .round()
-                        .clamp(0.0, (i64::MAX / 1000) as f64) as i64
-                }
-                None => {
-                    stamps.invented += 1;
-                    stamps.last
-                }
-            },
+        let from_index = match kept.get(&relative) {
+            Some(&(l, t)) if l == len => Some(t),
+            _ => None,
         };
-        let ts = if ts < stamps.last {
-            stamps.clamped += 1;
-            let last = stamps.last;
+        let stamp = stamps.next_with(clocks, from_index);
+        let ts = stamp.micros;
+        if let Some(was) = stamp.clamped_from {
             self.findings.push(Finding::new(Severity::Warning, TIMESTAMP_DECREASE, format!(
-                "message {ordinal}: the synthesised timestamp {ts} µs is below the previous {last} µs; clamped to it")).at(pos, ordinal));
-            last
-        } else {
-            ts
-        };
-        if let Mode::Scan { stamps, .. } = &mut self.mode {
-            stamps.last = ts;
+                "message {ordinal}: the synthesised timestamp {was} µs is below the previous {ts} µs; clamped to it")).at(pos, ordinal));
         }
         self.ordinal += 1;
         self.consumed = pos + len;
-        self.message(bytes, pos, ordinal, ts, None)?;
+        match scanned {
+            Scanned::Held(bytes) => self.message(bytes, pos, ordinal, ts, None)?,
+            Scanned::Walked(w) => self.bare_records(w.types, w.frame_index.as_ref(), ts),
+        }
         Ok(true)
+    }
+
+    /// Records without values, one per part, for a header walk.
+    fn bare_records(&mut self, types: Types, frame_index: Option<&Value>, ts: i64) {
+        for kind in types.iter() {
+            if let Some(channel) = self.channel(kind) {
+                let mut r = Record::new(ts.saturating_mul(1000), channel);
+                if kind == PartKind::Frame {
+                    r.frame = match frame_index {
+                        Some(Value::Int(i)) => u64::try_from(*i).ok(),
+                        _ => None,
+                    };
+                }
+                self.queue.push_back(r);
+            }
+        }
     }
 
     /// The summary of a scan: why it ran and where its timestamps came from.
@@ -508,30 +512,30 @@ impl ZipReader {
         };
         let s = std::mem::take(stamps);
         *end = 0;
-        let what = if *why == "unfinished" {
-            "the recorder did not close this archive: no index and no central directory, so every timestamp was lost"
-        } else {
-            "the index is damaged, so the messages were read one after another"
+        let why = *why;
+        let what = match why {
+            Why::Unfinished => "the recorder did not close this archive: no index and no central directory, so every timestamp was lost",
+            Why::Damaged => "the index is damaged, so the messages were read one after another",
+            Why::Short => "the index does not list every message, so the messages were read one after another and the index rebuilt from them",
         };
         let n = self.ordinal;
-        let message = format!(
-            "{what}. Read {n} messages; timestamps: {} kept from the index, {} derived from `server.timestamp`, {} invented (the previous message's time){}",
-            s.kept, s.derived, s.invented,
-            if s.clamped > 0 { format!(", {} clamped to keep time from going back", s.clamped) } else { String::new() }
-        );
-        let code = if *why == "unfinished" {
+        let message = format!("{what}. Read {n} messages; timestamps: {}", s.summary());
+        let code = if why == Why::Unfinished {
             UNFINISHED
         } else {
             TIMESTAMP_SYNTHESISED
         };
         self.findings
             .push(Finding::new(Severity::Error, code, message).offset(0));
-        if s.derived + s.invented > 0 && *why == "unfinished" {
+        if s.derived + s.invented > 0 && why == Why::Unfinished {
+            let clock = s
+                .clock()
+                .map_or("no clock".into(), |c| format!("`{}`", c.key()));
             self.findings.push(Finding::new(
                 Severity::Warning,
                 TIMESTAMP_SYNTHESISED,
                 format!(
-                    "{} timestamps derived from `server.timestamp`, {} invented",
+                    "{} timestamps derived from {clock}, {} invented",
                     s.derived, s.invented
                 ),
             ));
@@ -660,8 +664,9 @@ struct Survey {
     /// Every part the entries list.
     types: Types,
     contiguous: bool,
-    /// An entry points outside the messages member: the index cannot drive the read.
-    broken: bool,
+    /// Why the index cannot drive the read, if it cannot: an entry points outside the
+    /// messages member, or the entries leave messages out.
+    broken: Option<Why>,
     checks: Findings,
 }
 
@@ -673,11 +678,13 @@ fn survey(input: &mut Input, messages: &Member, index: &Member) -> Result<Survey
         total: entries.total(),
         types: Types::default(),
         contiguous: true,
-        broken: false,
+        broken: None,
         checks: Findings::default(),
     };
     let (size, base) = (messages.size, messages.data_offset);
     let mut expected = 0u64;
+    // The furthest any entry inside the member reaches.
+    let mut covered = 0u64;
     let mut last: Option<i64> = None;
     let mut i = 0u64;
     while let Some(e) = entries.next(input)? {
@@ -691,16 +698,19 @@ fn survey(input: &mut Input, messages: &Member, index: &Member) -> Result<Survey
             out.checks
                 .push(Finding::new(severity, code, message).at(at, i))
         };
-        if e.offset.checked_add(e.length).is_none_or(|end| end > size) {
-            out.broken = true;
-            push(
-                Severity::Error,
-                INDEX_OUT_OF_BOUNDS,
-                format!(
-                    "entry {i} ({} bytes at {}) ends past the messages member ({size} bytes)",
-                    e.length, e.offset
-                ),
-            );
+        match e.offset.checked_add(e.length) {
+            Some(end) if end <= size => covered = covered.max(end),
+            _ => {
+                out.broken = Some(Why::Damaged);
+                push(
+                    Severity::Error,
+                    INDEX_OUT_OF_BOUNDS,
+                    format!(
+                        "entry {i} ({} bytes at {}) ends past the messages member ({size} bytes)",
+                        e.length, e.offset
+                    ),
+                );
+            }
         }
         if e.offset != expected {
             out.contiguous = false;
@@ -753,7 +763,22 @@ fn survey(input: &mut Input, messages: &Member, index: &Member) -> Result<Survey
         }
         i += 1;
     }
-    if i > 0 && expected != size {
+    if covered < size {
+        // Messages the index does not list: upstream readers never see them.
+        out.contiguous = false;
+        out.broken = out.broken.or(Some(Why::Short));
+        out.checks.push(
+            Finding::new(
+                Severity::Error,
+                INDEX_SHORT,
+                format!(
+                    "the index lists {i} messages, which reach byte {covered} of the messages member; its last {} bytes are in no entry, so NanoVer never reads them (`simrec recover` rebuilds the index from the messages)",
+                    size - covered
+                ),
+            )
+            .at(base + covered, i),
+        );
+    } else if i > 0 && expected != size {
         out.contiguous = false;
         out.checks.push(
             Finding::new(
@@ -794,13 +819,13 @@ fn kept_stamps(input: &mut Input, index: &Member) -> std::io::Result<HashMap<u64
     Ok(kept)
 }
 
-fn scan(kept: HashMap<u64, (u64, i64)>, messages: &Member) -> Mode {
+fn scan(kept: HashMap<u64, (u64, i64)>, messages: &Member, why: Why) -> Mode {
     Mode::Scan {
         pos: messages.data_offset,
         end: messages.data_offset + messages.size,
         kept,
         stamps: Stamps::default(),
-        why: "damaged index",
+        why,
     }
 }
 
@@ -838,32 +863,18 @@ fn read_value(input: &mut Input, pos: u64, end: u64) -> Result<Vec<u8>, msgpack:
     }
 }
 
-/// Complete messages from `pos` (for the error that tells what `recover` would keep).
+/// Complete messages from `pos` (for the error that tells what `recover` would keep),
+/// walked through the read window.
 fn count_messages(input: &mut Input, mut pos: u64, end: u64) -> u64 {
     let mut n = 0;
     while pos < end {
-        match read_value(input, pos, end) {
-            Ok(b) => {
-                pos += b.len() as u64;
+        match walk::walk(input, pos, end) {
+            Ok(w) => {
+                pos += w.len;
                 n += 1;
             }
             Err(_) => break,
         }
     }
     n
-}
-
-/// A finite number under `frame` → `server.timestamp`, without decoding the rest.
-fn server_timestamp(bytes: &[u8]) -> Option<f64> {
-    let parts = message::top_level(bytes).ok()?;
-    let (_, range) = parts.iter().find(|(n, _)| n == "frame")?;
-    let pos = message::value_of(bytes, range.clone(), "server.timestamp")?;
-    let x = match msgpack::head(bytes, pos).ok()?.0 {
-        msgpack::Head::F64(x) => x,
-        msgpack::Head::F32(x) => f64::from(x),
-        msgpack::Head::Int(i) => i as f64,
-        msgpack::Head::UInt(u) => u as f64,
-        _ => return None,
-    };
-    x.is_finite().then_some(x)
 }

@@ -7,6 +7,8 @@ mod merge;
 pub mod names;
 pub mod packet;
 mod reader;
+mod repair;
+mod scheme;
 mod slice;
 mod stats;
 mod stream;
@@ -22,8 +24,9 @@ pub use codes::*;
 pub use merge::{TesMerge, MERGE_COORDINATE_FRAME, MERGE_LONG_FRAME, MERGE_USER_IDS};
 pub use reader::TesReader;
 pub use slice::TesSlice;
-pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY};
+pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
 
+use crate::formats::input::Input;
 use crate::formats::output::Outputs;
 use crate::formats::registry::{Detection, Format};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -50,9 +53,9 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
     );
     Some(Record {
         time,
-        channel: names::channel_of(h.routing_id),
+        channel: names::channel_of(h.routing_id, h.message_id),
         entity: d.entity,
-        frame: Some(frame),
+        frame: Some(record_frame(h.routing_id, h.message_id, frame)),
         values: d.values,
         raw: Some(RawBytes {
             format: RAW_FORMAT,
@@ -62,15 +65,27 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
     })
 }
 
+/// The `frame` of a message's record: the index of the frame it belongs to, except for a
+/// Reset, whose record has frame 0 on the frame-delta channel `3es/reset`, which is how
+/// simrec's model marks a reset (`inspect` counts it, `--split-at-resets` starts a part).
+fn record_frame(routing: u16, message: u16, frame: u64) -> u64 {
+    if names::is_reset(routing, message) {
+        0
+    } else {
+        frame
+    }
+}
+
 fn header(version_minor: u16) -> Header {
     let mut h = Header::new("3es", format!("0.{version_minor}"));
     h.origin.system = Some("start of frame 0 (no absolute time in the format)".into());
-    for (name, _) in names::CHANNELS {
-        h.add_channel(Channel::new(
-            *name,
-            ChannelKind::Events,
-            Composition::Independent,
-        ));
+    for (i, (name, _)) in names::CHANNELS.iter().enumerate() {
+        let composition = if i as u32 == names::RESET_CHANNEL {
+            Composition::FrameDelta
+        } else {
+            Composition::Independent
+        };
+        h.add_channel(Channel::new(*name, ChannelKind::Events, composition));
     }
     h
 }
@@ -122,14 +137,38 @@ impl Format for Tes {
         Ok(Box::new(TesWriter::create(target, header, outputs)?))
     }
 
+    fn recover_settings(&self, input: &Path) -> Vec<(&'static str, String)> {
+        // Written back in its own scheme (byte-identical for an intact plain capture), with
+        // damaged packets and what depended on them dropped.
+        let mut settings = vec![(REPAIR_KEY, "on".to_string())];
+        if let Ok(mut input) = Input::open(input) {
+            let scheme = scheme::scheme_of(&mut input);
+            settings.push((COMPRESSION_KEY, scheme.name().to_string()));
+        }
+        settings
+    }
+
     fn open_slice(
         &self,
-        path: &Path,
+        paths: &[PathBuf],
         start: Option<TimeSpec>,
         end: Option<TimeSpec>,
         rebase: bool,
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else {
+            // The generic window over a merge would cut without the world state (every 3es
+            // channel is a stream of independent messages), so the slice would not play.
+            return Some(Err(ReadError::Conflict(format!(
+                "slicing {} 3es captures at once is not supported: merge them first (`simrec merge {} -o merged.3es`), then slice merged.3es",
+                paths.len(),
+                paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            ))));
+        };
         Some(
             TesSlice::open(path, start, end, rebase, options)
                 .map(|s| Box::new(s) as Box<dyn Source>),

@@ -25,17 +25,31 @@ pub const CHANNELS: &[(&str, Option<u16>)] = &[
     ("3es/pose", Some(77)),
     // Null (0), unassigned and user routing ids; the routing id is a value of each record.
     ("3es/user", None),
+    // Control/Reset messages, apart from the other control messages: the one frame-delta
+    // channel, so that a Reset is a reset in simrec's model (`inspect`, `--split-at-resets`).
+    ("3es/reset", Some(2)),
 ];
 
-/// Channel index of a routing id.
-pub fn channel_of(routing: u16) -> u32 {
-    let i = match routing {
-        1 | 2 => routing as usize - 1,
-        4..=7 => routing as usize - 2,
-        64..=77 => routing as usize - 58,
-        _ => CHANNELS.len() - 1,
-    };
-    i as u32
+/// Channel index of the user channel and of the Reset channel.
+pub const USER_CHANNEL: u32 = 20;
+pub const RESET_CHANNEL: u32 = 21;
+
+/// Whether a message is a Control/Reset (spec §6.2).
+pub fn is_reset(routing: u16, message: u16) -> bool {
+    routing == 2 && message == 5
+}
+
+/// Channel index of a message.
+pub fn channel_of(routing: u16, message: u16) -> u32 {
+    if is_reset(routing, message) {
+        return RESET_CHANNEL;
+    }
+    match routing {
+        1 | 2 => routing as u32 - 1,
+        4..=7 => routing as u32 - 2,
+        64..=77 => routing as u32 - 58,
+        _ => USER_CHANNEL,
+    }
 }
 
 /// Routing id of a channel, where it has one.
@@ -206,4 +220,26 @@ pub fn flag_names(version_minor: u16, routing: u16, flags: u16) -> Vec<&'static 
         .filter(|(bit, _)| flags & bit != 0)
         .map(|(_, n)| if *n == "User" { user } else { *n })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn channel_indices_name_their_routing_ids() {
+        for (i, (name, routing)) in CHANNELS.iter().enumerate() {
+            let i = i as u32;
+            match routing {
+                Some(2) if *name == "3es/reset" => assert_eq!(channel_of(2, 5), i),
+                Some(r) => assert_eq!(channel_of(*r, 1), i, "{name}"),
+                None => assert_eq!(channel_of(2048, 0), i, "{name}"),
+            }
+        }
+        assert_eq!(CHANNELS[USER_CHANNEL as usize].0, "3es/user");
+        assert_eq!(CHANNELS[RESET_CHANNEL as usize].0, "3es/reset");
+        assert_eq!(channel_of(2, 1), 1);
+        assert_eq!(channel_of(0, 0), USER_CHANNEL);
+        assert_eq!(channel_of(100, 1), USER_CHANNEL);
+    }
 }

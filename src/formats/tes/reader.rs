@@ -22,6 +22,8 @@ use crate::report::{Fact, Finding, Findings, Severity};
 const MAX_OVERSIZED: u32 = 64 << 20;
 /// Bytes examined per step of a resync scan.
 const SCAN_CHUNK: usize = 1 << 16;
+/// How far the input reads ahead in a header walk.
+const HEADER_WALK_READ_AHEAD: usize = 4 << 10;
 /// The first packets among which a FrameCount is expected.
 const HEADER_PACKETS: u64 = 5;
 
@@ -116,6 +118,17 @@ impl TesReader {
         Ok(r)
     }
 
+    /// The index of the frame the record just returned belongs to: its `frame`, except for
+    /// a Reset, whose record says 0 (a reset in simrec's model) while the reader is still
+    /// in its frame.
+    pub(super) fn frame_index(&self, r: &Record) -> u64 {
+        if r.channel == names::RESET_CHANNEL {
+            self.frame
+        } else {
+            r.frame.unwrap_or(0)
+        }
+    }
+
     /// Reads a capture held in memory; `name` is used in findings and errors.
     pub fn from_bytes(
         bytes: Vec<u8>,
@@ -170,6 +183,11 @@ impl TesReader {
                     .metadata
                     .insert("coordinate_frame".into(), p[12].into());
             }
+        }
+        if !options.decode && options.lenient {
+            // A header walk skips the payloads of most large packets (mesh data): read a
+            // little ahead so that their bytes are not read either.
+            input.set_read_ahead(HEADER_WALK_READ_AHEAD);
         }
         Ok(TesReader {
             path: name.to_path_buf(),
@@ -295,13 +313,15 @@ impl TesReader {
                 return Ok(None);
             }
         }
-        let mut head_buf = [0u8; HEADER_LEN];
+        // The header and the first payload bytes (an object id), which is all a header walk
+        // reads of most packets.
+        let mut head_buf = [0u8; HEADER_LEN + 4];
         let got = {
-            let b = self.layer.fetch(pos, HEADER_LEN)?;
+            let b = self.layer.fetch(pos, HEADER_LEN + 4)?;
             head_buf[..b.len()].copy_from_slice(b);
             b.len()
         };
-        let head = &head_buf[..got];
+        let head = &head_buf[..got.min(HEADER_LEN)];
         self.gzip_error()?;
         if head.is_empty() {
             self.finish()?;
@@ -349,6 +369,21 @@ impl TesReader {
             }
         }
         let len = h.packet_len();
+        if self.header_walk()
+            && self.skippable(h.routing_id, h.message_id)
+            && self
+                .layer
+                .plain_len()
+                .is_some_and(|n| pos + len as u64 <= n)
+        {
+            // `inspect` needs the header and the object id of these: the rest is not read.
+            self.pos = pos + len as u64;
+            let head = &head_buf[..got.min(len)];
+            if self.index > HEADER_PACKETS && (!self.end_seen || self.end_reported) {
+                return Ok(Some(self.skipped(&h, head, at)));
+            }
+            return self.emit(head.to_vec(), &h, at, None).map(Some);
+        }
         let packet = self.layer.fetch(pos, len)?.to_vec();
         self.gzip_error()?;
         if packet.len() < len {
@@ -773,37 +808,55 @@ impl TesReader {
     fn version_checks(&mut self, h: &PacketHeader, at: u64) {
         let v = h.version_minor;
         let first = *self.version.get_or_insert(v);
-        let once = |i: usize, f: Finding, flags: &mut [bool; 3], out: &mut Findings| {
+        // Each finding once; its message is only built then (this runs for every packet).
+        let (index, flags, out) = (self.index, &mut self.version_flags, &mut self.findings);
+        let mut once = |i: usize, code: &'static str, message: &dyn Fn() -> String| {
             if !flags[i] {
                 flags[i] = true;
-                out.push(f.at(at, self.index));
+                out.push(Finding::new(Severity::Warning, code, message()).at(at, index));
             }
         };
         if v != first {
-            once(
-                0,
-                Finding::new(
-                    Severity::Warning,
-                    VERSION_MIXED,
-                    format!("packets carry version 0.{first} and 0.{v}"),
-                ),
-                &mut self.version_flags,
-                &mut self.findings,
-            );
+            once(0, VERSION_MIXED, &|| {
+                format!("packets carry version 0.{first} and 0.{v}")
+            });
         }
         if v < 3 {
-            once(1, Finding::new(Severity::Warning, VERSION_LEGACY, format!("protocol 0.{v}: framed, flags decoded with that version's table, mesh payloads kept opaque")), &mut self.version_flags, &mut self.findings);
+            once(1, VERSION_LEGACY, &|| {
+                format!("protocol 0.{v}: framed, flags decoded with that version's table, mesh payloads kept opaque")
+            });
         } else if v > 4 {
-            once(
-                2,
-                Finding::new(
-                    Severity::Warning,
-                    VERSION_NEWER,
-                    format!("protocol 0.{v} is newer than 0.4: decoded with the 0.4 rules"),
-                ),
-                &mut self.version_flags,
-                &mut self.findings,
-            );
+            once(2, VERSION_NEWER, &|| {
+                format!("protocol 0.{v} is newer than 0.4: decoded with the 0.4 rules")
+            });
+        }
+    }
+
+    /// The record of a packet a header walk skips (see `skippable`), from its header and first
+    /// payload bytes: what `emit` does for it past the header packets (no rule applies to it
+    /// there but the version checks), without the work `emit` needs for other packets.
+    fn skipped(&mut self, h: &PacketHeader, head: &[u8], at: u64) -> Record {
+        self.version_checks(h, at);
+        self.index += 1;
+        self.stats.count(
+            h.routing_id,
+            h.message_id,
+            h.payload_size as usize,
+            h.packet_len(),
+        );
+        self.records_since_frame += 1;
+        let entity = head
+            .get(HEADER_LEN..HEADER_LEN + 4)
+            .filter(|_| h.payload_size >= 4)
+            .map(|b| u64::from(u32::from_be_bytes([b[0], b[1], b[2], b[3]])));
+        Record {
+            time: self.time_us.saturating_mul(1000).min(i64::MAX as u64) as i64,
+            channel: names::channel_of(h.routing_id, h.message_id),
+            entity,
+            frame: Some(self.frame),
+            values: Vec::new(),
+            raw: None,
+            group: None,
         }
     }
 
@@ -820,9 +873,11 @@ impl TesReader {
         self.index += 1;
         let (routing, message) = (h.routing_id, h.message_id);
         let start = h.payload_start();
-        let payload = &packet[start..start + h.payload_size as usize];
+        // In a header walk a skippable packet comes as its header and first payload bytes.
+        let whole = packet.len() == h.packet_len();
+        let payload = &packet[start..(start + h.payload_size as usize).min(packet.len())];
         self.stats
-            .count(routing, message, payload.len(), packet.len());
+            .count(routing, message, h.payload_size as usize, h.packet_len());
         let mut found: Vec<Finding> = Vec::new();
         let mut push = |s: Severity, code: &'static str, m: String| {
             let m = match inner {
@@ -1021,14 +1076,13 @@ impl TesReader {
         for f in found {
             self.findings.push(f);
         }
-        let channel = names::channel_of(routing);
         Ok(Record {
             time: record_time,
-            channel,
+            channel: names::channel_of(routing, message),
             entity: d.entity,
-            frame: Some(record_frame),
+            frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
-            raw: Some(RawBytes {
+            raw: whole.then_some(RawBytes {
                 format: RAW_FORMAT,
                 bytes: packet,
             }),

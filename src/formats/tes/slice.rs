@@ -6,6 +6,7 @@ use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
 use super::decode;
+use super::names;
 use super::packet;
 use super::packet_record;
 use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
@@ -24,9 +25,11 @@ enum Bound {
 }
 
 impl Bound {
-    fn reached(self, r: &Record) -> bool {
+    /// Whether a record in frame `frame` (its frame index, which a Reset's record does not
+    /// carry) is at or past the bound.
+    fn reached(self, r: &Record, frame: u64) -> bool {
         match self {
-            Bound::Frame(n) => r.frame.unwrap_or(0) >= n,
+            Bound::Frame(n) => frame >= n,
             Bound::Time(t) => r.time >= t,
         }
     }
@@ -126,10 +129,10 @@ impl TesSlice {
         packet_record(p, self.decode, time, frame)
     }
 
-    fn open_window(&mut self, first: Option<Record>) {
+    fn open_window(&mut self, first: Option<(Record, u64)>) {
         self.opened = true;
-        if let Some(f) = &first {
-            self.base = (f.time, f.frame.unwrap_or(0));
+        if let Some((f, frame)) = &first {
+            self.base = (f.time, *frame);
         }
         let (tu, ft, cf) = self.world.server_info.unwrap_or_else(|| {
             let m = &self.reader.header().metadata;
@@ -168,7 +171,7 @@ impl TesSlice {
             ));
         }
         self.world = World::default();
-        if let Some(f) = first {
+        if let Some((f, _)) = first {
             self.keep(f);
         } else {
             self.done = true;
@@ -178,7 +181,9 @@ impl TesSlice {
     fn keep(&mut self, mut r: Record) {
         if self.rebase {
             r.time -= self.base.0;
-            r.frame = r.frame.map(|f| f - self.base.1.min(f));
+            if r.channel != names::RESET_CHANNEL {
+                r.frame = r.frame.map(|f| f - self.base.1.min(f));
+            }
         }
         self.queue.push_back(r);
     }
@@ -192,15 +197,17 @@ impl TesSlice {
                 return Ok(None);
             }
             let next = self.reader.next().transpose()?;
-            let past_end = |r: &Record, end: Option<Bound>| end.is_some_and(|e| e.reached(r));
+            let frame = next.as_ref().map_or(0, |r| self.reader.frame_index(r));
+            let past_end =
+                |r: &Record, end: Option<Bound>| end.is_some_and(|e| e.reached(r, frame));
             match next {
-                Some(r) if !self.opened && !self.start.reached(&r) => {
+                Some(r) if !self.opened && !self.start.reached(&r, frame) => {
                     if let Some(raw) = &r.raw {
                         self.world.apply(&raw.bytes);
                     }
                 }
                 Some(r) if !self.opened => {
-                    let first = (!past_end(&r, self.end)).then_some(r);
+                    let first = (!past_end(&r, self.end)).then_some((r, frame));
                     let empty = first.is_none();
                     self.open_window(first);
                     self.done |= empty;

@@ -11,10 +11,45 @@ use super::validate::CategoryInfo;
 use crate::model::Seconds;
 use crate::report::Fact;
 
+/// Items a text list shows at each end when it is long.
+const FEW: usize = 5;
+/// The longest lists shown whole: the message table, like `3esinfo`'s, up to what a capture
+/// of every shape and message the protocol defines has; other lists up to a dozen.
+const MESSAGES_SHOWN: usize = 50;
+const ITEMS_SHOWN: usize = 12;
+
+/// One line per item, or for a list longer than `max` its count and the first and last
+/// [`FEW`] items, so that text `inspect` stays small whatever the capture holds (the JSON
+/// keeps all).
+fn few(items: Vec<String>, noun: &str, max: usize) -> String {
+    let n = items.len();
+    if n == 0 {
+        return "none".into();
+    }
+    if n <= max {
+        return items.join("\n");
+    }
+    let mut out = vec![format!("{n} {noun}; the first and last {FEW}:")];
+    out.extend_from_slice(&items[..FEW]);
+    out.push(format!("… {} more …", n - 2 * FEW));
+    out.extend_from_slice(&items[n - FEW..]);
+    out.join("\n")
+}
+
+/// Routing and message ids counted in a flat table (every id the protocol defines); others
+/// go to a map. A map lookup per packet was a fifth of a header walk's time.
+const DENSE_ROUTING: usize = 78;
+const DENSE_MESSAGE: usize = 16;
+
+/// (count, payload bytes, packet bytes) of one (routing, message) pair.
+type Counts = (u64, u64, u64);
+
 #[derive(Debug, Clone, Default)]
 pub struct Stats {
-    /// (routing, message) → (count, payload bytes, packet bytes).
-    pub messages: BTreeMap<(u16, u16), (u64, u64, u64)>,
+    /// [routing * DENSE_MESSAGE + message] for the protocol's ids, allocated at the first count.
+    dense: Vec<Counts>,
+    /// Every other (routing, message).
+    sparse: BTreeMap<(u16, u16), Counts>,
     pub frames: u64,
     pub frame_count: Option<u32>,
     pub frame_count_at: Option<u64>,
@@ -31,10 +66,31 @@ pub struct Stats {
 
 impl Stats {
     pub fn count(&mut self, routing: u16, message: u16, payload: usize, packet: usize) {
-        let e = self.messages.entry((routing, message)).or_default();
+        let (r, m) = (routing as usize, message as usize);
+        let e = if r < DENSE_ROUTING && m < DENSE_MESSAGE {
+            if self.dense.is_empty() {
+                self.dense = vec![Counts::default(); DENSE_ROUTING * DENSE_MESSAGE];
+            }
+            &mut self.dense[r * DENSE_MESSAGE + m]
+        } else {
+            self.sparse.entry((routing, message)).or_default()
+        };
         e.0 += 1;
         e.1 += payload as u64;
         e.2 += packet as u64;
+    }
+
+    /// (routing, message) → counts, in id order, for every pair seen.
+    pub fn messages(&self) -> BTreeMap<(u16, u16), Counts> {
+        let dense = self
+            .dense
+            .iter()
+            .enumerate()
+            .filter(|(_, c)| c.0 > 0)
+            .map(|(i, c)| (((i / DENSE_MESSAGE) as u16, (i % DENSE_MESSAGE) as u16), *c));
+        dense
+            .chain(self.sparse.iter().map(|(k, c)| (*k, *c)))
+            .collect()
     }
 
     fn compression(&self) -> &'static str {
@@ -49,6 +105,7 @@ impl Stats {
     /// The capture's facts: a table row each for people, top-level JSON keys for scripts
     /// (`messages` as `3esinfo` counts them); the JSON-only ones have no text.
     pub fn facts(&self) -> Vec<Fact> {
+        let all_messages = self.messages();
         let frame_count_differs = self
             .frame_count
             .is_some_and(|v| u64::from(v) != self.frames);
@@ -60,16 +117,9 @@ impl Stats {
             None => "none".into(),
         };
         let duration_ns = self.duration_us.saturating_mul(1000);
-        let lines = |items: Vec<String>| {
-            if items.is_empty() {
-                "none".to_string()
-            } else {
-                items.join("\n")
-            }
-        };
+        let lines = |items: Vec<String>, noun: &str| few(items, noun, ITEMS_SHOWN);
         // Aligned columns, as `3esinfo` prints them (a cell of the inspect table).
-        let cells: Vec<[String; 5]> = self
-            .messages
+        let cells: Vec<[String; 5]> = all_messages
             .iter()
             .map(|((r, id), (count, payload, bytes))| {
                 [
@@ -90,26 +140,32 @@ impl Stats {
                 .unwrap_or(0)
         };
         let w = [width(0), width(1), width(2), width(3), width(4)];
-        let message_rows: Vec<String> = std::iter::once(&head)
-            .chain(&cells)
-            .map(|c| {
-                format!(
-                    "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
-                    c[0],
-                    c[1],
-                    c[2],
-                    c[3],
-                    c[4],
-                    a = w[0],
-                    b = w[1],
-                    x = w[2],
-                    y = w[3],
-                    z = w[4]
-                )
-            })
-            .collect();
-        let messages: Vec<Json> = self
-            .messages
+        let row = |c: &[String; 5]| {
+            format!(
+                "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
+                c[0],
+                c[1],
+                c[2],
+                c[3],
+                c[4],
+                a = w[0],
+                b = w[1],
+                x = w[2],
+                y = w[3],
+                z = w[4]
+            )
+        };
+        // The column heads, then the rows (at most the first and last few).
+        let message_rows = format!(
+            "{}\n{}",
+            row(&head),
+            few(
+                cells.iter().map(row).collect(),
+                "kinds of message",
+                MESSAGES_SHOWN
+            )
+        );
+        let messages: Vec<Json> = all_messages
             .iter()
             .map(|((r, m), (count, payload, bytes))| {
                 json!({
@@ -161,7 +217,7 @@ impl Stats {
             json_only("collated_packets", json!(self.collated)),
             json_only("collated_gzip_packets", json!(self.collated_gzip)),
             json_only("file_gzip_offset", json!(self.file_gzip_at)),
-            Fact::new("messages", lines(message_rows), json!(messages)),
+            Fact::new("messages", message_rows, json!(messages)),
             Fact::new(
                 "shapes_alive",
                 lines(
@@ -169,6 +225,7 @@ impl Stats {
                         .iter()
                         .map(|(r, n)| format!("{}: {n}", names::routing_name(*r)))
                         .collect(),
+                    "shape kinds",
                 ),
                 json!(alive),
             ),
@@ -179,6 +236,7 @@ impl Stats {
                         .iter()
                         .map(|(id, c)| format!("{id} {} (parent {})", c.name, c.parent))
                         .collect(),
+                    "categories",
                 ),
                 json!(categories),
             ),

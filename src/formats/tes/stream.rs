@@ -135,6 +135,14 @@ impl Layer {
         }
     }
 
+    /// The file's length, when packets are read from the file itself.
+    pub fn plain_len(&self) -> Option<u64> {
+        match self {
+            Layer::Plain(input) => Some(input.len()),
+            _ => None,
+        }
+    }
+
     /// Switches to whole-file gzip starting at file offset `at`.
     pub fn switch_to_gzip(&mut self, at: u64) {
         if let Layer::Plain(input) = std::mem::replace(self, Layer::Gone) {

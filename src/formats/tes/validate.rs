@@ -37,7 +37,7 @@ pub struct Checker {
     pub categories: BTreeMap<u16, CategoryInfo>,
 }
 
-fn replace_bit(version_minor: u16) -> u16 {
+pub(super) fn replace_bit(version_minor: u16) -> u16 {
     match version_minor {
         0 | 1 => 0,
         2 => 8,

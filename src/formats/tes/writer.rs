@@ -11,13 +11,18 @@ use flate2::Compression;
 use super::decode::{self, C_FRAME, C_FRAME_COUNT, R_CONTROL, R_SERVER_INFO};
 use super::packet::{self, PacketHeader, HEADER_LEN};
 use super::reader::{DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
-use super::RAW_FORMAT;
+use super::repair::{SceneGuard, Verdict};
+use super::{names, RAW_FORMAT};
 use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Record};
 
-/// Header metadata key through which the command line picks the output scheme.
+/// Writer setting ([`Outputs::set`]) that picks the output scheme.
 pub const COMPRESSION_KEY: &str = "tes.compression";
+
+/// Writer setting for `recover`: drop packets whose CRC does not match, and keep the scene
+/// consistent around what was dropped ([`SceneGuard`]), so that the capture replays cleanly.
+pub const REPAIR_KEY: &str = "tes.repair";
 
 /// Largest inner total of a collated packet: 65535 − 16 − 8 − 2 (spec §12).
 pub const COLLATE_LIMIT: usize = 65509;
@@ -33,6 +38,16 @@ pub enum Compression3es {
 
 impl Compression3es {
     pub const NAMES: &'static [&'static str] = &["plain", "collated", "collated-gzip", "file-gzip"];
+
+    /// The name `--tes-compression` and [`COMPRESSION_KEY`] use.
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression3es::Plain => "plain",
+            Compression3es::Collated => "collated",
+            Compression3es::CollatedGzip => "collated-gzip",
+            Compression3es::FileGzip => "file-gzip",
+        }
+    }
 
     pub fn parse(name: &str) -> Option<Compression3es> {
         Some(match name {
@@ -74,6 +89,8 @@ pub struct TesWriter {
     scratch: Vec<u8>,
     frames: u64,
     channels: Vec<String>,
+    /// Set for `recover` ([`REPAIR_KEY`]).
+    repair: Option<SceneGuard>,
     report: WriteReport,
 }
 
@@ -121,6 +138,7 @@ impl TesWriter {
             scratch: Vec::new(),
             frames: 0,
             channels: header.channels.iter().map(|c| c.name.clone()).collect(),
+            repair: outputs.setting(REPAIR_KEY).map(|_| SceneGuard::default()),
             report: WriteReport::default(),
         })
     }
@@ -213,31 +231,40 @@ impl TesWriter {
 
 impl Sink for TesWriter {
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        let channel = |w: &TesWriter| {
+            w.channels
+                .get(record.channel as usize)
+                .map_or("?", |c| c.as_str())
+                .to_string()
+        };
         let raw = match &record.raw {
             Some(raw) if raw.format == RAW_FORMAT => &raw.bytes,
             _ => {
-                let channel = self
-                    .channels
-                    .get(record.channel as usize)
-                    .map_or("?", |c| c.as_str());
-                self.report.loss.add(
-                    channel,
-                    "*",
-                    "no 3es packet bytes: simrec writes 3es only from 3es records (re-encoding from values is not supported)",
-                );
-                return Ok(());
+                // Only a key filter takes a 3es record's bytes away (a recording of another
+                // format is refused in `create`). Writing the rest would keep an object's
+                // Updates whose Create was filtered out, or the reverse: refuse instead.
+                return Err(WriteError::Unsupported(format!(
+                    "a {} record lost keys to --include/--exclude: 3es is written packet by packet from the capture's own bytes, so a key filter that changes 3es records cannot be written as 3es (nothing written); filter into another format, e.g. `-o out.jsonl`",
+                    channel(self)
+                )));
             }
         };
         let Some(h) = PacketHeader::parse(raw).filter(|h| h.packet_len() == raw.len()) else {
-            let channel = self
-                .channels
-                .get(record.channel as usize)
-                .map_or("?", |c| c.as_str());
-            self.report
-                .loss
-                .add(channel, "*", "packet bytes that do not frame as one packet");
+            self.report.loss.add(
+                &channel(self),
+                "*",
+                "packet bytes that do not frame as one packet",
+            );
             return Ok(());
         };
+        if self.repair.is_some() && packet::crc_mismatch(&h, raw).is_some() {
+            self.report.loss.add(
+                &channel(self),
+                "*",
+                "a packet whose CRC does not match (damaged): dropped",
+            );
+            return Ok(());
+        }
         let payload = &raw[h.payload_start()..h.payload_start() + h.payload_size as usize];
         match (h.routing_id, h.message_id) {
             (R_SERVER_INFO, _) => {
@@ -267,6 +294,22 @@ impl Sink for TesWriter {
         }
         if !self.started {
             self.start()?;
+        }
+        if let Some(guard) = &mut self.repair {
+            match guard.check(&h, payload) {
+                Verdict::Keep => {}
+                Verdict::Drop(why) => {
+                    self.report.loss.add(&channel(self), "*", why);
+                    return Ok(());
+                }
+                Verdict::Insert(p, why) => {
+                    let name = names::CHANNELS
+                        .get(names::channel_of(h.routing_id, decode::S_DESTROY) as usize)
+                        .map_or("?", |c| c.0);
+                    self.report.loss.add(name, "*", why);
+                    self.packet(&p, false)?;
+                }
+            }
         }
         let is_frame = h.routing_id == R_CONTROL && h.message_id == C_FRAME;
         if is_frame {

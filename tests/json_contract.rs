@@ -1,0 +1,131 @@
+//! The JSON of `inspect` and `validate` is a contract (docs/schema/*.schema.json): every
+//! object simrec prints for every fixture, healthy or damaged, plain or `--deep`, matches its
+//! schema; unset values are null, never a sentinel like `u64::MAX`.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use jsonschema::{Registry, Validator};
+use serde_json::Value;
+
+fn schema(name: &str) -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("docs/schema")
+        .join(name);
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn validators() -> (Validator, Validator) {
+    let validate = schema("validate.schema.json");
+    let id = validate["$id"].as_str().unwrap().to_string();
+    let registry = Registry::new()
+        .add(id.as_str(), validate.clone())
+        .unwrap()
+        .prepare()
+        .unwrap();
+    let inspect = jsonschema::options()
+        .with_registry(&registry)
+        .build(&schema("inspect.schema.json"))
+        .unwrap();
+    (inspect, jsonschema::validator_for(&validate).unwrap())
+}
+
+/// Every recording under `fixtures/`: files of the file formats, and Elodin `world/` dirs.
+fn fixtures() -> Vec<PathBuf> {
+    fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
+        for e in std::fs::read_dir(dir).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                if p.join("metadata.json").is_file() && p.join("assets.bin").exists() {
+                    out.push(p);
+                } else {
+                    walk(&p, out);
+                }
+            } else if [".traj", ".state", ".zip", ".3es"]
+                .iter()
+                .any(|e| name.ends_with(e))
+            {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
+        &mut out,
+    );
+    out.sort();
+    out
+}
+
+/// Every number in `v`, with where it is.
+fn numbers<'a>(v: &'a Value, at: String, out: &mut Vec<(String, &'a Value)>) {
+    match v {
+        Value::Number(_) => out.push((at, v)),
+        Value::Array(a) => a
+            .iter()
+            .enumerate()
+            .for_each(|(i, x)| numbers(x, format!("{at}[{i}]"), out)),
+        Value::Object(o) => o
+            .iter()
+            .for_each(|(k, x)| numbers(x, format!("{at}.{k}"), out)),
+        _ => {}
+    }
+}
+
+#[test]
+fn every_inspect_and_validate_object_matches_its_schema() {
+    let (inspect, validate) = validators();
+    let files = fixtures();
+    assert!(files.len() > 40, "{}", files.len());
+    let mut objects = 0;
+    for file in &files {
+        let path = file.to_str().unwrap();
+        for (args, validator) in [
+            (vec!["inspect", "--format", "json", path], &inspect),
+            (
+                vec!["inspect", "--deep", "--format", "json", path],
+                &inspect,
+            ),
+            (vec!["validate", "--format", "json", path], &validate),
+        ] {
+            let out = common::simrec().args(&args).output().unwrap();
+            let text = String::from_utf8(out.stdout).unwrap();
+            for line in text.lines() {
+                let v: Value = serde_json::from_str(line).unwrap();
+                let errors: Vec<String> =
+                    validator.iter_errors(&v).map(|e| e.to_string()).collect();
+                assert!(errors.is_empty(), "{args:?}: {errors:?}");
+                let mut found = Vec::new();
+                numbers(&v, String::new(), &mut found);
+                for (at, n) in found {
+                    assert_ne!(n.as_u64(), Some(u64::MAX), "{args:?}: {at}");
+                }
+                objects += 1;
+            }
+        }
+    }
+    assert!(objects >= 3 * files.len(), "{objects}");
+}
+
+#[test]
+fn unreadable_files_match_the_schema_too() {
+    let (inspect, validate) = validators();
+    let r = common::run(&[
+        "inspect",
+        "--format",
+        "json",
+        "missing.traj",
+        "broken/empty.traj",
+    ]);
+    for line in r.stdout.lines() {
+        let v: Value = serde_json::from_str(line).unwrap();
+        assert!(inspect.is_valid(&v), "{v}");
+        assert_eq!(v["schema_version"], 1);
+    }
+    let r = common::run(&["validate", "--format", "json", "missing.traj"]);
+    let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert!(validate.is_valid(&v), "{v}");
+}
