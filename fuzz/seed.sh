@@ -74,3 +74,13 @@ for f in "$here"/../fixtures/tes/small_*.3es; do
     cp "$f" "$tes/"
 done
 echo "seeded $(find "$tes" -type f | wc -l) files into $tes"
+
+# Elodin archetype files for elodin_parquet: every Parquet file of the fixtures up to 64 KB.
+pcorpus="$here/corpus/elodin_parquet"
+mkdir -p "$pcorpus"
+find "$here/../fixtures/elodin" -name '*.parquet' -size -65537c -print0 |
+    while IFS= read -r -d '' f; do
+        rel="${f#"$here/../fixtures/elodin/"}"
+        cp "$f" "$pcorpus/${rel//\//__}"
+    done
+echo "seeded $(find "$pcorpus" -type f | wc -l) files into $pcorpus"

@@ -38,9 +38,12 @@ if [ -z "${NANOVER_PY:-}" ]; then
   if [ -x "$venv/bin/python" ] && "$venv/bin/python" -c 'import nanover' 2>/dev/null; then
     NANOVER_PY="$venv/bin/python"
   else
+    # The first Python 3.13 that runs (a pyenv shim on PATH may exist and still refuse).
     py313=""
-    for candidate in python3.13 "$HOME"/.pyenv/versions/3.13*/bin/python; do
-      if command -v "$candidate" >/dev/null 2>&1; then py313="$(command -v "$candidate")"; break; fi
+    for candidate in python3.13 "$HOME"/.pyenv/versions/3.13*/bin/python3.13 /usr/bin/python3.13; do
+      if "$candidate" -c 'import sys; sys.exit(sys.version_info[:2] != (3, 13))' >/dev/null 2>&1; then
+        py313="$candidate"; break
+      fi
     done
     if [ -n "$py313" ] && "$py313" -m venv "$venv" >/dev/null 2>&1 \
       && "$venv/bin/pip" install --quiet nanover-server==0.1.3018 msgpack >/dev/null 2>&1; then

@@ -3,7 +3,8 @@
 use std::path::{Path, PathBuf};
 
 use super::common::{
-    companion_notes, write_parts, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs,
+    companion_notes, output_format, write_parts, write_recording, AlignArgs, ReadArgs, SelectArgs,
+    WriteArgs,
 };
 use super::diag::say;
 use super::{Outcome, UsageError};
@@ -133,6 +134,11 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         }
         None => (args.start, args.end),
     };
+    if args.keep_time {
+        if let Err(why) = output_format(&args.write)?.keeps_time() {
+            return Err(UsageError(format!("--keep-time: {why}")).into());
+        }
+    }
     let selection = args.select.selection()?;
     let format = registry::detect(&args.inputs[0])?;
     if args.inputs[1..]

@@ -95,6 +95,12 @@ pub trait Format: Sync {
         false
     }
 
+    /// Whether an output of this format can keep a recording's own time axis
+    /// (`slice --keep-time`); `Err(why)` for a format whose time always starts at 0.
+    fn keeps_time(&self) -> Result<(), &'static str> {
+        Ok(())
+    }
+
     /// Files `create` will write for `target`.
     fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
         vec![target.to_path_buf()]

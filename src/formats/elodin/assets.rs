@@ -128,6 +128,20 @@ impl Assets {
         self.bytes.get(item.start..item.start + item.len)
     }
 
+    /// One store holding every item of `stores`, in order, generations kept.
+    pub fn concat(stores: &[Assets]) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_varint(&mut out, stores.iter().map(|s| s.items.len() as u64).sum());
+        for store in stores {
+            for item in &store.items {
+                put_varint(&mut out, item.generation);
+                put_varint(&mut out, item.len as u64);
+                out.extend_from_slice(&store.bytes[item.start..item.start + item.len]);
+            }
+        }
+        out
+    }
+
     /// The store with these inner blobs, generation 1 each.
     pub fn encode(inners: &[Vec<u8>]) -> Vec<u8> {
         let mut out = Vec::new();

@@ -1,18 +1,23 @@
 //! Elodin replay directories (world dirs and exec dirs): `metadata.json`, `assets.bin` and
 //! one Parquet file per archetype. Spec: `elodin.md`.
 
+mod arrow_meta;
 pub mod assets;
 pub mod codes;
 mod columns;
 mod dir;
+mod hybrid;
+mod merge;
 pub mod metadata;
+mod pages;
 mod parquet_in;
 mod parquet_out;
 mod reader;
 mod summary;
+mod thrift;
 mod writer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use reader::{ElodinReader, HEADER_KEY};
 pub use writer::ElodinWriter;
@@ -38,6 +43,14 @@ pub fn parse_side_files(metadata_json: &[u8], assets_bin: &[u8]) -> (bool, bool)
         Err(_) => false,
     };
     (m, a)
+}
+
+/// Decodes a whole Parquet file held in memory as the reader decodes an archetype file
+/// (footer, column chunks, pages, every column simrec can read, every row): (rows,
+/// readable column rows), or the error. For the fuzzer and the damage sweeps: whatever the
+/// bytes, this returns, it never panics.
+pub fn decode_parquet(bytes: Vec<u8>) -> Result<(u64, u64), String> {
+    parquet_in::decode_all(bytes)
 }
 
 pub struct Elodin;
@@ -71,8 +84,27 @@ impl Format for Elodin {
         true
     }
 
+    /// Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as
+    /// the tick count), so a slice cannot keep its place on the source's axis.
+    fn keeps_time(&self) -> Result<(), &'static str> {
+        Err("an Elodin replay's ticks always start at 0 (Elodin's loader counts ticks from 0), so a slice cannot keep the source's times; slice without --keep-time")
+    }
+
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
         Ok(Box::new(ElodinReader::open(path, options)?))
+    }
+
+    /// Replays merge side by side or end to end (spec §7, `merge.rs`); anything else is
+    /// refused before anything is written.
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        if paths.len() < 2 {
+            return None;
+        }
+        Some(merge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
     }
 
     fn create(

@@ -8,6 +8,40 @@ use super::metadata::UNSET_MAX_TICKS;
 use super::reader::{ElodinReader, View};
 use crate::report::Fact;
 
+/// Lists in the text facts show this many items at each end, and how many are left out
+/// between (the JSON facts have every item): `inspect` stays a screenful whatever the
+/// replay holds.
+const FEW: usize = 3;
+
+/// `n` with its thousands apart: `49 997`.
+fn grouped(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(' ');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn counted(n: usize, one: &str, many: &str) -> String {
+    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+}
+
+/// The first and last few of `lines`, and how many are left out between them.
+fn elide(lines: Vec<String>, what: &str) -> Vec<String> {
+    let n = lines.len();
+    if n <= 2 * FEW + 1 {
+        return lines;
+    }
+    let mut out: Vec<String> = lines[..FEW].to_vec();
+    out.push(format!("… {} more {what}", grouped(n - 2 * FEW)));
+    out.extend(lines[n - FEW..].iter().cloned());
+    out
+}
+
 pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
     let v: View<'_> = reader.view();
     let mut out = Vec::new();
@@ -84,22 +118,24 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
     for id in v.names.keys() {
         entities.entry(*id).or_default();
     }
+    let entity_lines: Vec<String> = entities
+        .iter()
+        .map(|(id, archetypes)| {
+            format!(
+                "{id} {} ({})",
+                v.names.get(id).map_or("(no name)", String::as_str),
+                archetypes.join(", ")
+            )
+        })
+        .collect();
     out.push(Fact::new(
         "entities",
         if entities.is_empty() {
             "none".into()
         } else {
-            entities
-                .iter()
-                .map(|(id, archetypes)| {
-                    format!(
-                        "{id} {} ({})",
-                        v.names.get(id).map_or("(no name)", String::as_str),
-                        archetypes.join(", ")
-                    )
-                })
-                .collect::<Vec<_>>()
-                .join("\n")
+            let mut text = vec![counted(entities.len(), "entity", "entities")];
+            text.extend(elide(entity_lines, "entities"));
+            text.join("\n")
         },
         Json::Array(
             entities
@@ -110,37 +146,45 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
                 .collect(),
         ),
     ));
-    let mut text = Vec::new();
+    let mut blocks: Vec<Vec<String>> = Vec::new();
     let mut list = Vec::new();
     for a in &v.archetypes {
         let rows = a.rows.unwrap_or(a.rows_seen);
-        text.push(format!(
+        let mut block = vec![format!(
             "{}: {}, {rows} rows, {}, {}",
             a.name,
-            if a.entities.len() == 1 {
-                "1 entity".to_string()
-            } else {
-                format!("{} entities", a.entities.len())
-            },
+            counted(a.entities.len(), "entity", "entities"),
             a.row_groups.map_or("unreadable".into(), |g| if g == 1 {
                 "1 row group".to_string()
             } else {
                 format!("{g} row groups")
             }),
             a.size.map_or("no file".into(), |s| format!("{s} bytes")),
-        ));
-        for c in &a.components {
-            let names = c.element_names();
-            text.push(format!(
-                "  {} {}{}{}",
-                c.name,
-                c.type_text(),
-                names
-                    .as_ref()
-                    .map_or(String::new(), |n| format!(" ({})", n.join(","))),
-                if c.asset { " asset" } else { "" }
-            ));
-        }
+        )];
+        let components: Vec<String> = a
+            .components
+            .iter()
+            .map(|c| {
+                let names = c.element_names();
+                format!(
+                    "  {} {}{}{}",
+                    c.name,
+                    c.type_text(),
+                    names
+                        .as_ref()
+                        .map_or(String::new(), |n| format!(" ({})", n.join(","))),
+                    if c.asset { " asset" } else { "" }
+                )
+            })
+            .collect();
+        block.extend(elide(components, "components").into_iter().map(|l| {
+            if l.starts_with('…') {
+                format!("  {l}")
+            } else {
+                l
+            }
+        }));
+        blocks.push(block);
         list.push(json!({
             "name": a.name,
             "entities": a.entities,
@@ -157,6 +201,20 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
                 "asset": c.asset,
             })).collect::<Vec<_>>(),
         }));
+    }
+    let mut text = Vec::new();
+    if blocks.len() > 2 * FEW + 1 {
+        let n = blocks.len();
+        text.push(counted(n, "archetype", "archetypes"));
+        for b in &blocks[..FEW] {
+            text.extend(b.iter().cloned());
+        }
+        text.push(format!("… {} more archetypes", grouped(n - 2 * FEW)));
+        for b in &blocks[n - FEW..] {
+            text.extend(b.iter().cloned());
+        }
+    } else {
+        text.extend(blocks.into_iter().flatten());
     }
     out.push(Fact::new("archetypes", text.join("\n"), Json::Array(list)));
     out.push(match v.assets {

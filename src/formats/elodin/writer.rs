@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value as Json};
 use super::assets::{Assets, EntityMetadata};
 use super::dir::{read_small, NAMES_ARCHETYPE};
 use super::metadata::{self, safe_file_stem, Component, Primitive, UNSET_MAX_TICKS};
-use super::parquet_out::{Cell, Table};
+use super::parquet_out::{widening, Cell, Table};
 use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -116,25 +116,6 @@ impl Sink for ElodinWriter {
     }
 }
 
-/// Rewrites `metadata.json` keys into the 0.10 flavour; `max_ticks` as given.
-fn flavour_010(json: &mut Map<String, Json>, max_ticks: Option<u64>) {
-    if !json.contains_key("sim_time_step") {
-        if let Some(step) = json.remove("time_step") {
-            json.insert("sim_time_step".into(), step.clone());
-            json.entry("run_time_step").or_insert(step);
-        }
-    }
-    if !json.contains_key("run_time_step") {
-        if let Some(step) = json.get("sim_time_step").cloned() {
-            json.insert("run_time_step".into(), step);
-        }
-    }
-    json.entry("default_playback_speed").or_insert(json!(1.0));
-    if let Some(m) = max_ticks {
-        json.insert("max_ticks".into(), json!(m));
-    }
-}
-
 // ---------------------------------------------------------------------------------------
 // Elodin to Elodin: the source's archetypes, exactly.
 
@@ -157,6 +138,8 @@ struct SameArch {
     hints: Vec<usize>,
     declared: Vec<Component>,
     table: Option<Table>,
+    /// Components of the table stored in a wider type, and why (counted per row).
+    widened: Vec<(String, &'static str)>,
     first_tick: Option<u64>,
     first_entities: Vec<u64>,
     cur_tick: Option<u64>,
@@ -165,7 +148,9 @@ struct SameArch {
 
 struct Same {
     json: Map<String, Json>,
-    source_world: PathBuf,
+    /// World dirs whose `assets.bin` items make the output's, in order (one for a
+    /// convert or slice; the inputs of a merge).
+    assets_from: Vec<PathBuf>,
     source_ticks: Option<u64>,
     step_ns: i64,
     max_ticks: Option<u64>,
@@ -197,6 +182,7 @@ impl Same {
                         hints: Vec::new(),
                         declared: a.components.clone(),
                         table: None,
+                        widened: Vec::new(),
                         first_tick: None,
                         first_entities: Vec::new(),
                         cur_tick: None,
@@ -204,13 +190,23 @@ impl Same {
                     })
             })
             .collect();
-        Ok(Same {
-            json,
-            source_world: source
+        let world = || {
+            source
                 .get("world_dir")
                 .and_then(Json::as_str)
                 .map(PathBuf::from)
-                .unwrap_or_default(),
+        };
+        let assets_from = match source.get("assets_from").and_then(Json::as_array) {
+            Some(list) => list
+                .iter()
+                .filter_map(Json::as_str)
+                .map(PathBuf::from)
+                .collect(),
+            None => world().into_iter().collect(),
+        };
+        Ok(Same {
+            json,
+            assets_from,
             source_ticks: source.get("ticks").and_then(Json::as_u64),
             step_ns: meta.step_ns,
             max_ticks: meta.max_ticks,
@@ -256,6 +252,10 @@ impl Same {
                 .filter(|c| record.get(&c.name).is_some())
                 .cloned()
                 .collect();
+            arch.widened = present
+                .iter()
+                .filter_map(|c| widening(c).map(|why| (c.name.clone(), why)))
+                .collect();
             arch.table = Some(Table::create(world, &arch.name, present)?);
             arch.first_tick = Some(out_tick);
         }
@@ -296,6 +296,9 @@ impl Same {
             }
             value(i, c, hints).map_or(Cell::Zeros, Cell::Data)
         })?;
+        for (name, why) in &arch.widened {
+            report.loss.widen(&arch.name, name, why);
+        }
         if !exact {
             for (i, c) in table.components.iter().enumerate() {
                 let written = value(i, c, hints).is_some_and(|d| d.len() == c.elements);
@@ -312,66 +315,103 @@ impl Same {
     }
 
     fn finish(self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
-        let _ = report;
+        let Some(last_tick) = self.last_tick else {
+            return Err(WriteError::Unsupported(NO_TICKS.into()));
+        };
         let mut json = self.json;
-        let mut kept: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        // Archetype → its components as written (their stored types).
+        let mut kept: BTreeMap<String, Vec<Component>> = BTreeMap::new();
         for arch in self.archs.into_iter().flatten() {
-            let table = match arch.table {
-                Some(t) => t,
-                None => Table::create(world, &arch.name, arch.declared.clone())?,
-            };
-            kept.insert(
-                arch.name.clone(),
-                table.components.iter().map(|c| c.name.clone()).collect(),
-            );
-            table.close()?;
-        }
-        // Archetypes of the metadata that no channel carried still need a file.
-        let bytes = serde_json::to_vec(&json).unwrap_or_default();
-        if let Ok((meta, _)) = metadata::parse(&bytes) {
-            for a in meta.archetypes {
-                if !kept.contains_key(&a.name) {
-                    let t = Table::create(world, &a.name, a.components.clone())?;
-                    kept.insert(
-                        a.name.clone(),
-                        a.components.iter().map(|c| c.name.clone()).collect(),
-                    );
+            match arch.table {
+                Some(t) => {
+                    kept.insert(arch.name.clone(), t.stored_components());
                     t.close()?;
                 }
+                // Elodin 0.10 cannot load an archetype without rows (its loader divides
+                // each column into ticks): left out, and said so.
+                None => report.loss.add(
+                    &arch.name,
+                    "*",
+                    "no rows to write: the archetype is left out (Elodin cannot load an empty one)",
+                ),
             }
         }
         if let Some(Json::Object(archetypes)) = json.get_mut("archetypes") {
             archetypes.retain(|name, _| kept.contains_key(name));
             for (name, list) in archetypes.iter_mut() {
-                if let (Json::Array(list), Some(keep)) = (list, kept.get(name)) {
-                    list.retain(|c| {
-                        c.get("name")
-                            .and_then(Json::as_str)
-                            .is_some_and(|n| keep.iter().any(|k| k == n))
-                    });
+                let (Json::Array(list), Some(keep)) = (list, kept.get(name)) else {
+                    continue;
+                };
+                list.retain(|c| {
+                    c.get("name")
+                        .and_then(Json::as_str)
+                        .is_some_and(|n| keep.iter().any(|k| k.name == n))
+                });
+                for c in list.iter_mut() {
+                    let written = keep
+                        .iter()
+                        .find(|k| c.get("name").and_then(Json::as_str) == Some(k.name.as_str()));
+                    if let (Some(k), Some(ty)) = (written, c.get_mut("component_type")) {
+                        if ty.get("primitive_ty").and_then(Json::as_str) != Some(k.primitive.name())
+                        {
+                            ty["primitive_ty"] = json!(k.primitive.name());
+                        }
+                    }
                 }
             }
         }
-        let ticks = self.last_tick.map(|t| t.saturating_add(1)).unwrap_or(0);
+        let ticks = last_tick.saturating_add(1);
         let sliced = self.base.unwrap_or(0) != 0 || Some(ticks) != self.source_ticks;
-        let max_ticks = match self.max_ticks {
-            Some(UNSET_MAX_TICKS) => None,
-            Some(_) if sliced => Some(ticks.saturating_sub(1)),
-            Some(_) => None,
-            None => Some(ticks.saturating_sub(1)),
-        };
-        let _ = self.step_ns;
-        flavour_010(&mut json, max_ticks);
+        // The source's own metadata flavour is kept (a v0.9 replay stays v0.9: no
+        // `default_playback_speed` beside its `output_time_step`); only `max_ticks`
+        // follows a slice, where the source set it.
+        if let Some(m) = self.max_ticks {
+            if m != UNSET_MAX_TICKS && sliced {
+                json.insert("max_ticks".into(), json!(ticks - 1));
+            }
+        }
         let text = serde_json::to_vec(&Json::Object(json)).unwrap_or_default();
         write_file(&world.join("metadata.json"), &text)?;
-        let assets = read_small(&self.source_world.join("assets.bin")).unwrap_or_else(|_| vec![0]);
-        write_file(&world.join("assets.bin"), &assets)?;
+        write_file(
+            &world.join("assets.bin"),
+            &merged_assets(&self.assets_from)?,
+        )?;
         Ok(())
+    }
+}
+
+/// Why nothing can be written for a recording without records.
+const NO_TICKS: &str = "the recording has no records: an Elodin replay needs at least one tick (Elodin 0.10 cannot load one without rows)";
+
+/// `assets.bin` of the output: the items of each source world's store, in order (their
+/// handles were shifted by the merge that listed several). One store is copied byte for
+/// byte.
+fn merged_assets(worlds: &[PathBuf]) -> Result<Vec<u8>, WriteError> {
+    match worlds {
+        [] => Ok(vec![0]),
+        [one] => Ok(read_small(&one.join("assets.bin")).unwrap_or_else(|_| vec![0])),
+        many => {
+            let mut stores = Vec::new();
+            for w in many {
+                let path = w.join("assets.bin");
+                let bytes = read_small(&path).map_err(|e| WriteError::io(&path, e))?;
+                let store = Assets::parse(bytes)
+                    .map_err(|e| WriteError::Invalid(format!("{}: {e}", path.display())))?;
+                stores.push(store);
+            }
+            Ok(Assets::concat(&stores))
+        }
     }
 }
 
 // ---------------------------------------------------------------------------------------
 // Any other source: one archetype per channel, sample-and-hold per tick.
+
+/// Elodin has no bool columns (its loader cannot build one): bools are stored as 0 or 1,
+/// in U8 tensors, or U32 scalars (see `parquet_out::stored`).
+const BOOL_TENSOR: &str = "bool stored as U8 0/1 (Elodin 0.10 cannot load bool columns)";
+const BOOL_SCALAR: &str =
+    "bool scalar stored as U32 0/1 (Elodin 0.10 cannot load bool, U8 or U16 scalar columns)";
 
 /// A value as Elodin elements: data, shape, and whether it had to change type.
 fn elements(value: &Value) -> Option<(ArrayData, Vec<usize>, bool)> {
@@ -395,6 +435,8 @@ fn elements(value: &Value) -> Option<(ArrayData, Vec<usize>, bool)> {
 struct Slot {
     key: String,
     component: Component,
+    /// Why its values are stored in a wider type than the source's, if they are.
+    widened: Option<&'static str>,
     /// The last value written, per entity (held when a value is absent or does not fit).
     last: Vec<Option<ArrayData>>,
 }
@@ -622,7 +664,7 @@ impl Foreign {
                 if slots.iter().any(|s| s.key == key) {
                     continue;
                 }
-                let Some((data, shape, _)) = elements(&value) else {
+                let Some((data, shape, from_bool)) = elements(&value) else {
                     continue;
                 };
                 let Some(primitive) = Primitive::from_dtype(data.dtype()) else {
@@ -641,9 +683,15 @@ impl Foreign {
                     continue;
                 };
                 self.used_names.push(name);
+                let widened = match (from_bool, component.shape.is_empty()) {
+                    (true, true) => Some(BOOL_SCALAR),
+                    (true, false) => Some(BOOL_TENSOR),
+                    (false, _) => widening(&component),
+                };
                 slots.push(Slot {
                     key,
                     component,
+                    widened,
                     last: Vec::new(),
                 });
             }
@@ -727,6 +775,11 @@ impl Foreign {
                         .add(&arch.channel, &s.key, "absent (removed or reset): previous value held"),
                 }
             }
+            for s in slots.iter() {
+                if let Some(why) = s.widened {
+                    report.loss.widen(&arch.channel, &s.key, why);
+                }
+            }
             let cells: Vec<Cell<'_>> = slots
                 .iter()
                 .map(|s| match &s.last[i] {
@@ -740,14 +793,14 @@ impl Foreign {
     }
 
     fn finish(mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
-        let had_records = self.cur_time.is_some();
-        if had_records {
-            if self.step_ns.is_none() {
-                self.step_ns = Some(1_000_000_000);
-            }
-            self.close_tick(world, report)?;
+        if self.cur_time.is_none() {
+            return Err(WriteError::Unsupported(NO_TICKS.into()));
         }
-        let ticks = if had_records { self.tick + 1 } else { 0 };
+        if self.step_ns.is_none() {
+            self.step_ns = Some(1_000_000_000);
+        }
+        self.close_tick(world, report)?;
+        let ticks = self.tick + 1;
         let step_ns = self.step_ns.unwrap_or(1_000_000_000).max(1);
         let mut archetypes = Map::new();
         let component_json = |c: &Component| {
@@ -774,7 +827,7 @@ impl Foreign {
             if let Some(t) = a.table {
                 archetypes.insert(
                     a.name.clone(),
-                    Json::Array(t.components.iter().map(component_json).collect()),
+                    Json::Array(t.stored_components().iter().map(component_json).collect()),
                 );
                 t.close()?;
             }
@@ -782,7 +835,7 @@ impl Foreign {
         for t in [self.globals, self.names].into_iter().flatten() {
             archetypes.insert(
                 t.name.clone(),
-                Json::Array(t.components.iter().map(component_json).collect()),
+                Json::Array(t.stored_components().iter().map(component_json).collect()),
             );
             t.close()?;
         }
@@ -798,16 +851,12 @@ impl Foreign {
             &world.join("metadata.json"),
             &serde_json::to_vec(&meta).unwrap_or_default(),
         )?;
-        let assets = if had_records {
-            Assets::encode(
-                &entity_names
-                    .iter()
-                    .map(EntityMetadata::encode)
-                    .collect::<Vec<_>>(),
-            )
-        } else {
-            Assets::empty().bytes
-        };
+        let assets = Assets::encode(
+            &entity_names
+                .iter()
+                .map(EntityMetadata::encode)
+                .collect::<Vec<_>>(),
+        );
         write_file(&world.join("assets.bin"), &assets)?;
         Ok(())
     }
