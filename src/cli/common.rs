@@ -3,17 +3,15 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use anyhow::Context;
 use clap::ValueEnum;
 
 use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
-use crate::formats::output::Outputs;
-use crate::formats::registry::{self, writable_names, Detection};
-use crate::formats::{Format, ReadOptions, Sink, Source};
+use crate::formats::registry::{self, writable_names};
+use crate::formats::{Format, ReadOptions, Source};
 use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
-use crate::pipeline::{self, SplitAtResets};
+use crate::pipeline::{self, PartNames, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::Severity;
 
@@ -155,15 +153,14 @@ fn compression_help() -> String {
     )
 }
 
-/// Hands a writer option given on the command line to the chosen format's writer, or
-/// refuses it (usage) when that format does not take it or not with that value.
-fn apply_write_option(
+/// The writer setting a writer option given on the command line becomes for the chosen
+/// format, or a refusal (usage) when that format does not take it or not with that value.
+fn write_option(
     flag: &str,
     given_as: &str,
     value: &str,
     format: &dyn Format,
-    outputs: &mut Outputs,
-) -> Result<(), UsageError> {
+) -> Result<(&'static str, String), UsageError> {
     let takers: Vec<String> = registry::formats_with_option(flag)
         .iter()
         .map(|(f, _)| f.name().to_string())
@@ -182,8 +179,7 @@ fn apply_write_option(
             option.values.join(", ")
         )));
     }
-    outputs.set(option.setting, value.to_string());
-    Ok(())
+    Ok((option.setting, value.to_string()))
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -233,30 +229,21 @@ pub fn write_recording(
     write_parts(source, inputs, args, selection, None)
 }
 
-/// Outputs for a run writing `format`: never over `inputs`, and replacing (with `--force`)
-/// only a directory that is empty or already a recording of `format`.
-pub fn outputs_for(
-    format: &'static dyn Format,
-    inputs: &[PathBuf],
-    force: bool,
-    dry_run: bool,
-) -> Outputs {
-    let mut outputs = if dry_run {
-        Outputs::dry_run(force)
-    } else {
-        Outputs::new(force)
+/// The writer settings the command line gives, checked against `format`.
+fn write_settings(
+    args: &WriteArgs,
+    format: &dyn Format,
+) -> Result<Vec<(&'static str, String)>, UsageError> {
+    let (given_as, value) = match (&args.compression, &args.tes_compression) {
+        (_, Some(scheme)) => ("tes-compression", scheme),
+        (Some(scheme), None) => ("compression", scheme),
+        (None, None) => return Ok(Vec::new()),
     };
-    outputs.protect(inputs);
-    outputs.replace_directories_when(Box::new(move |dir| {
-        format.detect(dir, &[]) == Detection::Content
-    }));
-    outputs
+    Ok(vec![write_option("compression", given_as, value, format)?])
 }
 
-/// The path of split part `k` in a format.
-pub type PartNames<'n> = &'n dyn Fn(usize, &'static dyn Format) -> PathBuf;
-
-/// Like [`write_recording`]; with `parts`, one output per reset-delimited part.
+/// Like [`write_recording`]; with `parts`, one output per reset-delimited part. The work is
+/// `pipeline::write`; this prints what it did.
 pub fn write_parts(
     source: &mut dyn Source,
     inputs: &[PathBuf],
@@ -265,38 +252,24 @@ pub fn write_parts(
     parts: Option<PartNames>,
 ) -> anyhow::Result<Outcome> {
     let format = output_format(args)?;
-    let mut outputs = outputs_for(format, inputs, args.force, args.dry_run);
-    match (&args.compression, &args.tes_compression) {
-        (_, Some(scheme)) => apply_write_option(
-            "compression",
-            "tes-compression",
-            scheme,
-            format,
-            &mut outputs,
-        )?,
-        (Some(scheme), None) => {
-            apply_write_option("compression", "compression", scheme, format, &mut outputs)?
-        }
-        (None, None) => {}
-    }
-    let header = source.header().clone();
-    let sink: Box<dyn Sink + '_> = match parts {
-        None => format
-            .create(&args.output, &header, &mut outputs)
-            .with_context(|| format!("cannot write {}", args.output.display()))?,
-        Some(name) => {
-            let outputs = &mut outputs;
-            let header = &header;
-            Box::new(SplitAtResets::new(header, move |k, part_header| {
-                format.create(&name(k, format), part_header, outputs)
-            }))
-        }
+    let request = WriteRequest {
+        output: &args.output,
+        format,
+        force: args.force,
+        dry_run: args.dry_run,
+        settings: write_settings(args, format)?,
+        parts,
     };
     let progress = Progress::new("writing");
-    let report = pipeline::copy(source, sink, &mut |d, t| progress.update(d, t))?;
+    let written = pipeline::write(source, inputs, request, selection, &mut |d, t| {
+        progress.update(d, t)
+    });
     drop(progress);
     print_read_findings(source);
-    check_selection(selection)?;
+    for warning in &selection.borrow().unmatched {
+        say!("warning: {warning}");
+    }
+    let Written { report, paths } = written?;
     if args.dry_run {
         let mut out = stdout();
         let name = format.name();
@@ -311,12 +284,7 @@ pub fn write_parts(
         }
         out.flush()?;
     } else {
-        let written = outputs.commit()?;
-        say!(
-            "wrote {} records to {}",
-            report.records,
-            path_list(&written)
-        );
+        say!("wrote {} records to {}", report.records, path_list(&paths));
         if report.loss.widenings().next().is_some() {
             say!(
                 "some values were kept in a wider type:\n{}",

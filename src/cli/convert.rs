@@ -28,13 +28,27 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let selection = args.select.selection()?;
-    let source = open_aligned(
+    write_inputs(
         &args.inputs,
-        args.read.options(true, false),
-        args.align.starts(),
-    )?;
+        &args.read,
+        &args.align,
+        &args.select,
+        &args.write,
+    )
+}
+
+/// Reads `inputs` as one recording (merged by time when there are several), selects and
+/// writes it: what `convert` and `merge` both do.
+pub fn write_inputs(
+    inputs: &[PathBuf],
+    read: &ReadArgs,
+    align: &AlignArgs,
+    select: &SelectArgs,
+    write: &WriteArgs,
+) -> anyhow::Result<Outcome> {
+    let selection = select.selection()?;
+    let source = open_aligned(inputs, read.options(true, false), align.starts())?;
     let mut selected = Selected::new(source, selection);
     let report = selected.report();
-    write_recording(&mut selected, &args.inputs, &args.write, &report)
+    write_recording(&mut selected, inputs, write, &report)
 }

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::common::{write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{AlignArgs, ReadArgs, SelectArgs, WriteArgs};
 use super::Outcome;
-use crate::pipeline::{open_aligned, Selected};
 
 /// Merge recordings by time (memory bounded by the number of inputs)
 #[derive(clap::Args, Debug)]
@@ -32,13 +31,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let selection = args.select.selection()?;
-    let source = open_aligned(
+    super::convert::write_inputs(
         &args.inputs,
-        args.read.options(true, false),
-        args.align.starts(),
-    )?;
-    let mut selected = Selected::new(source, selection);
-    let report = selected.report();
-    write_recording(&mut selected, &args.inputs, &args.write, &report)
+        &args.read,
+        &args.align,
+        &args.select,
+        &args.write,
+    )
 }

@@ -162,6 +162,8 @@ fn format_errors<'a>(
     match e.downcast_ref::<PipelineError>() {
         Some(PipelineError::Read(r)) => (Some(r), None),
         Some(PipelineError::Write(w)) => (None, Some(w)),
+        Some(PipelineError::Output { source, .. }) => (None, Some(source)),
+        Some(PipelineError::Empty(_)) => (None, None),
         None => (
             e.downcast_ref::<ReadError>(),
             e.downcast_ref::<WriteError>(),
@@ -175,6 +177,10 @@ pub fn is_usage_error(e: &anyhow::Error) -> bool {
         let (read, write) = format_errors(c);
         c.is::<UsageError>()
             || c.is::<PatternError>()
+            || matches!(
+                c.downcast_ref::<PipelineError>(),
+                Some(PipelineError::Empty(_))
+            )
             || matches!(read, Some(ReadError::Conflict(_)))
             || matches!(
                 write,

@@ -2,13 +2,14 @@
 
 use std::path::PathBuf;
 
-use super::common::{outputs_for, path_list, ReadArgs};
+use super::common::{path_list, ReadArgs};
 use super::diag::say;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError};
 use crate::pipeline;
+use crate::pipeline::write::outputs_for;
 use crate::report::render::{finding_text, loss_table};
 use crate::report::{Finding, Severity};
 

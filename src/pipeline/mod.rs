@@ -6,6 +6,7 @@ pub mod run;
 pub mod select;
 pub mod split;
 pub mod window;
+pub mod write;
 
 use std::path::PathBuf;
 
@@ -17,6 +18,7 @@ pub use run::{copy, PipelineError};
 pub use select::{KeyFilter, Selected};
 pub use split::SplitAtResets;
 pub use window::{resolve, Span, Window};
+pub use write::{write, PartNames, WriteRequest, Written};
 
 /// Opens inputs as one recording: one source, or their k-way merge by time.
 pub fn open_recording(

@@ -8,6 +8,16 @@ pub enum PipelineError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The output could not be created.
+    #[error("cannot write {}", path.display())]
+    Output {
+        path: std::path::PathBuf,
+        #[source]
+        source: WriteError,
+    },
+    /// A selection left nothing to write (why); nothing was written.
+    #[error("the selection leaves nothing to write: {0}; nothing was written")]
+    Empty(&'static str),
 }
 
 /// How often (in records) `progress` is called.
