@@ -8,7 +8,7 @@ use super::common::{
 };
 use super::diag::say;
 use super::{Outcome, UsageError};
-use crate::formats::{registry, Format};
+use crate::formats::{registry, Format, SliceRequest};
 use crate::model::TimeSpec;
 use crate::pipeline::select::SelectionHandle;
 use crate::pipeline::{open_aligned, resolve, Selected, Window};
@@ -146,8 +146,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()))
     {
         let options = args.read.options(true, false);
-        let rebase = !args.keep_time;
-        if let Some(source) = format.open_slice(&args.inputs, start, end, rebase, options) {
+        let request = SliceRequest {
+            start,
+            end,
+            rebase: !args.keep_time,
+            selectors: Vec::new(),
+        };
+        if let Some(source) = format.open_slice(&args.inputs, &request, options) {
             let mut selected = Selected::new(source?, selection);
             let report = selected.report();
             return write_recording(&mut selected, &args.inputs, &args.write, &report);

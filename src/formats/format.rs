@@ -47,6 +47,27 @@ pub struct WriteOption {
     pub setting: &'static str,
 }
 
+/// What a slice asks for: a window, whether it is rebased to start at 0, and selectors a
+/// format defines for itself (XREC's `type`, `chapter`), by name. A format that takes part
+/// in slicing reads what it knows from here; adding a selector changes no signature.
+#[derive(Debug, Clone, Default)]
+pub struct SliceRequest {
+    pub start: Option<TimeSpec>,
+    pub end: Option<TimeSpec>,
+    pub rebase: bool,
+    pub selectors: Vec<(String, String)>,
+}
+
+impl SliceRequest {
+    /// The values given for selector `name`.
+    pub fn selector<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
+        self.selectors
+            .iter()
+            .filter(move |(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
 /// One format: detection, reader, writer.
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
@@ -115,13 +136,12 @@ pub trait Format: Sync {
 
     /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
     /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
-    /// use the generic `pipeline::Window` (folding by channel composition).
+    /// use the generic `pipeline::Window` (folding by channel composition). `slice` carries
+    /// the window and any selectors of the format's own (`selectors`, as the CLI gave them).
     fn open_slice(
         &self,
         _paths: &[PathBuf],
-        _start: Option<TimeSpec>,
-        _end: Option<TimeSpec>,
-        _rebase: bool,
+        _slice: &SliceRequest,
         _options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         None

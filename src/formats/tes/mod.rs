@@ -26,11 +26,11 @@ pub use reader::TesReader;
 pub use slice::TesSlice;
 pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
 
-use crate::formats::format::{Detection, Format, WriteOption};
+use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
-use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record, TimeSpec};
+use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record};
 
 /// Raw-bytes tag: a whole packet (header, payload, CRC).
 pub const RAW_FORMAT: &str = "3es";
@@ -160,9 +160,7 @@ impl Format for Tes {
     fn open_slice(
         &self,
         paths: &[PathBuf],
-        start: Option<TimeSpec>,
-        end: Option<TimeSpec>,
-        rebase: bool,
+        slice: &SliceRequest,
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else {
@@ -179,7 +177,7 @@ impl Format for Tes {
             ))));
         };
         Some(
-            TesSlice::open(path, start, end, rebase, options)
+            TesSlice::open(path, slice.start, slice.end, slice.rebase, options)
                 .map(|s| Box::new(s) as Box<dyn Source>),
         )
     }
