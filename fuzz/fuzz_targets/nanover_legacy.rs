@@ -73,7 +73,7 @@ fn read(data: &[u8], stream: Option<Stream>, options: ReadOptions) {
     let header = reader.header().clone();
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
-    let mut outputs = Outputs::dry_run();
+    let mut outputs = Outputs::dry_run(false);
     let mut legacy =
         LegacyWriter::create(Path::new("fuzz.traj"), &header, &mut outputs).expect("dry run");
     let mut errors = 0;
