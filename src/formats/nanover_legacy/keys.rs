@@ -87,6 +87,19 @@ pub fn shape_for(key: &str, len: usize) -> Option<Vec<usize>> {
     }
 }
 
+/// The index of the first NaN or infinity. Chunks are tested without an early exit, which
+/// the compiler turns into vector code (a position search with an early exit per element
+/// is not, and it was a quarter of `validate`'s time on large frames).
+fn first_non_finite(v: &[f32]) -> Option<usize> {
+    const CHUNK: usize = 256;
+    v.chunks(CHUNK).enumerate().find_map(|(c, chunk)| {
+        let bad = chunk.iter().fold(false, |bad, x| bad | !x.is_finite());
+        bad.then(|| chunk.iter().position(|x| !x.is_finite()))
+            .flatten()
+            .map(|i| c * CHUNK + i)
+    })
+}
+
 /// Turns a decoded `ValueArray` into a typed array for `key`, noting kind and shape problems.
 /// `stored` is `None` for a `ValueArray` with no member set.
 pub fn shape_array(
@@ -124,7 +137,7 @@ pub fn shape_array(
         }
     }
     if let ArrayData::F32(v) = &data {
-        if let Some(index) = v.iter().position(|x| !x.is_finite()) {
+        if let Some(index) = first_non_finite(v) {
             notes.push(Note::NonFinite {
                 key: key.to_string(),
                 index,
@@ -147,6 +160,18 @@ pub fn shape_array(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_non_finite_float_is_found_in_any_chunk() {
+        let mut v = vec![0.5f32; 1000];
+        assert_eq!(first_non_finite(&v), None);
+        v[700] = f32::INFINITY;
+        v[900] = f32::NAN;
+        assert_eq!(first_non_finite(&v), Some(700));
+        v[3] = f32::NAN;
+        assert_eq!(first_non_finite(&v), Some(3));
+        assert_eq!(first_non_finite(&[]), None);
+    }
 
     #[test]
     fn conventional_shapes() {
