@@ -279,3 +279,69 @@ fn a_rebased_window_moves_the_epoch_and_drops_bytes_that_hold_the_old_time() {
     assert_eq!(out[1].time, S);
     assert_eq!(out[1].raw.as_ref().unwrap().bytes, [4]);
 }
+
+/// Elodin archetype `body` written from records whose first tick carries only `x`; `v`
+/// comes later. The loss report and the written components, with and without `v` declared.
+fn elodin_from_late_field(declare: bool) -> (Vec<(String, String, String)>, String) {
+    use simrec::model::{DType, FieldSpec};
+    let mut h = Header::new("test", "1");
+    let mut body = Channel::new("body", ChannelKind::Signals, Composition::SampleHold);
+    if declare {
+        body.fields = vec![
+            FieldSpec::typed("x", DType::F64, &[]),
+            FieldSpec::typed("v", DType::F64, &[3]),
+        ];
+    }
+    h.add_channel(body);
+    let step = 10_000_000;
+    let mut records = Vec::new();
+    for tick in 0..4i64 {
+        let mut r = record(tick * step, 0, "x", tick as f64);
+        r.frame = Some(tick);
+        if tick >= 2 {
+            r.values.push((
+                "v".into(),
+                Value::Array(simrec::model::Array::flat(simrec::model::ArrayData::F64(
+                    vec![1.0, 2.0, 3.0],
+                ))),
+            ));
+        }
+        records.push(r);
+    }
+    let mut source = Discovering::new(h.clone(), None, records);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replay/");
+    let mut outputs = simrec::formats::output::Outputs::new(false);
+    let elodin = format_named("elodin").unwrap();
+    let sink = elodin.create(&out, &h, &mut outputs).unwrap();
+    let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
+    outputs.commit().unwrap();
+    let meta = std::fs::read_to_string(out.join("metadata.json"))
+        .or_else(|_| std::fs::read_to_string(out.join("world/metadata.json")))
+        .unwrap();
+    let losses = report
+        .loss
+        .entries()
+        .map(|(c, f, why, _)| (c.to_string(), f.to_string(), why.to_string()))
+        .collect();
+    (losses, meta)
+}
+
+#[test]
+fn a_writer_lays_out_declared_fields_the_first_record_lacks() {
+    let late = "first seen after the channel's first tick: not written";
+    let (losses, meta) = elodin_from_late_field(false);
+    assert!(
+        losses
+            .iter()
+            .any(|(c, f, why)| c == "body" && f == "v" && why == late),
+        "{losses:?}"
+    );
+    assert!(!meta.contains("\"v\""), "{meta}");
+    let (losses, meta) = elodin_from_late_field(true);
+    assert!(
+        !losses.iter().any(|(_, f, why)| f == "v" && why == late),
+        "{losses:?}"
+    );
+    assert!(meta.contains("\"v\""), "{meta}");
+}

@@ -18,7 +18,9 @@ use super::parquet_out::{widening, Cell, Table};
 use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{ArrayData, Composition, Entity, Folded, Header, Record, Value};
+use crate::model::{
+    ArrayData, Composition, DType, Entity, FieldSpec, Folded, Header, Record, Value,
+};
 
 const GLOBALS: &str = "system_globals";
 
@@ -447,6 +449,9 @@ struct ForeignArch {
     composition: Composition,
     /// Source entity (None: the channel itself) → folded values, in order of appearance.
     entities: Vec<(Option<Entity>, Folded)>,
+    /// Fields the source declared with type and shape: components even when the first tick
+    /// does not carry them.
+    declared: Vec<FieldSpec>,
     /// Fixed at the archetype's first tick.
     slots: Option<Vec<Slot>>,
     /// Entities written (a prefix of `entities`).
@@ -501,6 +506,12 @@ impl Foreign {
                     name,
                     composition: c.composition,
                     entities: Vec::new(),
+                    declared: c
+                        .fields
+                        .iter()
+                        .filter(|f| f.is_complete())
+                        .cloned()
+                        .collect(),
                     slots: None,
                     written: 0,
                     table: None,
@@ -659,42 +670,51 @@ impl Foreign {
     ) -> Result<(), WriteError> {
         let arch = &mut self.archs[a];
         let mut slots: Vec<Slot> = Vec::new();
-        for (_, folded) in &arch.entities {
-            for (key, value) in folded.fields() {
-                if slots.iter().any(|s| s.key == key) {
-                    continue;
-                }
-                let Some((data, shape, from_bool)) = elements(&value) else {
-                    continue;
-                };
-                let Some(primitive) = Primitive::from_dtype(data.dtype()) else {
-                    continue;
-                };
-                let mut name = key.clone();
-                if self.used_names.contains(&name) || name == "tick" || name == "entity_id" {
-                    name = format!("{}.{key}", arch.name);
-                }
-                let Some(component) =
-                    Component::new(&name, primitive, shape).filter(|c| c.elements > 0)
-                else {
-                    report
-                        .loss
-                        .add(&arch.channel, &key, "empty array: no component written");
-                    continue;
-                };
-                self.used_names.push(name);
-                let widened = match (from_bool, component.shape.is_empty()) {
-                    (true, true) => Some(BOOL_SCALAR),
-                    (true, false) => Some(BOOL_TENSOR),
-                    (false, _) => widening(&component),
-                };
-                slots.push(Slot {
-                    key,
-                    component,
-                    widened,
-                    last: Vec::new(),
-                });
+        // What the first tick carries, then what the source declared and it did not.
+        let declared = arch.declared.iter().filter_map(|f| {
+            let dtype = f.dtype.filter(|d| !matches!(d, DType::Bool | DType::Str))?;
+            Some((f.name.clone(), dtype, f.shape.clone()?, false))
+        });
+        let carried: Vec<(String, DType, Vec<usize>, bool)> = arch
+            .entities
+            .iter()
+            .flat_map(|(_, folded)| folded.fields())
+            .filter_map(|(key, value)| {
+                let (data, shape, from_bool) = elements(&value)?;
+                Some((key, data.dtype(), shape, from_bool))
+            })
+            .collect();
+        for (key, dtype, shape, from_bool) in carried.into_iter().chain(declared) {
+            if slots.iter().any(|s| s.key == key) {
+                continue;
             }
+            let Some(primitive) = Primitive::from_dtype(dtype) else {
+                continue;
+            };
+            let mut name = key.clone();
+            if self.used_names.contains(&name) || name == "tick" || name == "entity_id" {
+                name = format!("{}.{key}", arch.name);
+            }
+            let Some(component) =
+                Component::new(&name, primitive, shape).filter(|c| c.elements > 0)
+            else {
+                report
+                    .loss
+                    .add(&arch.channel, &key, "empty array: no component written");
+                continue;
+            };
+            self.used_names.push(name);
+            let widened = match (from_bool, component.shape.is_empty()) {
+                (true, true) => Some(BOOL_SCALAR),
+                (true, false) => Some(BOOL_TENSOR),
+                (false, _) => widening(&component),
+            };
+            slots.push(Slot {
+                key,
+                component,
+                widened,
+                last: Vec::new(),
+            });
         }
         if slots.is_empty() {
             arch.skip = true;
