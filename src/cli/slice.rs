@@ -10,8 +10,7 @@ use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::{registry, Format, SliceRequest};
 use crate::model::TimeSpec;
-use crate::pipeline::select::SelectionHandle;
-use crate::pipeline::{open_aligned, resolve, Selected, Window};
+use crate::pipeline::{self, open_aligned, Selected};
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -139,39 +138,18 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             return Err(UsageError(format!("--keep-time: {why}")).into());
         }
     }
-    let selection = args.select.selection()?;
-    let format = registry::detect(&args.inputs[0])?;
-    if args.inputs[1..]
-        .iter()
-        .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()))
-    {
-        let options = args.read.options(true, false);
-        let request = SliceRequest {
-            start,
-            end,
-            rebase: !args.keep_time,
-            selectors: Vec::new(),
-        };
-        if let Some(source) = format.open_slice(&args.inputs, &request, options) {
-            let mut selected = Selected::new(source?, selection);
-            let report = selected.report();
-            return write_recording(&mut selected, &args.inputs, &args.write, &report);
-        }
-    }
-    let span = resolve(start, end, || {
-        open_aligned(
-            &args.inputs,
-            args.read.options(false, false),
-            args.align.starts(),
-        )
-    })?;
-    let source = open_aligned(
+    let request = SliceRequest {
+        start,
+        end,
+        rebase: !args.keep_time,
+        selectors: Vec::new(),
+    };
+    let (mut source, report) = pipeline::open_slice(
         &args.inputs,
+        &request,
         args.read.options(true, false),
         args.align.starts(),
+        args.select.selection()?,
     )?;
-    let report = SelectionHandle::default();
-    let window = Window::new(source, span, !args.keep_time).with_report(report.clone());
-    let mut selected = Selected::reporting(window, selection, report.clone());
-    write_recording(&mut selected, &args.inputs, &args.write, &report)
+    write_recording(&mut source, &args.inputs, &args.write, &report)
 }

@@ -1,0 +1,45 @@
+//! A slice as a source: the format's own when it builds one (3es), else the generic window
+//! over the recording (context folded per channel and entity), with a selection applied.
+
+use std::path::PathBuf;
+
+use crate::formats::{registry, ReadError, ReadOptions, SliceRequest, Source};
+
+use super::select::{Selected, Selection, SelectionHandle};
+use super::{open_aligned, resolve, Window};
+
+/// The slice `request` asks for of the recording `paths` make (lined up by their starts
+/// when `starts`), with `selection` applied; its report fills the handle returned.
+pub fn open_slice(
+    paths: &[PathBuf],
+    request: &SliceRequest,
+    options: ReadOptions,
+    starts: bool,
+    selection: Selection,
+) -> Result<(Box<dyn Source>, SelectionHandle), ReadError> {
+    let format = paths.first().map(|p| registry::detect(p)).transpose()?;
+    if let Some(format) = format {
+        let same = paths[1..]
+            .iter()
+            .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()));
+        if same {
+            if let Some(source) = format.open_slice(paths, request, options) {
+                let selected = Selected::new(source?, selection);
+                let report = selected.report();
+                return Ok((Box::new(selected), report));
+            }
+        }
+    }
+    let walk = ReadOptions {
+        decode: false,
+        ..options
+    };
+    let span = resolve(request.start, request.end, || {
+        open_aligned(paths, walk, starts)
+    })?;
+    let source = open_aligned(paths, options, starts)?;
+    let report = SelectionHandle::default();
+    let window = Window::new(source, span, request.rebase).with_report(report.clone());
+    let selected = Selected::reporting(window, selection, report.clone());
+    Ok((Box::new(selected), report))
+}
