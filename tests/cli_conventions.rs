@@ -384,30 +384,26 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
     );
     let dir = tempfile::tempdir().unwrap();
     let tes = common::fixture("../tes/small_plain.3es");
-    let out = dir.path().join("x.jsonl");
-    let r = run(&[
-        "convert",
-        common::s(&tes),
-        "-o",
-        common::s(&out),
-        "--compression",
-        "plain",
-    ]);
+    let plain_to = |name: &str| {
+        let out = dir.path().join(name);
+        let r = run(&[
+            "convert",
+            common::s(&tes),
+            "-o",
+            common::s(&out),
+            "--compression",
+            "plain",
+        ]);
+        (r, out)
+    };
+    let (r, out) = plain_to("x.jsonl");
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
         "error: --compression applies to 3es output; this output is jsonl\n"
     );
     assert!(!out.exists());
-    let out = dir.path().join("x.3es");
-    let r = run(&[
-        "convert",
-        common::s(&tes),
-        "-o",
-        common::s(&out),
-        "--compression",
-        "plain",
-    ]);
+    let (r, out) = plain_to("x.3es");
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         std::fs::read(&out).unwrap(),

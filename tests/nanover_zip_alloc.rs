@@ -6,6 +6,9 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
+mod common;
+
+use common::nanover_zip_archive as archive;
 use simrec::formats::input::Input;
 use simrec::formats::nanover_zip::msgpack::{self, Oddities};
 use simrec::formats::nanover_zip::ZipReader;
@@ -51,50 +54,6 @@ fn claiming(marker: u8, n: u32, junk: usize) -> Vec<u8> {
     b.extend_from_slice(&n.to_be_bytes());
     b.extend(std::iter::repeat_n(0xc1, junk));
     b
-}
-
-/// A writer-made archive (spec §2.1) around `messages` and `index`.
-fn archive(messages: &[u8], index: &[u8]) -> Vec<u8> {
-    let (mc, ic) = (crc32fast::hash(messages), crc32fast::hash(index));
-    let (m, i) = (messages.len() as u32, index.len() as u32);
-    let local = |crc: u32, size: u32, name: &str, extra: u16| {
-        let mut h = vec![0x50, 0x4b, 3, 4, 45, 0, 0, 0, 0, 0, 0, 0, 0x21, 0];
-        h.extend_from_slice(&crc.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        h.extend_from_slice(&extra.to_le_bytes());
-        h.extend_from_slice(name.as_bytes());
-        h
-    };
-    let central = |crc: u32, size: u32, name: &str, offset: u32| {
-        let mut h = vec![0x50, 0x4b, 1, 2, 45, 3, 45, 0, 0, 0, 0, 0, 0, 0, 0x21, 0];
-        h.extend_from_slice(&crc.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-        h.extend_from_slice(&size.to_le_bytes());
-        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        h.extend_from_slice(&[0; 12]);
-        h.extend_from_slice(&offset.to_le_bytes());
-        h.extend_from_slice(name.as_bytes());
-        h
-    };
-    let mut out = local(mc, u32::MAX, "messages.msgpack", 20);
-    out.extend_from_slice(&[1, 0, 16, 0]);
-    out.extend_from_slice(&u64::from(m).to_le_bytes());
-    out.extend_from_slice(&u64::from(m).to_le_bytes());
-    out.extend_from_slice(messages);
-    let index_at = out.len() as u32;
-    out.extend_from_slice(&local(ic, i, "index.msgpack", 0));
-    out.extend_from_slice(index);
-    let cd_at = out.len() as u32;
-    out.extend_from_slice(&central(mc, m, "messages.msgpack", 0));
-    out.extend_from_slice(&central(ic, i, "index.msgpack", index_at));
-    let cd_size = out.len() as u32 - cd_at;
-    out.extend_from_slice(&[0x50, 0x4b, 5, 6, 0, 0, 0, 0, 2, 0, 2, 0]);
-    out.extend_from_slice(&cd_size.to_le_bytes());
-    out.extend_from_slice(&cd_at.to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out
 }
 
 #[test]

@@ -5,7 +5,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use super::format::has_extension;
-pub use super::format::{Detection, Format, WriteOption};
+use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source};

@@ -97,16 +97,6 @@ impl Channel {
             fields: Vec::new(),
         }
     }
-
-    pub fn field(&self, name: &str) -> Option<&FieldSpec> {
-        self.fields.iter().find(|f| f.name == name)
-    }
-
-    /// Whether every declared field has a type and a shape and at least one is declared:
-    /// a writer can lay out its columns without reading records.
-    pub fn is_declared(&self) -> bool {
-        !self.fields.is_empty() && self.fields.iter().all(FieldSpec::is_complete)
-    }
 }
 
 /// An absolute instant: time zero of a recording whose format stores one.

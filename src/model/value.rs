@@ -51,17 +51,6 @@ impl Value {
             Value::Removed => "removed",
         }
     }
-
-    /// The value as an f64 when it is a number (integers beyond 2^53 rounded).
-    pub fn as_f64(&self) -> Option<f64> {
-        match *self {
-            Value::Int(i) => Some(i as f64),
-            Value::UInt(u) => Some(u as f64),
-            Value::Float(f) => Some(f),
-            Value::F32(f) => Some(f.into()),
-            _ => None,
-        }
-    }
 }
 
 /// Element type of an [`Array`].

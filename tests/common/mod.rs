@@ -287,3 +287,54 @@ pub fn assert_same_records(got: &[RawRecord], want: &[RawRecord]) {
         assert_same_bytes(&a.payload, &b.payload, &format!("payload of record {i}"));
     }
 }
+
+/// A stored `.nanover.zip` around `messages` and `index`, as NanoVer's writer lays it
+/// out (spec §2.1; byte-identical to the writer's own, tests/nanover_zip_index.rs checks).
+pub fn nanover_zip_archive(messages: &[u8], index: &[u8]) -> Vec<u8> {
+    let (mc, ic) = (crc32fast::hash(messages), crc32fast::hash(index));
+    let (m, i) = (messages.len() as u32, index.len() as u32);
+    let local = |version: u16, crc: u32, size: u32, name: &str, extra: u16| {
+        let mut h = vec![0x50, 0x4b, 3, 4];
+        h.extend_from_slice(&version.to_le_bytes());
+        h.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0x21, 0]);
+        h.extend_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&extra.to_le_bytes());
+        h.extend_from_slice(name.as_bytes());
+        h
+    };
+    let central = |version: u16, crc: u32, size: u32, name: &str, offset: u32| {
+        let mut h = vec![0x50, 0x4b, 1, 2];
+        h.extend_from_slice(&(0x0300 | version).to_le_bytes());
+        h.extend_from_slice(&version.to_le_bytes());
+        h.extend_from_slice(&[0, 0, 0, 0, 0, 0, 0x21, 0]);
+        h.extend_from_slice(&crc.to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(&size.to_le_bytes());
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&[0; 8]);
+        h.extend_from_slice(&0x0180_0000u32.to_le_bytes());
+        h.extend_from_slice(&offset.to_le_bytes());
+        h.extend_from_slice(name.as_bytes());
+        h
+    };
+    let mut out = local(45, mc, u32::MAX, "messages.msgpack", 20);
+    out.extend_from_slice(&[1, 0, 16, 0]);
+    out.extend_from_slice(&u64::from(m).to_le_bytes());
+    out.extend_from_slice(&u64::from(m).to_le_bytes());
+    out.extend_from_slice(messages);
+    let index_at = out.len() as u32;
+    out.extend_from_slice(&local(20, ic, i, "index.msgpack", 0));
+    out.extend_from_slice(index);
+    let cd_at = out.len() as u32;
+    out.extend_from_slice(&central(45, mc, m, "messages.msgpack", 0));
+    out.extend_from_slice(&central(20, ic, i, "index.msgpack", index_at));
+    let cd_size = out.len() as u32 - cd_at;
+    out.extend_from_slice(&[0x50, 0x4b, 5, 6, 0, 0, 0, 0, 2, 0, 2, 0]);
+    out.extend_from_slice(&cd_size.to_le_bytes());
+    out.extend_from_slice(&cd_at.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}

@@ -6,6 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::metadata::UNSET_MAX_TICKS;
 use super::reader::{ElodinReader, View};
+use crate::report::render::{first_and_last, grouped};
 use crate::report::Fact;
 
 /// Lists in the text facts show this many items at each end, and how many are left out
@@ -13,33 +14,13 @@ use crate::report::Fact;
 /// replay holds.
 const FEW: usize = 3;
 
-/// `n` with its thousands apart: `49 997`.
-fn grouped(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
-            out.push(' ');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn counted(n: usize, one: &str, many: &str) -> String {
-    format!("{} {}", grouped(n), if n == 1 { one } else { many })
+    format!("{} {}", grouped(n as u64), if n == 1 { one } else { many })
 }
 
 /// The first and last few of `lines`, and how many are left out between them.
 fn elide(lines: Vec<String>, what: &str) -> Vec<String> {
-    let n = lines.len();
-    if n <= 2 * FEW + 1 {
-        return lines;
-    }
-    let mut out: Vec<String> = lines[..FEW].to_vec();
-    out.push(format!("… {} more {what}", grouped(n - 2 * FEW)));
-    out.extend(lines[n - FEW..].iter().cloned());
-    out
+    first_and_last(&lines, FEW, what)
 }
 
 pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
@@ -209,7 +190,10 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
         for b in &blocks[..FEW] {
             text.extend(b.iter().cloned());
         }
-        text.push(format!("… {} more archetypes", grouped(n - 2 * FEW)));
+        text.push(format!(
+            "… {} more archetypes",
+            grouped((n - 2 * FEW) as u64)
+        ));
         for b in &blocks[n - FEW..] {
             text.extend(b.iter().cloned());
         }

@@ -34,21 +34,23 @@ pub fn stem(target: &Path) -> PathBuf {
     }
 }
 
+/// The file a channel's records go to, by its name.
+fn stream_of(channel: &str) -> Option<Stream> {
+    match channel {
+        "frame" => Some(Stream::Frames),
+        "state" => Some(Stream::State),
+        _ => None,
+    }
+}
+
 impl LegacyWriter {
     pub fn create(
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<LegacyWriter, WriteError> {
-        let routes: Vec<Option<Stream>> = header
-            .channels
-            .iter()
-            .map(|c| match c.name.as_str() {
-                "frame" => Some(Stream::Frames),
-                "state" => Some(Stream::State),
-                _ => None,
-            })
-            .collect();
+        let routes: Vec<Option<Stream>> =
+            header.channels.iter().map(|c| stream_of(&c.name)).collect();
         let wants = |s: Stream| routes.contains(&Some(s));
         if !wants(Stream::Frames) && !wants(Stream::State) {
             let names: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
@@ -103,11 +105,10 @@ impl Sink for LegacyWriter {
     /// A `frame` or `state` channel met while reading goes to its file if that file was
     /// opened (the input declared such a channel); any other is dropped as lost.
     fn add_channel(&mut self, channel: &crate::model::Channel) -> Result<(), WriteError> {
-        let route = match channel.name.as_str() {
-            "frame" if self.frames.is_some() => Some(Stream::Frames),
-            "state" if self.state.is_some() => Some(Stream::State),
-            _ => None,
-        };
+        let route = stream_of(&channel.name).filter(|s| match s {
+            Stream::Frames => self.frames.is_some(),
+            Stream::State => self.state.is_some(),
+        });
         self.routes.push(route);
         self.channel_names.push(channel.name.clone());
         Ok(())
