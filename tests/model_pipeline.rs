@@ -345,3 +345,18 @@ fn a_writer_lays_out_declared_fields_the_first_record_lacks() {
     );
     assert!(meta.contains("\"v\""), "{meta}");
 }
+
+#[test]
+fn a_record_on_a_channel_nobody_declared_is_an_error_not_a_panic() {
+    let mut h = Header::new("test", "1");
+    h.add_channel(channel("e", Composition::Independent));
+    let source = Discovering::new(h, None, vec![record(0, 5, "x", 1.0)]);
+    let mut merged = Merged::aligned(vec![Box::new(source)], false).unwrap();
+    let err = merged.next().unwrap().unwrap_err();
+    assert!(matches!(err, ReadError::Unsupported(_)), "{err:?}");
+    assert!(
+        err.to_string()
+            .ends_with("a record names channel 5 that its reader never declared"),
+        "{err}"
+    );
+}

@@ -183,8 +183,10 @@ impl Merged {
                     self.frame_owner.resize(self.header.channels.len(), None);
                 }
                 let Some(&id) = input.channels.get(record.channel as usize) else {
-                    return Err(ReadError::Conflict(format!(
-                        "a record names channel {} that its reader never declared",
+                    // A reader's fault, not the command line's: an error (exit 1).
+                    return Err(ReadError::Unsupported(format!(
+                        "{}: a record names channel {} that its reader never declared",
+                        self.path(i),
                         record.channel
                     )));
                 };
