@@ -163,6 +163,14 @@ fn a_selection_that_matches_nothing_warns_and_an_empty_output_is_refused() {
         r.stderr
     );
     assert!(r.stderr.contains("nothing was written"), "{}", r.stderr);
+    // cat refuses the same way once it has read everything.
+    let r = run(&["cat", "small.traj", "--channel", "nope"]).expect_code(2);
+    assert_eq!(r.stdout, "");
+    assert_eq!(
+        r.stderr,
+        "warning: --channel `nope` matches no channel (channels: frame)\n\
+         error: the selection leaves nothing to write: no record was selected; nothing was written\n"
+    );
     let r = run(&[
         "slice",
         "small.traj",

@@ -11,7 +11,7 @@ use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::{Format, ReadOptions, Source};
 use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
-use crate::pipeline::{self, PartNames, WriteRequest, Written};
+use crate::pipeline::{self, PartNames, PipelineError, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::Severity;
 
@@ -77,16 +77,18 @@ impl SelectArgs {
 
 /// Warns about every part of a selection that matched nothing, and refuses (exit 2) an
 /// output that would be empty because of it.
-pub fn check_selection(report: &SelectionHandle) -> Result<(), UsageError> {
-    let report = report.borrow();
-    for warning in &report.unmatched {
-        say!("warning: {warning}");
-    }
-    match report.empty_because() {
-        Some(why) => Err(UsageError(format!(
-            "the selection leaves nothing to write: {why}; nothing was written"
-        ))),
+pub fn check_selection(report: &SelectionHandle) -> Result<(), PipelineError> {
+    warn_unmatched(report);
+    match report.borrow().empty_because() {
+        Some(why) => Err(PipelineError::Empty(why)),
         None => Ok(()),
+    }
+}
+
+/// Each part of a selection that matched nothing, as a warning on stderr.
+fn warn_unmatched(report: &SelectionHandle) {
+    for warning in &report.borrow().unmatched {
+        say!("warning: {warning}");
     }
 }
 
@@ -266,9 +268,7 @@ pub fn write_parts(
     });
     drop(progress);
     print_read_findings(source);
-    for warning in &selection.borrow().unmatched {
-        say!("warning: {warning}");
-    }
+    warn_unmatched(selection);
     let Written { report, paths } = written?;
     if args.dry_run {
         let mut out = stdout();
