@@ -8,7 +8,7 @@ use std::ops::Range;
 use rmp::encode::{self, ByteBuf, ValueWriteError};
 use rmp::Marker;
 
-use crate::model::{ArrayData, Value};
+use crate::model::{ArrayData, Field, Value};
 
 /// Nesting deeper than this is refused (a hostile file must not exhaust the stack).
 pub const MAX_DEPTH: usize = 200;
@@ -356,28 +356,16 @@ pub fn value(
             Value::List(items)
         }
         Head::Map(n) => {
-            let (entries, next) = map(buf, pos, n, p, odd, depth)?;
+            let (map, next) = map(buf, pos, n, p, odd, depth)?;
             p = next;
-            if entries.iter().all(|(k, _)| matches!(k, Value::Str(_))) {
-                Value::Map(
-                    entries
-                        .into_iter()
-                        .map(|(k, v)| match k {
-                            Value::Str(k) => (k, v),
-                            _ => (String::new(), v),
-                        })
-                        .collect(),
-                )
-            } else {
-                odd.non_str_key = true;
-                Value::Dict(entries)
-            }
+            map
         }
     };
     Ok((v, p))
 }
 
-/// The entries of a map of `n` entries whose first key is at `p`, keys as values.
+/// The map of `n` entries whose first key is at `p`: a `Map` while every key is a string
+/// (the common case, built in one pass), a `Dict` from the first key that is not.
 fn map(
     buf: &[u8],
     pos: usize,
@@ -385,18 +373,31 @@ fn map(
     mut p: usize,
     odd: &mut Oddities,
     depth: usize,
-) -> Result<(Vec<(Value, Value)>, usize), Error> {
+) -> Result<(Value, usize), Error> {
     if n > (buf.len() - p) / 2 {
         return err(pos, "a map claims more entries than its data can hold");
     }
-    let mut entries = presized(n, buf.len() - p);
+    let mut fields: Vec<Field> = presized(n, buf.len() - p);
+    let mut dict: Option<Vec<(Value, Value)>> = None;
     for _ in 0..n {
         let (k, next) = value(buf, p, odd, depth + 1)?;
         let (v, next) = value(buf, next, odd, depth + 1)?;
-        entries.push((k, v));
         p = next;
+        match (k, &mut dict) {
+            (Value::Str(k), None) => fields.push((k, v)),
+            (k, Some(d)) => d.push((k, v)),
+            (k, None) => {
+                odd.non_str_key = true;
+                let mut d: Vec<(Value, Value)> = std::mem::take(&mut fields)
+                    .into_iter()
+                    .map(|(k, v)| (Value::Str(k), v))
+                    .collect();
+                d.push((k, v));
+                dict = Some(d);
+            }
+        }
     }
-    Ok((entries, p))
+    Ok((dict.map_or(Value::Map(fields), Value::Dict), p))
 }
 
 /// A map key: a string, or (noted) any other value in a readable form.
@@ -624,6 +625,14 @@ mod tests {
                 Value::Dict(vec![
                     (Value::Int(1), Value::Str("one".into())),
                     (Value::Str("two".into()), Value::Bool(true)),
+                ]),
+            ),
+            // A string key first, then one that is not: the map turns into a Dict.
+            (
+                "g".into(),
+                Value::Dict(vec![
+                    (Value::Str("a".into()), Value::Null),
+                    (Value::Int(-2), Value::F32(1.5)),
                 ]),
             ),
         ]);
