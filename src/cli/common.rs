@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 
 use super::diag::say;
+use super::format_options::FormatOptions;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
@@ -109,24 +110,8 @@ pub struct WriteArgs {
     /// Check the outputs as the run would and print what would be lost; write nothing
     #[arg(long)]
     pub dry_run: bool,
-    #[arg(long, value_name = "SCHEME", help = compression_help(), value_parser = option_values("compression"))]
-    pub compression: Option<String>,
-    /// The same as --compression (its name from when only 3es compressed)
-    #[arg(long, value_name = "SCHEME", hide = true, conflicts_with = "compression", value_parser = option_values("compression"))]
-    pub tes_compression: Option<String>,
-}
-
-/// Every value some format accepts for writer option `flag` (each writer checks its own).
-fn option_values(flag: &str) -> clap::builder::PossibleValuesParser {
-    let mut values: Vec<&'static str> = Vec::new();
-    for (_, o) in registry::formats_with_option(flag) {
-        for v in o.values {
-            if !values.contains(v) {
-                values.push(v);
-            }
-        }
-    }
-    clap::builder::PossibleValuesParser::new(values)
+    #[command(flatten)]
+    pub options: FormatOptions,
 }
 
 /// `--to`'s help, from the registry.
@@ -136,52 +121,6 @@ fn to_help() -> String {
          format): {}",
         writable_names()
     )
-}
-
-/// `--compression`'s help: the formats that take it and their values, from the registry.
-fn compression_help() -> String {
-    let which: Vec<String> = registry::formats_with_option("compression")
-        .iter()
-        .map(|(f, o)| match o.values.split_first() {
-            Some((default, rest)) if !rest.is_empty() => {
-                format!("{}: {default} (default), {}", f.name(), rest.join(", "))
-            }
-            _ => format!("{}: {}", f.name(), o.values.join(", ")),
-        })
-        .collect();
-    format!(
-        "How the output is compressed, for formats that compress ({})",
-        which.join("; ")
-    )
-}
-
-/// The writer setting a writer option given on the command line becomes for the chosen
-/// format, or a refusal (usage) when that format does not take it or not with that value.
-fn write_option(
-    flag: &str,
-    given_as: &str,
-    value: &str,
-    format: &dyn Format,
-) -> Result<(&'static str, String), UsageError> {
-    let takers: Vec<String> = registry::formats_with_option(flag)
-        .iter()
-        .map(|(f, _)| f.name().to_string())
-        .collect();
-    let Some(option) = format.write_options().iter().find(|o| o.flag == flag) else {
-        return Err(UsageError(format!(
-            "--{given_as} applies to {} output; this output is {}",
-            takers.join(", "),
-            format.name()
-        )));
-    };
-    if !option.values.contains(&value) {
-        return Err(UsageError(format!(
-            "--{given_as} {value}: {} takes {}",
-            format.name(),
-            option.values.join(", ")
-        )));
-    }
-    Ok((option.setting, value.to_string()))
 }
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -231,19 +170,6 @@ pub fn write_recording(
     write_parts(source, inputs, args, selection, None)
 }
 
-/// The writer settings the command line gives, checked against `format`.
-fn write_settings(
-    args: &WriteArgs,
-    format: &dyn Format,
-) -> Result<Vec<(&'static str, String)>, UsageError> {
-    let (given_as, value) = match (&args.compression, &args.tes_compression) {
-        (_, Some(scheme)) => ("tes-compression", scheme),
-        (Some(scheme), None) => ("compression", scheme),
-        (None, None) => return Ok(Vec::new()),
-    };
-    Ok(vec![write_option("compression", given_as, value, format)?])
-}
-
 /// Like [`write_recording`]; with `parts`, one output per reset-delimited part. The work is
 /// `pipeline::write`; this prints what it did.
 pub fn write_parts(
@@ -259,7 +185,7 @@ pub fn write_parts(
         format,
         force: args.force,
         dry_run: args.dry_run,
-        settings: write_settings(args, format)?,
+        settings: args.options.settings(format)?,
         parts,
     };
     let progress = Progress::new("writing");

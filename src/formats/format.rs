@@ -41,6 +41,10 @@ pub(crate) fn has_extension(name: &str, extension: &str) -> bool {
 pub struct WriteOption {
     /// The option's name on the command line, without dashes (`compression`).
     pub flag: &'static str,
+    /// What the option does, for `--help`; formats sharing a flag share this text.
+    pub help: &'static str,
+    /// Older names of the option, accepted and hidden from help.
+    pub aliases: &'static [&'static str],
     /// Values the writer accepts, the default first.
     pub values: &'static [&'static str],
     /// The writer setting ([`Outputs::set`]) the value goes to.

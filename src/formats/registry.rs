@@ -124,6 +124,17 @@ pub fn formats_help() -> String {
         .join(", ")
 }
 
+/// Every writer option some format declares, once per flag, in registry order.
+pub fn write_options() -> Vec<&'static WriteOption> {
+    let mut options: Vec<&'static WriteOption> = Vec::new();
+    for o in FORMATS.iter().flat_map(|f| f.write_options()) {
+        if !options.iter().any(|known| known.flag == o.flag) {
+            options.push(o);
+        }
+    }
+    options
+}
+
 /// The formats that take writer option `flag`, with the values each accepts.
 pub fn formats_with_option(flag: &str) -> Vec<(&'static dyn Format, &'static WriteOption)> {
     FORMATS

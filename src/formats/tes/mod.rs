@@ -112,6 +112,9 @@ impl Format for Tes {
     fn write_options(&self) -> &'static [WriteOption] {
         &[WriteOption {
             flag: "compression",
+            help: "How the output is compressed, for formats that compress",
+            // Its name from when only 3es compressed.
+            aliases: &["tes-compression"],
             values: Compression3es::NAMES,
             setting: COMPRESSION_KEY,
         }]

@@ -1,0 +1,130 @@
+//! The writer options formats declare (`--compression`, …), gathered from the registry into
+//! command-line arguments: no command names a format or its options.
+
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
+
+use super::UsageError;
+use crate::formats::registry;
+use crate::formats::Format;
+
+/// The values given for format-declared writer options: (flag, name used, value).
+#[derive(Debug, Clone, Default)]
+pub struct FormatOptions {
+    given: Vec<(&'static str, String, String)>,
+}
+
+/// Every value some format accepts for `flag` (each writer checks its own).
+fn accepted_values(flag: &str) -> Vec<&'static str> {
+    let mut values: Vec<&'static str> = Vec::new();
+    for (_, o) in registry::formats_with_option(flag) {
+        for v in o.values {
+            if !values.contains(v) {
+                values.push(v);
+            }
+        }
+    }
+    values
+}
+
+/// An option's help: its text, then the formats that take it and their values.
+fn help(flag: &str, text: &str) -> String {
+    let which: Vec<String> = registry::formats_with_option(flag)
+        .iter()
+        .map(|(f, o)| match o.values.split_first() {
+            Some((default, rest)) if !rest.is_empty() => {
+                format!("{}: {default} (default), {}", f.name(), rest.join(", "))
+            }
+            _ => format!("{}: {}", f.name(), o.values.join(", ")),
+        })
+        .collect();
+    format!("{text} ({})", which.join("; "))
+}
+
+impl Args for FormatOptions {
+    fn augment_args(mut cmd: Command) -> Command {
+        for option in registry::write_options() {
+            let values = accepted_values(option.flag);
+            cmd = cmd.arg(
+                Arg::new(option.flag)
+                    .long(option.flag)
+                    .value_name("VALUE")
+                    .help(help(option.flag, option.help))
+                    .value_parser(clap::builder::PossibleValuesParser::new(values.clone()))
+                    .action(ArgAction::Set),
+            );
+            for alias in option.aliases {
+                cmd = cmd.arg(
+                    Arg::new(*alias)
+                        .long(*alias)
+                        .value_name("VALUE")
+                        .hide(true)
+                        .conflicts_with(option.flag)
+                        .value_parser(clap::builder::PossibleValuesParser::new(values.clone()))
+                        .action(ArgAction::Set),
+                );
+            }
+        }
+        cmd
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
+    }
+}
+
+impl FromArgMatches for FormatOptions {
+    fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut given = Vec::new();
+        for option in registry::write_options() {
+            for name in std::iter::once(&option.flag).chain(option.aliases) {
+                if let Some(value) = matches.get_one::<String>(name) {
+                    given.push((option.flag, name.to_string(), value.clone()));
+                }
+            }
+        }
+        Ok(FormatOptions { given })
+    }
+
+    fn update_from_arg_matches(&mut self, matches: &ArgMatches) -> Result<(), clap::Error> {
+        *self = Self::from_arg_matches(matches)?;
+        Ok(())
+    }
+}
+
+impl FormatOptions {
+    /// The writer settings the options given become for `format`, or a refusal (usage) when
+    /// that format does not take one of them or not with that value.
+    pub fn settings(&self, format: &dyn Format) -> Result<Vec<(&'static str, String)>, UsageError> {
+        self.given
+            .iter()
+            .map(|(flag, given_as, value)| setting(flag, given_as, value, format))
+            .collect()
+    }
+}
+
+fn setting(
+    flag: &str,
+    given_as: &str,
+    value: &str,
+    format: &dyn Format,
+) -> Result<(&'static str, String), UsageError> {
+    let Some(option) = format.write_options().iter().find(|o| o.flag == flag) else {
+        let takers: Vec<&str> = registry::formats_with_option(flag)
+            .iter()
+            .map(|(f, _)| f.name())
+            .collect();
+        return Err(UsageError(format!(
+            "--{given_as} applies to {} output; this output is {}",
+            takers.join(", "),
+            format.name()
+        )));
+    };
+    if !option.values.contains(&value) {
+        return Err(UsageError(format!(
+            "--{given_as} {value}: {} takes {}",
+            format.name(),
+            option.values.join(", ")
+        )));
+    }
+    Ok((option.setting, value.to_string()))
+}
