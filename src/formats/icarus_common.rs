@@ -1,0 +1,300 @@
+//! What the Icarus formats (`icarec`, `icarus-hdf5`, `icarus-csv`) share: the signal types of
+//! the `.icarec` profile (spec §A3), the names of a composite's components when it is
+//! expanded into dotted scalars (HDF5, CSV), and how a signal name maps onto the model
+//! (spec §A10): one channel per signal, named by the signal; each record's entity is the
+//! signal's component path and its one field is the last name segment
+//! (`Rocket.Vehicle.position` → entity `Rocket.Vehicle`, field `position`).
+
+use std::fmt;
+
+use crate::model::{DType, FieldSpec};
+
+/// The element of a signal type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Element {
+    Double,
+    Float,
+    Int32,
+    Int64,
+    Bool,
+}
+
+impl Element {
+    pub fn name(self) -> &'static str {
+        match self {
+            Element::Double => "double",
+            Element::Float => "float",
+            Element::Int32 => "int32",
+            Element::Int64 => "int64",
+            Element::Bool => "bool",
+        }
+    }
+
+    /// Canonical size in bytes.
+    pub fn size(self) -> usize {
+        match self {
+            Element::Double | Element::Int64 => 8,
+            Element::Float | Element::Int32 => 4,
+            Element::Bool => 1,
+        }
+    }
+
+    pub fn dtype(self) -> DType {
+        match self {
+            Element::Double => DType::F64,
+            Element::Float => DType::F32,
+            Element::Int32 => DType::I32,
+            Element::Int64 => DType::I64,
+            Element::Bool => DType::Bool,
+        }
+    }
+
+    /// The element a model dtype is stored as, when the profile has one.
+    pub fn from_dtype(dtype: DType) -> Option<Element> {
+        Some(match dtype {
+            DType::F64 => Element::Double,
+            DType::F32 => Element::Float,
+            DType::I32 => Element::Int32,
+            DType::I64 => Element::Int64,
+            DType::Bool => Element::Bool,
+            _ => return None,
+        })
+    }
+
+    fn parse(text: &str) -> Option<Element> {
+        Some(match text {
+            "double" => Element::Double,
+            "float" => Element::Float,
+            "int32" => Element::Int32,
+            "int64" => Element::Int64,
+            "bool" => Element::Bool,
+            _ => return None,
+        })
+    }
+}
+
+/// Scalar or one of the profile's composites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Scalar,
+    Vec3,
+    /// Scalar first: w, x, y, z.
+    Quat,
+    /// Stored column-major.
+    Mat3,
+}
+
+/// A signal's `type` (`double`, `Vec3<float>`, `Mat3<int64>`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SignalType {
+    pub kind: Kind,
+    pub element: Element,
+}
+
+/// Component suffixes in storage order (spec §A3).
+const VEC3: [&str; 3] = ["x", "y", "z"];
+const QUAT: [&str; 4] = ["w", "x", "y", "z"];
+const MAT3: [&str; 9] = [
+    "m00", "m10", "m20", "m01", "m11", "m21", "m02", "m12", "m22",
+];
+
+impl SignalType {
+    pub fn scalar(element: Element) -> SignalType {
+        SignalType {
+            kind: Kind::Scalar,
+            element,
+        }
+    }
+
+    /// The type a schema names; type strings match exactly, without spaces. Composites of
+    /// `bool` are not in the profile.
+    pub fn parse(text: &str) -> Option<SignalType> {
+        let composite = |prefix: &str, kind: Kind| {
+            let inner = text.strip_prefix(prefix)?.strip_suffix('>')?;
+            let element = Element::parse(inner).filter(|e| *e != Element::Bool)?;
+            Some(SignalType { kind, element })
+        };
+        Element::parse(text)
+            .map(SignalType::scalar)
+            .or_else(|| composite("Vec3<", Kind::Vec3))
+            .or_else(|| composite("Quat<", Kind::Quat))
+            .or_else(|| composite("Mat3<", Kind::Mat3))
+    }
+
+    /// Number of elements.
+    pub fn count(self) -> usize {
+        match self.kind {
+            Kind::Scalar => 1,
+            Kind::Vec3 => 3,
+            Kind::Quat => 4,
+            Kind::Mat3 => 9,
+        }
+    }
+
+    /// Canonical size in bytes.
+    pub fn size(self) -> usize {
+        self.count() * self.element.size()
+    }
+
+    /// The model shape: `[]`, `[3]`, `[4]` (w, x, y, z) or `[3, 3]` (row, column).
+    pub fn shape(self) -> &'static [usize] {
+        match self.kind {
+            Kind::Scalar => &[],
+            Kind::Vec3 => &[3],
+            Kind::Quat => &[4],
+            Kind::Mat3 => &[3, 3],
+        }
+    }
+
+    /// Suffixes of the expanded components in storage order (`x`, `w`, `m10`); none for a
+    /// scalar.
+    pub fn component_names(self) -> &'static [&'static str] {
+        match self.kind {
+            Kind::Scalar => &[],
+            Kind::Vec3 => &VEC3,
+            Kind::Quat => &QUAT,
+            Kind::Mat3 => &MAT3,
+        }
+    }
+
+    /// The row-major (model) index of the element at storage index `i`: the identity except
+    /// for Mat3, stored column-major (storage index 3c + r holds element (r, c)).
+    pub fn model_index(self, i: usize) -> usize {
+        match self.kind {
+            Kind::Mat3 => (i % 3) * 3 + i / 3,
+            _ => i,
+        }
+    }
+
+    /// The type a field spec is written as: its dtype's element and its shape's composite.
+    /// `None` when the profile has no such type (strings, other shapes, undeclared types).
+    pub fn of_field(spec: &FieldSpec) -> Option<SignalType> {
+        let element = Element::from_dtype(spec.dtype?)?;
+        let kind = match spec.shape.as_deref()? {
+            [] => Kind::Scalar,
+            [3] => Kind::Vec3,
+            [4] => Kind::Quat,
+            [3, 3] => Kind::Mat3,
+            _ => return None,
+        };
+        if kind != Kind::Scalar && element == Element::Bool {
+            return None;
+        }
+        Some(SignalType { kind, element })
+    }
+}
+
+impl fmt::Display for SignalType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let element = self.element.name();
+        match self.kind {
+            Kind::Scalar => f.write_str(element),
+            Kind::Vec3 => write!(f, "Vec3<{element}>"),
+            Kind::Quat => write!(f, "Quat<{element}>"),
+            Kind::Mat3 => write!(f, "Mat3<{element}>"),
+        }
+    }
+}
+
+/// The model's entity and field name for a signal: its component path and its last name
+/// segment (`Rocket.Vehicle.position` → (`Some("Rocket.Vehicle")`, `position`)); a name
+/// without a dot has no entity.
+pub fn entity_and_field(signal: &str) -> (Option<&str>, &str) {
+    match signal.rsplit_once('.') {
+        Some((path, last)) if !path.is_empty() && !last.is_empty() => (Some(path), last),
+        _ => (None, signal),
+    }
+}
+
+/// The dotted scalar names a signal expands to in flat layouts, in storage order
+/// (`Nav.q` of type `Quat<double>` → `Nav.q.w`, `Nav.q.x`, `Nav.q.y`, `Nav.q.z`).
+pub fn expanded_names(signal: &str, ty: SignalType) -> Vec<String> {
+    match ty.kind {
+        Kind::Scalar => vec![signal.to_string()],
+        _ => ty
+            .component_names()
+            .iter()
+            .map(|c| format!("{signal}.{c}"))
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_parse_and_print_as_the_profile_names_them() {
+        for text in [
+            "double",
+            "float",
+            "int32",
+            "int64",
+            "bool",
+            "Vec3<double>",
+            "Quat<float>",
+            "Mat3<int64>",
+            "Vec3<int32>",
+        ] {
+            let ty = SignalType::parse(text).unwrap();
+            assert_eq!(ty.to_string(), text);
+        }
+        for bad in ["Vec3<bool>", "Vec3< double>", "Vec3<double", "uint8", ""] {
+            assert_eq!(SignalType::parse(bad), None, "{bad}");
+        }
+        assert_eq!(SignalType::parse("Vec3<double>").unwrap().size(), 24);
+        assert_eq!(SignalType::parse("Quat<float>").unwrap().size(), 16);
+        assert_eq!(SignalType::parse("Mat3<int32>").unwrap().size(), 36);
+        assert_eq!(SignalType::parse("bool").unwrap().size(), 1);
+    }
+
+    #[test]
+    fn mat3_storage_is_column_major() {
+        let m = SignalType::parse("Mat3<double>").unwrap();
+        // Storage m00 m10 m20 m01 …: storage index 1 is (1, 0), row-major index 3.
+        let order: Vec<usize> = (0..9).map(|i| m.model_index(i)).collect();
+        assert_eq!(order, [0, 3, 6, 1, 4, 7, 2, 5, 8]);
+        assert_eq!(m.component_names()[1], "m10");
+        assert_eq!(m.shape(), &[3, 3]);
+    }
+
+    #[test]
+    fn a_field_spec_names_its_type() {
+        let spec = FieldSpec::typed("q", DType::F64, &[4]);
+        assert_eq!(
+            SignalType::of_field(&spec).unwrap().to_string(),
+            "Quat<double>"
+        );
+        let spec = FieldSpec::typed("m", DType::F32, &[3, 3]);
+        assert_eq!(
+            SignalType::of_field(&spec).unwrap().to_string(),
+            "Mat3<float>"
+        );
+        assert_eq!(
+            SignalType::of_field(&FieldSpec::typed("s", DType::Str, &[])),
+            None
+        );
+        assert_eq!(
+            SignalType::of_field(&FieldSpec::typed("v", DType::F64, &[5])),
+            None
+        );
+        assert_eq!(SignalType::of_field(&FieldSpec::new("unknown")), None);
+    }
+
+    #[test]
+    fn names_map_to_entity_and_field_and_expand_in_storage_order() {
+        assert_eq!(
+            entity_and_field("Rocket.Vehicle.position"),
+            (Some("Rocket.Vehicle"), "position")
+        );
+        assert_eq!(entity_and_field("time_scale"), (None, "time_scale"));
+        assert_eq!(
+            expanded_names("Nav.q", SignalType::parse("Quat<double>").unwrap()),
+            ["Nav.q.w", "Nav.q.x", "Nav.q.y", "Nav.q.z"]
+        );
+        assert_eq!(
+            expanded_names("Aero.alpha", SignalType::parse("double").unwrap()),
+            ["Aero.alpha"]
+        );
+    }
+}
