@@ -120,6 +120,14 @@ pub trait Format: Sync {
         false
     }
 
+    /// Whether the writer lays out its columns before the first record (Parquet, HDF5,
+    /// `.icarec`, Elodin). For such a format the pipeline completes every channel's field
+    /// specs before `create`: from the source's declarations, else from a bounded look-ahead
+    /// at the first records (`pipeline::lookahead`).
+    fn needs_schema(&self) -> bool {
+        false
+    }
+
     /// Whether an output of this format can keep a recording's own time axis
     /// (`slice --keep-time`); `Err(why)` for a format whose time always starts at 0.
     fn keeps_time(&self) -> Result<(), &'static str> {
