@@ -491,6 +491,7 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
         decode: true,
         lenient: false,
         assume_version: None,
+        deep: false,
     };
     for name in [
         "ball_1200",

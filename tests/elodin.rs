@@ -21,6 +21,7 @@ fn options(lenient: bool) -> ReadOptions {
         decode: true,
         lenient,
         assume_version: None,
+        deep: false,
     }
 }
 

@@ -108,6 +108,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
         decode: true,
         lenient: false,
         assume_version: None,
+        deep: false,
     };
     let err = ElodinReader::open(&dir, strict)
         .map(|r| r.map(|x| x.map(drop)).collect::<Result<Vec<_>, _>>())

@@ -15,6 +15,7 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
         decode: true,
         lenient,
         assume_version: None,
+        deep: false,
     };
     let mut r = ElodinReader::open(dir, options)?;
     let mut n = 0;

@@ -34,6 +34,7 @@ fn a_repeated_frame_index_is_not_peeked() {
             decode,
             lenient: true,
             assume_version: None,
+            deep: false,
         };
         LegacyReader::from_bytes(
             file.clone(),

@@ -57,6 +57,7 @@ fn options(assume_version: Option<u32>) -> ReadOptions {
         decode: true,
         lenient: true,
         assume_version,
+        deep: false,
     }
 }
 

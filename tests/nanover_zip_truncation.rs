@@ -23,6 +23,7 @@ fn sweep(name: &str, passes: &[(bool, bool)]) -> usize {
                 decode,
                 lenient,
                 assume_version: None,
+                deep: false,
             };
             let input = Input::from_bytes(bytes[..cut].to_vec());
             let mut reader = match ZipReader::new(Path::new("cut"), input, options) {
@@ -90,6 +91,7 @@ fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
         decode,
         lenient: true,
         assume_version: None,
+        deep: false,
     };
     let mut reader =
         ZipReader::new(Path::new("cut"), Input::from_bytes(bytes.to_vec()), options).unwrap();

@@ -33,12 +33,14 @@ const STRICT: ReadOptions = ReadOptions {
     decode: true,
     lenient: false,
     assume_version: None,
+    deep: false,
 };
 
 const WALK: ReadOptions = ReadOptions {
     decode: false,
     lenient: false,
     assume_version: None,
+    deep: false,
 };
 
 fn s(seconds: f64) -> Option<TimeSpec> {

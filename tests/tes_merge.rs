@@ -24,6 +24,7 @@ fn options() -> ReadOptions {
         decode: true,
         lenient: false,
         assume_version: None,
+        deep: false,
     }
 }
 
@@ -97,6 +98,7 @@ fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
             decode: true,
             lenient: true,
             assume_version: None,
+            deep: false,
         },
     )
     .unwrap();

@@ -24,6 +24,7 @@ fn lenient() -> ReadOptions {
         decode: true,
         lenient: true,
         assume_version: None,
+        deep: false,
     }
 }
 
@@ -369,6 +370,7 @@ fn truncation_sweep_small_captures() {
                     decode: !strict,
                     lenient: !strict,
                     assume_version: None,
+                    deep: false,
                 };
                 let reader = match TesReader::from_bytes(bytes.clone(), Path::new(name), options) {
                     Ok(r) => r,

@@ -83,6 +83,7 @@ fn open(
         decode,
         lenient,
         assume_version: None,
+        deep: false,
     };
     LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
         Outcome {
@@ -352,6 +353,7 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
             decode: true,
             lenient: true,
             assume_version: None,
+            deep: false,
         };
         let mut reader = LegacyReader::from_bytes(
             bytes[..cut].to_vec(),
@@ -394,6 +396,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
                 decode: true,
                 lenient: true,
                 assume_version: None,
+                deep: false,
             };
             let reader =
                 LegacyReader::from_bytes(bytes[..cut].to_vec(), Path::new("cut"), None, options)

@@ -40,6 +40,7 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
         decode: true,
         lenient: false,
         assume_version: None,
+        deep: false,
     };
     let reader = LegacyReader::from_bytes(file, Path::new("recovered"), Some(stream), strict)
         .expect("a recovered file opens");
@@ -182,6 +183,7 @@ fuzz_target!(|data: &[u8]| {
                         decode,
                         lenient,
                         assume_version,
+                        deep: false,
                     };
                     read(data, stream, options);
                 }

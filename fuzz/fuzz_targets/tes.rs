@@ -76,6 +76,7 @@ fn slice(data: &[u8]) {
         decode: true,
         lenient: true,
         assume_version: None,
+        deep: false,
     };
     for (a, b) in [(2, 4), (1, 1000)] {
         let Ok(slice) = TesSlice::open(
@@ -110,6 +111,7 @@ fuzz_target!(|data: &[u8]| {
             decode: true,
             lenient: true,
             assume_version: None,
+            deep: false,
         },
     );
     read(
@@ -118,6 +120,7 @@ fuzz_target!(|data: &[u8]| {
             decode: false,
             lenient: false,
             assume_version: None,
+            deep: false,
         },
     );
     read(
@@ -126,6 +129,7 @@ fuzz_target!(|data: &[u8]| {
             decode: false,
             lenient: true,
             assume_version: None,
+            deep: false,
         },
     );
     slice(data);

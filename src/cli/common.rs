@@ -52,6 +52,7 @@ impl ReadArgs {
             decode,
             lenient,
             assume_version: self.nanover_version,
+            deep: false,
         }
     }
 }

@@ -9,7 +9,7 @@ use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::{error_text, Outcome};
 use crate::formats::input::display_name;
-use crate::formats::{registry, Format, ReadError, TimeRange};
+use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange};
 use crate::model::Header;
 use crate::report::render::{finding_json, finding_text, plural};
 use crate::report::summary::SCHEMA_VERSION;
@@ -26,6 +26,9 @@ pub struct Args {
     /// Treat warnings as errors
     #[arg(long)]
     strict: bool,
+    /// Also check every value where the format has such checks (NaN and infinities per signal)
+    #[arg(long)]
+    deep: bool,
     /// Also list info findings in text output (JSON always has them)
     #[arg(long)]
     info: bool,
@@ -151,8 +154,18 @@ fn check(path: &Path, args: &Args) -> Checked {
         }
         _ => Finding::new(Severity::Error, "SIMREC_UNREADABLE", error_text(e)),
     };
-    let opened = registry::detect(path)
-        .and_then(|format| Ok((format, format.open(path, args.read.options(true, true))?)));
+    let opened = registry::detect(path).and_then(|format| {
+        Ok((
+            format,
+            format.open(
+                path,
+                ReadOptions {
+                    deep: args.deep,
+                    ..args.read.options(true, true)
+                },
+            )?,
+        ))
+    });
     let (format, mut source) = match opened {
         Ok(o) => o,
         Err(e) => {

@@ -38,6 +38,9 @@ pub struct ReadOptions {
     /// Read the input as this format version where the format cannot tell by itself
     /// (NanoVer's headerless version 1).
     pub assume_version: Option<u32>,
+    /// Also run the checks that look at every value (`validate --deep`: NaN and infinities
+    /// per signal), where a format has them.
+    pub deep: bool,
 }
 
 impl Default for ReadOptions {
@@ -46,6 +49,7 @@ impl Default for ReadOptions {
             decode: true,
             lenient: false,
             assume_version: None,
+            deep: false,
         }
     }
 }

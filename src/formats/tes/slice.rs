@@ -58,6 +58,7 @@ fn duration_ns(path: &Path) -> Result<Nanos, ReadError> {
             decode: false,
             lenient: true,
             assume_version: None,
+            deep: false,
         },
     )?;
     for item in r.by_ref() {

@@ -532,6 +532,7 @@ mod tests {
                 decode: false,
                 lenient: false,
                 assume_version: None,
+                deep: false,
             };
             let records: Vec<_> = TesReader::open(&path, options)
                 .unwrap()
