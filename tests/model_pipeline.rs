@@ -280,9 +280,21 @@ fn a_rebased_window_moves_the_epoch_and_drops_bytes_that_hold_the_old_time() {
     assert_eq!(out[1].raw.as_ref().unwrap().bytes, [4]);
 }
 
+/// How the late field reaches the Elodin writer.
+#[derive(PartialEq)]
+enum Late {
+    /// Declared by the source, the sink fed directly.
+    Declared,
+    /// Not declared, the sink fed directly (no look-ahead).
+    Undeclared,
+    /// Not declared, written through `pipeline::write` (which reads ahead).
+    LookedAhead,
+}
+
 /// Elodin archetype `body` written from records whose first tick carries only `x`; `v`
-/// comes later. The loss report and the written components, with and without `v` declared.
-fn elodin_from_late_field(declare: bool) -> (Vec<(String, String, String)>, String) {
+/// comes later. The loss report and the written components.
+fn elodin_from_late_field(late: Late) -> (Vec<(String, String, String)>, String) {
+    let declare = late == Late::Declared;
     use simrec::model::{DType, FieldSpec};
     let mut h = Header::new("test", "1");
     let mut body = Channel::new("body", ChannelKind::Signals, Composition::SampleHold);
@@ -311,11 +323,27 @@ fn elodin_from_late_field(declare: bool) -> (Vec<(String, String, String)>, Stri
     let mut source = Discovering::new(h.clone(), None, records);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("replay/");
-    let mut outputs = simrec::formats::output::Outputs::new(false);
     let elodin = format_named("elodin").unwrap();
-    let sink = elodin.create(&out, &h, &mut outputs).unwrap();
-    let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
-    outputs.commit().unwrap();
+    let report = if late == Late::LookedAhead {
+        let request = simrec::pipeline::WriteRequest {
+            output: &out,
+            format: elodin,
+            force: false,
+            dry_run: false,
+            settings: Vec::new(),
+            parts: None,
+        };
+        let selection = Default::default();
+        simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})
+            .unwrap()
+            .report
+    } else {
+        let mut outputs = simrec::formats::output::Outputs::new(false);
+        let sink = elodin.create(&out, &h, &mut outputs).unwrap();
+        let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
+        outputs.commit().unwrap();
+        report
+    };
     let meta = std::fs::read_to_string(out.join("metadata.json"))
         .or_else(|_| std::fs::read_to_string(out.join("world/metadata.json")))
         .unwrap();
@@ -330,7 +358,7 @@ fn elodin_from_late_field(declare: bool) -> (Vec<(String, String, String)>, Stri
 #[test]
 fn a_writer_lays_out_declared_fields_the_first_record_lacks() {
     let late = "first seen after the channel's first tick: not written";
-    let (losses, meta) = elodin_from_late_field(false);
+    let (losses, meta) = elodin_from_late_field(Late::Undeclared);
     assert!(
         losses
             .iter()
@@ -338,12 +366,17 @@ fn a_writer_lays_out_declared_fields_the_first_record_lacks() {
         "{losses:?}"
     );
     assert!(!meta.contains("\"v\""), "{meta}");
-    let (losses, meta) = elodin_from_late_field(true);
-    assert!(
-        !losses.iter().any(|(_, f, why)| f == "v" && why == late),
-        "{losses:?}"
-    );
-    assert!(meta.contains("\"v\""), "{meta}");
+    for how in [Late::Declared, Late::LookedAhead] {
+        let (losses, meta) = elodin_from_late_field(how);
+        assert!(
+            !losses.iter().any(|(_, f, why)| f == "v" && why == late),
+            "{losses:?}"
+        );
+        assert!(
+            meta.contains(r#"{"name":"v","component_type":{"primitive_ty":"F64","shape":[3]}"#),
+            "{meta}"
+        );
+    }
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
 pub mod frames;
+pub mod lookahead;
 pub mod merge;
 pub mod run;
 pub mod select;

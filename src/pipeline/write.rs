@@ -7,6 +7,7 @@ use std::path::{Path, PathBuf};
 use crate::formats::output::Outputs;
 use crate::formats::{Detection, Format, Sink, Source, WriteError, WriteReport};
 
+use super::lookahead::Completed;
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
 use super::SplitAtResets;
@@ -54,7 +55,9 @@ pub fn outputs_for(
     outputs
 }
 
-/// Streams `source` (read from `inputs`) into the output `request` names. Nothing is
+/// Streams `source` (read from `inputs`) into the output `request` names, with every
+/// channel's field specs completed first when the format lays out its columns before the
+/// first record ([`Completed`]). Nothing is
 /// committed when the selection left nothing to write (`PipelineError::Empty`) or on any
 /// error; the partial outputs are removed.
 pub fn write(
@@ -65,6 +68,13 @@ pub fn write(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, PipelineError> {
     let format = request.format;
+    let mut completed;
+    let source: &mut dyn Source = if format.needs_schema() {
+        completed = Completed::new(source);
+        &mut completed
+    } else {
+        source
+    };
     let mut outputs = outputs_for(format, inputs, request.force, request.dry_run);
     for (key, value) in request.settings {
         outputs.set(key, value);

@@ -80,6 +80,10 @@ impl Format for Elodin {
         }
     }
 
+    fn needs_schema(&self) -> bool {
+        true
+    }
+
     fn writes_directories(&self) -> bool {
         true
     }

@@ -670,7 +670,8 @@ impl Foreign {
     ) -> Result<(), WriteError> {
         let arch = &mut self.archs[a];
         let mut slots: Vec<Slot> = Vec::new();
-        // What the first tick carries, then what the source declared and it did not.
+        // What the source declared (or the pipeline's look-ahead completed), then what the
+        // first tick carries beyond it.
         let declared = arch.declared.iter().filter_map(|f| {
             let dtype = f.dtype.filter(|d| !matches!(d, DType::Bool | DType::Str))?;
             Some((f.name.clone(), dtype, f.shape.clone()?, false))
@@ -684,7 +685,7 @@ impl Foreign {
                 Some((key, data.dtype(), shape, from_bool))
             })
             .collect();
-        for (key, dtype, shape, from_bool) in carried.into_iter().chain(declared) {
+        for (key, dtype, shape, from_bool) in declared.chain(carried) {
             if slots.iter().any(|s| s.key == key) {
                 continue;
             }
