@@ -6,6 +6,8 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use serde_json::Value as Json;
+
 use simrec::formats::{format_named, ReadError, Sink, Source};
 use simrec::model::{
     Channel, ChannelKind, Composition, Entity, Epoch, Header, RawBytes, Record, Value,
@@ -392,4 +394,99 @@ fn a_record_on_a_channel_nobody_declared_is_an_error_not_a_panic() {
             .ends_with("a record names channel 5 that its reader never declared"),
         "{err}"
     );
+}
+
+/// `discovering()` written as an Elodin replay, read back: the header and the (time,
+/// channel, entity, value) rows of `sensor` and `event`. Through `pipeline::write` the
+/// look-ahead meets `event` before the writer starts; fed directly, the writer is told of
+/// it mid-stream.
+/// A row read back: time, channel, entity, value.
+type Row = (i64, u32, Option<String>, f64);
+
+fn elodin_of_discovering(through_pipeline: bool) -> (Header, Vec<Row>) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("replay/");
+    let elodin = format_named("elodin").unwrap();
+    let mut source = discovering();
+    let report = if through_pipeline {
+        let request = simrec::pipeline::WriteRequest {
+            output: &out,
+            format: elodin,
+            force: false,
+            dry_run: false,
+            settings: Vec::new(),
+            parts: None,
+        };
+        let selection = Default::default();
+        simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})
+            .unwrap()
+            .report
+    } else {
+        let mut outputs = simrec::formats::output::Outputs::new(false);
+        let sink = elodin
+            .create(&out, &source.header().clone(), &mut outputs)
+            .unwrap();
+        let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
+        outputs.commit().unwrap();
+        report
+    };
+    assert_eq!(report.records, 5);
+    let back = simrec::formats::registry::open(&out, Default::default()).unwrap();
+    let header = back.header().clone();
+    let rows = back
+        .map(Result::unwrap)
+        .filter(|r| r.channel < 2)
+        .map(|r| {
+            let v = match &r.values[0].1 {
+                Value::Array(simrec::model::Array {
+                    data: simrec::model::ArrayData::F64(v),
+                    ..
+                }) => v[0],
+                other => panic!("{other:?}"),
+            };
+            (r.time, r.channel, r.entity.map(|e| e.to_string()), v)
+        })
+        .collect();
+    (header, rows)
+}
+
+#[test]
+fn elodin_takes_in_a_channel_found_mid_stream_and_names_named_entities() {
+    for through_pipeline in [false, true] {
+        let (header, rows) = elodin_of_discovering(through_pipeline);
+        let channels: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
+        assert_eq!(
+            channels,
+            [
+                "sensor",
+                "event",
+                "system_globals",
+                "asset_handle_entity_metadata"
+            ]
+        );
+        let entities = &header.metadata["elodin"]["entities"];
+        assert_eq!(entities["0"], "sensor");
+        if through_pipeline {
+            assert_eq!(entities["1"], "event");
+            assert_eq!(entities["2"], "Globals");
+        } else {
+            // The channels known at the start keep ids 0.. and Globals follows; a channel
+            // announced later takes its own range.
+            assert_eq!(entities["1"], "Globals");
+            assert_eq!(entities[(1u64 << 47).to_string()], "event");
+        }
+        assert_eq!(entities[(1u64 << 48).to_string()], "left");
+        // `right` first shows after the first tick: it cannot join (reported as loss).
+        assert_eq!(entities[((1u64 << 48) + 1).to_string()], Json::Null);
+        // Five ticks (0, 10, …, 40 ns); `left` holds its last value; `event` repeats its
+        // first value before its first record (reported as loss).
+        let values =
+            |r: &[(i64, u32, Option<String>, f64)]| r.iter().map(|r| r.3).collect::<Vec<_>>();
+        assert_eq!(
+            values(&rows),
+            [1.0, 7.0, 1.0, 7.0, 1.0, 7.0, 3.0, 7.0, 3.0, 8.0],
+            "{rows:?}"
+        );
+        assert_eq!(rows[9].0, 40);
+    }
 }

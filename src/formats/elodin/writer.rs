@@ -19,7 +19,7 @@ use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
-    ArrayData, Composition, DType, Entity, FieldSpec, Folded, Header, Record, Value,
+    ArrayData, Channel, Composition, DType, Entity, FieldSpec, Folded, Header, Record, Value,
 };
 
 const GLOBALS: &str = "system_globals";
@@ -105,6 +105,15 @@ impl Sink for ElodinWriter {
             Mode::Foreign(f) => f.write(&self.world, record, &mut self.report)?,
         }
         self.report.records += 1;
+        Ok(())
+    }
+
+    /// A channel announced mid-stream becomes an archetype like the others; an Elodin
+    /// source announces none.
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        if let Mode::Foreign(f) = &mut self.mode {
+            f.add_channel(channel);
+        }
         Ok(())
     }
 
@@ -463,11 +472,17 @@ struct ForeignArch {
 /// Elodin numbers its entities: a named source entity (an Icarus component, an XREC id
 /// given as a string) gets `NAMED_ENTITIES` + its order of appearance.
 const NAMED_ENTITIES: u64 = 1 << 48;
+/// The own entity of a channel announced mid-stream: `LATE_CHANNELS` + its order among
+/// them (ids of numbered source entities start after the channels known at the start).
+const LATE_CHANNELS: u64 = 1 << 47;
 
 struct Foreign {
     archs: Vec<ForeignArch>,
+    /// Archetype names in use.
+    taken: Vec<String>,
     /// Named source entities, in order of appearance.
     named: Vec<Entity>,
+    /// Channels known at the start: entity ids are laid out around this count.
     channels: u64,
     first_time: Option<i64>,
     cur_time: Option<i64>,
@@ -475,7 +490,43 @@ struct Foreign {
     step_ns: Option<i64>,
     used_names: Vec<String>,
     globals: Option<Table>,
-    names: Option<Table>,
+}
+
+impl ForeignArch {
+    /// The archetype for channel `index`, named after it unless `taken` has the name.
+    fn new(index: usize, channel: &Channel, taken: &mut Vec<String>) -> ForeignArch {
+        let mut name: String = channel
+            .name
+            .chars()
+            .map(|ch| {
+                if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                    ch
+                } else {
+                    '_'
+                }
+            })
+            .collect();
+        if !safe_file_stem(&name) || taken.contains(&name) {
+            name = format!("{name}_{index}");
+        }
+        taken.push(name.clone());
+        ForeignArch {
+            channel: channel.name.clone(),
+            name,
+            composition: channel.composition,
+            entities: Vec::new(),
+            declared: channel
+                .fields
+                .iter()
+                .filter(|f| f.is_complete())
+                .cloned()
+                .collect(),
+            slots: None,
+            written: 0,
+            table: None,
+            skip: false,
+        }
+    }
 }
 
 impl Foreign {
@@ -485,42 +536,11 @@ impl Foreign {
             .channels
             .iter()
             .enumerate()
-            .map(|(i, c)| {
-                let mut name: String = c
-                    .name
-                    .chars()
-                    .map(|ch| {
-                        if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
-                            ch
-                        } else {
-                            '_'
-                        }
-                    })
-                    .collect();
-                if !safe_file_stem(&name) || taken.contains(&name) {
-                    name = format!("{name}_{i}");
-                }
-                taken.push(name.clone());
-                ForeignArch {
-                    channel: c.name.clone(),
-                    name,
-                    composition: c.composition,
-                    entities: Vec::new(),
-                    declared: c
-                        .fields
-                        .iter()
-                        .filter(|f| f.is_complete())
-                        .cloned()
-                        .collect(),
-                    slots: None,
-                    written: 0,
-                    table: None,
-                    skip: false,
-                }
-            })
+            .map(|(i, c)| ForeignArch::new(i, c, &mut taken))
             .collect();
         Foreign {
             archs,
+            taken,
             named: Vec::new(),
             channels: header.channels.len() as u64,
             first_time: None,
@@ -533,7 +553,23 @@ impl Foreign {
                 NAMES_ARCHETYPE.into(),
             ],
             globals: None,
-            names: None,
+        }
+    }
+
+    /// A channel the source announced mid-stream: an archetype like the others. Entity ids
+    /// of the channels known at the start do not move; its own entity is
+    /// [`LATE_CHANNELS`] + its order among the late ones.
+    fn add_channel(&mut self, channel: &Channel) {
+        let index = self.archs.len();
+        self.archs
+            .push(ForeignArch::new(index, channel, &mut self.taken));
+    }
+
+    /// The Elodin entity of the records of archetype `a` without an entity.
+    fn channel_entity(&self, a: usize) -> u64 {
+        match (a as u64).checked_sub(self.channels) {
+            None => a as u64,
+            Some(late) => LATE_CHANNELS + late,
         }
     }
 
@@ -632,34 +668,50 @@ impl Foreign {
             }
             self.write_rows(a, tick, channels, report)?;
         }
-        // system_globals and the entity names, every tick.
+        // system_globals, every tick (the entity names are written at the end, when every
+        // entity is known).
         let step_s = self.step_ns.unwrap_or(1_000_000_000) as f64 / 1e9;
         if self.globals.is_none() {
-            let mk = |n: &str, p| {
-                Component::new(n, p, vec![]).unwrap_or_else(|| unreachable_component(n))
-            };
             self.globals = Some(Table::create(
                 world,
                 GLOBALS,
                 vec![
-                    mk("simulation_tick", Primitive::U64),
-                    mk("simulation_time_step", Primitive::F64),
+                    scalar_component("simulation_tick", Primitive::U64),
+                    scalar_component("simulation_time_step", Primitive::F64),
                 ],
             )?);
-            let mut handle = mk(NAMES_ARCHETYPE, Primitive::U64);
-            handle.asset = true;
-            self.names = Some(Table::create(world, NAMES_ARCHETYPE, vec![handle])?);
         }
         if let Some(g) = self.globals.as_mut() {
             // Sorted by name: simulation_tick, simulation_time_step.
             g.push(tick, channels, &[Cell::U64(tick), Cell::F64(step_s)])?;
         }
-        if let Some(n) = self.names.as_mut() {
-            for id in 0..=channels {
-                n.push(tick, id, &[Cell::U64(id)])?;
-            }
-        }
         Ok(())
+    }
+
+    /// Every entity with a name, its id and its name, in id order: the channels known at the
+    /// start, `Globals`, channels announced later, named source entities. Item `k` of
+    /// `assets.bin` is the `k`-th of them.
+    fn entity_names(&self) -> Vec<(u64, String)> {
+        let start = self.channels as usize;
+        let archs = self.archs.iter().enumerate();
+        let mut names: Vec<(u64, String)> = archs
+            .clone()
+            .take(start)
+            .map(|(a, arch)| (self.channel_entity(a), arch.channel.clone()))
+            .collect();
+        names.push((self.channels, "Globals".into()));
+        names.extend(
+            archs
+                .skip(start)
+                .map(|(a, arch)| (self.channel_entity(a), arch.channel.clone())),
+        );
+        names.extend(
+            self.named
+                .iter()
+                .enumerate()
+                .map(|(k, e)| (NAMED_ENTITIES + k as u64, e.to_string())),
+        );
+        names
     }
 
     fn start_arch(
@@ -747,7 +799,7 @@ impl Foreign {
         let mut entity_ids = Vec::with_capacity(self.archs[a].written);
         for i in 0..self.archs[a].written {
             entity_ids.push(match &self.archs[a].entities[i].0 {
-                None => a as u64,
+                None => self.channel_entity(a),
                 Some(Entity::Id(e)) => e.saturating_add(channels + 1),
                 Some(named) => {
                     let k = match self.named.iter().position(|n| n == named) {
@@ -832,18 +884,15 @@ impl Foreign {
                 "asset": c.asset,
             })
         };
-        let mut entity_names = Vec::new();
-        for (i, a) in self.archs.iter().enumerate() {
-            entity_names.push(EntityMetadata {
-                name: a.channel.clone(),
-                color: [1.0; 3],
-            });
-            let _ = i;
+        let entity_names = self.entity_names();
+        let mut handle = scalar_component(NAMES_ARCHETYPE, Primitive::U64);
+        handle.asset = true;
+        let mut names = Table::create(world, NAMES_ARCHETYPE, vec![handle])?;
+        for tick in 0..ticks {
+            for (item, (id, _)) in entity_names.iter().enumerate() {
+                names.push(tick, *id, &[Cell::U64(item as u64)])?;
+            }
         }
-        entity_names.push(EntityMetadata {
-            name: "Globals".into(),
-            color: [1.0; 3],
-        });
         for a in self.archs {
             if let Some(t) = a.table {
                 archetypes.insert(
@@ -853,7 +902,7 @@ impl Foreign {
                 t.close()?;
             }
         }
-        for t in [self.globals, self.names].into_iter().flatten() {
+        for t in self.globals.into_iter().chain([names]) {
             archetypes.insert(
                 t.name.clone(),
                 Json::Array(t.stored_components().iter().map(component_json).collect()),
@@ -874,13 +923,24 @@ impl Foreign {
         )?;
         let assets = Assets::encode(
             &entity_names
-                .iter()
-                .map(EntityMetadata::encode)
+                .into_iter()
+                .map(|(_, name)| {
+                    EntityMetadata {
+                        name,
+                        color: [1.0; 3],
+                    }
+                    .encode()
+                })
                 .collect::<Vec<_>>(),
         );
         write_file(&world.join("assets.bin"), &assets)?;
         Ok(())
     }
+}
+
+/// A scalar component of a name and primitive Elodin always accepts.
+fn scalar_component(name: &str, primitive: Primitive) -> Component {
+    Component::new(name, primitive, vec![]).unwrap_or_else(|| unreachable_component(name))
 }
 
 fn unreachable_component(name: &str) -> Component {
