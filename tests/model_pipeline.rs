@@ -333,7 +333,7 @@ fn elodin_from_late_field(late: Late) -> (Vec<(String, String, String)>, String)
             force: false,
             dry_run: false,
             settings: Vec::new(),
-            parts: None,
+            split: false,
         };
         let selection = Default::default();
         simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})
@@ -415,7 +415,7 @@ fn elodin_of_discovering(through_pipeline: bool) -> (Header, Vec<Row>) {
             force: false,
             dry_run: false,
             settings: Vec::new(),
-            parts: None,
+            split: false,
         };
         let selection = Default::default();
         simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})

@@ -1,18 +1,15 @@
 //! `simrec cat`: records to standard output, for people or as NDJSON.
 
-use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::io;
+use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::common::{check_selection, AlignArgs, ReadArgs, SelectArgs};
+use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
 use super::diag::say;
 use super::Outcome;
-use crate::formats::jsonl::JsonlWriter;
-use crate::formats::{Sink, Source};
-use crate::model::{Composition, Header, Record, Seconds};
-use crate::pipeline::{open_aligned, FrameCounter, Selected};
-use crate::report::render::{loss_table, value_text};
+use crate::pipeline::{self, CatStyle};
+use crate::report::render::loss_table;
 
 #[derive(ValueEnum, Debug, Clone, Copy, PartialEq, Eq, Default)]
 enum CatFormat {
@@ -50,74 +47,20 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let selection = args.select.selection()?;
-    let source = open_aligned(
-        &args.inputs,
-        args.read.options(true, false),
-        args.align.starts(),
-    )?;
-    let mut source = Selected::new(source, selection);
-    let selected = source.report();
-    let mut outcome = Outcome::Ok;
-    match args.format {
-        CatFormat::Ndjson => {
-            let out = BufWriter::with_capacity(1 << 20, Box::new(io::stdout()) as Box<dyn Write>);
-            let mut sink = Box::new(JsonlWriter::new(
-                out,
-                Path::new("-"),
-                &source.header().clone(),
-            ));
-            for record in source.by_ref() {
-                sink.write(&record?)?;
-            }
-            let report = sink.finish()?;
-            if !report.loss.is_empty() {
-                say!(
-                    "some values could not be written as JSON:\n{}",
-                    loss_table(&report.loss)
-                );
-                outcome = Outcome::Loss;
-            }
-        }
-        CatFormat::Text => {
-            let header = source.header().clone();
-            let mut frames = FrameCounter::default();
-            let mut out = BufWriter::new(io::stdout().lock());
-            for record in source.by_ref() {
-                let record = record?;
-                let position = frames.observe(&record);
-                writeln!(out, "{}", describe(&header, &record, position))?;
-            }
-            out.flush()?;
-        }
+    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
+    let style = match args.format {
+        CatFormat::Text => CatStyle::Text,
+        CatFormat::Ndjson => CatStyle::Json,
+    };
+    let (printed, notes) = pipeline::cat(read, style, Box::new(io::stdout()))?;
+    print_notes(&notes);
+    let loss = printed?;
+    if loss.is_empty() {
+        return Ok(Outcome::Ok);
     }
-    check_selection(&selected)?;
-    Ok(outcome)
-}
-
-/// `0.008445s frame #0 (index 2) reset: particle.positions=float32[21,3] [0.1, …] …`
-fn describe(header: &Header, r: &Record, position: Option<u64>) -> String {
-    let channel = header.channel(r.channel);
-    let mut s = format!(
-        "{} {}",
-        Seconds(r.time),
-        channel.map_or("?", |c| c.name.as_str())
+    say!(
+        "some values could not be written as JSON:\n{}",
+        loss_table(&loss)
     );
-    if let Some(e) = &r.entity {
-        s.push_str(&format!(" entity {e}"));
-    }
-    if let (Some(n), Some(f)) = (position, r.frame) {
-        s.push_str(&format!(" #{n}"));
-        if i64::try_from(n).ok() != Some(f) {
-            s.push_str(&format!(" (index {f})"));
-        }
-        if f == 0 && channel.is_some_and(|c| c.composition == Composition::FrameDelta) {
-            s.push_str(" reset");
-        }
-    }
-    s.push(':');
-    for (k, v) in &r.values {
-        s.push_str(&format!(" {k}={}", value_text(v)));
-    }
-    s
+    Ok(Outcome::Loss)
 }

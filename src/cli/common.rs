@@ -10,11 +10,11 @@ use super::format_options::FormatOptions;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
-use crate::formats::{Format, ReadOptions, Source};
-use crate::pipeline::select::{PatternError, Selection, SelectionHandle};
-use crate::pipeline::{self, PartNames, PipelineError, WriteRequest, Written};
+use crate::formats::{Format, ReadOptions, SliceRequest};
+use crate::pipeline::select::{PatternError, Selection};
+use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
-use crate::report::Severity;
+use crate::report::{Findings, Severity};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct ReadArgs {
@@ -74,23 +74,6 @@ pub struct SelectArgs {
 impl SelectArgs {
     pub fn selection(&self) -> Result<Selection, PatternError> {
         Selection::new(&self.channel, &self.include, &self.exclude)
-    }
-}
-
-/// Warns about every part of a selection that matched nothing, and refuses (exit 2) an
-/// output that would be empty because of it.
-pub fn check_selection(report: &SelectionHandle) -> Result<(), PipelineError> {
-    warn_unmatched(report);
-    match report.borrow().empty_because() {
-        Some(why) => Err(PipelineError::Empty(why)),
-        None => Ok(()),
-    }
-}
-
-/// Each part of a selection that matched nothing, as a warning on stderr.
-fn warn_unmatched(report: &SelectionHandle) {
-    for warning in &report.borrow().unmatched {
-        say!("warning: {warning}");
     }
 }
 
@@ -160,26 +143,27 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
     }
 }
 
-/// Streams `source` (read from `inputs`) into the output `args` names, atomically; reports
-/// loss.
-pub fn write_recording(
-    source: &mut dyn Source,
-    inputs: &[PathBuf],
-    args: &WriteArgs,
-    selection: &SelectionHandle,
-) -> anyhow::Result<Outcome> {
-    write_parts(source, inputs, args, selection, None)
+/// What the reading arguments ask for: `inputs`, read, lined up and selected as given, whole
+/// or the `window` of them.
+pub fn read_request<'a>(
+    inputs: &'a [PathBuf],
+    read: &ReadArgs,
+    align: &AlignArgs,
+    select: &SelectArgs,
+    window: Option<SliceRequest>,
+) -> Result<ReadRequest<'a>, PatternError> {
+    Ok(ReadRequest {
+        inputs,
+        options: read.options(true, false),
+        starts: align.starts(),
+        selection: select.selection()?,
+        window,
+    })
 }
 
-/// Like [`write_recording`]; with `parts`, one output per reset-delimited part. The work is
-/// `pipeline::write`; this prints what it did.
-pub fn write_parts(
-    source: &mut dyn Source,
-    inputs: &[PathBuf],
-    args: &WriteArgs,
-    selection: &SelectionHandle,
-    parts: Option<PartNames>,
-) -> anyhow::Result<Outcome> {
+/// Runs `pipeline::convert` for `read` into the output `args` names, and says what it did.
+pub fn write_recording(read: ReadRequest, args: &WriteArgs) -> anyhow::Result<Outcome> {
+    let opened = read.open()?;
     let format = output_format(args)?;
     let request = WriteRequest {
         output: &args.output,
@@ -187,19 +171,21 @@ pub fn write_parts(
         force: args.force,
         dry_run: args.dry_run,
         settings: args.options.settings(format)?,
-        parts,
+        split: false,
     };
+    write_with(opened, request)
+}
+
+/// [`write_recording`] with the request made.
+pub fn write_with(opened: Opened, request: WriteRequest) -> anyhow::Result<Outcome> {
+    let (dry_run, name) = (request.dry_run, request.format.name());
     let progress = Progress::new("writing");
-    let written = pipeline::write(source, inputs, request, selection, &mut |d, t| {
-        progress.update(d, t)
-    });
+    let (written, notes) = pipeline::convert(opened, request, &mut |d, t| progress.update(d, t));
     drop(progress);
-    print_read_findings(source);
-    warn_unmatched(selection);
+    print_notes(&notes);
     let Written { report, paths } = written?;
-    if args.dry_run {
+    if dry_run {
         let mut out = stdout();
-        let name = format.name();
         writeln!(out, "{} records would be written as {name}", report.records)?;
         if report.loss.is_empty() {
             writeln!(out, "nothing would be lost")?;
@@ -232,10 +218,19 @@ pub fn write_parts(
     })
 }
 
+/// What reading found (at most a screenful per file; `validate` lists all) and each part
+/// of a selection that matched nothing, on stderr.
+pub fn print_notes(notes: &Notes) {
+    print_read_findings(&notes.read_findings);
+    for warning in &notes.unmatched {
+        say!("warning: {warning}");
+    }
+}
+
 /// Warnings met while reading, on stderr (at most a screenful; `validate` lists all).
-pub fn print_read_findings(source: &dyn Source) {
+pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
     const MAX: usize = 10;
-    for (path, findings) in source.findings() {
+    for (path, findings) in read_findings {
         let shown: Vec<_> = findings
             .list()
             .iter()

@@ -2,9 +2,8 @@
 
 use std::path::PathBuf;
 
-use super::common::{write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
 use super::Outcome;
-use crate::pipeline::{open_aligned, Selected};
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -28,27 +27,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    write_inputs(
-        &args.inputs,
-        &args.read,
-        &args.align,
-        &args.select,
-        &args.write,
-    )
-}
-
-/// Reads `inputs` as one recording (merged by time when there are several), selects and
-/// writes it: what `convert` and `merge` both do.
-pub fn write_inputs(
-    inputs: &[PathBuf],
-    read: &ReadArgs,
-    align: &AlignArgs,
-    select: &SelectArgs,
-    write: &WriteArgs,
-) -> anyhow::Result<Outcome> {
-    let selection = select.selection()?;
-    let source = open_aligned(inputs, read.options(true, false), align.starts())?;
-    let mut selected = Selected::new(source, selection);
-    let report = selected.report();
-    write_recording(&mut selected, inputs, write, &report)
+    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
+    write_recording(read, &args.write)
 }

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use super::common::{AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
 use super::Outcome;
 
 /// Merge recordings by time (memory bounded by the number of inputs)
@@ -30,12 +30,8 @@ pub struct Args {
     align: AlignArgs,
 }
 
+/// The same path as `convert`: several inputs are merged by time.
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    super::convert::write_inputs(
-        &args.inputs,
-        &args.read,
-        &args.align,
-        &args.select,
-        &args.write,
-    )
+    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
+    write_recording(read, &args.write)
 }

@@ -20,6 +20,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 use crate::formats::{ReadError, WriteError};
 use crate::pipeline::select::PatternError;
 use crate::pipeline::PipelineError;
+pub use crate::report::render::error_text;
 
 /// How a command finished, when it did not fail outright.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -142,21 +143,6 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
 
 /// An error with every cause after it (`missing.traj: No such file or directory (os error
 /// 2)`), as `main` prints a command's error.
-pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = e.to_string();
-    let mut cause = e.source();
-    while let Some(c) = cause {
-        let more = c.to_string();
-        if !text.ends_with(&more) {
-            text.push_str(": ");
-            text.push_str(&more);
-        }
-        cause = c.source();
-    }
-    text
-}
-
-/// The read or write error inside one link of an error chain, if any.
 fn format_errors<'a>(
     e: &'a (dyn std::error::Error + 'static),
 ) -> (Option<&'a ReadError>, Option<&'a WriteError>) {

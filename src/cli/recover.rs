@@ -5,13 +5,11 @@ use std::path::PathBuf;
 use super::common::{path_list, ReadArgs};
 use super::diag::say;
 use super::progress::Progress;
-use super::{Outcome, UsageError};
+use super::Outcome;
 use crate::formats::input::display_name;
-use crate::formats::{registry, ReadError};
-use crate::pipeline;
-use crate::pipeline::write::outputs_for;
+use crate::pipeline::{self, Recovered};
 use crate::report::render::{finding_text, loss_table};
-use crate::report::{Finding, Severity};
+use crate::report::{Finding, Findings, Severity};
 
 /// Copy every intact record of a damaged recording into a new file
 #[derive(clap::Args, Debug)]
@@ -38,66 +36,39 @@ pub struct Args {
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let name = display_name(&args.input).display().to_string();
-    let format = registry::detect(&args.input)?;
-    if let Some(named) = registry::format_for_output(&args.output) {
-        if named.name() != format.name() {
-            return Err(UsageError(format!(
-                "recover writes the input's own format ({}); {} names {} (use `simrec convert` afterwards)",
-                format.name(),
-                args.output.display(),
-                named.name()
-            ))
-            .into());
-        }
-    }
-    let mut source = match format.open(&args.input, args.read.options(true, true)) {
-        Ok(s) => s,
-        Err(ReadError::Invalid { finding, .. }) => {
+    let progress = Progress::new("recovering");
+    let recovered = pipeline::recover(
+        &args.input,
+        &args.output,
+        args.force,
+        args.read.options(true, true),
+        &mut |d, t| progress.update(d, t),
+    )?;
+    drop(progress);
+    let (report, findings, paths) = match recovered {
+        Recovered::Unreadable(finding) => {
             eprintln!("{name}: {}", finding_text(&finding));
             eprintln!("{name}: nothing can be recovered");
             return Ok(Outcome::Failed);
         }
-        Err(e) => return Err(e.into()),
-    };
-    let mut outputs = outputs_for(format, std::slice::from_ref(&args.input), args.force, false);
-    for (key, value) in format.recover_settings(&args.input) {
-        outputs.set(key, value);
-    }
-    let sink = format.create(&args.output, source.header(), &mut outputs)?;
-    let progress = Progress::new("recovering");
-    let report = pipeline::copy(&mut *source, sink, &mut |d, t| progress.update(d, t))?;
-    drop(progress);
-    // One input, so one set of findings.
-    let findings = source
-        .findings()
-        .first()
-        .map(|(_, f)| (*f).clone())
-        .unwrap_or_default();
-    let errors = findings.count(Severity::Error);
-    // Their hints all say "run recover": not worth repeating here.
-    let problems: Vec<String> = findings
-        .list()
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .map(|f| {
-            finding_text(&Finding {
-                hint: None,
-                ..f.clone()
-            })
-        })
-        .collect();
-    if report.records == 0 && errors > 0 {
-        for p in &problems {
-            eprintln!("{name}: {p}");
+        Recovered::NothingIntact(findings) => {
+            for p in problems(&findings) {
+                eprintln!("{name}: {p}");
+            }
+            eprintln!("{name}: no intact record to recover; nothing written");
+            return Ok(Outcome::Failed);
         }
-        eprintln!("{name}: no intact record to recover; nothing written");
-        return Ok(Outcome::Failed);
-    }
-    let written = outputs.commit()?;
+        Recovered::Written {
+            report,
+            findings,
+            paths,
+        } => (report, findings, paths),
+    };
+    let errors = findings.count(Severity::Error);
     say!(
         "{name}: kept {} records in {}",
         report.records,
-        path_list(&written)
+        path_list(&paths)
     );
     if errors == 0 && report.verbatim == report.records {
         say!("{name}: every record was intact: nothing dropped, every record copied unchanged");
@@ -120,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         return Ok(Outcome::Loss);
     }
     say!("{name}: what was dropped, skipped or repaired:");
-    for p in &problems {
+    for p in problems(&findings) {
         say!("  {p}");
     }
     if !report.loss.is_empty() {
@@ -129,4 +100,20 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         eprintln!("{}", loss_table(&report.loss));
     }
     Ok(Outcome::Loss)
+}
+
+/// The errors reading found, for people. Their hints all say "run recover": not worth
+/// repeating here.
+fn problems(findings: &Findings) -> Vec<String> {
+    findings
+        .list()
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .map(|f| {
+            finding_text(&Finding {
+                hint: None,
+                ..f.clone()
+            })
+        })
+        .collect()
 }

@@ -1,16 +1,16 @@
 //! `simrec slice`: a time or frame window, and/or a key selection, that plays back on its own.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::common::{
-    companion_notes, output_format, write_parts, write_recording, AlignArgs, ReadArgs, SelectArgs,
-    WriteArgs,
+    companion_notes, output_format, read_request, write_recording, write_with, AlignArgs, ReadArgs,
+    SelectArgs, WriteArgs,
 };
 use super::diag::say;
 use super::{Outcome, UsageError};
-use crate::formats::{registry, Format, SliceRequest};
+use crate::formats::{registry, SliceRequest};
 use crate::model::TimeSpec;
-use crate::pipeline::{self, open_aligned, Selected};
+use crate::pipeline::WriteRequest;
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -67,64 +67,30 @@ fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
     Ok((TimeSpec::Frame(a), b))
 }
 
-/// Part `k` of a split: `OUT` minus its format extension, `-NN`, the extension; or, when
-/// `OUT` is a directory, named after the input as upstream names parts
-/// (`small.nanover.zip` → `small.nanover-01.nanover.zip`).
-fn part_name(output: &Path, input: &Path, k: usize, format: &dyn Format) -> PathBuf {
-    let ext = format.extensions().first().copied().unwrap_or("");
-    let (dir, base) = if registry::names_directory(output) {
-        let stem = input
-            .file_stem()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "part".into());
-        (output.to_path_buf(), stem)
-    } else {
-        let name = output
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let base = format
-            .extensions()
-            .iter()
-            .find_map(|e| name.strip_suffix(e))
-            .unwrap_or(&name)
-            .to_string();
-        (
-            output.parent().map(Path::to_path_buf).unwrap_or_default(),
-            base,
-        )
-    };
-    dir.join(format!("{base}-{k:02}{ext}"))
-}
-
-pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
     for (_, note) in companion_notes(&args.inputs) {
         say!("note: {note}");
     }
     if args.split_at_resets {
-        let selection = args.select.selection()?;
-        let input = args.inputs[0].clone();
-        if registry::names_directory(&args.write.output) && args.write.to.is_none() {
-            // Parts in a directory keep the input's format.
-            args.write.to = Some(registry::detect(&input)?.name().to_string());
-        }
-        let output = args.write.output.clone();
-        let source = open_aligned(
-            &args.inputs,
-            args.read.options(true, false),
-            args.align.starts(),
-        )?;
-        let mut selected = Selected::new(source, selection);
-        let report = selected.report();
-        let names =
-            move |k: usize, format: &'static dyn Format| part_name(&output, &input, k, format);
-        return write_parts(
-            &mut selected,
-            &args.inputs,
-            &args.write,
-            &report,
-            Some(&names),
-        );
+        let opened =
+            read_request(&args.inputs, &args.read, &args.align, &args.select, None)?.open()?;
+        // Parts in a directory keep the input's format unless --to names another.
+        let format = match (
+            &args.write.to,
+            registry::names_directory(&args.write.output),
+        ) {
+            (None, true) => registry::detect(&args.inputs[0])?,
+            _ => output_format(&args.write)?,
+        };
+        let request = WriteRequest {
+            output: &args.write.output,
+            format,
+            force: args.write.force,
+            dry_run: args.write.dry_run,
+            settings: args.write.options.settings(format)?,
+            split: true,
+        };
+        return write_with(opened, request);
     }
     let (start, end) = match &args.frames {
         Some(f) => {
@@ -138,18 +104,18 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             return Err(UsageError(format!("--keep-time: {why}")).into());
         }
     }
-    let request = SliceRequest {
+    let window = SliceRequest {
         start,
         end,
         rebase: !args.keep_time,
         selectors: Vec::new(),
     };
-    let (mut source, report) = pipeline::open_slice(
+    let read = read_request(
         &args.inputs,
-        &request,
-        args.read.options(true, false),
-        args.align.starts(),
-        args.select.selection()?,
+        &args.read,
+        &args.align,
+        &args.select,
+        Some(window),
     )?;
-    write_recording(&mut source, &args.inputs, &args.write, &report)
+    write_recording(read, &args.write)
 }

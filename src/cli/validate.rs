@@ -1,19 +1,18 @@
 //! `simrec validate`: every rule of each file's spec, with codes, offsets and record indices.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::json;
 
 use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
-use super::{error_text, Outcome};
-use crate::formats::input::display_name;
-use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange};
-use crate::model::Header;
+use super::Outcome;
+use crate::formats::ReadOptions;
+use crate::pipeline::validate;
 use crate::report::render::{finding_json, finding_text, plural};
 use crate::report::summary::SCHEMA_VERSION;
-use crate::report::{Finding, Findings, Severity};
+use crate::report::{Finding, Severity};
 
 /// Check files against their format's rules; exit 1 when any has errors
 #[derive(clap::Args, Debug)]
@@ -56,18 +55,14 @@ fn by_code<'a>(
     groups
 }
 
-/// One file's result.
-struct Checked {
-    name: String,
-    findings: Findings,
-    path: PathBuf,
-    /// Format, header and time range, when the file could be opened.
-    opened: Option<(&'static dyn Format, Header, Option<TimeRange>)>,
-}
-
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let mut results: Vec<Checked> = args.files.iter().map(|p| check(p, &args)).collect();
-    check_together(&mut results);
+    let options = ReadOptions {
+        deep: args.deep,
+        ..args.read.options(true, true)
+    };
+    let progress = Progress::new("validating");
+    let mut results = validate(&args.files, options, &mut |d, t| progress.update(d, t));
+    drop(progress);
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
     for r in &mut results {
@@ -96,7 +91,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     json!({
                         "schema_version": SCHEMA_VERSION,
                         "path": r.name,
-                        "format": r.opened.as_ref().map(|o| o.1.format.clone()),
+                        "format": r.opened.as_ref().map(|o| o.header.format.clone()),
                         "ok": errors == 0,
                         "errors": errors,
                         "warnings": warnings,
@@ -135,103 +130,4 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     out.flush()?;
     Ok(outcome)
-}
-
-/// Reads one file to the end, leniently and decoding every payload. A file that cannot be
-/// read (missing, unreadable, not a recording) is that file's result, with one error finding.
-fn check(path: &Path, args: &Args) -> Checked {
-    let name = display_name(path).display().to_string();
-    let mut checked = Checked {
-        name,
-        path: path.to_path_buf(),
-        findings: Findings::default(),
-        opened: None,
-    };
-    let unreadable = |e: &ReadError| match e {
-        ReadError::Invalid { finding, .. } => (**finding).clone(),
-        ReadError::Unsupported(_) => {
-            Finding::new(Severity::Error, "SIMREC_UNKNOWN_FORMAT", error_text(e))
-        }
-        _ => Finding::new(Severity::Error, "SIMREC_UNREADABLE", error_text(e)),
-    };
-    let opened = registry::detect(path).and_then(|format| {
-        Ok((
-            format,
-            format.open(
-                path,
-                ReadOptions {
-                    deep: args.deep,
-                    ..args.read.options(true, true)
-                },
-            )?,
-        ))
-    });
-    let (format, mut source) = match opened {
-        Ok(o) => o,
-        Err(e) => {
-            checked.findings.push(unreadable(&e));
-            return checked;
-        }
-    };
-    let progress = Progress::new("validating");
-    let mut range: Option<TimeRange> = None;
-    let mut n = 0u64;
-    let mut failed = None;
-    while let Some(record) = source.next() {
-        let record = match record {
-            Ok(r) => r,
-            Err(e) => {
-                // Lenient reading reports damage as findings; what still stops it (an I/O
-                // error mid-file) is reported the same way.
-                failed = Some(unreadable(&e));
-                break;
-            }
-        };
-        range = Some(range.map_or((record.time, record.time), |(a, b)| {
-            (a.min(record.time), b.max(record.time))
-        }));
-        source.recycle(record);
-        n += 1;
-        if n % 1024 == 0 {
-            let (d, t) = source.progress();
-            progress.update(d, t);
-        }
-    }
-    if let Some((_, f)) = source.findings().first() {
-        checked.findings = (*f).clone();
-    }
-    checked.findings.extend(failed);
-    checked.opened = Some((format, source.header().clone(), range));
-    checked
-}
-
-/// Rules across files named together (a `.traj` and its `.state`).
-fn check_together(results: &mut [Checked]) {
-    let mut by_format: Vec<(&'static dyn Format, Vec<usize>)> = Vec::new();
-    for (i, r) in results.iter().enumerate() {
-        if let Some((format, _, _)) = &r.opened {
-            match by_format
-                .iter_mut()
-                .find(|(f, _)| f.name() == format.name())
-            {
-                Some((_, v)) => v.push(i),
-                None => by_format.push((*format, vec![i])),
-            }
-        }
-    }
-    for (format, members) in by_format {
-        let files: Vec<(&Path, &Header, Option<TimeRange>)> = members
-            .iter()
-            .filter_map(|&i| {
-                let r = &results[i];
-                r.opened
-                    .as_ref()
-                    .map(|(_, h, range)| (r.path.as_path(), h, *range))
-            })
-            .collect();
-        let found = format.check_together(&files);
-        for (k, finding) in found {
-            results[members[k]].findings.push(finding);
-        }
-    }
 }

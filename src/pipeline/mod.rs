@@ -1,12 +1,15 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
+pub mod convert;
 pub mod frames;
 pub mod lookahead;
 pub mod merge;
+pub mod recover;
 pub mod run;
 pub mod select;
 pub mod slice;
 pub mod split;
+pub mod validate;
 pub mod window;
 pub mod write;
 
@@ -14,14 +17,17 @@ use std::path::PathBuf;
 
 use crate::formats::{registry, ReadError, ReadOptions, Source};
 
+pub use convert::{cat, convert, CatStyle, Notes, Opened, ReadRequest};
 pub use frames::FrameCounter;
 pub use merge::Merged;
+pub use recover::{recover, Recovered};
 pub use run::{copy, PipelineError};
 pub use select::{KeyFilter, Selected};
 pub use slice::open_slice;
 pub use split::SplitAtResets;
+pub use validate::validate;
 pub use window::{resolve, Span, Window};
-pub use write::{write, PartNames, WriteRequest, Written};
+pub use write::{write, WriteRequest, Written};
 
 /// Opens inputs as one recording: one source, or their k-way merge by time.
 pub fn open_recording(

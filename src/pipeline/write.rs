@@ -5,15 +5,12 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::output::Outputs;
-use crate::formats::{Detection, Format, Sink, Source, WriteError, WriteReport};
+use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
 
 use super::lookahead::Completed;
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
 use super::SplitAtResets;
-
-/// The path of split part `k` in a format.
-pub type PartNames<'n> = &'n dyn Fn(usize, &'static dyn Format) -> PathBuf;
 
 /// Where and how to write.
 pub struct WriteRequest<'a> {
@@ -25,8 +22,8 @@ pub struct WriteRequest<'a> {
     pub dry_run: bool,
     /// Writer settings (`tes.compression`), already checked against the format.
     pub settings: Vec<(&'static str, String)>,
-    /// One output per reset-delimited part, named by this.
-    pub parts: Option<PartNames<'a>>,
+    /// One output per reset-delimited part ([`part_name`]) instead of one output.
+    pub split: bool,
 }
 
 /// What a write did: the writer's report and the files it made (none on a dry run).
@@ -81,17 +78,17 @@ pub fn write(
     }
     let header = source.header().clone();
     let report = {
-        let sink: Box<dyn Sink + '_> = match request.parts {
-            None => format
+        let sink: Box<dyn Sink + '_> = if request.split {
+            let outputs = &mut outputs;
+            let header = &header;
+            let (output, input) = (request.output, inputs.first());
+            Box::new(SplitAtResets::new(header, move |k, part_header| {
+                format.create(&part_name(output, input, k, format), part_header, outputs)
+            }))
+        } else {
+            format
                 .create(request.output, &header, &mut outputs)
-                .map_err(|e| in_output(request.output, e))?,
-            Some(name) => {
-                let outputs = &mut outputs;
-                let header = &header;
-                Box::new(SplitAtResets::new(header, move |k, part_header| {
-                    format.create(&name(k, format), part_header, outputs)
-                }))
-            }
+                .map_err(|e| in_output(request.output, e))?
         };
         copy(source, sink, progress)?
     };
@@ -104,6 +101,36 @@ pub fn write(
         outputs.commit()?
     };
     Ok(Written { report, paths })
+}
+
+/// Part `k` of a split: `OUT` minus its format extension, `-NN`, the extension; or, when
+/// `OUT` is a directory, named after the input as upstream names parts
+/// (`small.nanover.zip` → `small.nanover-01.nanover.zip`).
+pub fn part_name(output: &Path, input: Option<&PathBuf>, k: usize, format: &dyn Format) -> PathBuf {
+    let ext = format.extensions().first().copied().unwrap_or("");
+    let (dir, base) = if registry::names_directory(output) {
+        let stem = input
+            .and_then(|i| i.file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "part".into());
+        (output.to_path_buf(), stem)
+    } else {
+        let name = output
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let base = format
+            .extensions()
+            .iter()
+            .find_map(|e| name.strip_suffix(e))
+            .unwrap_or(&name)
+            .to_string();
+        (
+            output.parent().map(Path::to_path_buf).unwrap_or_default(),
+            base,
+        )
+    };
+    dir.join(format!("{base}-{k:02}{ext}"))
 }
 
 /// An error creating the output, naming it.

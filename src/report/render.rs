@@ -6,7 +6,7 @@ use serde_json::{json, Value as Json};
 
 use super::summary::Summary;
 use super::{Finding, LossReport};
-use crate::model::{Seconds, Value};
+use crate::model::{Composition, Header, Record, Seconds, Value};
 
 pub fn table() -> Table {
     let mut t = Table::new();
@@ -278,6 +278,51 @@ fn inline(v: &serde_json::Value) -> String {
 
 /// Elements, items or entries shown of a long value.
 const PREVIEW: usize = 4;
+
+/// One record for people, on one line (what `cat` prints):
+/// `0.008445s frame #0 (index 2) reset: particle.positions=float32[21,3] [0.1, …] …`.
+/// `position` is the record's frame position (`#N`); the format's own frame index follows
+/// when it differs.
+pub fn record_text(header: &Header, r: &Record, position: Option<u64>) -> String {
+    let channel = header.channel(r.channel);
+    let mut s = format!(
+        "{} {}",
+        Seconds(r.time),
+        channel.map_or("?", |c| c.name.as_str())
+    );
+    if let Some(e) = &r.entity {
+        s.push_str(&format!(" entity {e}"));
+    }
+    if let (Some(n), Some(f)) = (position, r.frame) {
+        s.push_str(&format!(" #{n}"));
+        if i64::try_from(n).ok() != Some(f) {
+            s.push_str(&format!(" (index {f})"));
+        }
+        if f == 0 && channel.is_some_and(|c| c.composition == Composition::FrameDelta) {
+            s.push_str(" reset");
+        }
+    }
+    s.push(':');
+    for (k, v) in &r.values {
+        s.push_str(&format!(" {k}={}", value_text(v)));
+    }
+    s
+}
+
+/// An error and its causes on one line, each cause once (`a.traj: bad header: …`).
+pub fn error_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut cause = e.source();
+    while let Some(c) = cause {
+        let more = c.to_string();
+        if !text.ends_with(&more) {
+            text.push_str(": ");
+            text.push_str(&more);
+        }
+        cause = c.source();
+    }
+    text
+}
 
 /// A value for people, on one line: arrays as dtype, shape and their first elements
 /// (`float32[21,3] [0.1, 0.2, 0.3, 0.4, …]`), lists and maps as their size and first items.

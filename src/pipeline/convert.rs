@@ -1,0 +1,157 @@
+//! What `convert`, `merge`, `slice` and `cat` run: read a recording (one input, several
+//! merged by time, or a slice of them), select channels and keys, and write it or print it.
+
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use crate::formats::jsonl::JsonlWriter;
+use crate::formats::{ReadError, ReadOptions, SliceRequest, Source, WriteError};
+use crate::report::render::record_text;
+use crate::report::{Findings, LossReport};
+
+use super::frames::FrameCounter;
+use super::select::{Selected, Selection, SelectionHandle};
+use super::write::{write, WriteRequest, Written};
+use super::{copy, open_aligned, open_slice, PipelineError};
+
+/// What to read.
+pub struct ReadRequest<'a> {
+    pub inputs: &'a [PathBuf],
+    pub options: ReadOptions,
+    /// Several inputs line up by their starts instead of their epochs (`--align start`).
+    pub starts: bool,
+    pub selection: Selection,
+    /// A window of the recording (`slice`), or the whole of it.
+    pub window: Option<SliceRequest>,
+}
+
+/// What a run found besides its result, reported whether it succeeded or not.
+#[derive(Default)]
+pub struct Notes {
+    /// Findings of the readers, per input.
+    pub read_findings: Vec<(PathBuf, Findings)>,
+    /// Parts of the selection that matched nothing.
+    pub unmatched: Vec<String>,
+}
+
+impl Notes {
+    fn of(source: &dyn Source, selection: &SelectionHandle) -> Notes {
+        Notes {
+            read_findings: source
+                .findings()
+                .into_iter()
+                .map(|(p, f)| (p.to_path_buf(), f.clone()))
+                .collect(),
+            unmatched: selection.borrow().unmatched.clone(),
+        }
+    }
+}
+
+/// A recording opened for a run, selected: inputs that cannot be read fail here, before
+/// anything about the output is decided.
+pub struct Opened<'a> {
+    inputs: &'a [PathBuf],
+    source: Box<dyn Source>,
+    selection: SelectionHandle,
+}
+
+impl<'a> ReadRequest<'a> {
+    /// Opens what the request asks for.
+    pub fn open(self) -> Result<Opened<'a>, ReadError> {
+        let inputs = self.inputs;
+        let (source, selection) = open(self)?;
+        Ok(Opened {
+            inputs,
+            source,
+            selection,
+        })
+    }
+}
+
+/// Opens what `read` asks for, selected; the handle fills with what the selection matched.
+fn open(read: ReadRequest) -> Result<(Box<dyn Source>, SelectionHandle), ReadError> {
+    match &read.window {
+        Some(window) => open_slice(
+            read.inputs,
+            window,
+            read.options,
+            read.starts,
+            read.selection,
+        ),
+        None => {
+            let source = open_aligned(read.inputs, read.options, read.starts)?;
+            let selected = Selected::new(source, read.selection);
+            let report = selected.report();
+            Ok((Box::new(selected), report))
+        }
+    }
+}
+
+/// `convert`, `merge` and `slice`: reads what was opened and writes it as `write` asks (atomically;
+/// nothing is left behind on failure). The notes come back with the result either way.
+pub fn convert(
+    opened: Opened,
+    request: WriteRequest,
+    progress: &mut dyn FnMut(u64, u64),
+) -> (Result<Written, PipelineError>, Notes) {
+    let Opened {
+        inputs,
+        mut source,
+        selection,
+    } = opened;
+    let written = write(&mut *source, inputs, request, &selection, progress);
+    (written, Notes::of(&*source, &selection))
+}
+
+/// How `cat` prints records.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CatStyle {
+    /// One line per record for people ([`record_text`]).
+    Text,
+    /// JSON Lines, as the `jsonl` format writes them.
+    Json,
+}
+
+/// `cat`: reads `read` and prints its records to `out`. Returns what JSON could not hold
+/// (text loses nothing it claims to show).
+pub fn cat(
+    read: ReadRequest,
+    style: CatStyle,
+    out: Box<dyn Write>,
+) -> Result<(Result<LossReport, PipelineError>, Notes), ReadError> {
+    let (mut source, selection) = open(read)?;
+    let printed = match style {
+        CatStyle::Json => print_json(&mut *source, out),
+        CatStyle::Text => print_text(&mut *source, out),
+    };
+    let printed = printed.and_then(|loss| match selection.borrow().empty_because() {
+        Some(why) => Err(PipelineError::Empty(why)),
+        None => Ok(loss),
+    });
+    Ok((printed, Notes::of(&*source, &selection)))
+}
+
+fn print_json(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport, PipelineError> {
+    let out = BufWriter::with_capacity(1 << 20, out);
+    let sink = Box::new(JsonlWriter::new(
+        out,
+        Path::new("-"),
+        &source.header().clone(),
+    ));
+    Ok(copy(source, sink, &mut |_, _| {})?.loss)
+}
+
+fn print_text(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport, PipelineError> {
+    let mut frames = FrameCounter::default();
+    let mut out = BufWriter::new(out);
+    let io = |e| PipelineError::Write(WriteError::io(Path::new("-"), e));
+    while let Some(record) = source.next() {
+        let record = record?;
+        let position = frames.observe(&record);
+        let line = record_text(source.header(), &record, position);
+        writeln!(out, "{line}").map_err(io)?;
+        source.recycle(record);
+    }
+    out.flush().map_err(io)?;
+    Ok(LossReport::default())
+}

@@ -1,0 +1,77 @@
+//! `recover`: every intact record of a damaged file, written in its own format, and what
+//! was not kept.
+
+use std::path::{Path, PathBuf};
+
+use crate::formats::{registry, ReadError, ReadOptions, WriteError, WriteReport};
+use crate::report::{Finding, Findings};
+
+use super::write::outputs_for;
+use super::{copy, PipelineError};
+
+/// What recovering a file came to.
+pub enum Recovered {
+    /// The file cannot be read at all (its header is damaged, say): nothing written.
+    Unreadable(Box<Finding>),
+    /// Not one record was intact: nothing written.
+    NothingIntact(Findings),
+    /// What was kept, what reading found, and the files written.
+    Written {
+        report: WriteReport,
+        findings: Findings,
+        paths: Vec<PathBuf>,
+    },
+}
+
+/// Reads `input` leniently and writes every intact record to `output`, in the input's
+/// format, stored as the input was ([`crate::formats::Format::recover_settings`]).
+pub fn recover(
+    input: &Path,
+    output: &Path,
+    force: bool,
+    options: ReadOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Recovered, PipelineError> {
+    let format = registry::detect(input)?;
+    if let Some(named) = registry::format_for_output(output) {
+        if named.name() != format.name() {
+            return Err(PipelineError::Write(WriteError::Refused(format!(
+                "recover writes the input's own format ({}); {} names {} (use `simrec convert` afterwards)",
+                format.name(),
+                output.display(),
+                named.name()
+            ))));
+        }
+    }
+    let mut source = match format.open(input, options) {
+        Ok(s) => s,
+        Err(ReadError::Invalid { finding, .. }) => return Ok(Recovered::Unreadable(finding)),
+        Err(e) => return Err(e.into()),
+    };
+    let mut outputs = outputs_for(
+        format,
+        std::slice::from_ref(&input.to_path_buf()),
+        force,
+        false,
+    );
+    for (key, value) in format.recover_settings(input) {
+        outputs.set(key, value);
+    }
+    let sink = format.create(output, source.header(), &mut outputs)?;
+    let report = copy(&mut *source, sink, progress)?;
+    // One input, so one set of findings.
+    let findings = source
+        .findings()
+        .first()
+        .map(|(_, f)| (*f).clone())
+        .unwrap_or_default();
+    if report.records == 0 && findings.count(crate::report::Severity::Error) > 0 {
+        return Ok(Recovered::NothingIntact(findings));
+    }
+    let paths = outputs.commit()?;
+    Ok(Recovered::Written {
+        report,
+        findings,
+        paths,
+    })
+}
