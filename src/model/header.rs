@@ -33,6 +33,10 @@ pub enum ChannelKind {
     Events,
 }
 
+/// [`FieldSpec::semantic`] of a unit quaternion stored scalar first: w, x, y, z (an Icarus
+/// `Quat<T>`). Writers that store rotations another way reorder it (Elodin's `world_pos`).
+pub const QUATERNION_WXYZ: &str = "quaternion_wxyz";
+
 /// What a channel declares about one of its fields before any record is read. Every part
 /// but the name is optional: a format declares what it knows.
 #[derive(Debug, Clone, PartialEq, Default)]

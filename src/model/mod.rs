@@ -9,6 +9,7 @@ pub mod value;
 pub use fold::{Context, Folded};
 pub use header::{
     Channel, ChannelId, ChannelKind, Composition, Epoch, FieldSpec, Header, TimeOrigin,
+    QUATERNION_WXYZ,
 };
 pub use record::{Entity, Nanos, RawBytes, Record};
 pub use time::{iso8601, Seconds, TimeSpec};

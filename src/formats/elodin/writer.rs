@@ -20,9 +20,22 @@ use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
     ArrayData, Channel, Composition, DType, Entity, FieldSpec, Folded, Header, Record, Value,
+    QUATERNION_WXYZ,
 };
 
 const GLOBALS: &str = "system_globals";
+/// Elodin's spatial transform component: [qx, qy, qz, qw, x, y, z].
+const WORLD_POS: &str = "world_pos";
+
+/// Numeric elements as f64 (exact for every type a position or quaternion has).
+fn as_f64s(data: &ArrayData) -> Option<Vec<f64>> {
+    Some(match data {
+        ArrayData::F64(v) => v.clone(),
+        ArrayData::F32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        ArrayData::I32(v) => v.iter().map(|&x| f64::from(x)).collect(),
+        _ => return None,
+    })
+}
 
 pub struct ElodinWriter {
     /// The directory being filled (a temporary one beside the target).
@@ -490,6 +503,20 @@ struct Foreign {
     step_ns: Option<i64>,
     used_names: Vec<String>,
     globals: Option<Table>,
+    /// `world_pos` of the bodies found at the first tick (`None` until then, or when there
+    /// are none).
+    world_pos: Option<WorldPos>,
+    bodies_sought: bool,
+}
+
+/// Elodin's `world_pos` ([qx, qy, qz, qw, x, y, z]) for each named entity that has a Vec3
+/// component `position` and a scalar-first quaternion ([`QUATERNION_WXYZ`]): an Icarus
+/// vehicle's `position` and attitude, from the values held at each tick.
+struct WorldPos {
+    table: Table,
+    /// Per body: its entity id, and (archetype, entity index, slot) of its position and of
+    /// its quaternion.
+    bodies: Vec<(u64, [(usize, usize, usize); 2])>,
 }
 
 impl ForeignArch {
@@ -553,6 +580,8 @@ impl Foreign {
                 NAMES_ARCHETYPE.into(),
             ],
             globals: None,
+            world_pos: None,
+            bodies_sought: false,
         }
     }
 
@@ -685,7 +714,81 @@ impl Foreign {
             // Sorted by name: simulation_tick, simulation_time_step.
             g.push(tick, channels, &[Cell::U64(tick), Cell::F64(step_s)])?;
         }
+        if !self.bodies_sought {
+            self.bodies_sought = true;
+            self.world_pos = self.find_bodies(world)?;
+        }
+        if let Some(w) = self.world_pos.as_mut() {
+            for (id, [pos, quat]) in &w.bodies {
+                let held = |(a, i, s): (usize, usize, usize)| {
+                    self.archs[a].slots.as_ref()?[s].last[i]
+                        .as_ref()
+                        .and_then(as_f64s)
+                };
+                let cell = match (held(*pos), held(*quat)) {
+                    (Some(p), Some(q)) => {
+                        ArrayData::F64(vec![q[1], q[2], q[3], q[0], p[0], p[1], p[2]])
+                    }
+                    _ => ArrayData::F64(vec![0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0]),
+                };
+                w.table.push(tick, *id, &[Cell::Data(&cell)])?;
+            }
+        }
         Ok(())
+    }
+
+    /// The bodies whose `world_pos` can be written: named entities with a Vec3 `position`
+    /// and a scalar-first quaternion among the components laid out at the first tick.
+    fn find_bodies(&mut self, world: &Path) -> Result<Option<WorldPos>, WriteError> {
+        let mut found: Vec<(Entity, [Option<(usize, usize, usize)>; 2])> = Vec::new();
+        for (a, arch) in self.archs.iter().enumerate() {
+            let Some(slots) = &arch.slots else { continue };
+            for (i, (entity, _)) in arch.entities.iter().enumerate().take(arch.written) {
+                let Some(entity @ Entity::Name(_)) = entity else {
+                    continue;
+                };
+                for (s, slot) in slots.iter().enumerate() {
+                    let quaternion = arch.declared.iter().any(|f| {
+                        f.name == slot.key && f.semantic.as_deref() == Some(QUATERNION_WXYZ)
+                    });
+                    let role = match (slot.component.shape.as_slice(), quaternion) {
+                        ([3], false) if slot.key == "position" => 0,
+                        ([4], true) => 1,
+                        _ => continue,
+                    };
+                    let k = match found.iter().position(|(e, _)| e == entity) {
+                        Some(k) => k,
+                        None => {
+                            found.push((entity.clone(), [None, None]));
+                            found.len() - 1
+                        }
+                    };
+                    found[k].1[role].get_or_insert((a, i, s));
+                }
+            }
+        }
+        let bodies: Vec<(u64, [(usize, usize, usize); 2])> = found
+            .into_iter()
+            .filter_map(|(entity, [pos, quat])| {
+                let k = self.named.iter().position(|n| *n == entity)?;
+                Some((NAMED_ENTITIES + k as u64, [pos?, quat?]))
+            })
+            .collect();
+        if bodies.is_empty() || self.used_names.iter().any(|n| n == WORLD_POS) {
+            return Ok(None);
+        }
+        let mut name = WORLD_POS.to_string();
+        while self.taken.contains(&name) {
+            name.push('_');
+        }
+        self.taken.push(name.clone());
+        self.used_names.push(WORLD_POS.into());
+        let component = Component::new(WORLD_POS, Primitive::F64, vec![7])
+            .unwrap_or_else(|| unreachable_component(WORLD_POS));
+        Ok(Some(WorldPos {
+            table: Table::create(world, &name, vec![component])?,
+            bodies,
+        }))
     }
 
     /// Every entity with a name, its id and its name, in id order: the channels known at the
@@ -902,7 +1005,8 @@ impl Foreign {
                 t.close()?;
             }
         }
-        for t in self.globals.into_iter().chain([names]) {
+        let world_pos = self.world_pos.map(|w| w.table);
+        for t in self.globals.into_iter().chain(world_pos).chain([names]) {
             archetypes.insert(
                 t.name.clone(),
                 Json::Array(t.stored_components().iter().map(component_json).collect()),
