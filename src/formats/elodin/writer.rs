@@ -514,10 +514,12 @@ struct Foreign {
 /// vehicle's `position` and attitude, from the values held at each tick.
 struct WorldPos {
     table: Table,
-    /// Per body: its entity id, and (archetype, entity index, slot) of its position and of
-    /// its quaternion.
-    bodies: Vec<(u64, [(usize, usize, usize); 2])>,
+    /// Per body: its entity id, and where its position and its quaternion are held.
+    bodies: Vec<(u64, [Held; 2])>,
 }
+
+/// Where a value is held: archetype, entity index, slot.
+type Held = (usize, usize, usize);
 
 impl ForeignArch {
     /// The archetype for channel `index`, named after it unless `taken` has the name.
@@ -720,7 +722,7 @@ impl Foreign {
         }
         if let Some(w) = self.world_pos.as_mut() {
             for (id, [pos, quat]) in &w.bodies {
-                let held = |(a, i, s): (usize, usize, usize)| {
+                let held = |(a, i, s): Held| {
                     self.archs[a].slots.as_ref()?[s].last[i]
                         .as_ref()
                         .and_then(as_f64s)
@@ -740,7 +742,7 @@ impl Foreign {
     /// The bodies whose `world_pos` can be written: named entities with a Vec3 `position`
     /// and a scalar-first quaternion among the components laid out at the first tick.
     fn find_bodies(&mut self, world: &Path) -> Result<Option<WorldPos>, WriteError> {
-        let mut found: Vec<(Entity, [Option<(usize, usize, usize)>; 2])> = Vec::new();
+        let mut found: Vec<(Entity, [Option<Held>; 2])> = Vec::new();
         for (a, arch) in self.archs.iter().enumerate() {
             let Some(slots) = &arch.slots else { continue };
             for (i, (entity, _)) in arch.entities.iter().enumerate().take(arch.written) {
@@ -767,7 +769,7 @@ impl Foreign {
                 }
             }
         }
-        let bodies: Vec<(u64, [(usize, usize, usize); 2])> = found
+        let bodies: Vec<(u64, [Held; 2])> = found
             .into_iter()
             .filter_map(|(entity, [pos, quat])| {
                 let k = self.named.iter().position(|n| *n == entity)?;
