@@ -492,6 +492,8 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
         lenient: false,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     for name in [
         "ball_1200",

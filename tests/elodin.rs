@@ -22,6 +22,8 @@ fn options(lenient: bool) -> ReadOptions {
         lenient,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     }
 }
 

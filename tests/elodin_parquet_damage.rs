@@ -109,6 +109,8 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
         lenient: false,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     let err = ElodinReader::open(&dir, strict)
         .map(|r| r.map(|x| x.map(drop)).collect::<Result<Vec<_>, _>>())

@@ -16,6 +16,8 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
         lenient,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     let mut r = ElodinReader::open(dir, options)?;
     let mut n = 0;

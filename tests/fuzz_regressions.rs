@@ -35,6 +35,8 @@ fn a_repeated_frame_index_is_not_peeked() {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         };
         LegacyReader::from_bytes(
             file.clone(),

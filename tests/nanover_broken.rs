@@ -58,6 +58,8 @@ fn options(assume_version: Option<u32>) -> ReadOptions {
         lenient: true,
         assume_version,
         deep: false,
+        epoch: None,
+        time_system: None,
     }
 }
 

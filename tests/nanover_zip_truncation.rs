@@ -24,6 +24,8 @@ fn sweep(name: &str, passes: &[(bool, bool)]) -> usize {
                 lenient,
                 assume_version: None,
                 deep: false,
+                epoch: None,
+                time_system: None,
             };
             let input = Input::from_bytes(bytes[..cut].to_vec());
             let mut reader = match ZipReader::new(Path::new("cut"), input, options) {
@@ -92,6 +94,8 @@ fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
         lenient: true,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     let mut reader =
         ZipReader::new(Path::new("cut"), Input::from_bytes(bytes.to_vec()), options).unwrap();

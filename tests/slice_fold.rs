@@ -34,6 +34,8 @@ const STRICT: ReadOptions = ReadOptions {
     lenient: false,
     assume_version: None,
     deep: false,
+    epoch: None,
+    time_system: None,
 };
 
 const WALK: ReadOptions = ReadOptions {
@@ -41,6 +43,8 @@ const WALK: ReadOptions = ReadOptions {
     lenient: false,
     assume_version: None,
     deep: false,
+    epoch: None,
+    time_system: None,
 };
 
 fn s(seconds: f64) -> Option<TimeSpec> {

@@ -25,6 +25,8 @@ fn options() -> ReadOptions {
         lenient: false,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     }
 }
 
@@ -99,6 +101,8 @@ fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         },
     )
     .unwrap();

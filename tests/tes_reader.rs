@@ -25,6 +25,8 @@ fn lenient() -> ReadOptions {
         lenient: true,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     }
 }
 
@@ -371,6 +373,8 @@ fn truncation_sweep_small_captures() {
                     lenient: !strict,
                     assume_version: None,
                     deep: false,
+                    epoch: None,
+                    time_system: None,
                 };
                 let reader = match TesReader::from_bytes(bytes.clone(), Path::new(name), options) {
                     Ok(r) => r,

@@ -84,6 +84,8 @@ fn open(
         lenient,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
         Outcome {
@@ -354,6 +356,8 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         };
         let mut reader = LegacyReader::from_bytes(
             bytes[..cut].to_vec(),
@@ -397,6 +401,8 @@ fn cuts_without_a_stream_hint_read_the_same() {
                 lenient: true,
                 assume_version: None,
                 deep: false,
+                epoch: None,
+                time_system: None,
             };
             let reader =
                 LegacyReader::from_bytes(bytes[..cut].to_vec(), Path::new("cut"), None, options)

@@ -41,6 +41,8 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
         lenient: false,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     let reader = LegacyReader::from_bytes(file, Path::new("recovered"), Some(stream), strict)
         .expect("a recovered file opens");
@@ -184,6 +186,8 @@ fuzz_target!(|data: &[u8]| {
                         lenient,
                         assume_version,
                         deep: false,
+                        epoch: None,
+                        time_system: None,
                     };
                     read(data, stream, options);
                 }

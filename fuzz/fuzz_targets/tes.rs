@@ -77,6 +77,8 @@ fn slice(data: &[u8]) {
         lenient: true,
         assume_version: None,
         deep: false,
+        epoch: None,
+        time_system: None,
     };
     for (a, b) in [(2, 4), (1, 1000)] {
         let Ok(slice) = TesSlice::open(
@@ -112,6 +114,8 @@ fuzz_target!(|data: &[u8]| {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         },
     );
     read(
@@ -121,6 +125,8 @@ fuzz_target!(|data: &[u8]| {
             lenient: false,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         },
     );
     read(
@@ -130,6 +136,8 @@ fuzz_target!(|data: &[u8]| {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         },
     );
     slice(data);

@@ -7,7 +7,8 @@ use clap::ValueEnum;
 
 use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
 use super::diag::say;
-use super::Outcome;
+use super::{Outcome, UsageError};
+use crate::model::time_scale::TimeFormat;
 use crate::pipeline::{self, CatStyle};
 use crate::report::render::loss_table;
 
@@ -38,6 +39,10 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     format: CatFormat,
+    /// Show record times as absolute times (text output): met, utc, tai, gps, gps-week; all
+    /// but met need an absolute start (the recording's, or --epoch)
+    #[arg(long, value_name = "SCALE", value_parser = TimeFormat::NAMES.to_vec())]
+    time_format: Option<String>,
     #[command(flatten)]
     select: SelectArgs,
     #[command(flatten)]
@@ -49,7 +54,13 @@ pub struct Args {
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
     let style = match args.format {
-        CatFormat::Text => CatStyle::Text,
+        CatFormat::Text => CatStyle::Text(
+            args.time_format
+                .as_deref()
+                .map(str::parse::<TimeFormat>)
+                .transpose()
+                .map_err(UsageError)?,
+        ),
         CatFormat::Ndjson => CatStyle::Json,
     };
     let (printed, notes) = pipeline::cat(read, style, Box::new(io::stdout()))?;

@@ -11,6 +11,7 @@ use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::{Format, ReadOptions, SliceRequest};
+use crate::model::Epoch;
 use crate::pipeline::select::{PatternError, Selection};
 use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
@@ -21,6 +22,26 @@ pub struct ReadArgs {
     /// Read NanoVer files as this format version (1: headerless files from before 2023-07-22)
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=2))]
     pub nanover_version: Option<u32>,
+    /// The absolute start (time zero) of a recording that stores none, as ISO-8601 UTC
+    /// (`2026-03-01T12:00:00Z`): Icarus HDF5 and CSV files, NanoVer, Elodin, 3es
+    #[arg(long, value_name = "ISO-8601", value_parser = parse_epoch)]
+    pub epoch: Option<Epoch>,
+    /// The time system of the recording's clock: MET (mission elapsed time, the default
+    /// without an epoch), UTC, TAI or GPS
+    #[arg(long, value_name = "SYSTEM", value_parser = ["MET", "UTC", "TAI", "GPS"])]
+    pub time_system: Option<String>,
+}
+
+fn parse_epoch(text: &str) -> Result<Epoch, String> {
+    Epoch::parse_iso8601(text)
+        .ok_or_else(|| "expected a UTC date and time: YYYY-MM-DDTHH:MM:SS[.fraction]Z".into())
+}
+
+/// `--time-system` values as the static names `ReadOptions` carries.
+fn time_system(name: Option<&str>) -> Option<&'static str> {
+    ["MET", "UTC", "TAI", "GPS"]
+        .into_iter()
+        .find(|s| Some(*s) == name)
 }
 
 /// How several inputs read as one recording line up in time.
@@ -53,6 +74,8 @@ impl ReadArgs {
             lenient,
             assume_version: self.nanover_version,
             deep: false,
+            epoch: self.epoch,
+            time_system: time_system(self.time_system.as_deref()),
         }
     }
 }

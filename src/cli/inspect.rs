@@ -11,6 +11,8 @@ use super::progress::Progress;
 use super::{error_text, Outcome};
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError, Source};
+use crate::model::time_scale::TimeFormat;
+use crate::model::Header;
 use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
@@ -36,6 +38,11 @@ pub struct Args {
     /// Output format
     #[arg(long, value_enum, default_value_t)]
     format: ReportFormat,
+    /// Also show start and end as absolute times: met (seconds from time zero), utc (with
+    /// :60 in a leap second), tai, gps, gps-week (week and seconds of week); all but met
+    /// need an absolute start (the recording's, or --epoch)
+    #[arg(long, value_name = "SCALE", value_parser = TimeFormat::NAMES.to_vec())]
+    time_format: Option<String>,
     #[command(flatten)]
     read: ReadArgs,
 }
@@ -74,6 +81,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
                     }
                 }
             }
+            // A command line that cannot be honoured for this file (--epoch on a file with
+            // its own, --time-format without one): usage, exit 2.
+            Err(e @ ReadError::Conflict(_)) => return Err(e.into()),
             Err(e) => {
                 outcome = Outcome::Failed;
                 let finding = match &e {
@@ -118,6 +128,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
     let size = source.progress().1;
     let name = display_name(path).display().to_string();
     let mut summary = Summary::new(&name, size, source.header(), args.deep);
+    summary.time_format = time_format(args.time_format.as_deref(), source.header(), path)?;
     let progress = Progress::new("reading");
     while let Some(record) = source.next() {
         let record = record?;
@@ -138,4 +149,27 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         counts[2] += f.count(Severity::Error);
     }
     Ok((summary, counts))
+}
+
+/// The scale `--time-format` names, checked against what `header` can show: every scale
+/// but MET needs an absolute start.
+pub fn time_format(
+    name: Option<&str>,
+    header: &Header,
+    path: &Path,
+) -> Result<Option<TimeFormat>, ReadError> {
+    let Some(format) = name
+        .map(str::parse::<TimeFormat>)
+        .transpose()
+        .map_err(ReadError::Conflict)?
+    else {
+        return Ok(None);
+    };
+    if format.needs_epoch() && header.origin.epoch.is_none() {
+        return Err(ReadError::Conflict(format!(
+            "--time-format {format}: {} has no absolute start (give it with --epoch)",
+            path.display()
+        )));
+    }
+    Ok(Some(format))
 }

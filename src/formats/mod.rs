@@ -6,6 +6,7 @@
 
 pub mod format;
 pub mod input;
+pub mod origin;
 pub mod output;
 pub mod registry;
 
@@ -41,6 +42,10 @@ pub struct ReadOptions {
     /// Also run the checks that look at every value (`validate --deep`: NaN and infinities
     /// per signal), where a format has them.
     pub deep: bool,
+    /// The absolute start of a recording that stores none (`--epoch`).
+    pub epoch: Option<crate::model::Epoch>,
+    /// The time system of that start (`--time-system`: MET, UTC, TAI, GPS).
+    pub time_system: Option<&'static str>,
 }
 
 impl Default for ReadOptions {
@@ -50,6 +55,8 @@ impl Default for ReadOptions {
             lenient: false,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         }
     }
 }

@@ -73,7 +73,17 @@ fn readable_names() -> String {
 
 /// Opens an input with the format its bytes or name say (`-` is standard input).
 pub fn open(path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-    detect(path)?.open(path, options)
+    open_as(detect(path)?, path, options)
+}
+
+/// Opens `path` as `format`, with the origin `options` give to a recording without one
+/// (`--epoch`, `--time-system`).
+pub fn open_as(
+    format: &dyn Format,
+    path: &Path,
+    options: ReadOptions,
+) -> Result<Box<dyn Source>, ReadError> {
+    super::origin::with_origin(format.open(path, options)?, path, options)
 }
 
 /// The format `--to` names.

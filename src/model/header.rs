@@ -117,6 +117,84 @@ impl Epoch {
     pub fn iso8601(&self) -> String {
         super::time::iso8601(self.unix_ns, Some(self.fraction_digits))
     }
+
+    /// `YYYY-MM-DDTHH:MM:SS[.fraction]Z` (a UTC instant, up to 9 fraction digits), keeping
+    /// the number of fraction digits; `None` for anything else (another zone, a leap
+    /// second `:60`, an impossible date).
+    pub fn parse_iso8601(text: &str) -> Option<Epoch> {
+        let text = text.strip_suffix('Z')?;
+        let (date, time) = text.split_once('T')?;
+        let number = |s: &str, len: usize| -> Option<i64> {
+            (s.len() == len && s.bytes().all(|b| b.is_ascii_digit()))
+                .then(|| s.parse().ok())
+                .flatten()
+        };
+        let mut d = date.split('-');
+        let (year, month, day) = (
+            number(d.next()?, 4)?,
+            number(d.next()?, 2)?,
+            number(d.next()?, 2)?,
+        );
+        let (hms, fraction) = match time.split_once('.') {
+            Some((hms, f)) if (1..=9).contains(&f.len()) => (hms, Some(f)),
+            Some(_) => return None,
+            None => (time, None),
+        };
+        let mut t = hms.split(':');
+        let (hour, minute, second) = (
+            number(t.next()?, 2)?,
+            number(t.next()?, 2)?,
+            number(t.next()?, 2)?,
+        );
+        if d.next().is_some() || t.next().is_some() {
+            return None;
+        }
+        let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
+        let month_days = [
+            31,
+            if leap { 29 } else { 28 },
+            31,
+            30,
+            31,
+            30,
+            31,
+            31,
+            30,
+            31,
+            30,
+            31,
+        ];
+        let valid = (1..=12).contains(&month)
+            && day >= 1
+            && day <= month_days[(month - 1) as usize]
+            && hour < 24
+            && minute < 60
+            && second < 60;
+        if !valid {
+            return None;
+        }
+        // Days since 1970-01-01 of a civil date (H. Hinnant's algorithm).
+        let y = if month <= 2 { year - 1 } else { year };
+        let era = y.div_euclid(400);
+        let yoe = y - era * 400;
+        let mp = (month + 9) % 12;
+        let doy = (153 * mp + 2) / 5 + day - 1;
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+        let days = era * 146_097 + doe - 719_468;
+        let (frac_ns, digits) = match fraction {
+            Some(f) => {
+                let digits = f.len();
+                let value: i64 = number(f, digits)?;
+                (value * 10i64.pow(9 - digits as u32), digits as u8)
+            }
+            None => (0, 0),
+        };
+        let secs = days * 86_400 + hour * 3600 + minute * 60 + second;
+        Some(Epoch {
+            unix_ns: secs.checked_mul(1_000_000_000)?.checked_add(frac_ns)?,
+            fraction_digits: digits,
+        })
+    }
 }
 
 /// Where time zero of a recording is. Record times are always relative to it.
@@ -183,11 +261,55 @@ impl Header {
         self.channels.push(channel);
         (self.channels.len() - 1) as ChannelId
     }
+
+    /// Appends the channels `source` has beyond this header's (a copy of a reader's header
+    /// kept by an adapter follows the channels the reader adds mid-stream).
+    pub fn follow_channels(&mut self, source: &Header) {
+        for channel in source
+            .channels
+            .get(self.channels.len()..)
+            .unwrap_or_default()
+        {
+            self.channels.push(channel.clone());
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn iso8601_epochs_parse_and_print_back_with_their_digits() {
+        for text in [
+            "1970-01-01T00:00:00Z",
+            "2026-03-01T12:00:00Z",
+            "2016-12-31T23:59:59.5Z",
+            "2000-02-29T01:02:03.123456789Z",
+            "1960-06-15T08:00:00.250Z",
+        ] {
+            let e = Epoch::parse_iso8601(text).unwrap();
+            assert_eq!(e.iso8601(), text);
+        }
+        assert_eq!(
+            Epoch::parse_iso8601("2026-03-01T12:00:00Z")
+                .unwrap()
+                .unix_ns,
+            1_772_366_400_000_000_000
+        );
+        for bad in [
+            "2026-03-01T12:00:00",
+            "2026-03-01 12:00:00Z",
+            "2026-02-29T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2026-03-01T12:00:00.Z",
+            "2026-03-01T12:00:00.1234567890Z",
+            "2026-3-01T12:00:00Z",
+            "2026-03-01T12:00:00+01:00",
+        ] {
+            assert_eq!(Epoch::parse_iso8601(bad), None, "{bad}");
+        }
+    }
 
     #[test]
     fn a_shifted_origin_moves_its_epoch_and_keeps_whole_second_precision() {

@@ -4,6 +4,7 @@ pub mod fold;
 pub mod header;
 pub mod record;
 pub mod time;
+pub mod time_scale;
 pub mod value;
 
 pub use fold::{Context, Folded};

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::jsonl::JsonlWriter;
 use crate::formats::{ReadError, ReadOptions, SliceRequest, Source, WriteError};
+use crate::model::time_scale::{self, TimeFormat};
 use crate::report::render::record_text;
 use crate::report::{Findings, LossReport};
 
@@ -106,8 +107,9 @@ pub fn convert(
 /// How `cat` prints records.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum CatStyle {
-    /// One line per record for people ([`record_text`]).
-    Text,
+    /// One line per record for people ([`record_text`]), times in seconds from time zero
+    /// or in the scale given.
+    Text(Option<TimeFormat>),
     /// JSON Lines, as the `jsonl` format writes them.
     Json,
 }
@@ -122,7 +124,7 @@ pub fn cat(
     let (mut source, selection) = open(read)?;
     let printed = match style {
         CatStyle::Json => print_json(&mut *source, out),
-        CatStyle::Text => print_text(&mut *source, out),
+        CatStyle::Text(scale) => print_text(&mut *source, out, scale),
     };
     let printed = printed.and_then(|loss| match selection.borrow().empty_because() {
         Some(why) => Err(PipelineError::Empty(why)),
@@ -141,14 +143,26 @@ fn print_json(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport
     Ok(copy(source, sink, &mut |_, _| {})?.loss)
 }
 
-fn print_text(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport, PipelineError> {
+fn print_text(
+    source: &mut dyn Source,
+    out: Box<dyn Write>,
+    scale: Option<TimeFormat>,
+) -> Result<LossReport, PipelineError> {
+    let epoch = source.header().origin.epoch;
+    if let Some(scale) = scale.filter(|s| s.needs_epoch() && epoch.is_none()) {
+        return Err(ReadError::Conflict(format!(
+            "--time-format {scale}: the recording has no absolute start (give it with --epoch)"
+        ))
+        .into());
+    }
     let mut frames = FrameCounter::default();
     let mut out = BufWriter::new(out);
     let io = |e| PipelineError::Write(WriteError::io(Path::new("-"), e));
     while let Some(record) = source.next() {
         let record = record?;
         let position = frames.observe(&record);
-        let line = record_text(source.header(), &record, position);
+        let time = scale.and_then(|s| time_scale::show(s, epoch.as_ref(), record.time, None));
+        let line = record_text(source.header(), &record, position, time);
         writeln!(out, "{line}").map_err(io)?;
         source.recycle(record);
     }

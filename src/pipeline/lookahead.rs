@@ -112,7 +112,7 @@ impl<'s> Completed<'s> {
                     }
                     Some(Ok(r)) => r,
                 };
-                sync_channels(&mut header, source.header());
+                header.follow_channels(source.header());
                 seen.resize(header.channels.len(), false);
                 if let Some(channel) = header.channels.get_mut(record.channel as usize) {
                     learn(channel, &record);
@@ -131,17 +131,6 @@ impl<'s> Completed<'s> {
     }
 }
 
-/// Channels the source added since `header` was taken, appended.
-fn sync_channels(header: &mut Header, source: &Header) {
-    for channel in source
-        .channels
-        .get(header.channels.len()..)
-        .unwrap_or_default()
-    {
-        header.channels.push(channel.clone());
-    }
-}
-
 impl Iterator for Completed<'_> {
     type Item = Result<Record, ReadError>;
 
@@ -153,7 +142,7 @@ impl Iterator for Completed<'_> {
             return Some(Err(e));
         }
         let next = self.source.next();
-        sync_channels(&mut self.header, self.source.header());
+        self.header.follow_channels(self.source.header());
         next
     }
 }

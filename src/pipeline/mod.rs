@@ -15,6 +15,7 @@ pub mod write;
 
 use std::path::PathBuf;
 
+use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, Source};
 
 pub use convert::{cat, convert, CatStyle, Notes, Opened, ReadRequest};
@@ -51,7 +52,7 @@ pub fn open_aligned(
             .collect::<Result<Vec<_>, _>>()?;
         if formats.iter().all(|f| f.name() == formats[0].name()) {
             if let Some(merged) = formats[0].open_merge(paths, options) {
-                return merged;
+                return with_origin(merged?, &paths[0], options);
             }
         }
     }

@@ -43,7 +43,7 @@ pub fn recover(
             ))));
         }
     }
-    let mut source = match format.open(input, options) {
+    let mut source = match registry::open_as(format, input, options) {
         Ok(s) => s,
         Err(ReadError::Invalid { finding, .. }) => return Ok(Recovered::Unreadable(finding)),
         Err(e) => return Err(e.into()),

@@ -3,6 +3,7 @@
 
 use std::path::PathBuf;
 
+use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, SliceRequest, Source};
 
 use super::select::{Selected, Selection, SelectionHandle};
@@ -24,7 +25,8 @@ pub fn open_slice(
             .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()));
         if same {
             if let Some(source) = format.open_slice(paths, request, options) {
-                let selected = Selected::new(source?, selection);
+                let source = with_origin(source?, &paths[0], options)?;
+                let selected = Selected::new(source, selection);
                 let report = selected.report();
                 return Ok((Box::new(selected), report));
             }

@@ -91,6 +91,11 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
         t.map(|t| Seconds(t).to_string())
             .unwrap_or_else(|| "-".into())
     };
+    // With --time-format, the absolute time after the relative one.
+    let shown = |t: Option<i64>| match s.shown(t) {
+        Some(abs) => format!("{} ({abs})", time(t)),
+        None => time(t),
+    };
     let rows: Vec<(&str, String)> = vec![
         (
             "format",
@@ -101,8 +106,8 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
         ),
         ("size", human_bytes(s.size_bytes)),
         ("records", s.records.to_string()),
-        ("start", time(s.start_ns)),
-        ("end", time(s.end_ns)),
+        ("start", shown(s.start_ns)),
+        ("end", shown(s.end_ns)),
         ("duration", time(s.duration_ns())),
         (
             "record rate",
@@ -282,12 +287,18 @@ const PREVIEW: usize = 4;
 /// One record for people, on one line (what `cat` prints):
 /// `0.008445s frame #0 (index 2) reset: particle.positions=float32[21,3] [0.1, …] …`.
 /// `position` is the record's frame position (`#N`); the format's own frame index follows
-/// when it differs.
-pub fn record_text(header: &Header, r: &Record, position: Option<u64>) -> String {
+/// when it differs. `time` is the record's time as it should be shown, when not in seconds
+/// from time zero (`--time-format`).
+pub fn record_text(
+    header: &Header,
+    r: &Record,
+    position: Option<u64>,
+    time: Option<String>,
+) -> String {
     let channel = header.channel(r.channel);
     let mut s = format!(
         "{} {}",
-        Seconds(r.time),
+        time.unwrap_or_else(|| Seconds(r.time).to_string()),
         channel.map_or("?", |c| c.name.as_str())
     );
     if let Some(e) = &r.entity {

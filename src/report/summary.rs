@@ -8,6 +8,7 @@ use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{json, Value as Json};
 
 use super::Fact;
+use crate::model::time_scale::{self, TimeFormat};
 use crate::model::{Composition, DType, Header, Nanos, Record, TimeOrigin, Value};
 
 /// What was seen of one key.
@@ -112,6 +113,8 @@ pub struct Summary {
     pub deep: bool,
     /// Format-specific facts (container layout, checksums...), from the reader.
     pub facts: Vec<Fact>,
+    /// Also show start and end as absolute times in this scale (`--time-format`).
+    pub time_format: Option<TimeFormat>,
     /// Where time zero is (`start_ns` and `end_ns` count from it).
     pub origin: TimeOrigin,
     compositions: Vec<Composition>,
@@ -138,9 +141,15 @@ impl Summary {
                 .collect(),
             deep,
             facts: Vec::new(),
+            time_format: None,
             origin: header.origin.clone(),
             compositions: header.channels.iter().map(|c| c.composition).collect(),
         }
+    }
+
+    /// `t` in the scale `time_format` names, when there is one and the origin allows it.
+    pub fn shown(&self, t: Option<Nanos>) -> Option<String> {
+        time_scale::show(self.time_format?, self.origin.epoch.as_ref(), t?, None)
     }
 
     /// Takes in channels a reader added while reading (they follow the header's).
@@ -208,6 +217,11 @@ impl Summary {
         o.serialize_entry("start_ns", &self.start_ns)?;
         o.serialize_entry("end_ns", &self.end_ns)?;
         o.serialize_entry("duration_ns", &self.duration_ns())?;
+        if let Some(f) = self.time_format {
+            o.serialize_entry("time_format", &f.to_string())?;
+            o.serialize_entry("start_time", &self.shown(self.start_ns))?;
+            o.serialize_entry("end_time", &self.shown(self.end_ns))?;
+        }
         o.serialize_entry("record_rate_hz", &self.rate_hz())?;
         o.serialize_entry("resets", &self.resets)?;
         let channels: Vec<ChannelJson> = self

@@ -59,6 +59,8 @@ fn duration_ns(path: &Path) -> Result<Nanos, ReadError> {
             lenient: true,
             assume_version: None,
             deep: false,
+            epoch: None,
+            time_system: None,
         },
     )?;
     for item in r.by_ref() {

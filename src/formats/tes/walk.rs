@@ -533,6 +533,8 @@ mod tests {
                 lenient: false,
                 assume_version: None,
                 deep: false,
+                epoch: None,
+                time_system: None,
             };
             let records: Vec<_> = TesReader::open(&path, options)
                 .unwrap()
