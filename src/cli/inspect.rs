@@ -136,7 +136,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
             summary.follow(source.header());
         }
         summary.observe(&record);
-        if summary.records % 1024 == 0 {
+        if summary.records.is_multiple_of(1024) {
             let (d, t) = source.progress();
             progress.update(d, t);
         }

@@ -43,7 +43,7 @@ pub fn copy<'a>(
         sink.write(&record)?;
         source.recycle(record);
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             let (done, total) = source.progress();
             progress(done, total);
         }

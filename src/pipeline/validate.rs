@@ -84,7 +84,7 @@ fn check(path: &Path, options: ReadOptions, progress: &mut dyn FnMut(u64, u64)) 
         }));
         source.recycle(record);
         n += 1;
-        if n % 1024 == 0 {
+        if n.is_multiple_of(1024) {
             let (d, t) = source.progress();
             progress(d, t);
         }

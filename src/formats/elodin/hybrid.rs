@@ -132,7 +132,7 @@ pub fn walk(data: &[u8], width: u8, need: usize, max: u64, count_of: u64) -> Res
 fn count_ones(bytes: &[u8], n: usize) -> usize {
     let full = n / 8;
     let mut ones: usize = bytes[..full].iter().map(|b| b.count_ones() as usize).sum();
-    if n % 8 != 0 {
+    if !n.is_multiple_of(8) {
         let mask = (1u8 << (n % 8)) - 1;
         ones += (bytes[full] & mask).count_ones() as usize;
     }

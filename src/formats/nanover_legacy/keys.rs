@@ -82,7 +82,7 @@ pub fn conventional(key: &str) -> Option<(&'static [ArrayKind], Shape)> {
 pub fn shape_for(key: &str, len: usize) -> Option<Vec<usize>> {
     match conventional(key).map(|(_, s)| s).unwrap_or(Shape::Flat) {
         Shape::Flat => Some(vec![len]),
-        Shape::Rows(w) => (len % w == 0).then(|| vec![len / w, w]),
+        Shape::Rows(w) => len.is_multiple_of(w).then(|| vec![len / w, w]),
         Shape::Fixed(r, c) => (len == r * c).then(|| vec![r, c]),
     }
 }

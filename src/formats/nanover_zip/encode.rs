@@ -113,7 +113,7 @@ fn packed_bytes(p: Packed, a: &Array) -> Result<(Vec<u8>, bool), &'static str> {
     let len = a.len();
     let fits = match p.rows {
         Rows::Box3 => len == 9,
-        r => len % r.width() == 0,
+        r => len.is_multiple_of(r.width()),
     };
     if !fits {
         return Err("element count does not fit the key's row width; key left out");

@@ -26,7 +26,7 @@ impl Rows {
     pub fn shape(self, len: usize) -> Option<Vec<usize>> {
         match self {
             Rows::Flat => Some(vec![len]),
-            Rows::Of(w) => (len % w == 0).then(|| vec![len / w, w]),
+            Rows::Of(w) => len.is_multiple_of(w).then(|| vec![len / w, w]),
             Rows::Box3 => (len == 9).then(|| vec![3, 3]),
         }
     }

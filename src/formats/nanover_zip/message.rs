@@ -231,7 +231,7 @@ fn packed_value(
             let unit = packed.itemsize() * packed.rows.width();
             let fits = match packed.rows {
                 keys::Rows::Box3 => raw.len() == unit,
-                _ => raw.len() % unit == 0,
+                _ => raw.len().is_multiple_of(unit),
             };
             if !fits {
                 note(
