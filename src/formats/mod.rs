@@ -10,6 +10,7 @@ pub mod output;
 pub mod registry;
 
 pub mod elodin;
+pub mod icarec;
 pub mod icarus_common;
 pub mod jsonl;
 pub mod nanover_common;
