@@ -175,6 +175,8 @@ fn time_block(time: Option<&Json>, found: &mut Vec<Finding>) -> TimeOrigin {
         epoch: None,
         system: Some("MET".into()),
     };
+    // An epoch given but unparsable is its own finding, not also a missing one.
+    let mut epoch_given = false;
     let bad = |found: &mut Vec<Finding>, why: String| {
         found.push(error(TIME_BLOCK, format!("time: {why}")));
     };
@@ -200,18 +202,27 @@ fn time_block(time: Option<&Json>, found: &mut Vec<Finding>) -> TimeOrigin {
                 None | Some(Json::Null) => {}
                 Some(Json::String(s)) => match epoch::parse(s) {
                     Some(e) => origin.epoch = Some(e),
-                    None => bad(
-                        found,
-                        format!("epoch {s:?} is not a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z"),
-                    ),
+                    None => {
+                        epoch_given = true;
+                        bad(
+                            found,
+                            format!(
+                                "epoch {s:?} is not a UTC instant YYYY-MM-DDTHH:MM:SS[.fraction]Z"
+                            ),
+                        )
+                    }
                 },
-                Some(other) => bad(found, format!("epoch {other} is not a string or null")),
+                Some(other) => {
+                    epoch_given = true;
+                    bad(found, format!("epoch {other} is not a string or null"))
+                }
             }
         }
         Some(other) => bad(found, format!("{other} is not an object")),
     }
     let system = origin.system.as_deref().unwrap_or("MET");
     match origin.epoch {
+        None if epoch_given => {}
         None if system != "MET" => bad(
             found,
             format!("a null epoch is allowed only with system MET, not {system}"),
