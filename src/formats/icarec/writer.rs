@@ -36,6 +36,9 @@ const SCHEMA_VERSION: &str = "1.0.0";
 /// The Icarus version the profile describes (spec: Icarus 0.6.0).
 const ICARUS_VERSION: &str = "0.6.0";
 
+/// Most gap bytes a source layout may have in a block for the writer to keep it.
+const MAX_KEPT_GAP: u64 = 1 << 20;
+
 /// Where a field of a channel goes.
 #[derive(Debug, Clone)]
 enum Target {
@@ -229,7 +232,20 @@ impl IcarecWriter {
         let kept = source_schema
             .and_then(|o| schema::parse(Json::Object(o.clone()).to_string().as_bytes()).ok())
             .filter(|(s, _)| {
-                s.unreadable == 0
+                // Gaps are copied as they are, but a block is allocated whole: a declared
+                // size far beyond its signals (damage) is not kept.
+                let gap = |lifecycle: Lifecycle, block: u64| {
+                    let used: u64 = s
+                        .signals
+                        .iter()
+                        .filter(|x| x.lifecycle == lifecycle)
+                        .map(|x| x.size)
+                        .sum();
+                    block.saturating_sub(used) <= MAX_KEPT_GAP
+                };
+                gap(Lifecycle::Dynamic, s.dynamic_block)
+                    && gap(Lifecycle::Static, s.static_block)
+                    && s.unreadable == 0
                     && s.signals.len() == signals.len()
                     && s.signals.iter().zip(&signals).all(|(a, b)| {
                         a.name == b.signal.name
