@@ -311,3 +311,84 @@ fn recover_drops_the_partial_frame_and_writes_complete_metadata() {
         }
     }
 }
+
+#[test]
+fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A recording simrec wrote (so its schema needs no change), then a slice on its own
+    // axis: [0.015, 0.03) holds frame 1 only.
+    run_in(
+        tmp.path(),
+        &["convert", s(&fixture("a2.icarec")), "-o", "w.icarec"],
+    )
+    .expect_code(0);
+    let r = run_in(
+        tmp.path(),
+        &[
+            "slice",
+            "--keep-time",
+            "w.icarec",
+            "--start",
+            "0.015",
+            "--end",
+            "0.03",
+            "-o",
+            "s.icarec",
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(r.stderr, "wrote 3 records to s.icarec\n");
+    let read = |p: &str| std::fs::read(tmp.path().join(p)).unwrap();
+    assert_eq!(
+        read("s.icarec/schema.json"),
+        read("w.icarec/schema.json"),
+        "byte for byte"
+    );
+    assert_eq!(
+        read("s.icarec/dynamic_signals.bin"),
+        read("w.icarec/dynamic_signals.bin")[40..80]
+    );
+    assert_eq!(
+        read("s.icarec/static_signals.bin"),
+        read("w.icarec/static_signals.bin")
+    );
+    let m: Value = serde_json::from_slice(&read("s.icarec/metadata.json")).unwrap();
+    assert_eq!(
+        m["source"],
+        serde_json::json!({"kind": "slice", "from": "w.icarec", "t0": 0.015, "t1": 0.03})
+    );
+    assert_eq!(
+        (m["frame_count"].as_u64(), m["t_first"].as_f64()),
+        (Some(1), Some(0.02))
+    );
+    run_in(tmp.path(), &["validate", "s.icarec"]).expect_code(0);
+
+    // Frames, rebased (the default): the epoch moves to the slice's start.
+    run_in(
+        tmp.path(),
+        &["slice", "w.icarec", "--start", "#1", "-o", "r.icarec.tar"],
+    )
+    .expect_code(0);
+    let r = run_in(tmp.path(), &["inspect", "--format", "json", "r.icarec.tar"]).expect_code(0);
+    let v = &r.json_lines()[0];
+    assert_eq!(v["origin"]["epoch"], "2026-03-01T12:00:00.020000000Z");
+    assert_eq!(
+        (v["start_ns"].as_i64(), v["end_ns"].as_i64()),
+        (Some(0), Some(10_000_000))
+    );
+    assert_eq!(v["records"], 1 + 2 * 2);
+
+    // A frame that does not exist is a usage error; nothing is written.
+    let r = run_in(
+        tmp.path(),
+        &["slice", "w.icarec", "--start", "#3", "-o", "n.icarec"],
+    )
+    .expect_code(2);
+    assert!(
+        r.stderr
+            .contains("frame #3 does not exist: the recording has 3 frames (#0..#2)"),
+        "{}",
+        r.stderr
+    );
+    assert!(!tmp.path().join("n.icarec").exists());
+}

@@ -1055,3 +1055,45 @@ fn tar_rules() {
     };
     assert_eq!(finding.code, "ICAREC_NOT_FOUND");
 }
+
+#[test]
+fn a_slice_reads_only_its_frames() {
+    use simrec::model::TimeSpec;
+    // Frame 0 is damaged (its time is NaN): a slice after it never reads it, and the partial
+    // last frame is reported only by a slice that reaches the end.
+    let mut d = frame(f64::NAN, [0.0; 3], 0.0);
+    d.extend(frame(0.02, [1.5, 2.5, 3.5], 0.25));
+    d.extend(frame(0.03, [2.0, 3.0, 4.0], -0.125));
+    d.extend([0u8; 7]);
+    let open = || IcarecReader::from_parts(with_dynamic(d.clone()), lenient()).unwrap();
+    let (records, found) = read(open().slice(
+        Some(TimeSpec::At(15_000_000)),
+        Some(TimeSpec::Frame(2)),
+        false,
+    ));
+    let frames: Vec<(i64, Option<i64>)> = records.iter().map(|r| (r.time, r.frame)).collect();
+    assert_eq!(
+        frames,
+        [
+            (20_000_000, Some(1)),
+            (20_000_000, Some(1)),
+            (20_000_000, Some(1))
+        ]
+    );
+    assert_eq!(
+        records[0].values[0].1,
+        Value::F32(1250.0),
+        "the static record first"
+    );
+    assert_eq!(codes(&found), ["ICAREC_METADATA_MISSING"]);
+    let (records, found) = read(open().slice(Some(TimeSpec::FromEnd(5_000_000)), None, true));
+    assert_eq!(
+        records.iter().map(|r| r.time).collect::<Vec<_>>(),
+        [5_000_000; 3]
+    );
+    assert!(
+        records[1].raw.is_none(),
+        "a rebased frame's bytes hold its old time"
+    );
+    assert!(codes(&found).contains(&"ICAREC_TRUNCATED_FRAME"));
+}

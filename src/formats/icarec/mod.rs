@@ -20,7 +20,9 @@ use std::path::Path;
 pub use reader::IcarecReader;
 pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 
-use crate::formats::format::{Detection, Format, WriteOption};
+use std::path::PathBuf;
+
+use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -79,6 +81,23 @@ impl Format for Icarec {
 
     fn needs_schema(&self) -> bool {
         true
+    }
+
+    /// One recording is sliced by binary search over its frame times (spec §A14): only the
+    /// frames of the window are read, and with `--keep-time` they are copied verbatim.
+    /// Several inputs go through the generic merge and window.
+    fn open_slice(
+        &self,
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else { return None };
+        Some(
+            IcarecReader::open(path, options)
+                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
+                .map(|r| Box::new(r) as Box<dyn Source>),
+        )
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

@@ -20,7 +20,7 @@ use crate::formats::icarus_common::entity_and_field;
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
-    Channel, ChannelKind, Composition, Entity, FieldSpec, Header, RawBytes, Record, Value,
+    Channel, ChannelKind, Composition, Entity, FieldSpec, Header, RawBytes, Record, TimeSpec, Value,
 };
 use crate::report::{Fact, Finding, Findings, Severity};
 
@@ -76,6 +76,13 @@ pub struct IcarecReader {
     pub(super) frame_size: u64,
     pub(super) frames: u64,
     tail: u64,
+    /// The frames read: all of them, or a slice's `[first, end)`.
+    first: u64,
+    end: u64,
+    /// Nanoseconds taken off every time (a rebased slice).
+    shift: i64,
+    /// Reading a slice: the checks that need every frame (counts, digests) are not made.
+    sliced: bool,
     /// Bytes of the whole recording (archive, or the directory's parts), for progress.
     total_bytes: u64,
     phase: Phase,
@@ -281,6 +288,10 @@ impl IcarecReader {
         }
         let mut meta = Map::new();
         meta.insert("schema".into(), Json::Object(schema.object.clone()));
+        // The text as it was, for a writer that changes nothing in it (a slice, a copy).
+        if let Ok(text) = std::str::from_utf8(&schema_bytes) {
+            meta.insert("schema_text".into(), Json::String(text.to_string()));
+        }
         meta.insert(
             "metadata".into(),
             metadata.clone().map_or(Json::Null, Json::Object),
@@ -330,6 +341,10 @@ impl IcarecReader {
             frame_size,
             frames,
             tail,
+            first: 0,
+            end: frames,
+            shift: 0,
+            sliced: false,
             total_bytes,
             phase: Phase::Start,
             frame: 0,
@@ -432,7 +447,7 @@ impl IcarecReader {
         let mut r = self.spare[slot.channel as usize]
             .take()
             .unwrap_or_else(|| Record::new(0, slot.channel));
-        r.time = self.time_ns;
+        r.time = self.time_ns.saturating_sub(self.shift);
         r.channel = slot.channel;
         r.frame = Some(frame as i64);
         r.group = None;
@@ -478,7 +493,8 @@ impl IcarecReader {
 
     /// Attaches the original bytes: the whole frame, or the whole static block.
     fn attach_raw(&mut self, r: &mut Record, dynamic: bool) {
-        if !self.options.decode {
+        // A rebased frame's bytes hold its old time.
+        if !self.options.decode || (dynamic && self.shift != 0) {
             return;
         }
         let mut bytes = self.spare_raw.pop().unwrap_or_default();
@@ -563,7 +579,7 @@ impl IcarecReader {
     /// steps, non-finite values, and the metadata's counts and digests.
     fn finish(&mut self) -> Result<(), ReadError> {
         let mut out = Vec::new();
-        if self.tail > 0 {
+        if self.tail > 0 && self.end == self.frames {
             let offset = self.frames * self.frame_size;
             out.push(
                 Finding::new(
@@ -612,7 +628,7 @@ impl IcarecReader {
                 f.offset(n.offset)
             });
         }
-        if let Some(m) = &self.metadata {
+        if let Some(m) = self.metadata.as_ref().filter(|_| !self.sliced) {
             let mut files = vec![(
                 STATIC_FILE,
                 self.static_block.len() as u64,
@@ -651,14 +667,14 @@ impl IcarecReader {
         loop {
             match self.phase {
                 Phase::Start => {
-                    if self.frames > 0 {
-                        self.load(0)?;
+                    if self.end > self.first {
+                        self.load(self.first)?;
                     }
                     self.phase = Phase::Statics(0);
                 }
                 Phase::Statics(i) => {
                     let Some(&k) = self.statics.get(i) else {
-                        self.phase = if self.frames > 0 {
+                        self.phase = if self.end > self.first {
                             Phase::Frame(0)
                         } else {
                             Phase::Finish
@@ -666,7 +682,7 @@ impl IcarecReader {
                         continue;
                     };
                     self.phase = Phase::Statics(i + 1);
-                    let mut r = self.record(k, 0, false);
+                    let mut r = self.record(k, self.first, false);
                     if i == 0 {
                         self.attach_raw(&mut r, false);
                     }
@@ -675,7 +691,7 @@ impl IcarecReader {
                 Phase::Frame(i) => {
                     let Some(&k) = self.dynamics.get(i) else {
                         let next = self.frame + 1;
-                        if next < self.frames {
+                        if next < self.end {
                             self.load(next)?;
                             self.phase = Phase::Frame(0);
                         } else {
@@ -697,6 +713,105 @@ impl IcarecReader {
                 Phase::Done => return Ok(None),
             }
         }
+    }
+
+    /// The time of frame `i`, as model nanoseconds (0 for a time that is not finite).
+    fn frame_ns(&mut self, i: u64) -> Result<i64, ReadError> {
+        let Some(d) = &mut self.dynamic else {
+            return Ok(0);
+        };
+        let b = d
+            .input
+            .bytes(d.start + i * self.frame_size, 8)
+            .map_err(|e| ReadError::from(e).in_file(&self.path))?;
+        let t = f64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
+        Ok(if t.is_finite() { nanos(t) } else { 0 })
+    }
+
+    /// The first frame whose time is at or after `ns` (times non-decreasing, spec §A6):
+    /// a binary search reading one time per step.
+    fn frame_at(&mut self, ns: i64) -> Result<u64, ReadError> {
+        let (mut lo, mut hi) = (0, self.frames);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.frame_ns(mid)? < ns {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Restricts reading to the frames of `[start, end)` found by binary search (spec §A14),
+    /// rebased to start at 0 when `rebase`: only the frames of the slice are read. The static
+    /// records come at the first frame of the slice.
+    pub fn slice(
+        mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+        rebase: bool,
+    ) -> Result<IcarecReader, ReadError> {
+        let last = if self.frames > 0 {
+            self.frame_ns(self.frames - 1)?
+        } else {
+            0
+        };
+        let n = self.frames;
+        // (frame index, time) of a point.
+        let mut point = |spec: TimeSpec, is_start: bool| -> Result<(u64, i64), ReadError> {
+            Ok(match spec {
+                TimeSpec::At(ns) => (self.frame_at(ns)?, ns),
+                TimeSpec::FromEnd(d) => {
+                    let ns = last.saturating_sub(d);
+                    (self.frame_at(ns)?, ns)
+                }
+                TimeSpec::Frame(i) if i < n => (i, self.frame_ns(i)?),
+                TimeSpec::Frame(i) if is_start => {
+                    return Err(ReadError::Conflict(format!(
+                        "frame #{i} does not exist: the recording has {n} frames (#0..#{})",
+                        n.saturating_sub(1)
+                    )))
+                }
+                TimeSpec::Frame(_) => (n, last),
+            })
+        };
+        let (first, start_ns) = match start {
+            Some(s) => point(s, true)?,
+            None => (0, 0),
+        };
+        let (end_frame, end_ns) = match end {
+            Some(e) => point(e, false)?,
+            None => (n, i64::MAX),
+        };
+        if end_ns < start_ns {
+            return Err(ReadError::Conflict(format!(
+                "the window ends ({}) before it starts ({})",
+                crate::model::Seconds(end_ns),
+                crate::model::Seconds(start_ns)
+            )));
+        }
+        self.first = first.min(n);
+        self.end = end_frame.clamp(self.first, n);
+        self.frame = self.first;
+        self.sliced = true;
+        self.hasher = None;
+        if rebase {
+            self.shift = start_ns;
+            self.header.origin = self.header.origin.shifted(start_ns);
+        }
+        let t = |ns: i64| metadata::time_json(ns as f64 / 1e9);
+        if let Some(Json::Object(m)) = self.header.metadata.get_mut(HEADER_KEY) {
+            m.insert(
+                "slice".into(),
+                json!({
+                    "from": self.path.display().to_string(),
+                    "t0": t(start_ns),
+                    "t1": if end_ns == i64::MAX { Json::Null } else { t(end_ns) },
+                }),
+            );
+        }
+        Ok(self)
     }
 
     /// What `inspect` shows of the recording (see `facts.rs`).
@@ -727,7 +842,7 @@ impl Source for IcarecReader {
         let done = match self.phase {
             Phase::Finish | Phase::Done => total,
             // The small parts were read at open.
-            _ => total - (self.frames - self.frame) * self.frame_size,
+            _ => total.saturating_sub(self.end.saturating_sub(self.frame) * self.frame_size),
         };
         (done, total)
     }

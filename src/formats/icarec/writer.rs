@@ -109,9 +109,9 @@ pub struct IcarecWriter {
     frames: u64,
     t_first: Option<f64>,
     t_last: Option<f64>,
-    schema_bytes: Vec<u8>,
     base_metadata: Map<String, Json>,
-    from_format: String,
+    /// `metadata.json`'s `source`.
+    provenance: Json,
     report: WriteReport,
 }
 
@@ -324,9 +324,31 @@ impl IcarecWriter {
         object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
         object.insert("static_block_bytes".into(), json!(static_len));
         object.insert("checksum".into(), json!(checksum));
-        let mut schema_bytes = serde_json::to_vec_pretty(&Json::Object(object.clone()))
-            .map_err(|e| WriteError::Invalid(e.to_string()))?;
-        schema_bytes.push(b'\n');
+        // Nothing had to change (a slice, a copy of what simrec wrote): the source's text, byte
+        // for byte.
+        let unchanged = source_schema == Some(&object);
+        let source_text = source
+            .and_then(|s| s.get("schema_text"))
+            .and_then(Json::as_str)
+            .filter(|_| unchanged);
+        let schema_bytes = match source_text {
+            Some(text) => text.as_bytes().to_vec(),
+            None => {
+                let mut b = serde_json::to_vec_pretty(&Json::Object(object.clone()))
+                    .map_err(|e| WriteError::Invalid(e.to_string()))?;
+                b.push(b'\n');
+                b
+            }
+        };
+        let provenance = match source.and_then(|s| s.get("slice")) {
+            Some(Json::Object(slice)) => {
+                let mut o = Map::new();
+                o.insert("kind".into(), json!("slice"));
+                o.extend(slice.clone());
+                Json::Object(o)
+            }
+            _ => json!({"kind": "convert", "from_format": header.format}),
+        };
 
         let form = match outputs.setting(FORM_KEY) {
             Some(f) => f == "tar",
@@ -382,9 +404,8 @@ impl IcarecWriter {
             frames: 0,
             t_first: None,
             t_last: None,
-            schema_bytes,
             base_metadata,
-            from_format: header.format.clone(),
+            provenance,
             report: WriteReport::default(),
         })
     }
@@ -661,10 +682,7 @@ impl Sink for IcarecWriter {
                 DYNAMIC_FILE: {"bytes": self.dynamic_bytes, "sha256": dynamic_sha},
             }),
         );
-        m.insert(
-            "source".into(),
-            json!({"kind": "convert", "from_format": self.from_format}),
-        );
+        m.insert("source".into(), std::mem::take(&mut self.provenance));
         let mut meta_bytes = serde_json::to_vec_pretty(&Json::Object(m))
             .map_err(|e| WriteError::Invalid(e.to_string()))?;
         meta_bytes.push(b'\n');
@@ -698,7 +716,6 @@ impl Sink for IcarecWriter {
                 dest.flush().map_err(&e)?;
             }
         }
-        let _ = &self.schema_bytes;
         Ok(std::mem::take(&mut self.report))
     }
 }
