@@ -104,6 +104,8 @@ pub struct IcarecWriter {
     frame: Option<Frame>,
     scratch: Vec<u8>,
     scratch_value: Value,
+    /// (value index, signal) of the record being written.
+    targets: Vec<(usize, usize)>,
     hasher: Sha256,
     dynamic_bytes: u64,
     frames: u64,
@@ -399,6 +401,7 @@ impl IcarecWriter {
             frame: None,
             scratch: Vec::new(),
             scratch_value: Value::Null,
+            targets: Vec::new(),
             hasher: Sha256::new(),
             dynamic_bytes: 0,
             frames: 0,
@@ -506,6 +509,15 @@ impl IcarecWriter {
     }
 }
 
+/// Whether two entities are the same, by pointer first (an `.icarec` reader hands out one
+/// shared name per signal).
+fn same_entity(a: &Option<Entity>, b: &Option<Entity>) -> bool {
+    match (a, b) {
+        (Some(Entity::Name(x)), Some(Entity::Name(y))) => std::sync::Arc::ptr_eq(x, y) || x == y,
+        _ => a == b,
+    }
+}
+
 /// Bitwise equality of two values (a NaN equals the same NaN).
 fn same_value(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -538,7 +550,7 @@ impl Sink for IcarecWriter {
         };
         match &plan.entity {
             None => plan.entity = Some(record.entity.clone()),
-            Some(e) if *e != record.entity => {
+            Some(e) if !same_entity(e, &record.entity) => {
                 let why = format!(
                     "entity {}: a signal holds one value per frame; entity {}'s are written",
                     record
@@ -555,7 +567,9 @@ impl Sink for IcarecWriter {
             Some(_) => {}
         }
         // Where each value goes, before anything is stored.
-        let mut targets: Vec<(usize, usize)> = Vec::with_capacity(record.values.len());
+        // Reused: no allocation per record.
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
         let mut dynamic = false;
         for (i, (key, _)) in record.values.iter().enumerate() {
             match plan.fields.iter().find(|(f, _)| f == key).map(|(_, t)| t) {
@@ -572,6 +586,7 @@ impl Sink for IcarecWriter {
             }
         }
         if targets.is_empty() {
+            self.targets = targets;
             return Ok(());
         }
         let mut verbatim = true;
@@ -612,12 +627,13 @@ impl Sink for IcarecWriter {
             verbatim = self.static_from_raw;
         }
         let mut all_kept = true;
-        for (i, k) in targets {
+        for &(i, k) in &targets {
             match self.store(k, &record.values[i].1, verbatim) {
                 Some(true) => {}
                 Some(false) | None => all_kept = false,
             }
         }
+        self.targets = targets;
         if dynamic && !all_kept {
             if let Some(f) = &mut self.frame {
                 f.verbatim = false;
