@@ -84,3 +84,21 @@ find "$here/../fixtures/elodin" -name '*.parquet' -size -65537c -print0 |
         cp "$f" "$pcorpus/${rel//\//__}"
     done
 echo "seeded $(find "$pcorpus" -type f | wc -l) files into $pcorpus"
+
+# .icarec: the archives (first byte 0: the rest is an archive) and the directories packed as
+# the target unpacks them (first byte 1, three u16 lengths, then schema.json,
+# static_signals.bin, metadata.json and dynamic_signals.bin).
+icorpus="$here/corpus/icarec"
+mkdir -p "$icorpus"
+for f in "$here"/../fixtures/icarec/*.icarec.tar; do
+    { printf '\0'; cat "$f"; } > "$icorpus/$(basename "$f")"
+done
+python3 - "$here/../fixtures/icarec" "$icorpus" <<'PY'
+import pathlib, struct, sys
+src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
+for d in sorted(src.glob("*.icarec")):
+    parts = [(d / n).read_bytes() for n in ("schema.json", "static_signals.bin", "metadata.json")]
+    dynamic = (d / "dynamic_signals.bin").read_bytes()
+    (out / d.name).write_bytes(b"\1" + struct.pack("<3H", *map(len, parts)) + b"".join(parts) + dynamic)
+PY
+echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"

@@ -31,19 +31,21 @@ fn validators() -> (Validator, Validator) {
     (inspect, jsonschema::validator_for(&validate).unwrap())
 }
 
-/// Every recording under `fixtures/`: files of the file formats, and Elodin `world/` dirs.
+/// Every recording under `fixtures/`: files of the file formats, Elodin `world/` dirs and
+/// `.icarec` directories.
 fn fixtures() -> Vec<PathBuf> {
     fn walk(dir: &Path, out: &mut Vec<PathBuf>) {
         for e in std::fs::read_dir(dir).unwrap() {
             let p = e.unwrap().path();
             let name = p.file_name().unwrap().to_string_lossy().into_owned();
             if p.is_dir() {
-                if p.join("metadata.json").is_file() && p.join("assets.bin").exists() {
+                let icarec = p.join("schema.json").is_file();
+                if icarec || p.join("metadata.json").is_file() && p.join("assets.bin").exists() {
                     out.push(p);
                 } else {
                     walk(&p, out);
                 }
-            } else if [".traj", ".state", ".zip", ".3es"]
+            } else if [".traj", ".state", ".zip", ".3es", ".icarec.tar"]
                 .iter()
                 .any(|e| name.ends_with(e))
             {
@@ -128,4 +130,29 @@ fn unreadable_files_match_the_schema_too() {
     let r = common::run(&["validate", "--format", "json", "missing.traj"]);
     let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert!(validate.is_valid(&v), "{v}");
+}
+
+#[test]
+fn icarec_origin_is_present_with_an_epoch_and_null_without() {
+    let (inspect, _) = validators();
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec");
+    for (name, origin) in [
+        (
+            "a2.icarec",
+            serde_json::json!({"epoch": "2026-03-01T12:00:00Z", "system": "UTC"}),
+        ),
+        (
+            "a2.icarec.tar",
+            serde_json::json!({"epoch": "2026-03-01T12:00:00Z", "system": "UTC"}),
+        ),
+        ("types.icarec", Value::Null),
+    ] {
+        let path = dir.join(name);
+        let r = common::run(&["inspect", "--format", "json", path.to_str().unwrap()]);
+        let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+        assert!(inspect.is_valid(&v), "{name}: {v}");
+        assert_eq!(v["origin"], origin, "{name}");
+        // Times are relative to the epoch, never absolute.
+        assert!(v["start_ns"].as_i64().unwrap() < 1_000_000_000, "{name}");
+    }
 }

@@ -11,6 +11,7 @@ pub mod output;
 pub mod registry;
 
 pub mod elodin;
+pub mod icarec;
 pub mod icarus_common;
 pub mod jsonl;
 pub mod nanover_common;

@@ -8,7 +8,9 @@ use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
-use super::{elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source};
+use super::{
+    elodin, icarec, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source,
+};
 
 /// Every format simrec knows. Adding a format is one line here.
 pub static FORMATS: &[&dyn Format] = &[
@@ -17,6 +19,9 @@ pub static FORMATS: &[&dyn Format] = &[
     &jsonl::JsonLines,
     &elodin::Elodin,
     &tes::Tes,
+    // Last: of formats equally sure of a file the last wins, and a ustar archive is an
+    // .icarec before anything its first member's bytes may look like (spec §A1).
+    &icarec::Icarec,
 ];
 
 /// Bytes read from the start of a file for detection.

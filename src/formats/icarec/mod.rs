@@ -1,0 +1,115 @@
+//! Icarus recordings in simrec's `.icarec` profile (spec `icarec.md`, Part A): a directory
+//! holding `schema.json`, `static_signals.bin`, `dynamic_signals.bin` and `metadata.json`,
+//! or the same four files in one ustar archive (`NAME.icarec.tar`), both recognised by
+//! content.
+
+mod codec;
+pub mod codes;
+mod container;
+pub mod epoch;
+mod facts;
+pub mod metadata;
+mod reader;
+pub mod schema;
+mod steps;
+mod ustar;
+mod writer;
+
+use std::path::Path;
+
+pub use reader::IcarecReader;
+pub use writer::{IcarecWriter, FORMS, FORM_KEY};
+
+use std::path::PathBuf;
+
+use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::model::Header;
+
+/// Key of `Header::metadata` holding the source's `schema.json` and `metadata.json`
+/// objects (`{"schema": {…}, "metadata": {…} or null}`): an `.icarec` writer keeps their
+/// keys.
+pub const HEADER_KEY: &str = "icarec";
+
+/// Raw-bytes tag of a whole frame (time + dynamic block): the time is inside.
+pub const RAW_FRAME: &str = "icarec";
+/// Raw-bytes tag of the whole static block (on the first static record).
+pub const RAW_STATIC: &str = "icarec-static";
+
+/// The members of a ustar archive in memory and what is wrong with its structure, as the
+/// reader walks it (for the fuzzer): whatever the bytes, this returns.
+pub fn walk_tar(bytes: &[u8]) -> usize {
+    container::walk_bytes(bytes).0.len()
+}
+
+pub struct Icarec;
+
+impl Format for Icarec {
+    fn name(&self) -> &'static str {
+        "icarec"
+    }
+
+    fn title(&self) -> &'static str {
+        "Icarus .icarec (directory or .icarec.tar)"
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["icarec"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".icarec", ".icarec.tar"]
+    }
+
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[WriteOption {
+            flag: "icarec-form",
+            help: "Form of an .icarec output: a directory, or one ustar file; by default the output's name decides (NAME.icarec.tar is one file)",
+            aliases: &[],
+            values: FORMS,
+            setting: FORM_KEY,
+        }]
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection {
+        if path.is_dir() {
+            return Detection::by(path.join(schema::FILE).is_file(), self.named_by(path));
+        }
+        Detection::by(container::is_tar(head), self.named_by(path))
+    }
+
+    fn needs_schema(&self) -> bool {
+        true
+    }
+
+    /// One recording is sliced by binary search over its frame times (spec §A14): only the
+    /// frames of the window are read, and with `--keep-time` they are copied verbatim.
+    /// Several inputs go through the generic merge and window.
+    fn open_slice(
+        &self,
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else { return None };
+        Some(
+            IcarecReader::open(path, options)
+                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
+                .map(|r| Box::new(r) as Box<dyn Source>),
+        )
+    }
+
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Ok(Box::new(IcarecReader::open(path, options)?))
+    }
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(IcarecWriter::create(target, header, outputs)?))
+    }
+}

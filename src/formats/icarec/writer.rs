@@ -1,0 +1,737 @@
+//! Writing a recording (spec §A15): the layout is fixed at `create` from the header's
+//! declared fields; frames are written as they arrive (a frame is every dynamic record with
+//! one time and frame value; a signal a frame lacks holds its previous value), with the
+//! dynamic file's SHA-256 computed on the way; `metadata.json` comes last with
+//! `complete: true`. Everything goes under a temporary name through `Outputs`.
+//!
+//! From an `.icarec` source whose signals all arrive unchanged, the source's layout (slot
+//! sizes, gaps, block sizes) is kept, so frames whose values are the source's are copied
+//! byte for byte, time included. Otherwise signals are laid out contiguously in order with
+//! canonical sizes.
+
+use std::fs::{self, File};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Map, Value as Json};
+use sha2::{Digest, Sha256};
+
+use super::codec::{self, Fit};
+use super::container::{DYNAMIC_FILE, STATIC_FILE};
+use super::reader::nanos;
+use super::schema::{self, hex, Lifecycle, Signal};
+use super::{epoch, metadata, ustar, HEADER_KEY, RAW_FRAME, RAW_STATIC};
+use crate::formats::icarus_common::{entity_and_field, SignalType};
+use crate::formats::output::{Outputs, SeekableDestination};
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Channel, Entity, Header, Nanos, Record, Value};
+
+/// Writer setting: the form, `dir` or `tar` (`--icarec-form`); by default the output's
+/// name decides (`NAME.icarec.tar` is the single-file form).
+pub const FORM_KEY: &str = "icarec.form";
+pub const FORMS: &[&str] = &["dir", "tar"];
+
+/// The schema version simrec writes for a recording that has none.
+const SCHEMA_VERSION: &str = "1.0.0";
+/// The Icarus version the profile describes (spec: Icarus 0.6.0).
+const ICARUS_VERSION: &str = "0.6.0";
+
+/// Most gap bytes a source layout may have in a block for the writer to keep it.
+const MAX_KEPT_GAP: u64 = 1 << 20;
+
+/// Where a field of a channel goes.
+#[derive(Debug, Clone)]
+enum Target {
+    Signal(usize),
+    /// Not written, and why.
+    Dropped(String),
+}
+
+/// A channel's fields and the entity whose values it holds.
+#[derive(Debug, Clone, Default)]
+struct ChannelPlan {
+    name: String,
+    fields: Vec<(String, Target)>,
+    /// The first entity seen on the channel: a signal holds one value per frame.
+    entity: Option<Option<Entity>>,
+}
+
+/// One signal being written.
+struct Planned {
+    signal: Signal,
+    /// Channel and field it comes from, for the loss report.
+    channel: String,
+    field: String,
+    /// Whether a value has been stored yet.
+    seen: bool,
+}
+
+/// The form being written.
+enum Out {
+    Directory {
+        dir: PathBuf,
+        dynamic: BufWriter<File>,
+    },
+    Tar {
+        dest: SeekableDestination,
+        /// Where the static member's data and the dynamic member's header are.
+        static_at: u64,
+        dynamic_header_at: u64,
+        mtime: u64,
+    },
+}
+
+/// The frame being assembled.
+struct Frame {
+    time: Nanos,
+    frame: Option<i64>,
+    /// The source's time bits, when the frame started from its original bytes.
+    raw_time: Option<[u8; 8]>,
+    /// The block still holds the original bytes.
+    verbatim: bool,
+}
+
+pub struct IcarecWriter {
+    out: Out,
+    target: PathBuf,
+    plans: Vec<ChannelPlan>,
+    signals: Vec<Planned>,
+    dynamic_block: Vec<u8>,
+    static_block: Vec<u8>,
+    static_from_raw: bool,
+    /// The source's layout is kept: original bytes may be copied.
+    source_layout: bool,
+    frame: Option<Frame>,
+    scratch: Vec<u8>,
+    scratch_value: Value,
+    /// (value index, signal) of the record being written.
+    targets: Vec<(usize, usize)>,
+    hasher: Sha256,
+    dynamic_bytes: u64,
+    frames: u64,
+    t_first: Option<f64>,
+    t_last: Option<f64>,
+    base_metadata: Map<String, Json>,
+    /// `metadata.json`'s `source`.
+    provenance: Json,
+    report: WriteReport,
+}
+
+fn io(path: &Path) -> impl Fn(std::io::Error) -> WriteError + '_ {
+    move |e| WriteError::io(path, e)
+}
+
+/// The signal name of a channel's field: the channel's name for its one field named like
+/// its last segment (an Icarus signal), else `channel.field`.
+fn signal_name(channel: &Channel, field: &str) -> String {
+    if channel.fields.len() == 1 && entity_and_field(&channel.name).1 == field {
+        channel.name.clone()
+    } else {
+        format!("{}.{field}", channel.name)
+    }
+}
+
+/// Why a field has no signal type.
+fn why_dropped(spec: &crate::model::FieldSpec) -> String {
+    match (&spec.dtype, &spec.shape) {
+        (Some(d), Some(s)) => format!(
+            "{d} of shape {s:?} has no .icarec signal type (scalars, [3], [4], [3, 3] of double, float, int32, int64; bool scalars)"
+        ),
+        _ => "type or shape not declared before the first record: not in the schema".into(),
+    }
+}
+
+/// The `time` block for a header's origin: the epoch and system it has, MET without one.
+fn time_json(header: &Header, base: Option<&Json>) -> Json {
+    let mut t = base.and_then(Json::as_object).cloned().unwrap_or_default();
+    let epoch = header.origin.epoch;
+    let system = match (epoch, header.origin.system.as_deref()) {
+        (None, _) => "MET",
+        (Some(_), Some(s)) if schema::SYSTEMS.contains(&s) => s,
+        (Some(_), _) => "UTC",
+    };
+    t.insert(
+        "epoch".into(),
+        epoch.map_or(Json::Null, |e| Json::String(e.iso8601())),
+    );
+    t.insert("system".into(), json!(system));
+    t.insert("units".into(), json!("seconds"));
+    Json::Object(t)
+}
+
+/// Current UTC time, `YYYY-MM-DDTHH:MM:SSZ`.
+fn now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64);
+    crate::model::iso8601(secs * 1_000_000_000, Some(0))
+}
+
+impl IcarecWriter {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<IcarecWriter, WriteError> {
+        let source = header
+            .metadata
+            .get(HEADER_KEY)
+            .filter(|_| header.format == "icarec");
+        let source_schema = source
+            .and_then(|s| s.get("schema"))
+            .and_then(Json::as_object);
+        let base_metadata = source
+            .and_then(|s| s.get("metadata"))
+            .and_then(Json::as_object)
+            .cloned()
+            .unwrap_or_default();
+
+        // Signals from the declared fields, in channel order.
+        let mut plans = Vec::with_capacity(header.channels.len());
+        let mut signals: Vec<Planned> = Vec::new();
+        for channel in &header.channels {
+            let mut plan = ChannelPlan {
+                name: channel.name.clone(),
+                ..ChannelPlan::default()
+            };
+            for spec in &channel.fields {
+                let target = match SignalType::of_field(spec) {
+                    None => Target::Dropped(why_dropped(spec)),
+                    Some(ty) => {
+                        let name = signal_name(channel, &spec.name);
+                        if signals.iter().any(|s| s.signal.name == name) {
+                            Target::Dropped(format!("signal name {name:?} is already taken"))
+                        } else {
+                            signals.push(Planned {
+                                signal: Signal {
+                                    name,
+                                    ty,
+                                    units: spec.unit.clone(),
+                                    lifecycle: if spec.is_static {
+                                        Lifecycle::Static
+                                    } else {
+                                        Lifecycle::Dynamic
+                                    },
+                                    offset: 0,
+                                    size: ty.size() as u64,
+                                    semantic: spec.semantic.clone(),
+                                },
+                                channel: channel.name.clone(),
+                                field: spec.name.clone(),
+                                seen: false,
+                            });
+                            Target::Signal(signals.len() - 1)
+                        }
+                    }
+                };
+                plan.fields.push((spec.name.clone(), target));
+            }
+            plans.push(plan);
+        }
+
+        // The source's layout when every one of its signals arrives as it was; else
+        // contiguous offsets in signal order with canonical sizes.
+        let kept = source_schema
+            .and_then(|o| schema::parse(Json::Object(o.clone()).to_string().as_bytes()).ok())
+            .filter(|(s, _)| {
+                // Gaps are copied as they are, but a block is allocated whole: a declared
+                // size far beyond its signals (damage) is not kept.
+                let gap = |lifecycle: Lifecycle, block: u64| {
+                    let used: u64 = s
+                        .signals
+                        .iter()
+                        .filter(|x| x.lifecycle == lifecycle)
+                        .map(|x| x.size)
+                        .sum();
+                    block.saturating_sub(used) <= MAX_KEPT_GAP
+                };
+                gap(Lifecycle::Dynamic, s.dynamic_block)
+                    && gap(Lifecycle::Static, s.static_block)
+                    && s.unreadable == 0
+                    && s.signals.len() == signals.len()
+                    && s.signals.iter().zip(&signals).all(|(a, b)| {
+                        a.name == b.signal.name
+                            && a.ty == b.signal.ty
+                            && a.lifecycle == b.signal.lifecycle
+                            && a.units == b.signal.units
+                    })
+            });
+        let (dynamic_len, static_len) = match &kept {
+            Some((s, _)) => {
+                for (p, src) in signals.iter_mut().zip(&s.signals) {
+                    p.signal.offset = src.offset;
+                    p.signal.size = src.size;
+                }
+                (s.dynamic_block, s.static_block)
+            }
+            None => {
+                let (mut d, mut st) = (0u64, 0u64);
+                for p in &mut signals {
+                    let at = match p.signal.lifecycle {
+                        Lifecycle::Dynamic => &mut d,
+                        Lifecycle::Static => &mut st,
+                    };
+                    p.signal.offset = *at;
+                    *at += p.signal.size;
+                }
+                (d, st)
+            }
+        };
+        let source_layout = kept.is_some();
+
+        // schema.json: the source's object with what simrec must change; new keys last.
+        let mut object = source_schema.cloned().unwrap_or_else(|| {
+            let mut o = Map::new();
+            o.insert("schema_version".into(), json!(SCHEMA_VERSION));
+            o.insert("icarus_version".into(), json!(ICARUS_VERSION));
+            o.insert("created_at".into(), json!(now()));
+            o
+        });
+        let source_signals: Vec<Json> = source_schema
+            .and_then(|o| o.get("signals"))
+            .and_then(Json::as_array)
+            .cloned()
+            .unwrap_or_default();
+        let signal_objects: Vec<Json> = signals
+            .iter()
+            .map(|p| {
+                let s = &p.signal;
+                let mut o = source_signals
+                    .iter()
+                    .find(|j| j.get("name").and_then(Json::as_str) == Some(&s.name))
+                    .and_then(Json::as_object)
+                    .cloned()
+                    .unwrap_or_default();
+                let had_units = o.contains_key("units") || o.contains_key("unit");
+                o.remove("unit");
+                o.insert("name".into(), json!(s.name));
+                o.insert("type".into(), json!(s.ty.to_string()));
+                if s.units.is_some() || had_units {
+                    o.insert("units".into(), json!(s.units));
+                }
+                o.insert("lifecycle".into(), json!(s.lifecycle.name()));
+                o.insert("offset".into(), json!(s.offset));
+                o.insert("size".into(), json!(s.size));
+                if let Some(sem) = &s.semantic {
+                    o.insert("semantic".into(), json!(sem));
+                }
+                Json::Object(o)
+            })
+            .collect();
+        let time = time_json(header, object.get("time"));
+        object.insert("time".into(), time);
+        object.insert("byte_order".into(), json!("little"));
+        let checksum = schema::checksum(&signal_objects);
+        object.insert("signals".into(), Json::Array(signal_objects));
+        object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
+        object.insert("static_block_bytes".into(), json!(static_len));
+        object.insert("checksum".into(), json!(checksum));
+        // Nothing had to change (a slice, a copy of what simrec wrote): the source's text, byte
+        // for byte.
+        let unchanged = source_schema == Some(&object);
+        let source_text = source
+            .and_then(|s| s.get("schema_text"))
+            .and_then(Json::as_str)
+            .filter(|_| unchanged);
+        let schema_bytes = match source_text {
+            Some(text) => text.as_bytes().to_vec(),
+            None => {
+                let mut b = serde_json::to_vec_pretty(&Json::Object(object.clone()))
+                    .map_err(|e| WriteError::Invalid(e.to_string()))?;
+                b.push(b'\n');
+                b
+            }
+        };
+        let provenance = match source.and_then(|s| s.get("slice")) {
+            Some(Json::Object(slice)) => {
+                let mut o = Map::new();
+                o.insert("kind".into(), json!("slice"));
+                o.extend(slice.clone());
+                Json::Object(o)
+            }
+            _ => json!({"kind": "convert", "from_format": header.format}),
+        };
+
+        let form = match outputs.setting(FORM_KEY) {
+            Some(f) => f == "tar",
+            None => target
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
+        };
+        let out = if form {
+            let mtime = object
+                .get("created_at")
+                .and_then(Json::as_str)
+                .and_then(epoch::unix_seconds)
+                .unwrap_or(0);
+            let mut dest = outputs.create_seekable(target)?;
+            let e = io(target);
+            let mut at =
+                ustar::member(&mut dest, schema::FILE, &schema_bytes, mtime).map_err(&e)?;
+            // The static block is known only at the end: its place is kept, zero-filled.
+            let static_at = at + ustar::BLOCK;
+            at += ustar::member(&mut dest, STATIC_FILE, &vec![0; static_len as usize], mtime)
+                .map_err(&e)?;
+            dest.write_all(&ustar::header(DYNAMIC_FILE, 0, mtime).map_err(&e)?)
+                .map_err(&e)?;
+            Out::Tar {
+                dest,
+                static_at,
+                dynamic_header_at: at,
+                mtime,
+            }
+        } else {
+            let dir = outputs.create_dir(target)?;
+            fs::write(dir.join(schema::FILE), &schema_bytes).map_err(io(target))?;
+            let file = File::create(dir.join(DYNAMIC_FILE)).map_err(io(target))?;
+            Out::Directory {
+                dir,
+                dynamic: BufWriter::with_capacity(1 << 20, file),
+            }
+        };
+        Ok(IcarecWriter {
+            out,
+            target: target.to_path_buf(),
+            plans,
+            signals,
+            dynamic_block: vec![0; dynamic_len as usize],
+            static_block: vec![0; static_len as usize],
+            static_from_raw: false,
+            source_layout,
+            frame: None,
+            scratch: Vec::new(),
+            scratch_value: Value::Null,
+            targets: Vec::new(),
+            hasher: Sha256::new(),
+            dynamic_bytes: 0,
+            frames: 0,
+            t_first: None,
+            t_last: None,
+            base_metadata,
+            provenance,
+            report: WriteReport::default(),
+        })
+    }
+
+    /// Writes the assembled frame: its time (the source's bits when they still say the
+    /// record's time) and the block.
+    fn flush_frame(&mut self) -> Result<(), WriteError> {
+        let Some(frame) = self.frame.take() else {
+            return Ok(());
+        };
+        let time = frame
+            .raw_time
+            .filter(|b| {
+                let t = f64::from_le_bytes(*b);
+                t.is_finite() && nanos(t) == frame.time
+            })
+            .unwrap_or_else(|| (frame.time as f64 / 1e9).to_le_bytes());
+        for p in &self.signals {
+            if p.signal.lifecycle == Lifecycle::Dynamic && !p.seen {
+                self.report.loss.add(
+                    &p.channel,
+                    &p.field,
+                    "no value before its first record: written as 0",
+                );
+            }
+        }
+        let t = f64::from_le_bytes(time);
+        self.t_first.get_or_insert(t);
+        self.t_last = Some(t);
+        self.frames += 1;
+        self.hasher.update(time);
+        self.hasher.update(&self.dynamic_block);
+        self.dynamic_bytes += 8 + self.dynamic_block.len() as u64;
+        let e = io(&self.target);
+        let w: &mut dyn Write = match &mut self.out {
+            Out::Directory { dynamic, .. } => dynamic,
+            Out::Tar { dest, .. } => dest,
+        };
+        w.write_all(&time).map_err(&e)?;
+        w.write_all(&self.dynamic_block).map_err(&e)
+    }
+
+    /// Stores `value` in signal `k`'s place; whether the block kept its bytes (the value is
+    /// the one they hold) when `keep` asks for it.
+    fn store(&mut self, k: usize, value: &Value, keep: bool) -> Option<bool> {
+        let p = &self.signals[k];
+        let (ty, at, size) = (
+            p.signal.ty,
+            p.signal.offset as usize,
+            p.signal.size as usize,
+        );
+        let block = match p.signal.lifecycle {
+            Lifecycle::Dynamic => &mut self.dynamic_block,
+            Lifecycle::Static => &mut self.static_block,
+        };
+        let place = &mut block[at..at + size];
+        self.scratch.clear();
+        self.scratch.extend_from_slice(place);
+        let fit = codec::encode(ty, value, &mut self.scratch);
+        let (channel, field) = (&p.channel, &p.field);
+        let loss = &mut self.report.loss;
+        match fit {
+            Fit::Mismatch => {
+                loss.add(
+                    channel,
+                    field,
+                    &format!(
+                        "a {} value is not a {ty}: the previous value is held",
+                        value.kind_name()
+                    ),
+                );
+                return None;
+            }
+            Fit::Lossy => loss.add(
+                channel,
+                field,
+                &format!("not exactly representable as {ty}"),
+            ),
+            Fit::Widened => loss.widen(channel, field, &format!("stored as {ty}")),
+            Fit::Exact => {}
+        }
+        if keep {
+            // The original bytes already hold this value (bit for bit, or with the slot's
+            // own padding): keep them.
+            if self.scratch.as_slice() == &*place {
+                self.signals[k].seen = true;
+                return Some(true);
+            }
+            codec::decode(ty, place, &mut self.scratch_value);
+            if same_value(&self.scratch_value, value) {
+                self.signals[k].seen = true;
+                return Some(true);
+            }
+        }
+        place.copy_from_slice(&self.scratch);
+        self.signals[k].seen = true;
+        Some(false)
+    }
+}
+
+/// Whether two entities are the same, by pointer first (an `.icarec` reader hands out one
+/// shared name per signal).
+fn same_entity(a: &Option<Entity>, b: &Option<Entity>) -> bool {
+    match (a, b) {
+        (Some(Entity::Name(x)), Some(Entity::Name(y))) => std::sync::Arc::ptr_eq(x, y) || x == y,
+        _ => a == b,
+    }
+}
+
+/// Bitwise equality of two values (a NaN equals the same NaN).
+fn same_value(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Float(x), Value::Float(y)) => x.to_bits() == y.to_bits(),
+        (Value::F32(x), Value::F32(y)) => x.to_bits() == y.to_bits(),
+        (Value::Array(x), Value::Array(y)) => match (&x.data, &y.data) {
+            (crate::model::ArrayData::F64(p), crate::model::ArrayData::F64(q)) => {
+                p.len() == q.len() && p.iter().zip(q).all(|(a, b)| a.to_bits() == b.to_bits())
+            }
+            (crate::model::ArrayData::F32(p), crate::model::ArrayData::F32(q)) => {
+                p.len() == q.len() && p.iter().zip(q).all(|(a, b)| a.to_bits() == b.to_bits())
+            }
+            _ => x == y,
+        },
+        _ => a == b,
+    }
+}
+
+impl Sink for IcarecWriter {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        let Some(plan) = self.plans.get_mut(record.channel as usize) else {
+            for (key, _) in &record.values {
+                self.report.loss.add(
+                    &format!("#{}", record.channel),
+                    key,
+                    "channel not in the schema",
+                );
+            }
+            return Ok(());
+        };
+        match &plan.entity {
+            None => plan.entity = Some(record.entity.clone()),
+            Some(e) if !same_entity(e, &record.entity) => {
+                let why = format!(
+                    "entity {}: a signal holds one value per frame; entity {}'s are written",
+                    record
+                        .entity
+                        .as_ref()
+                        .map_or("(none)".to_string(), |e| e.to_string()),
+                    e.as_ref().map_or("(none)".to_string(), |e| e.to_string())
+                );
+                for (key, _) in &record.values {
+                    self.report.loss.add(&plan.name, key, &why);
+                }
+                return Ok(());
+            }
+            Some(_) => {}
+        }
+        // Where each value goes, before anything is stored.
+        // Reused: no allocation per record.
+        let mut targets = std::mem::take(&mut self.targets);
+        targets.clear();
+        let mut dynamic = false;
+        for (i, (key, _)) in record.values.iter().enumerate() {
+            match plan.fields.iter().find(|(f, _)| f == key).map(|(_, t)| t) {
+                Some(Target::Signal(k)) => {
+                    dynamic |= self.signals[*k].signal.lifecycle == Lifecycle::Dynamic;
+                    targets.push((i, *k));
+                }
+                Some(Target::Dropped(why)) => self.report.loss.add(&plan.name, key, why),
+                None => self.report.loss.add(
+                    &plan.name,
+                    key,
+                    "field not declared before the first record: not in the schema",
+                ),
+            }
+        }
+        if targets.is_empty() {
+            self.targets = targets;
+            return Ok(());
+        }
+        let mut verbatim = true;
+        if dynamic {
+            let new_frame = self
+                .frame
+                .as_ref()
+                .is_none_or(|f| f.time != record.time || f.frame != record.frame);
+            if new_frame {
+                self.flush_frame()?;
+                let mut frame = Frame {
+                    time: record.time,
+                    frame: record.frame,
+                    raw_time: None,
+                    verbatim: false,
+                };
+                if let Some(raw) = record.raw.as_ref().filter(|r| {
+                    self.source_layout
+                        && r.format == RAW_FRAME
+                        && r.bytes.len() == 8 + self.dynamic_block.len()
+                }) {
+                    self.dynamic_block.copy_from_slice(&raw.bytes[8..]);
+                    frame.raw_time = raw.bytes[..8].try_into().ok();
+                    frame.verbatim = true;
+                }
+                self.frame = Some(frame);
+            }
+            verbatim = self.frame.as_ref().is_some_and(|f| f.verbatim);
+        } else if let Some(raw) = record.raw.as_ref().filter(|r| {
+            self.source_layout
+                && !self.static_from_raw
+                && r.format == RAW_STATIC
+                && r.bytes.len() == self.static_block.len()
+        }) {
+            self.static_block.copy_from_slice(&raw.bytes);
+            self.static_from_raw = true;
+        } else {
+            verbatim = self.static_from_raw;
+        }
+        let mut all_kept = true;
+        for &(i, k) in &targets {
+            match self.store(k, &record.values[i].1, verbatim) {
+                Some(true) => {}
+                Some(false) | None => all_kept = false,
+            }
+        }
+        self.targets = targets;
+        if dynamic && !all_kept {
+            if let Some(f) = &mut self.frame {
+                f.verbatim = false;
+            }
+        }
+        self.report.records += 1;
+        if verbatim && all_kept {
+            self.report.verbatim += 1;
+        }
+        Ok(())
+    }
+
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        // The schema is written: a channel announced later has no place in it.
+        let why = "channel announced after the schema was written: not in the schema";
+        self.plans.push(ChannelPlan {
+            name: channel.name.clone(),
+            fields: channel
+                .fields
+                .iter()
+                .map(|f| (f.name.clone(), Target::Dropped(why.into())))
+                .collect(),
+            entity: None,
+        });
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.flush_frame()?;
+        for p in &self.signals {
+            if p.signal.lifecycle == Lifecycle::Static && !p.seen {
+                self.report.loss.add(
+                    &p.channel,
+                    &p.field,
+                    "static signal without a value: written as 0",
+                );
+            }
+        }
+        let dynamic_sha = hex(&std::mem::take(&mut self.hasher).finalize());
+        let static_sha = hex(&Sha256::digest(&self.static_block));
+        let mut m = std::mem::take(&mut self.base_metadata);
+        m.insert(
+            "producer".into(),
+            json!(format!("simrec {}", env!("CARGO_PKG_VERSION"))),
+        );
+        m.insert("frame_count".into(), json!(self.frames));
+        match (self.t_first, self.t_last) {
+            (Some(a), Some(b)) => {
+                m.insert("t_first".into(), metadata::time_json(a));
+                m.insert("t_last".into(), metadata::time_json(b));
+            }
+            _ => {
+                m.remove("t_first");
+                m.remove("t_last");
+            }
+        }
+        m.insert("complete".into(), json!(true));
+        m.insert(
+            "files".into(),
+            json!({
+                STATIC_FILE: {"bytes": self.static_block.len(), "sha256": static_sha},
+                DYNAMIC_FILE: {"bytes": self.dynamic_bytes, "sha256": dynamic_sha},
+            }),
+        );
+        m.insert("source".into(), std::mem::take(&mut self.provenance));
+        let mut meta_bytes = serde_json::to_vec_pretty(&Json::Object(m))
+            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        meta_bytes.push(b'\n');
+        let target = self.target.clone();
+        let e = io(&target);
+        match &mut self.out {
+            Out::Directory { dir, dynamic } => {
+                dynamic.flush().map_err(&e)?;
+                fs::write(dir.join(STATIC_FILE), &self.static_block).map_err(&e)?;
+                fs::write(dir.join(metadata::FILE), &meta_bytes).map_err(&e)?;
+            }
+            Out::Tar {
+                dest,
+                static_at,
+                dynamic_header_at,
+                mtime,
+            } => {
+                let pad = ustar::padding(self.dynamic_bytes);
+                dest.write_all(&[0u8; ustar::BLOCK as usize][..pad])
+                    .map_err(&e)?;
+                ustar::member(dest, metadata::FILE, &meta_bytes, *mtime).map_err(&e)?;
+                ustar::end(dest).map_err(&e)?;
+                dest.seek(SeekFrom::Start(*static_at)).map_err(&e)?;
+                dest.write_all(&self.static_block).map_err(&e)?;
+                dest.seek(SeekFrom::Start(*dynamic_header_at)).map_err(&e)?;
+                dest.write_all(
+                    &ustar::header(DYNAMIC_FILE, self.dynamic_bytes, *mtime).map_err(&e)?,
+                )
+                .map_err(&e)?;
+                dest.seek(SeekFrom::End(0)).map_err(&e)?;
+                dest.flush().map_err(&e)?;
+            }
+        }
+        Ok(std::mem::take(&mut self.report))
+    }
+}
