@@ -6,7 +6,6 @@
 mod codec;
 pub mod codes;
 mod container;
-pub mod epoch;
 mod facts;
 pub mod metadata;
 mod reader;

@@ -16,11 +16,12 @@ use super::metadata::{self, Observed};
 use super::schema::{self, hex, Lifecycle, Schema};
 use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
-use crate::formats::icarus_common::entity_and_field;
+use crate::formats::icarus_common::{entity_and_field, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
-    Channel, ChannelKind, Composition, Entity, FieldSpec, Header, RawBytes, Record, TimeSpec, Value,
+    Channel, ChannelKind, Composition, Entity, FieldSpec, Header, RawBytes, Record, TimeSpec,
+    Value, QUATERNION_WXYZ,
 };
 use crate::report::{Fact, Finding, Findings, Severity};
 
@@ -255,7 +256,12 @@ impl IcarecReader {
                 dtype: Some(s.ty.element.dtype()),
                 shape: Some(s.ty.shape().to_vec()),
                 unit: s.units.clone(),
-                semantic: s.semantic.clone(),
+                // A Quat is scalar first (w, x, y, z): said in the model so that writers
+                // that store rotations another way can reorder it (Elodin's world_pos).
+                semantic: s
+                    .semantic
+                    .clone()
+                    .or_else(|| (s.ty.kind == Kind::Quat).then(|| QUATERNION_WXYZ.to_string())),
                 is_static,
             };
             let composition = if is_static {

@@ -10,8 +10,8 @@ use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 
 use super::codes::*;
-use super::epoch;
 use crate::formats::icarus_common::{Element, SignalType};
+use crate::model::time_scale::delta_at;
 use crate::model::{Epoch, TimeOrigin};
 use crate::report::{Finding, Severity};
 
@@ -200,7 +200,7 @@ fn time_block(time: Option<&Json>, found: &mut Vec<Finding>) -> TimeOrigin {
             }
             match t.get("epoch") {
                 None | Some(Json::Null) => {}
-                Some(Json::String(s)) => match epoch::parse(s) {
+                Some(Json::String(s)) => match Epoch::parse_iso8601(s) {
                     Some(e) => origin.epoch = Some(e),
                     None => {
                         epoch_given = true;
@@ -232,7 +232,7 @@ fn time_block(time: Option<&Json>, found: &mut Vec<Finding>) -> TimeOrigin {
             NO_EPOCH,
             "time system MET with no epoch: the recording has no absolute times".into(),
         )),
-        Some(Epoch { unix_ns, .. }) if unix_ns < epoch::UTC_1972_NS => found.push(finding(
+        Some(Epoch { unix_ns, .. }) if delta_at(unix_ns).1 => found.push(finding(
             Severity::Warning,
             PRE_1972,
             "the epoch is before 1972: TAI − UTC is taken as 10 s there (approximate)".into(),

@@ -20,11 +20,11 @@ use super::codec::{self, Fit};
 use super::container::{DYNAMIC_FILE, STATIC_FILE};
 use super::reader::nanos;
 use super::schema::{self, hex, Lifecycle, Signal};
-use super::{epoch, metadata, ustar, HEADER_KEY, RAW_FRAME, RAW_STATIC};
-use crate::formats::icarus_common::{entity_and_field, SignalType};
+use super::{metadata, ustar, HEADER_KEY, RAW_FRAME, RAW_STATIC};
+use crate::formats::icarus_common::{entity_and_field, Kind, SignalType};
 use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, Entity, Header, Nanos, Record, Value};
+use crate::model::{Channel, Entity, Epoch, Header, Nanos, Record, Value, QUATERNION_WXYZ};
 
 /// Writer setting: the form, `dir` or `tar` (`--icarec-form`); by default the output's
 /// name decides (`NAME.icarec.tar` is the single-file form).
@@ -214,7 +214,11 @@ impl IcarecWriter {
                                     },
                                     offset: 0,
                                     size: ty.size() as u64,
-                                    semantic: spec.semantic.clone(),
+                                    // A Quat is scalar first by its type: the schema
+                                    // does not say so again.
+                                    semantic: spec.semantic.clone().filter(|sem| {
+                                        !(ty.kind == Kind::Quat && sem == QUATERNION_WXYZ)
+                                    }),
                                 },
                                 channel: channel.name.clone(),
                                 field: spec.name.clone(),
@@ -362,7 +366,8 @@ impl IcarecWriter {
             let mtime = object
                 .get("created_at")
                 .and_then(Json::as_str)
-                .and_then(epoch::unix_seconds)
+                .and_then(Epoch::parse_iso8601)
+                .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
                 .unwrap_or(0);
             let mut dest = outputs.create_seekable(target)?;
             let e = io(target);
