@@ -125,6 +125,14 @@ done
 for t in "$F"/tes/*.3es; do check_convert "tes-$(basename "$t" .3es)" "$t"; done
 # Elodin replays (same format).
 for e in "$F"/elodin/*/; do check_convert "elodin-$(basename "$e")" "$e"; done
+# Icarus: `simrec convert run.icarec out/`, both forms, and the HDF5 and CSV files when present.
+for i in "$F"/icarec/*.icarec "$F"/icarec/*.icarec.tar "$F"/icarus-hdf5/*.h5 "$F"/icarus-csv/*.csv; do
+    [ -e "$i" ] || continue
+    case "$("$SIMREC" validate --format json "$i" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')" in
+        True) check_convert "icarus-$(basename "$i")" "$i" ;;
+        *) ;; # damaged fixtures are for validate and recover
+    esac
+done
 
 # Two readcheck dumps hold the same replay (every component at every tick, entity ids, steps,
 # assets).

@@ -437,6 +437,38 @@ const BOOL_TENSOR: &str = "bool stored as U8 0/1 (Elodin 0.10 cannot load bool c
 const BOOL_SCALAR: &str =
     "bool scalar stored as U32 0/1 (Elodin 0.10 cannot load bool, U8 or U16 scalar columns)";
 
+/// A scalar in the dtype its component was declared with, when it holds exactly there (an
+/// int32 signal's values arrive as `Value::Int`).
+fn scalar_as(data: ArrayData, dtype: DType) -> ArrayData {
+    let converted = match (&data, dtype) {
+        (ArrayData::I64(v), DType::I32) => v
+            .iter()
+            .map(|&x| i32::try_from(x).ok())
+            .collect::<Option<Vec<_>>>()
+            .map(ArrayData::I32),
+        (ArrayData::I64(v), DType::U32) => v
+            .iter()
+            .map(|&x| u32::try_from(x).ok())
+            .collect::<Option<Vec<_>>>()
+            .map(ArrayData::U32),
+        (ArrayData::I64(v), DType::U64) => v
+            .iter()
+            .map(|&x| u64::try_from(x).ok())
+            .collect::<Option<Vec<_>>>()
+            .map(ArrayData::U64),
+        (ArrayData::U64(v), DType::I64) => v
+            .iter()
+            .map(|&x| i64::try_from(x).ok())
+            .collect::<Option<Vec<_>>>()
+            .map(ArrayData::I64),
+        (ArrayData::F32(v), DType::F64) => {
+            Some(ArrayData::F64(v.iter().map(|&x| f64::from(x)).collect()))
+        }
+        _ => None,
+    };
+    converted.unwrap_or(data)
+}
+
 /// A value as Elodin elements: data, shape, and whether it had to change type.
 fn elements(value: &Value) -> Option<(ArrayData, Vec<usize>, bool)> {
     Some(match value {
@@ -451,6 +483,7 @@ fn elements(value: &Value) -> Option<(ArrayData, Vec<usize>, bool)> {
         Value::Int(i) => (ArrayData::I64(vec![*i]), vec![], false),
         Value::UInt(u) => (ArrayData::U64(vec![*u]), vec![], false),
         Value::Float(f) => (ArrayData::F64(vec![*f]), vec![], false),
+        Value::F32(f) => (ArrayData::F32(vec![*f]), vec![], false),
         Value::Bool(b) => (ArrayData::U8(vec![u8::from(*b)]), vec![], true),
         _ => return None,
     })
@@ -799,17 +832,14 @@ impl Foreign {
     fn entity_names(&self) -> Vec<(u64, String)> {
         let start = self.channels as usize;
         let archs = self.archs.iter().enumerate();
-        let mut names: Vec<(u64, String)> = archs
-            .clone()
-            .take(start)
-            .map(|(a, arch)| (self.channel_entity(a), arch.channel.clone()))
-            .collect();
+        // A channel's own entity has rows only when some of its records had no entity.
+        let own = |(a, arch): (usize, &ForeignArch)| {
+            let used = arch.entities.iter().any(|(e, _)| e.is_none());
+            used.then(|| (self.channel_entity(a), arch.channel.clone()))
+        };
+        let mut names: Vec<(u64, String)> = archs.clone().take(start).filter_map(own).collect();
         names.push((self.channels, "Globals".into()));
-        names.extend(
-            archs
-                .skip(start)
-                .map(|(a, arch)| (self.channel_entity(a), arch.channel.clone())),
-        );
+        names.extend(archs.skip(start).filter_map(own));
         names.extend(
             self.named
                 .iter()
@@ -933,7 +963,12 @@ impl Foreign {
         for (i, id) in entity_ids.iter().enumerate() {
             let folded = &arch.entities[i].1;
             for s in slots.iter_mut() {
-                let fresh = folded.get(&s.key).and_then(elements);
+                let fresh = folded
+                    .get(&s.key)
+                    .and_then(elements)
+                    .map(|(data, shape, b)| {
+                        (scalar_as(data, s.component.primitive.dtype()), shape, b)
+                    });
                 match fresh {
                     Some((data, shape, _))
                         if data.dtype() == s.component.primitive.dtype() && shape == s.component.shape =>
