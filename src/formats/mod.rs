@@ -11,6 +11,7 @@ pub mod registry;
 
 pub mod elodin;
 pub mod icarus_common;
+pub mod icarus_hdf5;
 pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;

@@ -8,7 +8,9 @@ use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
-use super::{elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source};
+use super::{
+    elodin, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source,
+};
 
 /// Every format simrec knows. Adding a format is one line here.
 pub static FORMATS: &[&dyn Format] = &[
@@ -17,6 +19,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &jsonl::JsonLines,
     &elodin::Elodin,
     &tes::Tes,
+    &icarus_hdf5::IcarusHdf5,
 ];
 
 /// Bytes read from the start of a file for detection.
