@@ -150,7 +150,7 @@ pub struct IcarusH5Writer {
     time: Option<hdf5_pure::Dataset>,
     times: Vec<f64>,
     columns: Vec<Column>,
-    /// Dataset names, for the loss report's (channel, field) of a column.
+    /// The (channel, field) each column belongs to, for the loss report.
     column_owner: Vec<(usize, usize)>,
     channels: Vec<ChannelBinding>,
     /// The frame being assembled: its model time and its time in seconds.
@@ -549,6 +549,10 @@ impl Sink for IcarusH5Writer {
             for (i, n) in before_first.into_iter().enumerate() {
                 let (ci, fi) = self.column_owner[i];
                 let c = &self.channels[ci];
+                // A composite's components are set together: count its frames once.
+                if c.fields[fi].first != i {
+                    continue;
+                }
                 self.loss.add_n(
                     &c.name,
                     &c.fields[fi].key,
