@@ -333,9 +333,15 @@ fn open_signal(
 fn datatype_text(datatype: Option<&hdf5_pure::Datatype>) -> String {
     match datatype {
         Some(hdf5_pure::Datatype::FixedPoint { size, layout, .. }) => {
-            format!("{}int{}", if layout.signed { "" } else { "u" }, size * 8)
+            format!(
+                "{}int{}",
+                if layout.signed { "" } else { "u" },
+                u64::from(*size) * 8
+            )
         }
-        Some(hdf5_pure::Datatype::FloatingPoint { size, .. }) => format!("float{}", size * 8),
+        Some(hdf5_pure::Datatype::FloatingPoint { size, .. }) => {
+            format!("float{}", u64::from(*size) * 8)
+        }
         Some(hdf5_pure::Datatype::String { .. }) => "string".into(),
         Some(_) => "other".into(),
         None => "unreadable".into(),
