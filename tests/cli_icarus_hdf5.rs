@@ -193,3 +193,44 @@ fn hdf5_is_told_by_its_bytes_whatever_its_name() {
         (Some("icarus-hdf5"), Some(6))
     );
 }
+
+#[test]
+fn standard_output_and_dry_runs() {
+    // `-o -` spools the file and copies it out whole once it is complete.
+    let out = common::simrec()
+        .current_dir(dir())
+        .args(["convert", "small.h5", "-o", "-", "--to", "icarus-hdf5"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(&out.stdout[..8], b"\x89HDF\r\n\x1a\n");
+    let tmp = tempfile::tempdir().unwrap();
+    let copy = tmp.path().join("copy.h5");
+    std::fs::write(&copy, &out.stdout).unwrap();
+    let r = run(&["inspect", "--format", "json", s(&copy)]).expect_code(0);
+    let j: Value = serde_json::from_str(r.stdout.trim()).unwrap();
+    assert_eq!(
+        (j["records"].as_u64(), j["frames"].as_u64()),
+        (Some(6), Some(3))
+    );
+    run(&["validate", s(&copy)]).expect_code(0);
+
+    // A dry run writes nothing: neither the target nor a scratch file left behind.
+    let tmp = tempfile::tempdir().unwrap();
+    let scratch = tempfile::tempdir().unwrap();
+    let target = tmp.path().join("dry.h5");
+    let out = common::simrec()
+        .current_dir(dir())
+        .env("TMPDIR", scratch.path())
+        .args(["convert", "--dry-run", "noschema.h5", "-o", s(&target)])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.starts_with("15 records would be written as icarus-hdf5\nnothing would be lost\n"),
+        "{stdout}"
+    );
+    assert!(!target.exists());
+    assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
