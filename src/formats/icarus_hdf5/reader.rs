@@ -45,11 +45,15 @@ pub struct IcarusH5Reader {
     /// The next record: frame `frame`, signal `signal`.
     frame: u64,
     signal: usize,
-    /// Frames whose time was checked.
+    /// Frames whose time was checked, and the model time of the last one.
     checked: u64,
+    frame_ns: Nanos,
     /// Per signal: its entity and field name (spec §A10).
     entities: Vec<Option<Entity>>,
     fields: Vec<String>,
+    /// Per signal: where the key of the last record handed out lives, so that a recycled
+    /// record's key is known unchanged without comparing it (nothing edits a key in place).
+    keys: Vec<usize>,
     /// A recycled record per channel, written over for its next record.
     spare: Vec<Option<Record>>,
     timeline: Timeline,
@@ -115,8 +119,10 @@ impl IcarusH5Reader {
             frame: 0,
             signal: 0,
             checked: 0,
+            frame_ns: 0,
             entities,
             fields,
+            keys: vec![0; n],
             spare: (0..n).map(|_| None).collect(),
             timeline: Timeline::default(),
             nonfinite: vec![(0, None); n],
@@ -215,19 +221,25 @@ impl IcarusH5Reader {
     }
 
     /// Record of signal `s` in the current frame, over a recycled record when there is one.
-    fn record(&mut self, s: usize, t: f64) -> Record {
+    fn record(&mut self, s: usize, t: f64, ns: Nanos) -> Record {
         let mut r = self.spare[s]
             .take()
             .unwrap_or_else(|| Record::new(0, s as u32));
-        r.time = nanos(t);
+        r.time = ns;
         r.channel = s as u32;
         r.frame = Some(self.frame as i64);
         r.group = None;
-        if r.entity != self.entities[s] {
+        // A recycled record of this channel holds this very entity: no string compared.
+        let same = match (&r.entity, &self.entities[s]) {
+            (Some(Entity::Name(a)), Some(Entity::Name(b))) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
             r.entity = self.entities[s].clone();
         }
         match &mut r.raw {
-            Some(raw) if raw.format == RAW_FORMAT && raw.bytes.len() == 8 => {
+            Some(raw) if is_ours(raw.format) && raw.bytes.len() == 8 => {
                 raw.bytes.copy_from_slice(&t.to_le_bytes());
             }
             raw => {
@@ -250,15 +262,24 @@ impl IcarusH5Reader {
             Values::I64(v) => Value::Int(v[i]),
         };
         match r.values.as_mut_slice() {
+            // The key this reader gave the record, unchanged (its allocation is known).
+            [(key, v)]
+                if key.as_ptr() as usize == self.keys[s] && key.len() == self.fields[s].len() =>
+            {
+                *v = value;
+            }
             [(key, v)] => {
                 if *key != self.fields[s] {
                     key.clone_from(&self.fields[s]);
                 }
+                self.keys[s] = key.as_ptr() as usize;
                 *v = value;
             }
             _ => {
                 r.values.clear();
-                r.values.push((self.fields[s].clone(), value));
+                let key = self.fields[s].clone();
+                self.keys[s] = key.as_ptr() as usize;
+                r.values.push((key, value));
             }
         }
         r
@@ -266,7 +287,7 @@ impl IcarusH5Reader {
 
     /// Starts frame `self.frame`: its window loaded and its time checked. `Err` ends the
     /// read (strict reading stops at the first error).
-    fn start_frame(&mut self) -> Result<f64, ReadError> {
+    fn start_frame(&mut self) -> Result<(f64, Nanos), ReadError> {
         let in_window = self.frame >= self.window_start
             && self.frame < self.window_start + self.times().len() as u64;
         if !in_window {
@@ -278,6 +299,7 @@ impl IcarusH5Reader {
         let t = self.frame_time(self.frame).unwrap_or(f64::NAN);
         if self.checked == self.frame {
             self.checked += 1;
+            self.frame_ns = nanos(t);
             if let Some(f) = self.timeline.observe(self.frame, t) {
                 let stop = f.severity == Severity::Error && !self.options.lenient;
                 self.findings.push(f.clone());
@@ -286,8 +308,15 @@ impl IcarusH5Reader {
                 }
             }
         }
-        Ok(t)
+        Ok((t, self.frame_ns))
     }
+}
+
+/// Whether raw bytes are this format's (the tag compared by address first: it is the same
+/// constant).
+fn is_ours(format: &str) -> bool {
+    (std::ptr::eq(format.as_ptr(), RAW_FORMAT.as_ptr()) && format.len() == RAW_FORMAT.len())
+        || format == RAW_FORMAT
 }
 
 fn header(layout: &Layout) -> Header {
@@ -327,7 +356,7 @@ impl Iterator for IcarusH5Reader {
                 self.finish();
                 return None;
             }
-            let t = match self.start_frame() {
+            let (t, ns) = match self.start_frame() {
                 Ok(t) => t,
                 Err(e) => {
                     self.finish();
@@ -337,7 +366,7 @@ impl Iterator for IcarusH5Reader {
                 }
             };
             if self.signal < self.layout.signals.len() {
-                let r = self.record(self.signal, t);
+                let r = self.record(self.signal, t, ns);
                 self.signal += 1;
                 if self.signal == self.layout.signals.len() {
                     self.signal = 0;

@@ -401,6 +401,15 @@ impl IcarusH5Writer {
     }
 }
 
+/// Whether two entities are the same, by address first (a reader hands every record of a
+/// component the same name).
+fn same_entity(a: &Option<Entity>, b: &Option<Entity>) -> bool {
+    match (a, b) {
+        (Some(Entity::Name(x)), Some(Entity::Name(y))) => std::sync::Arc::ptr_eq(x, y) || x == y,
+        _ => a == b,
+    }
+}
+
 /// A scalar as the column's store holds it, when it fits exactly; and whether that widened it.
 fn scalar(value: &Value, element: Element) -> Option<(Slot, bool)> {
     let exact_f64 = |i: i64| {
@@ -493,7 +502,7 @@ impl Sink for IcarusH5Writer {
         }
         match &binding.entity {
             None => binding.entity = Some(record.entity.clone()),
-            Some(e) if *e != record.entity => {
+            Some(e) if !same_entity(e, &record.entity) => {
                 binding.other_entities += 1;
                 return Ok(());
             }
