@@ -102,3 +102,16 @@ for d in sorted(src.glob("*.icarec")):
     (out / d.name).write_bytes(b"\1" + struct.pack("<3H", *map(len, parts)) + b"".join(parts) + dynamic)
 PY
 echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"
+# Icarus HDF5: the h5py fixtures (version 0 superblock, B-tree chunk index) and, when a simrec
+# binary is built, small.h5 as simrec writes it (hdf5-pure: version 3 superblock, extensible
+# array index), so both layouts are in the corpus.
+hcorpus="$here/corpus/icarus_hdf5"
+mkdir -p "$hcorpus"
+cp "$here"/../fixtures/icarus-hdf5/*.h5 "$hcorpus/"
+for bin in "$here/../target/release/simrec" "$here/../target/debug/simrec"; do
+    if [ -x "$bin" ]; then
+        "$bin" convert "$here/../fixtures/icarus-hdf5/small.h5" -o "$hcorpus/small-simrec.h5" --force >/dev/null 2>&1 || true
+        break
+    fi
+done
+echo "seeded $(find "$hcorpus" -type f | wc -l) files into $hcorpus"

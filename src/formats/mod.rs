@@ -13,6 +13,7 @@ pub mod registry;
 pub mod elodin;
 pub mod icarec;
 pub mod icarus_common;
+pub mod icarus_hdf5;
 pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;

@@ -9,7 +9,8 @@ use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{
-    elodin, icarec, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source,
+    elodin, icarec, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError,
+    ReadOptions, Source,
 };
 
 /// Every format simrec knows. Adding a format is one line here.
@@ -19,6 +20,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &jsonl::JsonLines,
     &elodin::Elodin,
     &tes::Tes,
+    &icarus_hdf5::IcarusHdf5,
     // Last: of formats equally sure of a file the last wins, and a ustar archive is an
     // .icarec before anything its first member's bytes may look like (spec §A1).
     &icarec::Icarec,

@@ -14,10 +14,12 @@ pub struct LossReport {
     widened: Entries,
 }
 
-fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str) {
-    *entries
-        .entry((channel.to_string(), field.to_string(), reason.to_string()))
-        .or_default() += 1;
+fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str, n: u64) {
+    if n > 0 {
+        *entries
+            .entry((channel.to_string(), field.to_string(), reason.to_string()))
+            .or_default() += n;
+    }
 }
 
 fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
@@ -29,12 +31,23 @@ fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
 impl LossReport {
     /// Counts one more record that lost something.
     pub fn add(&mut self, channel: &str, field: &str, reason: &str) {
-        count(&mut self.entries, channel, field, reason);
+        count(&mut self.entries, channel, field, reason, 1);
+    }
+
+    /// Counts `n` more records that lost something (for a writer that counts as it goes
+    /// and reports once); nothing for 0.
+    pub fn add_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
+        count(&mut self.entries, channel, field, reason, n);
     }
 
     /// Counts one more record whose value was kept exactly, in a wider type.
     pub fn widen(&mut self, channel: &str, field: &str, reason: &str) {
-        count(&mut self.widened, channel, field, reason);
+        count(&mut self.widened, channel, field, reason, 1);
+    }
+
+    /// Counts `n` more records whose values were kept exactly in a wider type; nothing for 0.
+    pub fn widen_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
+        count(&mut self.widened, channel, field, reason, n);
     }
 
     /// Adds every count of `other`.

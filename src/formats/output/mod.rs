@@ -358,6 +358,43 @@ impl Outputs {
         Ok(BufWriter::with_capacity(BUFFER, Box::new(file)))
     }
 
+    /// The path of a temporary file for `target`, for a writer whose library creates and
+    /// reopens its output by path (HDF5): renamed onto `target` at commit, as the file of
+    /// [`Outputs::create`] is. Standard output and special files get a spooled file copied
+    /// there at commit; a dry run gets a scratch file that goes with the run.
+    pub fn create_path(&mut self, target: &Path) -> Result<PathBuf, WriteError> {
+        let scratch = |target: &Path| {
+            tempfile::NamedTempFile::new()
+                .map(|f| f.into_temp_path())
+                .map_err(|e| WriteError::io(target, e))
+        };
+        if self.dry_run {
+            self.check(target, false)?;
+            self.written.push(target.to_path_buf());
+            let temp = scratch(target)?;
+            let path = temp.to_path_buf();
+            // Never renamed (a dry run's commit stops before), removed with the run.
+            self.pending.push((temp, target.to_path_buf()));
+            return Ok(path);
+        }
+        if target == Path::new("-") || existing(target) == Existing::Special {
+            self.check_target(target, false)?;
+            let temp = scratch(target)?;
+            pending::register(&temp);
+            let path = temp.to_path_buf();
+            self.spooled.push((temp, target.to_path_buf()));
+            self.written.push(target.to_path_buf());
+            return Ok(path);
+        }
+        let (dir, prefix, _) = self.sibling(target, false)?;
+        drop(self.temp_file(target, &dir, &prefix)?);
+        Ok(self
+            .pending
+            .last()
+            .map(|(temp, _)| temp.to_path_buf())
+            .unwrap_or_default())
+    }
+
     /// A temporary file in `dir`, renamed onto `target` at commit.
     fn temp_file(&mut self, target: &Path, dir: &Path, prefix: &str) -> Result<File, WriteError> {
         let mut builder = tempfile::Builder::new();

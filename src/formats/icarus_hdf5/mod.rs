@@ -1,0 +1,96 @@
+//! Icarus HDF5 recordings: the file Icarus writes through Vulcan's `HDF5Writer`
+//! (`/time`, `/signals/<dotted.name>`, `/metadata`), read and written with the pure-Rust
+//! `hdf5-pure` crate. Spec: `icarec.md` Part B.
+
+mod bytes;
+pub mod codes;
+mod column;
+mod layout;
+mod reader;
+pub mod schema;
+mod timeline;
+mod writer;
+
+use std::path::Path;
+
+pub use bytes::Bytes;
+pub use reader::IcarusH5Reader;
+pub use writer::IcarusH5Writer;
+
+use crate::formats::format::{Detection, Format};
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::model::Header;
+
+/// Raw-bytes tag of a record: its frame's time as the file stores it (an f64, little
+/// endian), so an HDF5 → HDF5 copy keeps `/time` bit for bit. The time is inside: a time
+/// shift drops it.
+pub const RAW_FORMAT: &str = "icarus-hdf5";
+
+/// Reads a whole file held in memory as the reader does (every value, leniently, with the
+/// `--deep` checks): (records, findings), or the error that stopped it. For the fuzzer and
+/// the damage sweeps: whatever the bytes, this returns.
+pub fn read_all(bytes: Vec<u8>) -> Result<(u64, u64), String> {
+    let options = ReadOptions {
+        lenient: true,
+        deep: true,
+        ..ReadOptions::default()
+    };
+    let mut reader =
+        IcarusH5Reader::from_bytes(Path::new("fuzz.h5"), Bytes::from_vec(bytes), options)
+            .map_err(|e| e.to_string())?;
+    let mut records = 0u64;
+    while let Some(r) = reader.next() {
+        let r = r.map_err(|e| e.to_string())?;
+        reader.recycle(r);
+        records += 1;
+    }
+    let findings = reader
+        .findings()
+        .iter()
+        .map(|(_, f)| f.list().len() as u64)
+        .sum();
+    Ok((records, findings))
+}
+
+pub struct IcarusHdf5;
+
+impl Format for IcarusHdf5 {
+    fn title(&self) -> &'static str {
+        "Icarus HDF5 recordings (Vulcan layout)"
+    }
+
+    fn name(&self) -> &'static str {
+        "icarus-hdf5"
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["icarus-hdf5", "icarus-h5", "hdf5"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".h5", ".hdf5"]
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection {
+        Detection::by(bytes::head_is_hdf5(head), self.named_by(path))
+    }
+
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Ok(Box::new(IcarusH5Reader::open(path, options)?))
+    }
+
+    /// The datasets are laid out before the first frame is written.
+    fn needs_schema(&self) -> bool {
+        true
+    }
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(IcarusH5Writer::create(target, header, outputs)?))
+    }
+}

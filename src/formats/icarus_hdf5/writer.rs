@@ -1,0 +1,610 @@
+//! Writes the Vulcan layout (spec §B5): `/time` and one `/signals/<dotted.name>` dataset per
+//! scalar (composites expanded with the §A3 component names), each chunked (1000,) with an
+//! unlimited maximum shape and no filters, `unit` / `semantic` as variable-length string
+//! attributes, `/metadata` `schema` (valid JSON in Vulcan's shape) and `created_at`.
+//!
+//! The layout comes from the header's declared fields (the pipeline completes them first:
+//! `needs_schema`). The file's skeleton is written by hdf5-pure's `FileBuilder`, then frames
+//! are appended in place one chunk (1000 frames) of every dataset at a time, so memory holds
+//! one chunk per dataset. A frame is every record with the same time; a signal without a
+//! record in a frame holds its previous value.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+
+use hdf5_pure::{AttrValue, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy};
+
+use super::reader::{nanos, WINDOW};
+use super::schema::{self, SchemaSignal};
+use super::RAW_FORMAT;
+use crate::formats::icarus_common::{entity_and_field, expanded_names, Element, Kind, SignalType};
+use crate::formats::output::Outputs;
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Array, ArrayData, Channel, Entity, FieldSpec, Header, Nanos, Record, Value};
+use crate::report::LossReport;
+
+/// How a column stores its values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Store {
+    F64,
+    I32,
+    I64,
+}
+
+impl Store {
+    fn of(element: Element) -> Store {
+        match element {
+            Element::Double | Element::Float => Store::F64,
+            Element::Int32 | Element::Bool => Store::I32,
+            Element::Int64 => Store::I64,
+        }
+    }
+
+    fn vulcan_type(self) -> &'static str {
+        match self {
+            Store::F64 => "double",
+            Store::I32 => "int32",
+            Store::I64 => "int64",
+        }
+    }
+}
+
+/// A value held by a column: the bits of an f64, or an integer.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Slot {
+    F(f64),
+    I(i64),
+}
+
+/// One output dataset.
+struct Column {
+    dataset: hdf5_pure::Dataset,
+    store: Store,
+    /// Its value in the frame being assembled (held from the previous frames).
+    current: Slot,
+    has_value: bool,
+    set_in_frame: bool,
+    /// Frames written before the first value (NaN or 0): lost.
+    before_first: u64,
+    f64s: Vec<f64>,
+    i32s: Vec<i32>,
+    i64s: Vec<i64>,
+}
+
+impl Column {
+    fn push_frame(&mut self) {
+        if !self.set_in_frame && !self.has_value {
+            self.before_first += 1;
+        }
+        self.set_in_frame = false;
+        match (self.store, self.current) {
+            (Store::F64, Slot::F(x)) => self.f64s.push(x),
+            (Store::I32, Slot::I(x)) => self.i32s.push(x as i32),
+            (Store::I64, Slot::I(x)) => self.i64s.push(x),
+            // Never mixed: `set` converts to the column's store.
+            (Store::F64, Slot::I(x)) => self.f64s.push(x as f64),
+            (_, Slot::F(_)) => self.i64s.push(0),
+        }
+    }
+
+    fn set(&mut self, slot: Slot) {
+        self.current = slot;
+        self.has_value = true;
+        self.set_in_frame = true;
+    }
+
+    fn flush(&mut self) -> Result<(), hdf5_pure::Error> {
+        match self.store {
+            Store::F64 if !self.f64s.is_empty() => self.dataset.append(&self.f64s)?,
+            Store::I32 if !self.i32s.is_empty() => self.dataset.append(&self.i32s)?,
+            Store::I64 if !self.i64s.is_empty() => self.dataset.append(&self.i64s)?,
+            _ => {}
+        }
+        self.f64s.clear();
+        self.i32s.clear();
+        self.i64s.clear();
+        Ok(())
+    }
+}
+
+/// A declared field written to columns `first..first + count`.
+struct FieldBinding {
+    key: String,
+    ty: SignalType,
+    first: usize,
+    /// Records whose value was kept in a wider type (`float`, `bool`).
+    widened: u64,
+    /// Records whose value did not fit the declared type: not written (the previous value
+    /// holds).
+    mismatched: u64,
+}
+
+/// What one channel of the source becomes.
+#[derive(Default)]
+struct ChannelBinding {
+    name: String,
+    fields: Vec<FieldBinding>,
+    /// The entity whose records the columns hold (the first one seen).
+    entity: Option<Option<Entity>>,
+    /// Records of other entities: not written.
+    other_entities: u64,
+    /// Keys the header did not declare with a type the profile has, and their records.
+    dropped: BTreeMap<String, (u64, &'static str)>,
+    /// Announced after the layout was written: nothing of it is written.
+    late: u64,
+    is_late: bool,
+}
+
+/// A field the header declares that has no column, and why.
+fn unwritable(spec: &FieldSpec) -> &'static str {
+    if spec.dtype.is_none() || spec.shape.is_none() {
+        "type not declared before the first record: no dataset for it"
+    } else {
+        "type not in the Icarus profile (double, float, int32, int64, bool, Vec3, Quat, Mat3): no dataset for it"
+    }
+}
+
+pub struct IcarusH5Writer {
+    file: Option<hdf5_pure::File>,
+    path: PathBuf,
+    time: Option<hdf5_pure::Dataset>,
+    times: Vec<f64>,
+    columns: Vec<Column>,
+    /// The (channel, field) each column belongs to, for the loss report.
+    column_owner: Vec<(usize, usize)>,
+    channels: Vec<ChannelBinding>,
+    /// The frame being assembled: its model time and its time in seconds.
+    frame: Option<(Nanos, f64)>,
+    records: u64,
+    loss: LossReport,
+}
+
+/// The dataset name of a signal: `/` is a group separator in HDF5, so it becomes `.`.
+fn dataset_name(signal: &str) -> String {
+    signal.replace('/', ".")
+}
+
+/// The signal a (channel, field) is written as: the channel's name when the channel is one
+/// Icarus signal (its one field named by the last segment, spec §A10), else `channel.field`.
+fn signal_name(channel: &Channel, field: &FieldSpec) -> String {
+    let (_, last) = entity_and_field(&channel.name);
+    if channel.fields.len() == 1 && last == field.name {
+        channel.name.clone()
+    } else {
+        format!("{}.{}", channel.name, field.name)
+    }
+}
+
+/// What `create` lays out: the columns in order, with their schema entries.
+struct Plan {
+    schema: Vec<SchemaSignal>,
+    channels: Vec<ChannelBinding>,
+    owners: Vec<(usize, usize)>,
+    stores: Vec<Store>,
+}
+
+fn plan(header: &Header) -> Plan {
+    let mut plan = Plan {
+        schema: Vec::new(),
+        channels: Vec::new(),
+        owners: Vec::new(),
+        stores: Vec::new(),
+    };
+    let mut taken = BTreeSet::new();
+    for (ci, channel) in header.channels.iter().enumerate() {
+        let mut binding = ChannelBinding {
+            name: channel.name.clone(),
+            ..ChannelBinding::default()
+        };
+        for spec in &channel.fields {
+            let Some(ty) = SignalType::of_field(spec) else {
+                binding
+                    .dropped
+                    .insert(spec.name.clone(), (0, unwritable(spec)));
+                continue;
+            };
+            let names: Vec<String> = expanded_names(&signal_name(channel, spec), ty)
+                .iter()
+                .map(|n| dataset_name(n))
+                .collect();
+            if names
+                .iter()
+                .any(|n| n.is_empty() || n == "." || taken.contains(n))
+            {
+                binding.dropped.insert(
+                    spec.name.clone(),
+                    (0, "its dataset name is empty or taken by another signal"),
+                );
+                continue;
+            }
+            let store = Store::of(ty.element);
+            let semantic = if ty.element == Element::Bool {
+                Some("boolean".to_string())
+            } else {
+                spec.semantic.clone()
+            };
+            let first = plan.stores.len();
+            for name in names {
+                taken.insert(name.clone());
+                plan.schema.push(SchemaSignal {
+                    name,
+                    ty: Some(store.vulcan_type().into()),
+                    lifecycle: Some(if spec.is_static { "static" } else { "dynamic" }.into()),
+                    offset: None,
+                    unit: spec.unit.clone().filter(|u| !u.is_empty()),
+                    semantic: semantic.clone().filter(|s| !s.is_empty()),
+                });
+                plan.stores.push(store);
+                plan.owners.push((ci, binding.fields.len()));
+            }
+            binding.fields.push(FieldBinding {
+                key: spec.name.clone(),
+                ty,
+                first,
+                widened: 0,
+                mismatched: 0,
+            });
+        }
+        plan.channels.push(binding);
+    }
+    plan
+}
+
+/// The file's skeleton: every dataset empty, chunked (1000,), unlimited.
+fn skeleton(schema: &[SchemaSignal], stores: &[Store], created_at: &str) -> FileBuilder {
+    let mut b = FileBuilder::new();
+    b.create_dataset("time")
+        .with_f64_data(&[])
+        .with_shape(&[0])
+        .with_maxshape(&[MaxExtent::Unlimited])
+        .with_chunks(&[WINDOW]);
+    let mut signals = b.create_group("signals");
+    for (s, store) in schema.iter().zip(stores) {
+        let d = signals.create_dataset(&s.name);
+        match store {
+            Store::F64 => d.with_f64_data(&[]),
+            Store::I32 => d.with_i32_data(&[]),
+            Store::I64 => d.with_i64_data(&[]),
+        };
+        d.with_shape(&[0])
+            .with_maxshape(&[MaxExtent::Unlimited])
+            .with_chunks(&[WINDOW]);
+        if let Some(u) = &s.unit {
+            d.set_attr("unit", AttrValue::VarLenString(u.clone()));
+        }
+        if let Some(m) = &s.semantic {
+            d.set_attr("semantic", AttrValue::VarLenString(m.clone()));
+        }
+    }
+    b.add_group(signals.finish());
+    let mut metadata = b.create_group("metadata");
+    metadata.set_attr("schema", AttrValue::VarLenString(schema::render(schema)));
+    metadata.set_attr("created_at", AttrValue::VarLenString(created_at.into()));
+    b.add_group(metadata.finish());
+    b
+}
+
+fn h5_error(path: &Path, what: &str, e: hdf5_pure::Error) -> WriteError {
+    WriteError::io(path, std::io::Error::other(format!("{what}: {e}")))
+}
+
+/// The write time, as Vulcan writes it: `YYYY-MM-DDTHH:MM:SSZ`.
+fn now_utc() -> String {
+    let ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as i64);
+    crate::model::iso8601(ns, Some(0))
+}
+
+impl IcarusH5Writer {
+    pub fn create(
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<IcarusH5Writer, WriteError> {
+        let plan = plan(header);
+        let path = outputs.create_path(target)?;
+        skeleton(&plan.schema, &plan.stores, &now_utc())
+            .write(&path)
+            .map_err(|e| h5_error(target, "cannot write the HDF5 layout", e))?;
+        let file = hdf5_pure::File::open_rw_with_options(
+            &path,
+            FileAccessProperties::new().with_sync_policy(SyncPolicy::OnClose),
+        )
+        .map_err(|e| h5_error(target, "cannot reopen the HDF5 file to append", e))?;
+        let open = |name: &str| {
+            file.dataset(name)
+                .map_err(|e| h5_error(target, &format!("cannot open {name}"), e))
+        };
+        let time = open("time")?;
+        let mut columns = Vec::with_capacity(plan.stores.len());
+        for (s, store) in plan.schema.iter().zip(&plan.stores) {
+            let dataset = file
+                .group("signals")
+                .and_then(|g| g.dataset(&s.name))
+                .map_err(|e| h5_error(target, &format!("cannot open /signals/{}", s.name), e))?;
+            let cap = WINDOW as usize;
+            columns.push(Column {
+                dataset,
+                store: *store,
+                current: match store {
+                    Store::F64 => Slot::F(f64::NAN),
+                    _ => Slot::I(0),
+                },
+                has_value: false,
+                set_in_frame: false,
+                before_first: 0,
+                f64s: Vec::with_capacity(if *store == Store::F64 { cap } else { 0 }),
+                i32s: Vec::with_capacity(if *store == Store::I32 { cap } else { 0 }),
+                i64s: Vec::with_capacity(if *store == Store::I64 { cap } else { 0 }),
+            });
+        }
+        Ok(IcarusH5Writer {
+            file: Some(file),
+            path: target.to_path_buf(),
+            time: Some(time),
+            times: Vec::with_capacity(WINDOW as usize),
+            columns,
+            column_owner: plan.owners,
+            channels: plan.channels,
+            frame: None,
+            records: 0,
+            loss: LossReport::default(),
+        })
+    }
+
+    fn end_frame(&mut self) -> Result<(), WriteError> {
+        let Some((_, t)) = self.frame.take() else {
+            return Ok(());
+        };
+        self.times.push(t);
+        for c in &mut self.columns {
+            c.push_frame();
+        }
+        if self.times.len() as u64 >= WINDOW {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> Result<(), WriteError> {
+        if self.times.is_empty() {
+            return Ok(());
+        }
+        let path = self.path.clone();
+        if let Some(time) = &mut self.time {
+            time.append(&self.times)
+                .map_err(|e| h5_error(&path, "cannot append to /time", e))?;
+        }
+        self.times.clear();
+        for c in &mut self.columns {
+            c.flush()
+                .map_err(|e| h5_error(&path, "cannot append to a signal", e))?;
+        }
+        Ok(())
+    }
+
+    /// The frame time in seconds: the source's own f64 when it carries it (an Icarus HDF5
+    /// source, unshifted), else the model time.
+    fn seconds(record: &Record) -> f64 {
+        if let Some(raw) = &record.raw {
+            if raw.format == RAW_FORMAT {
+                if let Ok(b) = <[u8; 8]>::try_from(raw.bytes.as_slice()) {
+                    let t = f64::from_le_bytes(b);
+                    if nanos(t) == record.time {
+                        return t;
+                    }
+                }
+            }
+        }
+        record.time as f64 / 1e9
+    }
+}
+
+/// Whether two entities are the same, by address first (a reader hands every record of a
+/// component the same name).
+fn same_entity(a: &Option<Entity>, b: &Option<Entity>) -> bool {
+    match (a, b) {
+        (Some(Entity::Name(x)), Some(Entity::Name(y))) => std::sync::Arc::ptr_eq(x, y) || x == y,
+        _ => a == b,
+    }
+}
+
+/// A scalar as the column's store holds it, when it fits exactly; and whether that widened it.
+fn scalar(value: &Value, element: Element) -> Option<(Slot, bool)> {
+    let exact_f64 = |i: i64| {
+        let f = i as f64;
+        (f as i64 == i && f.abs() < 9.3e18).then_some(f)
+    };
+    Some(match (element, value) {
+        (Element::Double, Value::Float(x)) => (Slot::F(*x), false),
+        (Element::Double, Value::F32(x)) => (Slot::F(f64::from(*x)), false),
+        (Element::Double, Value::Int(i)) => (Slot::F(exact_f64(*i)?), false),
+        (Element::Float, Value::F32(x)) => (Slot::F(f64::from(*x)), true),
+        (Element::Float, Value::Float(x)) => (Slot::F(*x), false),
+        (Element::Int32, Value::Int(i)) => (Slot::I(i64::from(i32::try_from(*i).ok()?)), false),
+        (Element::Int32, Value::UInt(u)) => (Slot::I(i64::from(i32::try_from(*u).ok()?)), false),
+        (Element::Int64, Value::Int(i)) => (Slot::I(*i), false),
+        (Element::Int64, Value::UInt(u)) => (Slot::I(i64::try_from(*u).ok()?), false),
+        (Element::Bool, Value::Bool(b)) => (Slot::I(i64::from(*b)), true),
+        (Element::Bool, Value::Int(i @ (0 | 1))) => (Slot::I(*i), false),
+        _ => return None,
+    })
+}
+
+/// Element `i` of an array as a value of its own.
+fn element(data: &ArrayData, i: usize) -> Option<Value> {
+    Some(match data {
+        ArrayData::F64(v) => Value::Float(*v.get(i)?),
+        ArrayData::F32(v) => Value::F32(*v.get(i)?),
+        ArrayData::I32(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::I64(v) => Value::Int(*v.get(i)?),
+        ArrayData::I16(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::I8(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::U8(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::U16(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::U32(v) => Value::Int(i64::from(*v.get(i)?)),
+        ArrayData::U64(v) => Value::UInt(*v.get(i)?),
+        ArrayData::Bool(v) => Value::Bool(*v.get(i)?),
+        ArrayData::Str(_) => return None,
+    })
+}
+
+/// The storage-order slots of a value of type `ty`, when it fits exactly: at most nine.
+fn slots(value: &Value, ty: SignalType) -> Option<([Slot; 9], usize, bool)> {
+    let mut out = [Slot::I(0); 9];
+    if ty.kind == Kind::Scalar {
+        let (slot, widened) = scalar(value, ty.element)?;
+        out[0] = slot;
+        return Some((out, 1, widened));
+    }
+    let Value::Array(Array { shape, data }) = value else {
+        return None;
+    };
+    if shape.as_slice() != ty.shape() || data.len() != ty.count() {
+        return None;
+    }
+    let mut widened = false;
+    for (i, slot) in out.iter_mut().enumerate().take(ty.count()) {
+        let (s, w) = scalar(&element(data, ty.model_index(i))?, ty.element)?;
+        *slot = s;
+        widened |= w;
+    }
+    Some((out, ty.count(), widened))
+}
+
+impl Sink for IcarusH5Writer {
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        if self.frame.is_none_or(|(ns, _)| ns != record.time) {
+            self.end_frame()?;
+            self.frame = Some((record.time, Self::seconds(record)));
+        }
+        let Some(binding) = self.channels.get_mut(record.channel as usize) else {
+            // A channel the writer was never told of.
+            let binding = ChannelBinding {
+                name: format!("channel {}", record.channel),
+                is_late: true,
+                late: 1,
+                ..ChannelBinding::default()
+            };
+            while self.channels.len() < record.channel as usize {
+                self.channels.push(ChannelBinding {
+                    is_late: true,
+                    ..ChannelBinding::default()
+                });
+            }
+            self.channels.push(binding);
+            return Ok(());
+        };
+        if binding.is_late {
+            binding.late += 1;
+            return Ok(());
+        }
+        match &binding.entity {
+            None => binding.entity = Some(record.entity.clone()),
+            Some(e) if !same_entity(e, &record.entity) => {
+                binding.other_entities += 1;
+                return Ok(());
+            }
+            Some(_) => {}
+        }
+        let mut wrote = false;
+        for (key, value) in &record.values {
+            let Some(f) = binding.fields.iter_mut().find(|f| f.key == *key) else {
+                let reason =
+                    "field not declared with a type before the first record: no dataset for it";
+                binding.dropped.entry(key.clone()).or_insert((0, reason)).0 += 1;
+                continue;
+            };
+            match slots(value, f.ty) {
+                Some((values, n, widened)) => {
+                    for (c, v) in self.columns[f.first..f.first + n].iter_mut().zip(values) {
+                        c.set(match (c.store, v) {
+                            (Store::F64, Slot::I(i)) => Slot::F(i as f64),
+                            (_, v) => v,
+                        });
+                    }
+                    f.widened += u64::from(widened);
+                    wrote = true;
+                }
+                None => f.mismatched += 1,
+            }
+        }
+        self.records += u64::from(wrote);
+        Ok(())
+    }
+
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        self.channels.push(ChannelBinding {
+            name: channel.name.clone(),
+            is_late: true,
+            ..ChannelBinding::default()
+        });
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.end_frame()?;
+        self.flush()?;
+        let path = self.path.clone();
+        if let Some(file) = self.file.take() {
+            // Every dataset handle goes before the session closes.
+            let columns = std::mem::take(&mut self.columns);
+            let before_first: Vec<u64> = columns.iter().map(|c| c.before_first).collect();
+            drop(columns);
+            drop(self.time.take());
+            file.close()
+                .map_err(|e| h5_error(&path, "cannot close the HDF5 file", e))?;
+            for (i, n) in before_first.into_iter().enumerate() {
+                let (ci, fi) = self.column_owner[i];
+                let c = &self.channels[ci];
+                // A composite's components are set together: count its frames once.
+                if c.fields[fi].first != i {
+                    continue;
+                }
+                self.loss.add_n(
+                    &c.name,
+                    &c.fields[fi].key,
+                    "frames before the signal's first value: written as NaN (floats) or 0 (integers)",
+                    n,
+                );
+            }
+        }
+        for c in &self.channels {
+            for f in &c.fields {
+                let reason = match f.ty.element {
+                    Element::Float => "float stored as float64",
+                    Element::Bool => "bool stored as int32 with semantic \"boolean\"",
+                    _ => "stored in a wider type",
+                };
+                self.loss.widen_n(&c.name, &f.key, reason, f.widened);
+                self.loss.add_n(
+                    &c.name,
+                    &f.key,
+                    &format!("value is not a {} (the previous value was written)", f.ty),
+                    f.mismatched,
+                );
+            }
+            for (key, (n, reason)) in &c.dropped {
+                self.loss.add_n(&c.name, key, reason, *n);
+            }
+            self.loss.add_n(
+                &c.name,
+                "*",
+                "records of a second entity: a Vulcan signal holds one value per frame (the first entity's are written)",
+                c.other_entities,
+            );
+            self.loss.add_n(
+                &c.name,
+                "*",
+                "channel announced after the file's layout was written",
+                c.late,
+            );
+        }
+        Ok(WriteReport {
+            records: self.records,
+            verbatim: 0,
+            loss: self.loss,
+        })
+    }
+}
