@@ -197,6 +197,9 @@ pub fn write_parts(
     print_read_findings(source);
     warn_unmatched(selection);
     let Written { report, paths } = written?;
+    for warning in &report.warnings {
+        say!("warning: {warning}");
+    }
     if args.dry_run {
         let mut out = stdout();
         let name = format.name();

@@ -8,7 +8,9 @@ use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
-use super::{elodin, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source};
+use super::{
+    elodin, icarus_csv, jsonl, nanover_legacy, nanover_zip, tes, ReadError, ReadOptions, Source,
+};
 
 /// Every format simrec knows. Adding a format is one line here.
 pub static FORMATS: &[&dyn Format] = &[
@@ -17,6 +19,8 @@ pub static FORMATS: &[&dyn Format] = &[
     &jsonl::JsonLines,
     &elodin::Elodin,
     &tes::Tes,
+    // Last, as in the Icarus sniffing order (spec §A1): a text file starting `time,`.
+    &icarus_csv::IcarusCsv,
 ];
 
 /// Bytes read from the start of a file for detection.
