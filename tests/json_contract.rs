@@ -46,6 +46,7 @@ fn fixtures() -> Vec<PathBuf> {
             } else if [".traj", ".state", ".zip", ".3es"]
                 .iter()
                 .any(|e| name.ends_with(e))
+                || (name.ends_with(".csv") && dir.ends_with("icarus-csv"))
             {
                 out.push(p);
             }

@@ -133,9 +133,9 @@ pub fn facts(columns: &[String], rows: u64, kept_rows: u64, steps: &Steps) -> Ve
     let columns_fact = Fact::new(
         "columns",
         format!(
-            "time + {} signal columns: {}",
+            "time + {} signal columns:\n{}",
             grouped(columns.len() as u64),
-            shown.join(", ")
+            shown.join("\n")
         ),
         json!({"count": columns.len(), "names": names}),
     );

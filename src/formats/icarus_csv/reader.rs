@@ -343,14 +343,14 @@ impl CsvReader {
                 continue;
             }
             let time_end = memchr::memchr(b',', &self.line).unwrap_or(self.line.len());
-            let time = self.row_time(time_end)?;
-            self.rows += 1;
-            let Some((seconds, time)) = time else {
+            let Some((seconds, time)) = self.row_time(time_end)? else {
+                self.rows += 1;
                 continue;
             };
             if self.options.decode {
                 self.read_values(time_end, time, row_index)?;
             }
+            self.rows += 1;
             if let Some(last) = self.last_time {
                 self.steps.observe(time.saturating_sub(last));
             }

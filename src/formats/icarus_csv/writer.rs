@@ -30,6 +30,7 @@ const EXACT_INT: u64 = 1 << 53;
 const LOST_DIGITS: &str = "double needs more than 15 significant digits (%.15g)";
 const LOST_INT: &str = "integer not exact as a 15-digit double";
 const NOT_YET: &str = "no value before its first record: written as nan";
+const WIDE_F32: &str = "float32 written as double";
 const MISMATCH: &str = "value does not match the declared type: written as nan";
 
 /// A group of columns: one field of one channel, expanded.
@@ -246,7 +247,7 @@ impl CsvWriter {
             cells[g.first + i].text = text;
             if !exact {
                 reasons.push((LOST_INT, true));
-            } else if !text.exact() {
+            } else if !(text.exact() || widened == Some(WIDE_F32) && f32_survives(x, &text)) {
                 reasons.push((LOST_DIGITS, true));
             } else if let Some(w) = widened {
                 reasons.push((w, false));
@@ -258,7 +259,7 @@ impl CsvWriter {
                 true
             }
             Value::F32(x) if n == 1 => {
-                put(0, f64::from(*x), true, Some("float32 written as double"));
+                put(0, f64::from(*x), true, Some(WIDE_F32));
                 true
             }
             Value::Int(i) if n == 1 => {
@@ -304,6 +305,15 @@ impl CsvWriter {
     }
 }
 
+/// Whether a float32 (`x`, widened) reads back as the same float32 from its text: 15 digits
+/// are more than the 9 a float32 needs, so it does, though the double read back is not
+/// `x` itself (0.7854f32 prints as 0.785399973392487).
+fn f32_survives(x: f64, text: &G15) -> bool {
+    text.as_str()
+        .parse::<f64>()
+        .is_ok_and(|back| back as f32 == x as f32)
+}
+
 /// An i64 as a double, and whether it is exact.
 fn int(i: i64) -> (f64, bool) {
     (i as f64, i.unsigned_abs() <= EXACT_INT)
@@ -323,7 +333,7 @@ fn element(data: &ArrayData, i: usize) -> Option<(f64, bool, Option<&'static str
     let int = Some("integer written as double");
     Some(match data {
         ArrayData::F64(v) => (v[i], true, None),
-        ArrayData::F32(v) => (f64::from(v[i]), true, Some("float32 written as double")),
+        ArrayData::F32(v) => (f64::from(v[i]), true, Some(WIDE_F32)),
         ArrayData::Bool(v) => (f64::from(u8::from(v[i])), true, Some("bool written as 0/1")),
         ArrayData::I8(v) => (f64::from(v[i]), true, int),
         ArrayData::I16(v) => (f64::from(v[i]), true, int),
