@@ -84,3 +84,11 @@ find "$here/../fixtures/elodin" -name '*.parquet' -size -65537c -print0 |
         cp "$f" "$pcorpus/${rel//\//__}"
     done
 echo "seeded $(find "$pcorpus" -type f | wc -l) files into $pcorpus"
+
+# Icarus CSV: the hand-made export, and small damaged variants of it.
+ccorpus="$here/corpus/icarus_csv"
+mkdir -p "$ccorpus"
+cp "$here/../fixtures/icarus-csv/rocket.csv" "$ccorpus/"
+printf 'time,a.b,"c,d"\n0.01,nan,-inf\n0.02,,1e-05\n0.01,abc,2\n' > "$ccorpus/rules.csv"
+printf 'time\n0\n1\n' > "$ccorpus/no-signals.csv"
+echo "seeded $(find "$ccorpus" -type f | wc -l) files into $ccorpus"
