@@ -8,7 +8,6 @@
 //!
 //! Usage: cargo run --release --example g15_speed [N]   (N values per kind, default 2 000 000)
 
-use std::ffi::CStr;
 use std::hint::black_box;
 use std::io::Write;
 use std::time::Instant;
