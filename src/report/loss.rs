@@ -14,10 +14,10 @@ pub struct LossReport {
     widened: Entries,
 }
 
-fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str) {
+fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str, n: u64) {
     *entries
         .entry((channel.to_string(), field.to_string(), reason.to_string()))
-        .or_default() += 1;
+        .or_default() += n;
 }
 
 fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
@@ -29,12 +29,27 @@ fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
 impl LossReport {
     /// Counts one more record that lost something.
     pub fn add(&mut self, channel: &str, field: &str, reason: &str) {
-        count(&mut self.entries, channel, field, reason);
+        count(&mut self.entries, channel, field, reason, 1);
     }
 
     /// Counts one more record whose value was kept exactly, in a wider type.
     pub fn widen(&mut self, channel: &str, field: &str, reason: &str) {
-        count(&mut self.widened, channel, field, reason);
+        count(&mut self.widened, channel, field, reason, 1);
+    }
+
+    /// Counts `n` records that lost something (a writer that tallies per value itself, so
+    /// that a loss on every value costs no map lookup each). `n` = 0 adds no entry.
+    pub fn add_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
+        if n > 0 {
+            count(&mut self.entries, channel, field, reason, n);
+        }
+    }
+
+    /// Counts `n` records kept exactly in a wider type; `n` = 0 adds no entry.
+    pub fn widen_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
+        if n > 0 {
+            count(&mut self.widened, channel, field, reason, n);
+        }
     }
 
     /// Adds every count of `other`.

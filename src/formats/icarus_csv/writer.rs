@@ -27,27 +27,82 @@ pub const STYLES: &[&str] = &["icarus", "icarus-strict"];
 /// Largest integer every smaller one of which is exact as a double.
 const EXACT_INT: u64 = 1 << 53;
 
-const LOST_DIGITS: &str = "double needs more than 15 significant digits (%.15g)";
-const LOST_INT: &str = "integer not exact as a 15-digit double";
-const NOT_YET: &str = "no value before its first record: written as nan";
-const WIDE_F32: &str = "float32 written as double";
-const MISMATCH: &str = "value does not match the declared type: written as nan";
+/// What happened to a record's value in one group, tallied per group (a loss on every value
+/// of a large file then costs a counter, not a map lookup) and reported at `finish`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Tally {
+    Digits,
+    Int,
+    Mismatch,
+    NotYet,
+    NoColumn,
+    OtherEntity,
+    F32,
+    I32,
+    Integer,
+    Bool,
+}
+
+const TALLIES: usize = 10;
+
+impl Tally {
+    const ALL: [Tally; TALLIES] = [
+        Tally::Digits,
+        Tally::Int,
+        Tally::Mismatch,
+        Tally::NotYet,
+        Tally::NoColumn,
+        Tally::OtherEntity,
+        Tally::F32,
+        Tally::I32,
+        Tally::Integer,
+        Tally::Bool,
+    ];
+
+    fn text(self) -> &'static str {
+        match self {
+            Tally::Digits => "double needs more than 15 significant digits (%.15g)",
+            Tally::Int => "integer not exact as a 15-digit double",
+            Tally::Mismatch => "value does not match the declared type: written as nan",
+            Tally::NotYet => "no value before its first record: written as nan",
+            Tally::NoColumn => "no CSV column for this type (strings, maps, other shapes)",
+            Tally::OtherEntity => {
+                "another entity of the channel: the CSV has one column per signal"
+            }
+            Tally::F32 => "float32 written as double",
+            Tally::I32 => "int32 written as double",
+            Tally::Integer => "integer written as double",
+            Tally::Bool => "bool written as 0/1",
+        }
+    }
+
+    /// Loss (exit 3), or an exact widening (exit 0).
+    fn lost(self) -> bool {
+        !matches!(self, Tally::F32 | Tally::I32 | Tally::Integer | Tally::Bool)
+    }
+
+    fn bit(self) -> u16 {
+        1 << (self as u16)
+    }
+}
 
 /// A group of columns: one field of one channel, expanded.
 struct Group {
     field: String,
-    ty: SignalType,
+    /// `None`: a type the format has no column for.
+    ty: Option<SignalType>,
     /// Index of its first column among the signal columns.
     first: usize,
     /// The entity whose values it holds (the first seen): the CSV has one column per signal.
     entity: Option<Option<Entity>>,
+    counts: [u64; TALLIES],
 }
 
 /// A channel's place in the file.
 enum Layout {
     Groups(Vec<Group>),
-    /// No column: why its records are lost.
-    Dropped(&'static str),
+    /// No column: why its records are lost, and how many were.
+    Dropped(&'static str, u64),
 }
 
 /// A cell's text, kept until the value changes (formatted once per record, not per row).
@@ -66,16 +121,17 @@ pub struct CsvWriter {
     channels: Vec<(String, Layout)>,
     header_line: Vec<u8>,
     cells: Vec<Cell>,
-    /// Columns not yet given a value (written as `nan`), for the loss report.
+    /// Columns not yet given a value (written as `nan`), and how many there are.
     unset: Vec<bool>,
+    unset_left: usize,
     /// The current row: time, frame value, whether anything is in it.
     time: Nanos,
     frame: Option<i64>,
     open: bool,
     rows: u64,
+    /// Rows whose time did not survive `%.15g`.
+    time_lost: u64,
     line: Vec<u8>,
-    /// Reasons of the current record, counted once per record.
-    reasons: Vec<(&'static str, bool)>,
     report: WriteReport,
 }
 
@@ -115,12 +171,13 @@ impl CsvWriter {
             header_line: b"time".to_vec(),
             cells: Vec::new(),
             unset: Vec::new(),
+            unset_left: 0,
             time: 0,
             frame: None,
             open: false,
             rows: 0,
+            time_lost: 0,
             line: Vec::with_capacity(1 << 16),
-            reasons: Vec::new(),
             report: WriteReport::default(),
         };
         for channel in &header.channels {
@@ -134,44 +191,38 @@ impl CsvWriter {
         if channel.fields.is_empty() || !channel.fields.iter().all(FieldSpec::is_complete) {
             let why = "fields not declared with type and shape before the first record: no column";
             self.channels
-                .push((channel.name.clone(), Layout::Dropped(why)));
+                .push((channel.name.clone(), Layout::Dropped(why, 0)));
             return;
         }
         let mut groups = Vec::new();
         for field in &channel.fields {
-            let Some(ty) = SignalType::of_field(field) else {
-                // Counted per record: a string or a map has no CSV column.
-                groups.push(Group {
-                    field: field.name.clone(),
-                    ty: SignalType::scalar(crate::formats::icarus_common::Element::Double),
-                    first: usize::MAX,
-                    entity: None,
-                });
-                continue;
-            };
-            let name = signal_name(channel, field);
+            let ty = SignalType::of_field(field);
             let first = self.cells.len();
-            for column in expanded_names(&name, ty) {
-                if names::needs_quotes(&column) {
-                    self.report.warnings.push(format!(
-                        "column `{}` holds a comma, a quote or a line break: quoted per RFC 4180, \
-                         which Icarus's own names never need",
-                        column.escape_debug()
-                    ));
+            if let Some(ty) = ty {
+                for column in expanded_names(&signal_name(channel, field), ty) {
+                    if names::needs_quotes(&column) {
+                        self.report.warnings.push(format!(
+                            "column `{}` holds a comma, a quote or a line break: quoted per RFC 4180, \
+                             which Icarus's own names never need",
+                            column.escape_debug()
+                        ));
+                    }
+                    self.header_line.push(b',');
+                    names::push_name(&mut self.header_line, &column);
+                    self.cells.push(Cell {
+                        text: G15::new(f64::NAN),
+                        fresh: false,
+                    });
+                    self.unset.push(true);
+                    self.unset_left += 1;
                 }
-                self.header_line.push(b',');
-                names::push_name(&mut self.header_line, &column);
-                self.cells.push(Cell {
-                    text: G15::new(f64::NAN),
-                    fresh: false,
-                });
-                self.unset.push(true);
             }
             groups.push(Group {
                 field: field.name.clone(),
                 ty,
                 first,
                 entity: None,
+                counts: [0; TALLIES],
             });
         }
         self.channels
@@ -194,19 +245,13 @@ impl CsvWriter {
         let seconds = self.time as f64 / 1e9;
         let time = G15::new(seconds);
         line.extend_from_slice(time.as_bytes());
-        let time_exact = if time.exact() {
-            (seconds * 1e9).round() as Nanos == self.time
+        let back = if time.exact() {
+            Some(seconds)
         } else {
-            time.as_str()
-                .parse::<f64>()
-                .is_ok_and(|t| (t * 1e9).round() as Nanos == self.time)
+            time.as_str().parse::<f64>().ok()
         };
-        if !time_exact {
-            self.report.loss.add(
-                "time",
-                "time",
-                "time in seconds needs more than 15 significant digits (%.15g)",
-            );
+        if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
+            self.time_lost += 1;
         }
         for cell in &mut self.cells {
             line.push(b',');
@@ -217,12 +262,14 @@ impl CsvWriter {
         self.out
             .write_all(line)
             .map_err(|e| WriteError::io(&self.path, e))?;
-        // Columns still without a value were written as nan.
-        for (name, layout) in &self.channels {
-            if let Layout::Groups(groups) = layout {
-                for g in groups.iter().filter(|g| g.first != usize::MAX) {
-                    if self.unset[g.first] {
-                        self.report.loss.add(name, &g.field, NOT_YET);
+        if self.unset_left > 0 {
+            // Columns still without a value were written as nan.
+            for (_, layout) in &mut self.channels {
+                if let Layout::Groups(groups) = layout {
+                    for g in groups.iter_mut() {
+                        if g.ty.is_some() && self.unset[g.first] {
+                            g.counts[Tally::NotYet as usize] += 1;
+                        }
                     }
                 }
             }
@@ -232,82 +279,82 @@ impl CsvWriter {
         Ok(())
     }
 
-    /// Sets the cells of one group from a value; the reasons go to `reasons`.
-    fn set(
-        cells: &mut [Cell],
-        unset: &mut [bool],
-        g: &Group,
-        value: &Value,
-        reasons: &mut Vec<(&'static str, bool)>,
-    ) {
-        let n = g.ty.count();
-        let columns = g.first..g.first + n;
-        let mut put = |i: usize, x: f64, exact: bool, widened: Option<&'static str>| {
-            let text = G15::new(x);
-            cells[g.first + i].text = text;
-            if !exact {
-                reasons.push((LOST_INT, true));
-            } else if !(text.exact() || widened == Some(WIDE_F32) && f32_survives(x, &text)) {
-                reasons.push((LOST_DIGITS, true));
-            } else if let Some(w) = widened {
-                reasons.push((w, false));
-            }
-        };
-        let fits = match value {
-            Value::Float(x) if n == 1 => {
-                put(0, *x, true, None);
-                true
-            }
-            Value::F32(x) if n == 1 => {
-                put(0, f64::from(*x), true, Some(WIDE_F32));
-                true
-            }
-            Value::Int(i) if n == 1 => {
-                let (x, exact) = int(*i);
-                put(0, x, exact, Some(int_widening(g.ty)));
-                true
-            }
-            Value::UInt(u) if n == 1 => {
-                put(0, *u as f64, *u <= EXACT_INT, Some(int_widening(g.ty)));
-                true
-            }
-            Value::Bool(b) if n == 1 => {
-                put(
-                    0,
-                    f64::from(u8::from(*b)),
-                    true,
-                    Some("bool written as 0/1"),
-                );
-                true
-            }
-            Value::Array(a) if a.len() == n => (0..n).all(|i| {
-                // Storage order: a Mat3's column i is the model's element model_index(i).
-                match element(&a.data, g.ty.model_index(i)) {
-                    Some((x, exact, widened)) => {
-                        put(i, x, exact, widened);
-                        true
-                    }
-                    None => false,
-                }
-            }),
-            _ => false,
-        };
-        if !fits {
-            for c in columns.clone() {
-                cells[c].text = G15::new(f64::NAN);
-            }
-            reasons.push((MISMATCH, true));
-        }
-        for c in columns {
-            cells[c].fresh = true;
-            unset[c] = false;
-        }
+    /// Whether `record` belongs in a new row: its time or frame value differs from the
+    /// row's, or it brings a value for a signal the row already has.
+    fn starts_row(&self, record: &Record, groups: &[Group]) -> bool {
+        self.time != record.time
+            || matches!((self.frame, record.frame), (Some(a), Some(b)) if a != b)
+            || record.values.iter().any(|(key, _)| {
+                groups.iter().find(|g| g.field == *key).is_some_and(|g| {
+                    g.ty.is_some()
+                        && self.cells[g.first].fresh
+                        && g.entity.as_ref().is_none_or(|e| *e == record.entity)
+                })
+            })
     }
+}
+
+/// Sets the cells of one group from a value; returns the tallies it made (a bit each).
+fn set(cells: &mut [Cell], ty: SignalType, first: usize, value: &Value) -> u16 {
+    let n = ty.count();
+    let mut tallies = 0u16;
+    let mut put = |i: usize, x: f64, exact: bool, widened: Option<Tally>| {
+        let text = G15::new(x);
+        cells[first + i].text = text;
+        tallies |= if !exact {
+            Tally::Int.bit()
+        } else if !(text.exact() || widened == Some(Tally::F32) && f32_survives(x, &text)) {
+            Tally::Digits.bit()
+        } else {
+            widened.map_or(0, Tally::bit)
+        };
+    };
+    let fits = match value {
+        Value::Float(x) if n == 1 => {
+            put(0, *x, true, None);
+            true
+        }
+        Value::F32(x) if n == 1 => {
+            put(0, f64::from(*x), true, Some(Tally::F32));
+            true
+        }
+        Value::Int(i) if n == 1 => {
+            let (x, exact) = int(*i);
+            put(0, x, exact, Some(int_widening(ty)));
+            true
+        }
+        Value::UInt(u) if n == 1 => {
+            put(0, *u as f64, *u <= EXACT_INT, Some(int_widening(ty)));
+            true
+        }
+        Value::Bool(b) if n == 1 => {
+            put(0, f64::from(u8::from(*b)), true, Some(Tally::Bool));
+            true
+        }
+        // Storage order: a Mat3's column i is the model's element model_index(i).
+        Value::Array(a) if a.len() == n => {
+            (0..n).all(|i| match element(&a.data, ty.model_index(i)) {
+                Some((x, exact, widened)) => {
+                    put(i, x, exact, widened);
+                    true
+                }
+                None => false,
+            })
+        }
+        _ => false,
+    };
+    if !fits {
+        for cell in &mut cells[first..first + n] {
+            cell.text = G15::new(f64::NAN);
+        }
+        return Tally::Mismatch.bit();
+    }
+    tallies
 }
 
 /// Whether a float32 (`x`, widened) reads back as the same float32 from its text: 15 digits
 /// are more than the 9 a float32 needs, so it does, though the double read back is not
-/// `x` itself (0.7854f32 prints as 0.785399973392487).
+/// `x` itself (0.1f32 prints as 0.100000001490116).
 fn f32_survives(x: f64, text: &G15) -> bool {
     text.as_str()
         .parse::<f64>()
@@ -319,25 +366,25 @@ fn int(i: i64) -> (f64, bool) {
     (i as f64, i.unsigned_abs() <= EXACT_INT)
 }
 
-fn int_widening(ty: SignalType) -> &'static str {
+fn int_widening(ty: SignalType) -> Tally {
     match ty.element.dtype() {
-        DType::I32 => "int32 written as double",
-        DType::Bool => "bool written as 0/1",
-        _ => "integer written as double",
+        DType::I32 => Tally::I32,
+        DType::Bool => Tally::Bool,
+        _ => Tally::Integer,
     }
 }
 
 /// Element `i` of an array as a double: the value, whether it is exact as a double, and the
 /// widening it is; `None` for strings.
-fn element(data: &ArrayData, i: usize) -> Option<(f64, bool, Option<&'static str>)> {
-    let int = Some("integer written as double");
+fn element(data: &ArrayData, i: usize) -> Option<(f64, bool, Option<Tally>)> {
+    let int = Some(Tally::Integer);
     Some(match data {
         ArrayData::F64(v) => (v[i], true, None),
-        ArrayData::F32(v) => (f64::from(v[i]), true, Some(WIDE_F32)),
-        ArrayData::Bool(v) => (f64::from(u8::from(v[i])), true, Some("bool written as 0/1")),
+        ArrayData::F32(v) => (f64::from(v[i]), true, Some(Tally::F32)),
+        ArrayData::Bool(v) => (f64::from(u8::from(v[i])), true, Some(Tally::Bool)),
         ArrayData::I8(v) => (f64::from(v[i]), true, int),
         ArrayData::I16(v) => (f64::from(v[i]), true, int),
-        ArrayData::I32(v) => (f64::from(v[i]), true, Some("int32 written as double")),
+        ArrayData::I32(v) => (f64::from(v[i]), true, Some(Tally::I32)),
         ArrayData::I64(v) => {
             let (x, exact) = self::int(v[i]);
             (x, exact, int)
@@ -355,50 +402,42 @@ impl Sink for CsvWriter {
         // The header is laid out before the first record: a channel met later has no column.
         self.channels.push((
             channel.name.clone(),
-            Layout::Dropped("channel announced after the header was laid out: no column"),
+            Layout::Dropped(
+                "channel announced after the header was laid out: no column",
+                0,
+            ),
         ));
         Ok(())
     }
 
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
-        let Some((name, layout)) = self.channels.get(record.channel as usize) else {
-            self.report
-                .loss
-                .add("?", "*", "record of a channel the writer was not told of");
-            return Ok(());
-        };
-        let groups = match layout {
-            Layout::Dropped(why) => {
-                self.report.loss.add(name, "*", why);
+        let c = record.channel as usize;
+        let new_row = match self.channels.get(c) {
+            None => {
+                self.report
+                    .loss
+                    .add("?", "*", "record of a channel the writer was not told of");
                 return Ok(());
             }
-            Layout::Groups(groups) => groups,
+            Some((_, Layout::Dropped(..))) => {
+                if let Some((_, Layout::Dropped(_, records))) = self.channels.get_mut(c) {
+                    *records += 1;
+                }
+                return Ok(());
+            }
+            Some((_, Layout::Groups(groups))) => self.open && self.starts_row(record, groups),
         };
-        // Does this record start a new row?
-        let new_frame = self.time != record.time
-            || matches!((self.frame, record.frame), (Some(a), Some(b)) if a != b)
-            || record.values.iter().any(|(key, _)| {
-                groups
-                    .iter()
-                    .find(|g| g.field == *key && g.first != usize::MAX)
-                    .is_some_and(|g| {
-                        self.cells[g.first].fresh
-                            && g.entity.as_ref().is_none_or(|e| *e == record.entity)
-                    })
-            });
-        if self.open && new_frame {
+        if new_row {
             self.end_row()?;
         }
-        let Some((name, Layout::Groups(groups))) = self.channels.get_mut(record.channel as usize)
-        else {
-            return Ok(());
-        };
         if !self.open {
             self.open = true;
             self.time = record.time;
             self.frame = record.frame;
         }
-        self.reasons.clear();
+        let Some((name, Layout::Groups(groups))) = self.channels.get_mut(c) else {
+            return Ok(());
+        };
         for (key, value) in &record.values {
             let Some(g) = groups.iter_mut().find(|g| g.field == *key) else {
                 self.report
@@ -406,40 +445,28 @@ impl Sink for CsvWriter {
                     .add(name, key, "field not declared by its channel: no column");
                 continue;
             };
-            if g.first == usize::MAX {
-                self.report.loss.add(
-                    name,
-                    key,
-                    "no CSV column for this type (strings, maps, other shapes)",
-                );
-                continue;
-            }
-            match &g.entity {
-                None => g.entity = Some(record.entity.clone()),
-                Some(e) if *e != record.entity => {
-                    self.report.loss.add(
-                        name,
-                        key,
-                        "another entity of the channel: the CSV has one column per signal",
-                    );
-                    continue;
+            let tallies = match (&g.entity, g.ty) {
+                (_, None) => Tally::NoColumn.bit(),
+                (Some(owner), _) if *owner != record.entity => Tally::OtherEntity.bit(),
+                (_, Some(ty)) => {
+                    g.entity.get_or_insert_with(|| record.entity.clone());
+                    let tallies = set(&mut self.cells, ty, g.first, value);
+                    let columns = g.first..g.first + ty.count();
+                    for cell in &mut self.cells[columns.clone()] {
+                        cell.fresh = true;
+                    }
+                    for unset in &mut self.unset[columns] {
+                        if *unset {
+                            *unset = false;
+                            self.unset_left -= 1;
+                        }
+                    }
+                    tallies
                 }
-                Some(_) => {}
-            }
-            CsvWriter::set(
-                &mut self.cells,
-                &mut self.unset,
-                g,
-                value,
-                &mut self.reasons,
-            );
-            self.reasons.sort_unstable();
-            self.reasons.dedup();
-            for (reason, lost) in self.reasons.drain(..) {
-                if lost {
-                    self.report.loss.add(name, key, reason);
-                } else {
-                    self.report.loss.widen(name, key, reason);
+            };
+            for t in Tally::ALL {
+                if tallies & t.bit() != 0 {
+                    g.counts[t as usize] += 1;
                 }
             }
         }
@@ -470,6 +497,30 @@ impl Sink for CsvWriter {
         self.out
             .flush()
             .map_err(|e| WriteError::io(&self.path, e))?;
+        let loss = &mut self.report.loss;
+        loss.add_n(
+            "time",
+            "time",
+            "time in seconds needs more than 15 significant digits (%.15g)",
+            self.time_lost,
+        );
+        for (name, layout) in &self.channels {
+            match layout {
+                Layout::Dropped(why, n) => loss.add_n(name, "*", why, *n),
+                Layout::Groups(groups) => {
+                    for g in groups {
+                        for t in Tally::ALL {
+                            let n = g.counts[t as usize];
+                            if t.lost() {
+                                loss.add_n(name, &g.field, t.text(), n);
+                            } else {
+                                loss.widen_n(name, &g.field, t.text(), n);
+                            }
+                        }
+                    }
+                }
+            }
+        }
         Ok(self.report)
     }
 }
