@@ -98,4 +98,21 @@ mod tests {
         );
         assert_eq!(b.entries().count(), 1);
     }
+
+    #[test]
+    fn counts_in_bulk_add_up_with_single_ones_and_zero_adds_nothing() {
+        let mut a = LossReport::default();
+        a.add_n("c", "x", "rounded", 0);
+        a.widen_n("c", "x", "widened", 0);
+        assert!(a.is_empty());
+        assert_eq!(a.widenings().count(), 0);
+        a.add_n("c", "x", "rounded", 3);
+        a.add("c", "x", "rounded");
+        a.widen_n("c", "y", "widened", 5);
+        assert_eq!(a.entries().collect::<Vec<_>>(), [("c", "x", "rounded", 4)]);
+        assert_eq!(
+            a.widenings().collect::<Vec<_>>(),
+            [("c", "y", "widened", 5)]
+        );
+    }
 }
