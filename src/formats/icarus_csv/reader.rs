@@ -370,29 +370,32 @@ impl CsvReader {
     fn row_time(&mut self, end: usize) -> Result<Option<(f64, Nanos)>, ReadError> {
         let at = self.line_start;
         let cell = &self.line[..end];
-        let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
-        let problem = match cells::parse(cell) {
-            _ if cell.is_empty() => Some("the time cell is empty".to_string()),
-            Err(_) => Some(format!("the time `{shown}` is not a number")),
-            Ok(t) if !t.is_finite() => Some(format!("the time is {shown}")),
-            Ok(t) if (t * 1e9).round().abs() >= 9.2e18 => Some(format!(
-                "the time {shown} s is out of range (±292 years in nanoseconds)"
-            )),
-            Ok(_) => None,
+        // The cell as text, for messages only (no allocation on the way of a good row).
+        let shown = |cell: &[u8]| String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
+        let seconds = match cells::parse(cell) {
+            Ok(t) if !cell.is_empty() && t.is_finite() && (t * 1e9).round().abs() < 9.2e18 => t,
+            parsed => {
+                let what = match parsed {
+                    _ if cell.is_empty() => "the time cell is empty".to_string(),
+                    Err(_) => format!("the time `{}` is not a number", shown(cell)),
+                    Ok(t) if !t.is_finite() => format!("the time is {}", shown(cell)),
+                    Ok(_) => format!(
+                        "the time {} s is out of range (±292 years in nanoseconds)",
+                        shown(cell)
+                    ),
+                };
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::TIME,
+                    at,
+                    format!("{what}; row skipped"),
+                );
+                // A row without a time breaks no ordering: the next row is compared with the
+                // last time there was.
+                self.report(f)?;
+                return Ok(None);
+            }
         };
-        if let Some(what) = problem {
-            let f = self.row_finding(
-                Severity::Error,
-                codes::TIME,
-                at,
-                format!("{what}; row skipped"),
-            );
-            // A row without a time breaks no ordering: the next row is compared with the
-            // last time there was.
-            self.report(f)?;
-            return Ok(None);
-        }
-        let seconds = cells::parse(cell).unwrap_or(f64::NAN);
         let ns = (seconds * 1e9).round() as Nanos;
         if let Some(previous) = self.previous {
             if seconds < previous {
@@ -401,7 +404,8 @@ impl CsvReader {
                     codes::TIME,
                     at,
                     format!(
-                        "the time {shown} s is lower than the previous row's {}",
+                        "the time {} s is lower than the previous row's {}",
+                        shown(&self.line[..end]),
                         super::g15::G15::new(previous).as_str()
                     ),
                 );
@@ -413,7 +417,10 @@ impl CsvReader {
                     Severity::Warning,
                     codes::TIME_EQUAL,
                     at,
-                    format!("the time {shown} s is the previous row's"),
+                    format!(
+                        "the time {} s is the previous row's",
+                        shown(&self.line[..end])
+                    ),
                 );
                 self.report(f)?;
             }
@@ -427,7 +434,8 @@ impl CsvReader {
                 codes::TIME,
                 at,
                 format!(
-                    "the time {shown} s is lower than {} s, an earlier row's; row skipped",
+                    "the time {} s is lower than {} s, an earlier row's; row skipped",
+                    shown(&self.line[..end]),
                     super::g15::G15::new(last).as_str()
                 ),
             );
