@@ -41,20 +41,23 @@ impl G15 {
             len: 0,
             exact: true,
         };
+        let mut at = 0;
         if x.is_sign_negative() {
-            out.push(b'-');
+            out.bytes[0] = b'-';
+            at = 1;
         }
         if x.is_nan() {
-            out.extend(b"nan");
+            at = put(&mut out.bytes, at, b"nan");
         } else if x.is_infinite() {
-            out.extend(b"inf");
+            at = put(&mut out.bytes, at, b"inf");
         } else if x == 0.0 {
-            out.push(b'0');
+            at = put(&mut out.bytes, at, b"0");
         } else {
-            let (digits, exponent, exact) = rounded_digits(x.abs());
+            let (digits, exact) = rounded_digits(x.abs());
             out.exact = exact;
-            out.lay_out(&digits, exponent);
+            at = lay_out(&mut out.bytes, at, &digits);
         }
+        out.len = at as u8;
         out
     }
 
@@ -63,7 +66,7 @@ impl G15 {
     }
 
     pub fn as_str(&self) -> &str {
-        // Only ASCII is ever pushed.
+        // Only ASCII is ever written.
         std::str::from_utf8(self.as_bytes()).unwrap_or("")
     }
 
@@ -72,53 +75,54 @@ impl G15 {
     pub fn exact(&self) -> bool {
         self.exact
     }
+}
 
-    fn push(&mut self, b: u8) {
-        self.bytes[self.len as usize] = b;
-        self.len += 1;
-    }
+/// Copies `bytes` into `buf` at `at`; returns the end.
+fn put(buf: &mut [u8; MAX_LEN], at: usize, bytes: &[u8]) -> usize {
+    buf[at..at + bytes.len()].copy_from_slice(bytes);
+    at + bytes.len()
+}
 
-    fn extend(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.push(b);
+/// `%g`'s choice for 15 digits: exponent form when the exponent is below −4 or at least 15,
+/// else positional; trailing zeros (and so a trailing point) are already gone from `d`.
+fn lay_out(buf: &mut [u8; MAX_LEN], mut at: usize, d: &Digits) -> usize {
+    let digits = d.as_slice();
+    let exponent = d.exponent;
+    if !(-4..15).contains(&exponent) {
+        buf[at] = digits[0];
+        at += 1;
+        if digits.len() > 1 {
+            buf[at] = b'.';
+            at = put(buf, at + 1, &digits[1..]);
         }
-    }
-
-    /// `%g`'s choice for 15 digits: exponent form when the exponent is below −4 or at least
-    /// 15, else positional; trailing zeros (and a trailing point) are already gone from
-    /// `digits`.
-    fn lay_out(&mut self, digits: &Digits, exponent: i32) {
-        let d = digits.as_slice();
-        if !(-4..15).contains(&exponent) {
-            self.push(d[0]);
-            if d.len() > 1 {
-                self.push(b'.');
-                self.extend(&d[1..]);
-            }
-            self.push(b'e');
-            self.push(if exponent < 0 { b'-' } else { b'+' });
-            let e = exponent.unsigned_abs();
-            if e >= 100 {
-                self.push(b'0' + (e / 100) as u8);
-            }
-            self.push(b'0' + (e / 10 % 10) as u8);
-            self.push(b'0' + (e % 10) as u8);
-        } else if exponent >= 0 {
-            let whole = exponent as usize + 1;
-            for i in 0..whole {
-                self.push(d.get(i).copied().unwrap_or(b'0'));
-            }
-            if d.len() > whole {
-                self.push(b'.');
-                self.extend(&d[whole..]);
-            }
+        let e = exponent.unsigned_abs();
+        buf[at] = b'e';
+        buf[at + 1] = if exponent < 0 { b'-' } else { b'+' };
+        at += 2;
+        if e >= 100 {
+            buf[at] = b'0' + (e / 100) as u8;
+            at += 1;
+        }
+        buf[at] = b'0' + (e / 10 % 10) as u8;
+        buf[at + 1] = b'0' + (e % 10) as u8;
+        at + 2
+    } else if exponent >= 0 {
+        let whole = exponent as usize + 1;
+        if digits.len() > whole {
+            at = put(buf, at, &digits[..whole]);
+            buf[at] = b'.';
+            put(buf, at + 1, &digits[whole..])
         } else {
-            self.extend(b"0.");
-            for _ in 0..(-exponent - 1) {
-                self.push(b'0');
-            }
-            self.extend(d);
+            at = put(buf, at, digits);
+            let zeros = whole - digits.len();
+            buf[at..at + zeros].fill(b'0');
+            at + zeros
         }
+    } else {
+        let zeros = (-exponent - 1) as usize;
+        at = put(buf, at, b"0.");
+        buf[at..at + zeros].fill(b'0');
+        put(buf, at + zeros, digits)
     }
 }
 
@@ -135,14 +139,16 @@ pub fn survives(x: f64) -> bool {
         return true;
     }
     let mut buf = ryu::Buffer::new();
-    shortest(buf.format_finite(x)).count <= 15
+    significant(buf.format_finite(x).as_bytes()).len <= 15
 }
 
-/// Up to 17 significant digits as ASCII, no leading or trailing zeros.
+/// A positive decimal's significant digits as ASCII (no leading or trailing zeros, at most
+/// 17), and the power of ten of the first.
 #[derive(Clone, Copy)]
 struct Digits {
     bytes: [u8; 17],
     len: usize,
+    exponent: i32,
 }
 
 impl Digits {
@@ -150,64 +156,46 @@ impl Digits {
         &self.bytes[..self.len]
     }
 
-    /// The digits of `n` (at most 17), trailing zeros dropped.
-    fn of(mut n: u64) -> Digits {
-        while n != 0 && n % 10 == 0 {
-            n /= 10;
+    fn strip_trailing_zeros(&mut self) {
+        while self.len > 1 && self.bytes[self.len - 1] == b'0' {
+            self.len -= 1;
         }
-        let mut bytes = [0u8; 17];
-        let mut len = 0;
-        let mut tmp = [0u8; 20];
-        let mut k = 0;
-        while n != 0 {
-            tmp[k] = b'0' + (n % 10) as u8;
-            n /= 10;
-            k += 1;
-        }
-        while k > 0 && len < 17 {
-            k -= 1;
-            bytes[len] = tmp[k];
-            len += 1;
-        }
-        Digits { bytes, len }
     }
 }
 
-/// A positive decimal: `value` (no trailing zeros) with `count` digits, the first of which
-/// has the place value 10^`exponent`.
-struct Decimal {
-    value: u64,
-    count: u32,
-    exponent: i32,
-}
-
-/// Reads ryu's text (`123.456`, `0.00123`, `1.2345e-7`, `1e16`, `1.0`) as a [`Decimal`].
-fn shortest(text: &str) -> Decimal {
-    let mut value = 0u64;
-    let mut count = 0u32;
-    // Power of ten of the last digit taken, before the exponent is added.
-    let mut point_shift = 0i32;
-    let mut seen_point = false;
-    let mut exp = 0i32;
-    let mut bytes = text.as_bytes().iter();
-    for &b in bytes.by_ref() {
-        match b {
-            b'0'..=b'9' => {
-                if seen_point {
-                    point_shift -= 1;
-                }
-                if value != 0 || b != b'0' {
-                    value = value * 10 + u64::from(b - b'0');
-                    count += 1;
-                }
+/// The significant digits of a decimal text as ryu (`123.456`, `0.00123`, `1.2345e-7`, `1e16`,
+/// `1.0`) or `{:e}` (`1.23456789012346e-5`) write it.
+fn significant(text: &[u8]) -> Digits {
+    let mut d = Digits {
+        bytes: [b'0'; 17],
+        len: 0,
+        exponent: 0,
+    };
+    let mut seen = 0i32;
+    let mut first = None;
+    let mut whole = None;
+    let mut i = 0;
+    while i < text.len() {
+        let b = text[i];
+        if b == b'.' {
+            whole = Some(seen);
+        } else if b.is_ascii_digit() {
+            if first.is_none() && b != b'0' {
+                first = Some(seen);
             }
-            b'.' => seen_point = true,
-            b'e' | b'E' => break,
-            _ => {}
+            if first.is_some() && d.len < 17 {
+                d.bytes[d.len] = b;
+                d.len += 1;
+            }
+            seen += 1;
+        } else if b == b'e' || b == b'E' {
+            break;
         }
+        i += 1;
     }
+    let mut exp = 0i32;
     let mut negative = false;
-    for &b in bytes {
+    for &b in &text[(i + 1).min(text.len())..] {
         match b {
             b'-' => negative = true,
             b'0'..=b'9' => exp = exp * 10 + i32::from(b - b'0'),
@@ -217,52 +205,52 @@ fn shortest(text: &str) -> Decimal {
     if negative {
         exp = -exp;
     }
-    let mut last = point_shift + exp;
-    while value != 0 && value % 10 == 0 {
-        value /= 10;
-        count -= 1;
-        last += 1;
-    }
-    Decimal {
-        value,
-        count,
-        exponent: last + count as i32 - 1,
-    }
+    d.strip_trailing_zeros();
+    d.exponent = whole.unwrap_or(seen) - 1 - first.unwrap_or(0) + exp;
+    d
 }
 
-const TEN_15: u64 = 1_000_000_000_000_000;
-
-/// The 15 significant digits `%.15g` prints for a positive finite non-zero `x`, trailing
-/// zeros dropped, with the exponent of the first; and whether they read back to `x`.
-fn rounded_digits(x: f64) -> (Digits, i32, bool) {
+/// The significant digits `%.15g` prints for a positive finite non-zero `x`, and whether they
+/// read back to `x`.
+fn rounded_digits(x: f64) -> (Digits, bool) {
     let mut buf = ryu::Buffer::new();
-    let d = shortest(buf.format_finite(x));
+    let mut d = significant(buf.format_finite(x).as_bytes());
+    let exact = d.len <= 15;
     let subnormal = x < f64::MIN_POSITIVE;
-    let exact = d.count <= 15;
     if exact && !subnormal {
-        return (Digits::of(d.value), d.exponent, true);
+        return (d, true);
     }
-    let (kept, rest, half) = match d.count {
-        16 => (d.value / 10, d.value % 10, 5),
-        17 => (d.value / 100, d.value % 100, 50),
-        _ => (0, 0, 0),
-    };
-    if subnormal || (d.count == 16 && rest == half) {
-        let (digits, exponent) = exact_rounding(x);
-        return (digits, exponent, exact);
+    // d.len is 16 or 17 (or x is subnormal): the 16th digit decides, except when it is the
+    // last and a 5 (D may be the rounding midpoint itself).
+    if subnormal || (d.len == 16 && d.bytes[15] == b'5') {
+        return (exact_rounding(x), exact);
     }
-    let mut q = kept + u64::from(rest >= half);
-    let mut exponent = d.exponent;
-    if q == TEN_15 {
-        q = TEN_15 / 10;
-        exponent += 1;
+    let up = d.bytes[15] >= b'5';
+    d.len = 15;
+    if up {
+        let mut i = 14;
+        loop {
+            if d.bytes[i] < b'9' {
+                d.bytes[i] += 1;
+                break;
+            }
+            d.bytes[i] = b'0';
+            if i == 0 {
+                // 999… rounds up to the next power of ten.
+                d.bytes[0] = b'1';
+                d.exponent += 1;
+                break;
+            }
+            i -= 1;
+        }
     }
-    (Digits::of(q), exponent, false)
+    d.strip_trailing_zeros();
+    (d, false)
 }
 
 /// The standard library's exact `{:.14e}` (correctly rounded, ties to even), for the rare
 /// cases the shortest digits cannot decide.
-fn exact_rounding(x: f64) -> (Digits, i32) {
+fn exact_rounding(x: f64) -> Digits {
     let mut buf = [0u8; 40];
     let len = {
         let mut cursor = std::io::Cursor::new(&mut buf[..]);
@@ -270,9 +258,7 @@ fn exact_rounding(x: f64) -> (Digits, i32) {
         let _ = write!(cursor, "{x:.14e}");
         cursor.position() as usize
     };
-    let text = std::str::from_utf8(&buf[..len]).unwrap_or("0");
-    let d = shortest(text);
-    (Digits::of(d.value), d.exponent)
+    significant(&buf[..len])
 }
 
 #[cfg(test)]
