@@ -294,3 +294,42 @@ fn a_damaged_csv_is_refused_by_convert_with_the_finding() {
     );
     assert!(!dir.path().join("out.csv").exists(), "nothing half-written");
 }
+
+#[test]
+fn a_slice_holds_exactly_the_frames_of_its_window() {
+    let dir = tempfile::tempdir().unwrap();
+    let source = std::fs::read_to_string(fixture()).unwrap();
+    let lines: Vec<&str> = source.lines().collect();
+    // Frames 2 and 3 (t = 0.03, 0.04) on the recording's own axis: the fixture's own lines,
+    // without a row for the window's opening context.
+    let run = run_in(
+        dir.path(),
+        &[
+            "slice",
+            s(&fixture()),
+            "--frames",
+            "2..4",
+            "--keep-time",
+            "-o",
+            "-",
+            "--to",
+            "icarus-csv",
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(
+        run.stdout,
+        format!("{}\n{}\n{}\n", lines[0], lines[3], lines[4])
+    );
+    // A window that starts between frames starts at the next one; one column (a lone
+    // context record) too.
+    let (dir, _) = file("one.csv", b"time,A.x\n1,10\n2,20\n3,30\n4,40\n");
+    let run = run_in(
+        dir.path(),
+        &[
+            "slice", "one.csv", "--start", "1.5", "--end", "4", "-o", "-", "--to", "csv",
+        ],
+    )
+    .expect_code(0);
+    assert_eq!(run.stdout, "time,A.x\n0.5,20\n1.5,30\n");
+}

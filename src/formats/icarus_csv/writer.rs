@@ -5,7 +5,8 @@
 //! completes them first: `Format::needs_schema`). A frame is the records of one instant:
 //! a row ends when the time changes, when the frame value changes, or when a signal that
 //! already has a value in it comes again. A signal without a record in a frame holds its
-//! previous value; before its first record it is `nan`, counted as loss.
+//! previous value; before its first record it is `nan`, counted as loss. The context records
+//! a window opens with (`CONTEXT_GROUP`) set held values and make no row.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,9 @@ use super::names;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, SignalType};
 use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{ArrayData, Channel, DType, Entity, FieldSpec, Header, Nanos, Record, Value};
+use crate::model::{
+    ArrayData, Channel, DType, Entity, FieldSpec, Header, Nanos, Record, Value, CONTEXT_GROUP,
+};
 
 /// Writer setting ([`Outputs::set`]) of `--csv-style`.
 pub const STYLE_KEY: &str = "icarus_csv.style";
@@ -430,7 +433,11 @@ impl Sink for CsvWriter {
         if new_row {
             self.end_row()?;
         }
-        if !self.open {
+        // The context a window opens with is the values held at its start, not a frame: it
+        // sets them and makes no row (so a slice that starts on a frame holds that frame
+        // once, and one that starts between frames starts at the next).
+        let context = record.group == Some(CONTEXT_GROUP) && !self.open;
+        if !self.open && !context {
             self.open = true;
             self.time = record.time;
             self.frame = record.frame;
@@ -453,7 +460,7 @@ impl Sink for CsvWriter {
                     let tallies = set(&mut self.cells, ty, g.first, value);
                     let columns = g.first..g.first + ty.count();
                     for cell in &mut self.cells[columns.clone()] {
-                        cell.fresh = true;
+                        cell.fresh = !context;
                     }
                     for unset in &mut self.unset[columns] {
                         if *unset {
