@@ -115,3 +115,10 @@ for bin in "$here/../target/release/simrec" "$here/../target/debug/simrec"; do
     fi
 done
 echo "seeded $(find "$hcorpus" -type f | wc -l) files into $hcorpus"
+# Icarus CSV: the hand-made export, and small damaged variants of it.
+ccorpus="$here/corpus/icarus_csv"
+mkdir -p "$ccorpus"
+cp "$here/../fixtures/icarus-csv/rocket.csv" "$ccorpus/"
+printf 'time,a.b,"c,d"\n0.01,nan,-inf\n0.02,,1e-05\n0.01,abc,2\n' > "$ccorpus/rules.csv"
+printf 'time\n0\n1\n' > "$ccorpus/no-signals.csv"
+echo "seeded $(find "$ccorpus" -type f | wc -l) files into $ccorpus"

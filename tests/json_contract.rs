@@ -48,6 +48,7 @@ fn fixtures() -> Vec<PathBuf> {
             } else if [".traj", ".state", ".zip", ".3es", ".icarec.tar"]
                 .iter()
                 .any(|e| name.ends_with(e))
+                || (name.ends_with(".csv") && dir.ends_with("icarus-csv"))
             {
                 out.push(p);
             }

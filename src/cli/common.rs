@@ -207,6 +207,9 @@ pub fn write_with(opened: Opened, request: WriteRequest) -> anyhow::Result<Outco
     drop(progress);
     print_notes(&notes);
     let Written { report, paths } = written?;
+    for warning in &report.warnings {
+        say!("warning: {warning}");
+    }
     if dry_run {
         let mut out = stdout();
         writeln!(out, "{} records would be written as {name}", report.records)?;

@@ -13,6 +13,7 @@ pub mod registry;
 pub mod elodin;
 pub mod icarec;
 pub mod icarus_common;
+pub mod icarus_csv;
 pub mod icarus_hdf5;
 pub mod jsonl;
 pub mod nanover_common;
@@ -186,6 +187,9 @@ pub struct WriteReport {
     /// Records written from their original bytes, unchanged.
     pub verbatim: u64,
     pub loss: LossReport,
+    /// What the writer did that the user should know of, though nothing was lost (a CSV
+    /// name quoted, a header-only file for a recording without frames).
+    pub warnings: Vec<String>,
 }
 
 /// A writer: takes records in time order; `finish` flushes and reports.

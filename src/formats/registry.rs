@@ -9,7 +9,7 @@ use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{
-    elodin, icarec, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError,
+    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError,
     ReadOptions, Source,
 };
 
@@ -21,6 +21,8 @@ pub static FORMATS: &[&dyn Format] = &[
     &elodin::Elodin,
     &tes::Tes,
     &icarus_hdf5::IcarusHdf5,
+    // A text file starting `time,` (spec §A1's sniffing order).
+    &icarus_csv::IcarusCsv,
     // Last: of formats equally sure of a file the last wins, and a ustar archive is an
     // .icarec before anything its first member's bytes may look like (spec §A1).
     &icarec::Icarec,

@@ -12,6 +12,6 @@ pub use header::{
     Channel, ChannelId, ChannelKind, Composition, Epoch, FieldSpec, Header, TimeOrigin,
     QUATERNION_WXYZ,
 };
-pub use record::{Entity, Nanos, RawBytes, Record};
+pub use record::{Entity, Nanos, RawBytes, Record, CONTEXT_GROUP};
 pub use time::{iso8601, Seconds, TimeSpec};
 pub use value::{Array, ArrayData, DType, Field, Value};

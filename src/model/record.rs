@@ -88,6 +88,11 @@ impl fmt::Display for Entity {
     }
 }
 
+/// The [`Record::group`] of the context records that open a time window (the folded state at
+/// its start, which `pipeline::window` emits before the first record it keeps). A writer of a
+/// flat format may take them as the values held at the start rather than as a frame.
+pub const CONTEXT_GROUP: u64 = u64::MAX;
+
 /// A record: a time, a channel and typed values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Record {

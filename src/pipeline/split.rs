@@ -133,6 +133,7 @@ impl<'a> SplitAtResets<'a> {
             self.report.records += r.records;
             self.report.verbatim += r.verbatim;
             self.report.loss.merge(&r.loss);
+            self.report.warnings.extend(r.warnings);
         }
         Ok(())
     }

@@ -12,7 +12,7 @@ use super::frames::FrameCounter;
 use super::select::SelectionHandle;
 
 /// Group of the context records that open a window.
-pub const CONTEXT_GROUP: u64 = u64::MAX;
+pub use crate::model::CONTEXT_GROUP;
 
 /// A window resolved to times on the recording's axis.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,17 +192,18 @@ impl<S: Source> Window<S> {
         };
         let mut out = self.folded.records(header, t0, reset_at_start);
         // Several context records at one time are one message where the output format
-        // has such a thing (NanoVer's combined frame + state message).
-        if out.len() > 1 {
-            for r in &mut out {
-                r.group = Some(CONTEXT_GROUP);
-            }
+        // has such a thing (NanoVer's combined frame + state message); a lone one is marked
+        // too, so that a flat writer (Icarus CSV) can tell the context from a frame, but it
+        // is ordered as before (after a kept frame at the start).
+        let lone = out.len() == 1;
+        for r in &mut out {
+            r.group = Some(CONTEXT_GROUP);
         }
         self.context = out.len();
         out.extend(first);
         // Frames before state on equal times, the context kept together ahead of the rest.
         let rank = |r: &Record| match r.group {
-            Some(CONTEXT_GROUP) => 0,
+            Some(CONTEXT_GROUP) if !lone => 0,
             _ if header.channels[r.channel as usize].composition == Composition::FrameDelta => 1,
             _ => 2,
         };

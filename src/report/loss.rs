@@ -34,20 +34,24 @@ impl LossReport {
         count(&mut self.entries, channel, field, reason, 1);
     }
 
-    /// Counts `n` more records that lost something (for a writer that counts as it goes
-    /// and reports once); nothing for 0.
-    pub fn add_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
-        count(&mut self.entries, channel, field, reason, n);
-    }
-
     /// Counts one more record whose value was kept exactly, in a wider type.
     pub fn widen(&mut self, channel: &str, field: &str, reason: &str) {
         count(&mut self.widened, channel, field, reason, 1);
     }
 
-    /// Counts `n` more records whose values were kept exactly in a wider type; nothing for 0.
+    /// Counts `n` records that lost something (a writer that tallies per value itself, so
+    /// that a loss on every value costs no map lookup each). `n` = 0 adds no entry.
+    pub fn add_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
+        if n > 0 {
+            count(&mut self.entries, channel, field, reason, n);
+        }
+    }
+
+    /// Counts `n` records kept exactly in a wider type; `n` = 0 adds no entry.
     pub fn widen_n(&mut self, channel: &str, field: &str, reason: &str, n: u64) {
-        count(&mut self.widened, channel, field, reason, n);
+        if n > 0 {
+            count(&mut self.widened, channel, field, reason, n);
+        }
     }
 
     /// Adds every count of `other`.
@@ -95,5 +99,22 @@ mod tests {
             [("body", "mass", "uint8 stored as int32", 2)]
         );
         assert_eq!(b.entries().count(), 1);
+    }
+
+    #[test]
+    fn counts_in_bulk_add_up_with_single_ones_and_zero_adds_nothing() {
+        let mut a = LossReport::default();
+        a.add_n("c", "x", "rounded", 0);
+        a.widen_n("c", "x", "widened", 0);
+        assert!(a.is_empty());
+        assert_eq!(a.widenings().count(), 0);
+        a.add_n("c", "x", "rounded", 3);
+        a.add("c", "x", "rounded");
+        a.widen_n("c", "y", "widened", 5);
+        assert_eq!(a.entries().collect::<Vec<_>>(), [("c", "x", "rounded", 4)]);
+        assert_eq!(
+            a.widenings().collect::<Vec<_>>(),
+            [("c", "y", "widened", 5)]
+        );
     }
 }

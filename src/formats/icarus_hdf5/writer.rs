@@ -605,6 +605,7 @@ impl Sink for IcarusH5Writer {
             records: self.records,
             verbatim: 0,
             loss: self.loss,
+            ..WriteReport::default()
         })
     }
 }
