@@ -95,7 +95,7 @@ fn validate_codes_and_exit_codes() {
 
     // Not HDF5, but named .h5.
     let tmp = tempfile::tempdir().unwrap();
-    std::fs::write(tmp.path().join("fake.h5"), b"time,a\n").unwrap();
+    std::fs::write(tmp.path().join("fake.h5"), b"not an HDF5 file\n").unwrap();
     let r = run_in(tmp.path(), &["validate", "fake.h5"]).expect_code(1);
     assert!(
         r.stdout
