@@ -293,6 +293,37 @@ enum Late {
     LookedAhead,
 }
 
+/// Writes `source` as an Elodin replay at `out`: through `pipeline::write` (which reads
+/// ahead to complete field specs), or straight into the writer's sink.
+fn write_elodin(
+    source: &mut dyn Source,
+    out: &Path,
+    through_pipeline: bool,
+) -> simrec::formats::WriteReport {
+    let elodin = format_named("elodin").unwrap();
+    if through_pipeline {
+        let request = simrec::pipeline::WriteRequest {
+            output: out,
+            format: elodin,
+            force: false,
+            dry_run: false,
+            settings: Vec::new(),
+            split: false,
+        };
+        let selection = Default::default();
+        return simrec::pipeline::write(source, &[], request, &selection, &mut |_, _| {})
+            .unwrap()
+            .report;
+    }
+    let mut outputs = simrec::formats::output::Outputs::new(false);
+    let sink = elodin
+        .create(out, &source.header().clone(), &mut outputs)
+        .unwrap();
+    let report = copy(source, sink, &mut |_, _| {}).unwrap();
+    outputs.commit().unwrap();
+    report
+}
+
 /// Elodin archetype `body` written from records whose first tick carries only `x`; `v`
 /// comes later. The loss report and the written components.
 fn elodin_from_late_field(late: Late) -> (Vec<(String, String, String)>, String) {
@@ -325,27 +356,7 @@ fn elodin_from_late_field(late: Late) -> (Vec<(String, String, String)>, String)
     let mut source = Discovering::new(h.clone(), None, records);
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("replay/");
-    let elodin = format_named("elodin").unwrap();
-    let report = if late == Late::LookedAhead {
-        let request = simrec::pipeline::WriteRequest {
-            output: &out,
-            format: elodin,
-            force: false,
-            dry_run: false,
-            settings: Vec::new(),
-            split: false,
-        };
-        let selection = Default::default();
-        simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})
-            .unwrap()
-            .report
-    } else {
-        let mut outputs = simrec::formats::output::Outputs::new(false);
-        let sink = elodin.create(&out, &h, &mut outputs).unwrap();
-        let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
-        outputs.commit().unwrap();
-        report
-    };
+    let report = write_elodin(&mut source, &out, late == Late::LookedAhead);
     let meta = std::fs::read_to_string(out.join("metadata.json"))
         .or_else(|_| std::fs::read_to_string(out.join("world/metadata.json")))
         .unwrap();
@@ -406,30 +417,8 @@ type Row = (i64, u32, Option<String>, f64);
 fn elodin_of_discovering(through_pipeline: bool) -> (Header, Vec<Row>) {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("replay/");
-    let elodin = format_named("elodin").unwrap();
     let mut source = discovering();
-    let report = if through_pipeline {
-        let request = simrec::pipeline::WriteRequest {
-            output: &out,
-            format: elodin,
-            force: false,
-            dry_run: false,
-            settings: Vec::new(),
-            split: false,
-        };
-        let selection = Default::default();
-        simrec::pipeline::write(&mut source, &[], request, &selection, &mut |_, _| {})
-            .unwrap()
-            .report
-    } else {
-        let mut outputs = simrec::formats::output::Outputs::new(false);
-        let sink = elodin
-            .create(&out, &source.header().clone(), &mut outputs)
-            .unwrap();
-        let report = copy(&mut source, sink, &mut |_, _| {}).unwrap();
-        outputs.commit().unwrap();
-        report
-    };
+    let report = write_elodin(&mut source, &out, through_pipeline);
     assert_eq!(report.records, 5);
     let back = simrec::formats::registry::open(&out, Default::default()).unwrap();
     let header = back.header().clone();
