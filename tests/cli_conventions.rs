@@ -418,3 +418,25 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
         common::fixture_bytes("../tes/small_plain.3es")
     );
 }
+
+#[test]
+fn an_output_name_ending_in_a_slash_is_a_directory_even_with_a_files_extension() {
+    let tmp = tempfile::tempdir().unwrap();
+    let r = common::run_in(
+        tmp.path(),
+        &[
+            "convert",
+            common::s(&common::fixture("small.traj")),
+            "-o",
+            "out.jsonl/",
+        ],
+    )
+    .expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: cannot write out.jsonl/: the name ends with `/` (a directory), but this output \
+         format writes one file; drop the `/`, or name a directory without a format's \
+         extension for the default directory output\n"
+    );
+    assert_eq!(common::dir_entries(tmp.path()), Vec::<String>::new());
+}

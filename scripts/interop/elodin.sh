@@ -129,7 +129,8 @@ for e in "$F"/elodin/*/; do check_convert "elodin-$(basename "$e")" "$e"; done
 for i in "$F"/icarec/*.icarec "$F"/icarec/*.icarec.tar "$F"/icarus-hdf5/*.h5 "$F"/icarus-csv/*.csv; do
     [ -e "$i" ] || continue
     case "$("$SIMREC" validate --format json "$i" | python3 -c 'import json,sys; print(json.load(sys.stdin)["ok"])')" in
-        True) check_convert "icarus-$(basename "$i")" "$i" ;;
+        # The output directory's name drops the extension: `out.h5/` would name an HDF5 file.
+        True) check_convert "icarus-$(basename "$i" | tr . -)" "$i" ;;
         *) ;; # damaged fixtures are for validate and recover
     esac
 done

@@ -213,15 +213,22 @@ impl TimeOrigin {
         TimeOrigin {
             epoch: self.epoch.map(|e| Epoch {
                 unix_ns: e.unix_ns.saturating_add(by),
-                fraction_digits: if by % 1_000_000_000 == 0 {
-                    e.fraction_digits
-                } else {
-                    9
-                },
+                fraction_digits: e.fraction_digits.max(fraction_digits_needed(by)),
             }),
             system: self.system.clone(),
         }
     }
+}
+
+/// The fewest fraction-of-a-second digits that show `ns` exactly (20 ms: 2).
+fn fraction_digits_needed(ns: i64) -> u8 {
+    let mut digits = 9;
+    let mut rest = ns.rem_euclid(1_000_000_000);
+    while digits > 0 && rest % 10 == 0 {
+        rest /= 10;
+        digits -= 1;
+    }
+    digits
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -312,7 +319,7 @@ mod tests {
     }
 
     #[test]
-    fn a_shifted_origin_moves_its_epoch_and_keeps_whole_second_precision() {
+    fn a_shifted_origin_moves_its_epoch_with_the_digits_the_shift_needs() {
         let o = TimeOrigin {
             epoch: Some(Epoch {
                 unix_ns: 1_700_000_000_000_000_000,
@@ -324,7 +331,12 @@ mod tests {
         assert_eq!(s.epoch.unwrap().unix_ns, 1_700_000_002_000_000_000);
         assert_eq!(s.epoch.unwrap().fraction_digits, 0);
         assert_eq!(s.system.as_deref(), Some("TAI"));
-        assert_eq!(o.shifted(1_500).epoch.unwrap().fraction_digits, 9);
+        assert_eq!(o.shifted(1_500).epoch.unwrap().fraction_digits, 7);
+        assert_eq!(
+            o.shifted(20_000_000).epoch.unwrap().iso8601(),
+            "2023-11-14T22:13:20.02Z"
+        );
+        assert_eq!(o.shifted(-250_000_000).epoch.unwrap().fraction_digits, 2);
         assert_eq!(TimeOrigin::default().shifted(5), TimeOrigin::default());
     }
 }

@@ -152,15 +152,7 @@ impl Merged {
                 input.offset = e.unix_ns.saturating_sub(earliest.unix_ns);
             }
         }
-        merged.header.origin.epoch = Some(Epoch {
-            unix_ns: earliest.unix_ns,
-            fraction_digits: epochs
-                .iter()
-                .flatten()
-                .map(|e| e.fraction_digits)
-                .max()
-                .unwrap_or(earliest.fraction_digits),
-        });
+        merged.header.origin.epoch = Some(earliest);
         Ok(merged)
     }
 

@@ -198,6 +198,16 @@ impl Outputs {
                 target.display()
             )))
         };
+        let ends_with_slash =
+            (target.as_os_str().to_string_lossy()).ends_with(['/', std::path::MAIN_SEPARATOR]);
+        if !directory && ends_with_slash {
+            return Err(WriteError::Unsupported(
+                "the name ends with `/` (a directory), but this output format writes one file; \
+                 drop the `/`, or name a directory without a format's extension for the default \
+                 directory output"
+                    .into(),
+            ));
+        }
         let at = resolved(target);
         if let Some(input) = self.inputs.iter().find(|i| **i == at || i.starts_with(&at)) {
             let what = if *input == at {
