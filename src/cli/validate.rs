@@ -8,9 +8,10 @@ use serde_json::json;
 use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::Outcome;
+use crate::cli::UsageError;
 use crate::formats::ReadOptions;
-use crate::pipeline::validate;
-use crate::report::render::{finding_json, finding_text, plural};
+use crate::pipeline::validate::{check_against, current_schema, validate};
+use crate::report::render::{error_text, finding_json, finding_text, plural};
 use crate::report::summary::SCHEMA_VERSION;
 use crate::report::{Finding, Severity};
 
@@ -28,6 +29,11 @@ pub struct Args {
     /// Also check every value where the format has such checks (NaN and infinities per signal)
     #[arg(long)]
     deep: bool,
+    /// Also check each recording against a current schema, by the compatibility rules of
+    /// its format (Icarus: a schema.json, an .icarec or an Icarus HDF5 file; see
+    /// docs/formats/icarec.md)
+    #[arg(long, value_name = "CURRENT")]
+    against: Option<PathBuf>,
     /// Also list info findings in text output (JSON always has them)
     #[arg(long)]
     info: bool,
@@ -60,9 +66,18 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         deep: args.deep,
         ..args.read.options(true, true)
     };
+    let current = match &args.against {
+        Some(path) => Some(current_schema(path, options).map_err(|e| {
+            UsageError(format!("--against {}: {}", path.display(), error_text(&e)))
+        })?),
+        None => None,
+    };
     let progress = Progress::new("validating");
     let mut results = validate(&args.files, options, &mut |d, t| progress.update(d, t));
     drop(progress);
+    if let Some(current) = &current {
+        check_against(&mut results, current);
+    }
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
     for r in &mut results {

@@ -9,6 +9,10 @@ use std::fmt;
 
 use crate::model::{DType, FieldSpec};
 
+/// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
+/// `schema.json` and `metadata.json` objects (`{"schema": {…}, "metadata": {…} or null}`).
+pub const ICAREC_HEADER_KEY: &str = "icarec";
+
 /// The element of a signal type.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Element {

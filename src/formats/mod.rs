@@ -13,6 +13,7 @@ pub mod registry;
 pub mod elodin;
 pub mod icarec;
 pub mod icarus_common;
+pub mod icarus_compat;
 pub mod icarus_csv;
 pub mod icarus_hdf5;
 pub mod jsonl;

@@ -4,8 +4,10 @@
 
 use std::path::{Path, PathBuf};
 
+use serde_json::Value as Json;
+
 use crate::formats::input::display_name;
-use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange};
+use crate::formats::{icarus_compat, registry, Format, ReadError, ReadOptions, TimeRange};
 use crate::model::Header;
 use crate::report::render::error_text;
 use crate::report::{Finding, Findings, Severity};
@@ -128,6 +130,57 @@ fn check_together(results: &mut [Checked]) {
         let found = format.check_together(&files);
         for (k, finding) in found {
             results[members[k]].findings.push(finding);
+        }
+    }
+}
+
+/// The schema document `current` holds for compatibility checks (spec §A12): a
+/// `schema.json` itself, or the schema of a recording (an `.icarec`, an Icarus HDF5 file).
+pub fn current_schema(current: &Path, options: ReadOptions) -> Result<Json, ReadError> {
+    let is_json_file = current.is_file()
+        && current
+            .extension()
+            .is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    if is_json_file {
+        let bytes = std::fs::read(current).map_err(|e| ReadError::from(e).in_file(current))?;
+        return serde_json::from_slice(&bytes).map_err(|e| {
+            ReadError::Unsupported(format!("{}: not a schema document: {e}", current.display()))
+        });
+    }
+    let format = registry::detect(current)?;
+    let header_only = ReadOptions {
+        decode: false,
+        ..options
+    };
+    let source = registry::open_as(format, current, header_only)?;
+    icarus_compat::schema_of(source.header()).ok_or_else(|| {
+        ReadError::Unsupported(format!(
+            "{} is a {} recording, which has no schema to check compatibility against (a \
+             schema.json, an .icarec or an Icarus HDF5 file has)",
+            current.display(),
+            format.name()
+        ))
+    })
+}
+
+/// Adds to each readable result the findings of its schema against `current` (spec §A12).
+pub fn check_against(results: &mut [Checked], current: &Json) {
+    for r in results {
+        let Some(opened) = &r.opened else { continue };
+        match icarus_compat::schema_of(&opened.header) {
+            Some(schema) => {
+                for f in icarus_compat::check(&schema, current) {
+                    r.findings.push(f);
+                }
+            }
+            None => r.findings.push(Finding::new(
+                Severity::Error,
+                "SIMREC_AGAINST_UNSUPPORTED",
+                format!(
+                    "a {} recording has no schema; --against checks Icarus recordings",
+                    opened.header.format
+                ),
+            )),
         }
     }
 }

@@ -26,10 +26,8 @@ use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
-/// Key of `Header::metadata` holding the source's `schema.json` and `metadata.json`
-/// objects (`{"schema": {…}, "metadata": {…} or null}`): an `.icarec` writer keeps their
-/// keys.
-pub const HEADER_KEY: &str = "icarec";
+/// An `.icarec` writer keeps the keys of what the reader put under this key.
+pub use crate::formats::icarus_common::ICAREC_HEADER_KEY as HEADER_KEY;
 
 /// Raw-bytes tag of a whole frame (time + dynamic block): the time is inside.
 pub const RAW_FRAME: &str = "icarec";
