@@ -160,6 +160,13 @@ fn is_component_suffix(segment: &str) -> bool {
         .any(|t| t.component_names().contains(&segment))
 }
 
+/// Signals marked `required: true`.
+pub fn required_names(schema: &Json) -> Vec<String> {
+    (signals(schema).iter().filter(|s| s.flag("required")))
+        .map(|s| s.name.to_string())
+        .collect()
+}
+
 fn version(schema: &Json, key: &str) -> Option<Version> {
     let text = schema.get(key).and_then(Json::as_str)?;
     Version::parse(text).ok()

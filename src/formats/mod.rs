@@ -16,6 +16,7 @@ pub mod icarus_common;
 pub mod icarus_compat;
 pub mod icarus_csv;
 pub mod icarus_hdf5;
+pub mod icarus_snapshot;
 pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;

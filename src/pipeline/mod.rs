@@ -8,6 +8,7 @@ pub mod recover;
 pub mod run;
 pub mod select;
 pub mod slice;
+pub mod snapshot;
 pub mod split;
 pub mod validate;
 pub mod window;
