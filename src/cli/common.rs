@@ -12,7 +12,7 @@ use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::{Format, ReadOptions, SliceRequest};
 use crate::model::Epoch;
-use crate::pipeline::select::{PatternError, Selection};
+use crate::pipeline::select::{ChannelRules, PatternError, Selection};
 use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::{Findings, Severity};
@@ -92,11 +92,34 @@ pub struct SelectArgs {
     /// Drop keys matching this glob (repeatable; wins over --include)
     #[arg(long, value_name = "GLOB")]
     pub exclude: Vec<String>,
+    /// Skip channels whose name matches this glob (repeatable; wins over --channel). An
+    /// Icarus signal is a channel
+    #[arg(long, value_name = "GLOB")]
+    pub exclude_channel: Vec<String>,
+    /// --channel and --exclude-channel are regular expressions found anywhere in the name
+    /// (Icarus's own recording filters), not globs
+    #[arg(long)]
+    pub regex: bool,
+    /// Skip channels whose name contains `_dot` (derivatives, which Icarus does not record
+    /// unless asked)
+    #[arg(long)]
+    pub no_derivatives: bool,
+    /// Keep frames 0, N, 2N, … (0-based positions; records outside frames are kept)
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub decimate: Option<u64>,
 }
 
 impl SelectArgs {
     pub fn selection(&self) -> Result<Selection, PatternError> {
-        Selection::new(&self.channel, &self.include, &self.exclude)
+        let rules = ChannelRules {
+            include: self.channel.clone(),
+            exclude: self.exclude_channel.clone(),
+            regex: self.regex,
+            no_derivatives: self.no_derivatives,
+        };
+        let mut selection = Selection::with_rules(&rules, &self.include, &self.exclude)?;
+        selection.decimate = self.decimate;
+        Ok(selection)
     }
 }
 

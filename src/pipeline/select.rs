@@ -8,17 +8,26 @@ use std::rc::Rc;
 
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 
+use super::frames::FrameCounter;
 use crate::formats::{ReadError, Source};
 use crate::model::{ChannelId, Header, Record};
 use crate::report::Findings;
 
-/// Globs, and which of them matched anything so far.
+/// Globs (or regular expressions), and which of them matched anything so far.
 #[derive(Debug, Clone)]
 struct Patterns {
     texts: Vec<String>,
-    set: GlobSet,
+    set: PatternSet,
     matched: Vec<bool>,
     scratch: Vec<usize>,
+}
+
+#[derive(Debug, Clone)]
+enum PatternSet {
+    /// Anchored globs; `*` crosses dots.
+    Glob(GlobSet),
+    /// Regular expressions searched anywhere in the name (Icarus's own filters).
+    Regex(regex::RegexSet),
 }
 
 impl Patterns {
@@ -42,21 +51,51 @@ impl Patterns {
             pattern: patterns.join(" "),
             reason: e.to_string(),
         })?;
-        Ok(Some(Patterns {
+        Ok(Some(Patterns::of(patterns, PatternSet::Glob(set))))
+    }
+
+    fn regex(patterns: &[String]) -> Result<Option<Patterns>, PatternError> {
+        if patterns.is_empty() {
+            return Ok(None);
+        }
+        for p in patterns {
+            regex::Regex::new(p).map_err(|e| PatternError {
+                pattern: p.clone(),
+                reason: e.to_string(),
+            })?;
+        }
+        let set = regex::RegexSet::new(patterns).map_err(|e| PatternError {
+            pattern: patterns.join(" "),
+            reason: e.to_string(),
+        })?;
+        Ok(Some(Patterns::of(patterns, PatternSet::Regex(set))))
+    }
+
+    fn of(patterns: &[String], set: PatternSet) -> Patterns {
+        Patterns {
             texts: patterns.to_vec(),
             set,
             matched: vec![false; patterns.len()],
             scratch: Vec::new(),
-        }))
+        }
     }
 
     fn is_match(&self, name: &str) -> bool {
-        self.set.is_match(name)
+        match &self.set {
+            PatternSet::Glob(g) => g.is_match(name),
+            PatternSet::Regex(r) => r.is_match(name),
+        }
     }
 
     /// Whether `name` matches, noting which patterns did.
     fn observe(&mut self, name: &str) -> bool {
-        self.set.matches_into(name, &mut self.scratch);
+        match &self.set {
+            PatternSet::Glob(g) => g.matches_into(name, &mut self.scratch),
+            PatternSet::Regex(r) => {
+                self.scratch.clear();
+                self.scratch.extend(r.matches(name).iter());
+            }
+        }
         for &i in &self.scratch {
             self.matched[i] = true;
         }
@@ -124,24 +163,58 @@ impl KeyFilter {
     }
 }
 
-/// `--channel` globs: the channels whose names match are read, the others skipped.
+/// Which channels are read: `--channel` patterns (none: every channel), less those that
+/// match an `--exclude-channel` pattern (exclude wins) and, with `--no-derivatives`, those
+/// whose name contains `_dot`.
+#[derive(Debug, Clone, Default)]
+pub struct ChannelRules {
+    pub include: Vec<String>,
+    pub exclude: Vec<String>,
+    /// The patterns are regular expressions searched anywhere in the name, not globs.
+    pub regex: bool,
+    pub no_derivatives: bool,
+}
+
 #[derive(Debug, Clone)]
 pub struct ChannelFilter {
-    patterns: Patterns,
+    include: Option<Patterns>,
+    exclude: Option<Patterns>,
+    no_derivatives: bool,
 }
 
 impl ChannelFilter {
-    /// `None` when no pattern is given (every channel).
-    pub fn new(patterns: &[String]) -> Result<Option<ChannelFilter>, PatternError> {
-        Ok(Patterns::new(patterns)?.map(|patterns| ChannelFilter { patterns }))
+    /// `None` when the rules keep every channel.
+    pub fn new(rules: &ChannelRules) -> Result<Option<ChannelFilter>, PatternError> {
+        let compile = if rules.regex {
+            Patterns::regex
+        } else {
+            Patterns::new
+        };
+        let filter = ChannelFilter {
+            include: compile(&rules.include)?,
+            exclude: compile(&rules.exclude)?,
+            no_derivatives: rules.no_derivatives,
+        };
+        let keeps_all =
+            filter.include.is_none() && filter.exclude.is_none() && !filter.no_derivatives;
+        Ok((!keeps_all).then_some(filter))
+    }
+
+    /// Whether the channel `name` is read, noting which patterns matched.
+    fn observe(&mut self, name: &str) -> bool {
+        let included = self.include.as_mut().is_none_or(|p| p.observe(name));
+        let excluded = self.exclude.as_mut().is_some_and(|p| p.observe(name));
+        included && !excluded && !(self.no_derivatives && name.contains("_dot"))
     }
 }
 
-/// What a command selects of a recording: channels and keys.
+/// What a command selects of a recording: channels, keys and frames.
 #[derive(Debug, Clone)]
 pub struct Selection {
     pub channels: Option<ChannelFilter>,
     pub keys: KeyFilter,
+    /// Keep frames 0, N, 2N … (0-based positions); records outside frames are kept.
+    pub decimate: Option<u64>,
 }
 
 impl Selection {
@@ -150,15 +223,28 @@ impl Selection {
         include: &[String],
         exclude: &[String],
     ) -> Result<Selection, PatternError> {
+        let rules = ChannelRules {
+            include: channels.to_vec(),
+            ..ChannelRules::default()
+        };
+        Selection::with_rules(&rules, include, exclude)
+    }
+
+    pub fn with_rules(
+        channels: &ChannelRules,
+        include: &[String],
+        exclude: &[String],
+    ) -> Result<Selection, PatternError> {
         Ok(Selection {
             channels: ChannelFilter::new(channels)?,
             keys: KeyFilter::new(include, exclude)?,
+            decimate: None,
         })
     }
 
     /// Whether anything is selected away.
     pub fn is_everything(&self) -> bool {
-        self.channels.is_none() && self.keys.is_empty()
+        self.channels.is_none() && self.keys.is_empty() && self.decimate.is_none_or(|n| n <= 1)
     }
 }
 
@@ -167,6 +253,7 @@ impl From<KeyFilter> for Selection {
         Selection {
             channels: None,
             keys,
+            decimate: None,
         }
     }
 }
@@ -222,6 +309,8 @@ pub struct Selected<S> {
     report: SelectionHandle,
     /// Whether the inner source is exhausted (and key warnings were noted).
     finished: bool,
+    /// Frame positions, for `decimate`.
+    frames: FrameCounter,
 }
 
 impl<S: Source> Selected<S> {
@@ -242,12 +331,7 @@ impl<S: Source> Selected<S> {
         if let Some(filter) = &mut selection.channels {
             let channels = std::mem::take(&mut header.channels);
             for c in channels {
-                ids.push(
-                    filter
-                        .patterns
-                        .observe(&c.name)
-                        .then(|| header.add_channel(c)),
-                );
+                ids.push(filter.observe(&c.name).then(|| header.add_channel(c)));
             }
         } else {
             ids.extend((0..header.channels.len() as ChannelId).map(Some));
@@ -264,6 +348,7 @@ impl<S: Source> Selected<S> {
             selection,
             report,
             finished: false,
+            frames: FrameCounter::default(),
         };
         selected.note_unmatched_channels();
         selected
@@ -274,7 +359,8 @@ impl<S: Source> Selected<S> {
         Rc::clone(&self.report)
     }
 
-    /// Warns of `--channel` patterns that match no channel: known as soon as the header is.
+    /// Warns of `--channel` / `--exclude-channel` patterns that match no channel: known as
+    /// soon as the header is.
     fn note_unmatched_channels(&self) {
         let Some(c) = &self.selection.channels else {
             return;
@@ -286,15 +372,15 @@ impl<S: Source> Selected<S> {
             .iter()
             .map(|c| c.name.as_str())
             .collect();
-        self.report
-            .borrow_mut()
-            .unmatched
-            .extend(c.patterns.unmatched().map(|p| {
-                format!(
-                    "--channel `{p}` matches no channel (channels: {})",
+        let mut report = self.report.borrow_mut();
+        for (flag, patterns) in [("--channel", &c.include), ("--exclude-channel", &c.exclude)] {
+            for p in patterns.iter().flat_map(|p| p.unmatched()) {
+                report.unmatched.push(format!(
+                    "{flag} `{p}` matches no channel (channels: {})",
                     names.join(", ")
-                )
-            }));
+                ));
+            }
+        }
     }
 
     /// Takes in the channels the inner source added since the last look (a reader that
@@ -303,7 +389,7 @@ impl<S: Source> Selected<S> {
         let channels = &self.inner.header().channels;
         for c in channels.get(self.ids.len()..).unwrap_or_default() {
             let keep = match &mut self.selection.channels {
-                Some(filter) => filter.patterns.observe(&c.name),
+                Some(filter) => filter.observe(&c.name),
                 None => true,
             };
             self.ids
@@ -344,6 +430,13 @@ impl<S: Source> Iterator for Selected<S> {
                 Ok(r) => r,
                 Err(e) => return Some(Err(e)),
             };
+            if let Some(n) = self.selection.decimate.filter(|n| *n > 1) {
+                // Every record is counted, selected or not, so positions are the input's.
+                if self.frames.observe(&record).is_some_and(|at| at % n != 0) {
+                    self.inner.recycle(record);
+                    continue;
+                }
+            }
             if record.channel as usize >= self.ids.len() {
                 self.follow_new_channels();
             }
