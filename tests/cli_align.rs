@@ -59,42 +59,52 @@ fn a_rebased_slice_moves_the_epoch_and_merge_puts_it_back_in_place() {
     assert_eq!(late["start_ns"], 0);
     assert_eq!(late["end_ns"], 10_000_000);
     assert_eq!(late["records"], 5);
-
-    // The slice's frames land back on 20 and 30 ms of the original's time line.
-    let merged = run_in(
-        dir,
-        &["merge", s(&a2()), "late.icarec", "-o", "merged.jsonl"],
-    )
-    .expect_code(0);
-    assert_eq!(merged.stderr, "wrote 12 records to merged.jsonl\n");
-    let records = read_jsonl(&dir.join("merged.jsonl"));
-    let at = |t: i64| -> Vec<(String, Option<i64>)> {
-        timeline(&records)
-            .into_iter()
-            .filter(|r| r.0 == t)
-            .map(|r| (r.1, r.2))
-            .collect()
-    };
-    assert_eq!(at(10_000_000).len(), 3);
-    let ch = |c: &str, f: i64| (c.to_string(), Some(f));
-    assert_eq!(
-        at(20_000_000),
-        [
-            ch("Vehicle.Nav.position", 1),
-            ch("Vehicle.Aero.alpha", 1),
-            // The slice carries the static signal held from before its start.
-            ch("Vehicle.Mass.dry", 0),
-            ch("Vehicle.Nav.position", 0),
-            ch("Vehicle.Aero.alpha", 0),
-        ]
-    );
-    assert_eq!(at(30_000_000).len(), 4);
-    assert_eq!(records.len(), 12);
-
-    // Written as .icarec, the merged recording keeps the earliest epoch as it was given.
     run_in(
         dir,
-        &["merge", s(&a2()), "late.icarec", "-o", "merged.icarec"],
+        &[
+            "slice",
+            s(&a2()),
+            "--end",
+            "0.02",
+            "--keep-time",
+            "-o",
+            "early.icarec",
+        ],
+    )
+    .expect_code(0);
+
+    // The late part's frames land back on 20 and 30 ms of the early part's time line.
+    let merged = run_in(
+        dir,
+        &["merge", "early.icarec", "late.icarec", "-o", "merged.jsonl"],
+    )
+    .expect_code(0);
+    assert_eq!(merged.stderr, "wrote 7 records to merged.jsonl\n");
+    let line = timeline(&read_jsonl(&dir.join("merged.jsonl")));
+    let ch = |t: i64, c: &str, f: i64| (t, c.to_string(), Some(f));
+    assert_eq!(
+        line,
+        [
+            ch(10_000_000, "Vehicle.Mass.dry", 0),
+            ch(10_000_000, "Vehicle.Nav.position", 0),
+            ch(10_000_000, "Vehicle.Aero.alpha", 0),
+            ch(20_000_000, "Vehicle.Nav.position", 1),
+            ch(20_000_000, "Vehicle.Aero.alpha", 1),
+            ch(30_000_000, "Vehicle.Nav.position", 2),
+            ch(30_000_000, "Vehicle.Aero.alpha", 2),
+        ]
+    );
+
+    // Written as .icarec, the merged recording keeps the first input's epoch as given.
+    run_in(
+        dir,
+        &[
+            "merge",
+            "early.icarec",
+            "late.icarec",
+            "-o",
+            "merged.icarec",
+        ],
     )
     .expect_code(0);
     let m = inspect(dir, "merged.icarec");

@@ -7,6 +7,7 @@ mod codec;
 pub mod codes;
 mod container;
 mod facts;
+mod merge;
 pub mod metadata;
 mod reader;
 pub mod schema;
@@ -95,6 +96,16 @@ impl Format for Icarec {
                 .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
                 .map(|r| Box::new(r) as Box<dyn Source>),
         )
+    }
+
+    /// The profile's two merge kinds (spec §A14): a continuation of one schema, or a union
+    /// of disjoint signals on identical times; anything else is refused.
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        (paths.len() > 1).then(|| merge::open(paths, options))
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

@@ -734,6 +734,14 @@ impl IcarecReader {
         Ok(if t.is_finite() { nanos(t) } else { 0 })
     }
 
+    /// The times of the first and last frames, `None` without frames.
+    pub(super) fn time_span(&mut self) -> Result<Option<(i64, i64)>, ReadError> {
+        if self.frames == 0 {
+            return Ok(None);
+        }
+        Ok(Some((self.frame_ns(0)?, self.frame_ns(self.frames - 1)?)))
+    }
+
     /// The first frame whose time is at or after `ns` (times non-decreasing, spec §A6):
     /// a binary search reading one time per step.
     fn frame_at(&mut self, ns: i64) -> Result<u64, ReadError> {
