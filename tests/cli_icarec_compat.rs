@@ -3,16 +3,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{run_in, s};
+use common::{any_fixture as fixture, run_in, s};
 use serde_json::{json, Value};
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
 
 /// (code, severity) of each finding of one validate --format json line.
 fn findings(j: &Value) -> Vec<(String, String)> {

@@ -4,15 +4,9 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use common::{run_in, s};
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
+use common::{any_fixture as fixture, run_in, s};
 
 /// The channel of every record `cat --format json` prints, in order.
 fn channels(dir: &Path, args: &[&str]) -> Vec<String> {

@@ -3,15 +3,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-
-use common::{run_in, s};
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
-}
+use common::{any_fixture as fixture, run_in, s};
 
 /// `types.icarec`: frames at 0.5 s and 1.0 s, every type of the profile.
 fn types(at: &str) -> common::Run {

@@ -16,6 +16,13 @@ pub fn fixture(rel: &str) -> PathBuf {
         .join(rel)
 }
 
+/// `fixtures/<rel>` in this checkout, for any format.
+pub fn any_fixture(rel: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
+}
+
 /// The bytes of a fixture.
 pub fn fixture_bytes(rel: &str) -> Vec<u8> {
     std::fs::read(fixture(rel)).unwrap()
