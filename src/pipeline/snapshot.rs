@@ -7,6 +7,7 @@ use std::path::Path;
 
 use serde_json::Value as Json;
 
+use super::frames::FrameCounter;
 use crate::formats::{icarus_compat, icarus_snapshot, registry, ReadError, ReadOptions};
 use crate::model::{Nanos, TimeSpec, Value};
 use crate::report::{Finding, Severity};
@@ -56,24 +57,25 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         ))
     })?;
 
-    // Frames are runs of records with the same frame value (Icarus: the frame index).
+    // Frames as `#N` counts them (pipeline::frames).
+    let mut counter = FrameCounter::default();
     let mut frames: Vec<Frame> = Vec::new();
     let mut chosen: Option<Frame> = None;
-    let mut last: Option<Frame> = None;
-    let mut position = 0u64;
+    let (mut first, mut last): (Option<Frame>, Option<Frame>) = (None, None);
     while let Some(record) = times.next() {
         let record = record?;
-        let new_frame = last.is_none_or(|f| f.value != record.frame);
-        if new_frame {
+        let position = counter.observe(&record);
+        let new_frame = position.is_some_and(|p| last.is_none_or(|l| l.position != p));
+        if let (true, Some(position)) = (new_frame, position) {
             let frame = Frame {
-                position: last.map_or(0, |_| position + 1),
+                position,
                 value: record.frame,
                 time: record.time,
             };
-            position = frame.position;
+            first = first.or(Some(frame));
             last = Some(frame);
             match req.at {
-                TimeSpec::Frame(n) if frame.position == n => {
+                TimeSpec::Frame(n) if position == n => {
                     chosen = Some(frame);
                     break;
                 }
@@ -108,30 +110,28 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
             (t, best)
         }
     };
-    let Some(chosen) = chosen else {
+    let (Some(chosen), Some(first)) = (chosen, first) else {
         return Err(ReadError::Unsupported(format!(
             "{}: the recording has no frames",
             req.path.display()
         )));
     };
-    let first_time = first_frame_time(req, format)?;
+    // `last` is the last frame read: the recording's last unless the walk stopped after T.
     let clamped = match req.at {
         TimeSpec::Frame(n) => chosen.position != n,
-        _ => requested < first_time || last.is_some_and(|l| requested > l.time),
+        _ => requested < first.time || last.is_some_and(|l| requested > l.time),
     };
 
     // Values: the latest record of each channel up to the end of the chosen frame.
     let mut source = registry::open_as(format, req.path, req.options)?;
     let mut values: Vec<Option<Value>> = vec![None; source.header().channels.len()];
-    let mut position = 0u64;
-    let mut current_frame: Option<Option<i64>> = None;
+    let mut counter = FrameCounter::default();
     for record in source.by_ref() {
         let mut record = record?;
-        if current_frame.is_some_and(|f| f != record.frame) {
-            position += 1;
-        }
-        current_frame = Some(record.frame);
-        if position > chosen.position {
+        if counter
+            .observe(&record)
+            .is_some_and(|p| p > chosen.position)
+        {
             break;
         }
         let c = record.channel as usize;
@@ -226,22 +226,6 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     Ok(Snapshot {
         json: Some(out),
         findings,
-    })
-}
-
-/// The first frame's time (a walk of one record).
-fn first_frame_time(
-    req: &SnapshotRequest,
-    format: &'static dyn crate::formats::Format,
-) -> Result<Nanos, ReadError> {
-    let walk = ReadOptions {
-        decode: false,
-        ..req.options
-    };
-    let mut source = registry::open_as(format, req.path, walk)?;
-    Ok(match source.next().transpose()? {
-        Some(r) => r.time,
-        None => 0,
     })
 }
 
