@@ -356,6 +356,21 @@ fn merge_orders_two_sessions_by_absolute_time() {
         })
         .collect();
     assert_eq!(got, [(500_000_000, "Intro"), (4_000_000_000, "Outro")]);
+    // Spec §16: one clock from the earliest begin with begin_rtss 0; each event's RTSS times
+    // moved onto it; frames kept and said not comparable.
+    assert_eq!(j["begin"]["rtss"], 0.0);
+    assert_eq!(j["start_metadata"]["frames_comparable"], false);
+    assert_eq!(
+        j["start_metadata"]["merged_from"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(j["start_metadata"]["merged_from"][1]["begin_rtss"], 12.5);
+    assert_eq!(j["app_version"], "merged");
+    assert_eq!(rows[0]["values"]["create_time"], 0.5);
+    assert_eq!(rows[1]["values"]["create_time"], 4.0);
+    assert_eq!(rows[1]["frame"], -2);
+    assert_eq!(j["finished_cleanly"], true);
+    assert_eq!(j["end_metadata"], Value::Null);
 }
 
 #[test]

@@ -6,6 +6,7 @@
 pub mod body;
 pub mod codes;
 pub mod layout;
+mod merge;
 mod reader;
 mod writer;
 
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
 use serde_json::json;
 
+pub use merge::XrecMerge;
 pub use reader::{Query, Scan, XrecReader};
 pub use writer::XrecWriter;
 
@@ -206,6 +208,15 @@ impl Format for Xrec {
 
     fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
         vec![(REPAIR_KEY, "1".into())]
+    }
+
+    /// Sessions merged by absolute time on a clock of their own (spec §16).
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(XrecMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
     }
 
     fn open_slice(

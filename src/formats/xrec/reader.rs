@@ -779,7 +779,7 @@ impl XrecReader {
             return Ok(None);
         }
         let (type_name, frame, create_time, capture_time) = (
-            ev.type_name.to_string(),
+            ev.type_name,
             ev.create_frame,
             ev.create_time,
             ev.capture_time,
@@ -817,7 +817,7 @@ impl XrecReader {
                 return Ok(None);
             }
         }
-        let channel = self.channel(&type_name);
+        let channel = self.channel(type_name);
         self.per_type[channel as usize] += 1;
         let mut record = Record::new(time.saturating_sub(self.query.shift), channel);
         record.frame = Some(frame);
@@ -825,7 +825,7 @@ impl XrecReader {
         values.push(("create_time".to_string(), Value::Float(create_time)));
         values.push(("capture_time".to_string(), Value::Float(capture_time)));
         if self.options.decode {
-            let problem = match type_name.as_str() {
+            let problem = match type_name {
                 super::TRANSFORM => self.transform(&mut record, &mut fields),
                 super::CLIENT_ENTER => missing(&fields, &["ClientName", "ClientNumber"]),
                 super::SCENE_GRAPH => missing(&fields, &["ID", "Type", "Skipped"]),

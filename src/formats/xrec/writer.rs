@@ -99,7 +99,8 @@ impl XrecWriter {
                     e.get("metadata").and_then(Json::as_object).cloned(),
                 ))
             });
-        let source_unfinished = source.is_some_and(|m| m.get("end").is_none_or(Json::is_null));
+        // A reader says `end: null` when its file has no End (a merge says nothing).
+        let source_unfinished = source.is_some_and(|m| m.get("end").is_some_and(Json::is_null));
         let mut end_extra = Map::new();
         if let Some(slice) = source.and_then(|m| m.get("slice")) {
             end_extra.insert("slice".into(), slice.clone());
