@@ -53,6 +53,25 @@ fn value(v: ValueRef) -> Result<Value, String> {
             None => return Err("a string is not valid UTF-8".into()),
         },
         ValueRef::Binary(b) => Value::Bytes(b.to_vec()),
+        // A list of floats of one width (a Vector3, a Quaternion) is a typed array.
+        ValueRef::Array(items)
+            if !items.is_empty() && items.iter().all(|x| matches!(x, ValueRef::F64(_))) =>
+        {
+            let xs = items
+                .iter()
+                .map(|x| if let ValueRef::F64(x) = x { *x } else { 0.0 })
+                .collect();
+            Value::Array(Array::flat(ArrayData::F64(xs)))
+        }
+        ValueRef::Array(items)
+            if !items.is_empty() && items.iter().all(|x| matches!(x, ValueRef::F32(_))) =>
+        {
+            let xs = items
+                .iter()
+                .map(|x| if let ValueRef::F32(x) = x { *x } else { 0.0 })
+                .collect();
+            Value::Array(Array::flat(ArrayData::F32(xs)))
+        }
         ValueRef::Array(items) => {
             Value::List(items.into_iter().map(value).collect::<Result<_, _>>()?)
         }
@@ -85,11 +104,10 @@ fn value(v: ValueRef) -> Result<Value, String> {
     })
 }
 
-/// The numbers of a list (or typed array) as f64 when every element is a number: a Vector3
-/// or Quaternion of a transform. float32 elements give `F32` arrays.
+/// The numbers of a list as f64 when every element is a number (a Vector3 or Quaternion
+/// written with integers); `None` for a typed array (already one) or anything else.
 pub fn numbers(v: &Value) -> Option<Array> {
     match v {
-        Value::Array(a) if a.shape.len() == 1 => Some(a.clone()),
         Value::List(items) => {
             if items.iter().all(|x| matches!(x, Value::F32(_))) && !items.is_empty() {
                 let xs = items

@@ -877,11 +877,14 @@ impl XrecReader {
         }
         for (key, n) in [("position", 3), ("rotation", 4), ("scale", 3)] {
             match fields.iter_mut().find(|(k, _)| k == key) {
-                Some((_, v)) => match body::numbers(v) {
-                    Some(a) if a.len() == n => *v = Value::Array(a),
-                    _ => {
-                        problem.get_or_insert_with(|| format!("{key} is not {n} numbers"));
-                    }
+                Some((_, v)) => match v {
+                    Value::Array(a) if a.shape.len() == 1 && a.len() == n => {}
+                    _ => match body::numbers(v) {
+                        Some(a) if a.len() == n => *v = Value::Array(a),
+                        _ => {
+                            problem.get_or_insert_with(|| format!("{key} is not {n} numbers"));
+                        }
+                    },
                 },
                 None if key == "scale" => fields.push((
                     "scale".into(),
