@@ -122,3 +122,8 @@ cp "$here/../fixtures/icarus-csv/rocket.csv" "$ccorpus/"
 printf 'time,a.b,"c,d"\n0.01,nan,-inf\n0.02,,1e-05\n0.01,abc,2\n' > "$ccorpus/rules.csv"
 printf 'time\n0\n1\n' > "$ccorpus/no-signals.csv"
 echo "seeded $(find "$ccorpus" -type f | wc -l) files into $ccorpus"
+# XREC: the fixtures built from the spec's tables (plain, gzip, unfinished, truncated, native).
+xcorpus="$here/corpus/xrec"
+mkdir -p "$xcorpus"
+cp "$here"/../fixtures/xrec/*.xrec "$xcorpus/"
+echo "seeded $(find "$xcorpus" -type f | wc -l) files into $xcorpus"

@@ -408,7 +408,7 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "error: --compression applies to 3es output; this output is jsonl\n"
+        "error: --compression applies to 3es, xrec output; this output is jsonl\n"
     );
     assert!(!out.exists());
     let (r, out) = plain_to("x.3es");

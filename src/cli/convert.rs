@@ -3,7 +3,9 @@
 use std::path::PathBuf;
 
 use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::format_select::FormatSelectArgs;
 use super::Outcome;
+use crate::formats::SliceRequest;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -24,9 +26,17 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     align: AlignArgs,
+    #[command(flatten)]
+    format_select: FormatSelectArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
+    // Format selectors (XREC's --type, --chapter) go to the format's own slice.
+    let selectors = args.format_select.selectors();
+    let window = (!selectors.is_empty()).then(|| SliceRequest {
+        selectors,
+        ..SliceRequest::default()
+    });
+    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
     write_recording(read, &args.write)
 }

@@ -6,6 +6,7 @@ mod common;
 mod convert;
 mod diag;
 mod format_options;
+mod format_select;
 mod inspect;
 mod merge;
 mod progress;

@@ -70,7 +70,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         report.records,
         path_list(&paths)
     );
-    if errors == 0 && report.verbatim == report.records {
+    // A writer that repaired the file without dropping anything (an XREC End appended)
+    // says so in its loss report: not "intact".
+    if errors == 0 && report.verbatim == report.records && report.loss.is_empty() {
         say!("{name}: every record was intact: nothing dropped, every record copied unchanged");
         return Ok(Outcome::Ok);
     }

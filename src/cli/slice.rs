@@ -7,6 +7,7 @@ use super::common::{
     SelectArgs, WriteArgs,
 };
 use super::diag::say;
+use super::format_select::FormatSelectArgs;
 use super::{Outcome, UsageError};
 use crate::formats::{registry, SliceRequest};
 use crate::model::TimeSpec;
@@ -50,9 +51,11 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     align: AlignArgs,
+    #[command(flatten)]
+    format_select: FormatSelectArgs,
 }
 
-fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
+pub(super) fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), UsageError> {
     let bad = || {
         UsageError(format!(
             "--frames `{text}`: expected A..B or A.. with 0-based frame numbers"
@@ -108,7 +111,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         start,
         end,
         rebase: !args.keep_time,
-        selectors: Vec::new(),
+        selectors: args.format_select.selectors(),
     };
     let read = read_request(
         &args.inputs,

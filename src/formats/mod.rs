@@ -22,6 +22,7 @@ pub mod nanover_common;
 pub mod nanover_legacy;
 pub mod nanover_zip;
 pub mod tes;
+pub mod xrec;
 
 use std::io;
 use std::path::{Path, PathBuf};

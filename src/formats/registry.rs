@@ -9,8 +9,8 @@ use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{
-    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError,
-    ReadOptions, Source,
+    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, xrec,
+    ReadError, ReadOptions, Source,
 };
 
 /// Every format simrec knows. Adding a format is one line here.
@@ -21,6 +21,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &elodin::Elodin,
     &tes::Tes,
     &icarus_hdf5::IcarusHdf5,
+    &xrec::Xrec,
     // A text file starting `time,` (spec §A1's sniffing order).
     &icarus_csv::IcarusCsv,
     // Last: of formats equally sure of a file the last wins, and a ustar archive is an

@@ -23,12 +23,16 @@ pub const MAX_RECORDS: usize = 4096;
 /// At most this many bytes of values are held.
 pub const MAX_BYTES: usize = 32 << 20;
 
-/// Whether every channel declares at least one field, each with type and shape.
+/// Whether there are channels and every one declares at least one field, each with type
+/// and shape.
 pub fn is_complete(header: &Header) -> bool {
-    header
-        .channels
-        .iter()
-        .all(|c| !c.fields.is_empty() && c.fields.iter().all(FieldSpec::is_complete))
+    // No channel yet: a source that discovers its channels while reading (XREC) declares
+    // nothing up front, so the look-ahead must see its records.
+    !header.channels.is_empty()
+        && header
+            .channels
+            .iter()
+            .all(|c| !c.fields.is_empty() && c.fields.iter().all(FieldSpec::is_complete))
 }
 
 /// The dtype and shape a value fixes, when it has them (not a map, list, bytes or null; an

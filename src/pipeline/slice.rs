@@ -32,6 +32,11 @@ pub fn open_slice(
             }
         }
     }
+    if let Some((name, _)) = request.selectors.first() {
+        return Err(ReadError::Conflict(format!(
+            "--{name} applies to one XREC input; these inputs have no such selector"
+        )));
+    }
     let walk = ReadOptions {
         decode: false,
         ..options

@@ -1,0 +1,32 @@
+//! Finding codes of the XREC-S profile (spec `xrec.md` §17).
+
+pub const EMPTY_FILE: &str = "XREC_EMPTY_FILE";
+pub const NOT_PROFILE: &str = "XREC_NOT_PROFILE";
+pub const VERSION: &str = "XREC_VERSION";
+pub const REVISION: &str = "XREC_REVISION";
+pub const BAD_CODEC: &str = "XREC_BAD_CODEC";
+pub const RESERVED: &str = "XREC_RESERVED";
+pub const PACKET_TYPE: &str = "XREC_PACKET_TYPE";
+pub const EXTENSION_PACKET: &str = "XREC_EXTENSION_PACKET";
+pub const TRUNCATED: &str = "XREC_TRUNCATED";
+pub const ORDER: &str = "XREC_ORDER";
+pub const NOT_FINISHED: &str = "XREC_NOT_FINISHED";
+pub const PAYLOAD_SHORT: &str = "XREC_PAYLOAD_SHORT";
+pub const PAYLOAD_LONG: &str = "XREC_PAYLOAD_LONG";
+pub const BAD_UTF8: &str = "XREC_BAD_UTF8";
+pub const BAD_JSON: &str = "XREC_BAD_JSON";
+pub const COMPRESSED_WITHOUT_CODEC: &str = "XREC_COMPRESSED_WITHOUT_CODEC";
+pub const DECOMPRESS: &str = "XREC_DECOMPRESS";
+pub const EVENTS_BYTES: &str = "XREC_EVENTS_BYTES";
+pub const EVENT_COUNT: &str = "XREC_EVENT_COUNT";
+pub const EMPTY_PACKET: &str = "XREC_EMPTY_PACKET";
+pub const BODY_DECODE: &str = "XREC_BODY_DECODE";
+pub const EMPTY_TYPE: &str = "XREC_EMPTY_TYPE";
+pub const NONFINITE_TIME: &str = "XREC_NONFINITE_TIME";
+pub const BOUNDS_VIOLATION: &str = "XREC_BOUNDS_VIOLATION";
+pub const BOUNDS_LOOSE: &str = "XREC_BOUNDS_LOOSE";
+pub const EVENT_ORDER: &str = "XREC_EVENT_ORDER";
+pub const PACKET_OVERLAP: &str = "XREC_PACKET_OVERLAP";
+pub const END_COUNTS: &str = "XREC_END_COUNTS";
+pub const END_TIME: &str = "XREC_END_TIME";
+pub const WELL_KNOWN_BODY: &str = "XREC_WELL_KNOWN_BODY";

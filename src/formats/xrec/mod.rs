@@ -1,0 +1,231 @@
+//! MAGES XR Recorder recordings in simrec's documented profile XREC-S 1.0 (spec `xrec.md`):
+//! a Start packet, Event packets with frame and RTSS bounds, an End packet. One channel per
+//! event type, met while reading; queries by time, create_frame, type and chapter read only
+//! the packets whose bounds overlap them.
+
+pub mod body;
+pub mod codes;
+pub mod layout;
+mod merge;
+mod reader;
+mod writer;
+
+use std::path::{Path, PathBuf};
+
+use globset::{GlobBuilder, GlobSet, GlobSetBuilder};
+use serde_json::json;
+
+pub use merge::XrecMerge;
+pub use reader::{Query, Scan, XrecReader};
+pub use writer::XrecWriter;
+
+use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::model::{Header, TimeSpec};
+
+pub const NAME: &str = "xrec";
+/// Raw-bytes tag of an event record (type name to the end of its body).
+pub const RAW: &str = "xrec";
+/// Key of `Header::metadata` holding the Start, the End and framing (for writers).
+pub const HEADER_KEY: &str = "xrec";
+/// Writer setting of `--compression`.
+pub const COMPRESSION_KEY: &str = "xrec.compression";
+/// Writer setting `recover` gives: the End says it was repaired.
+pub const REPAIR_KEY: &str = "xrec.repair";
+
+pub const CHAPTER: &str = "xrec.Chapter";
+pub const TRANSFORM: &str = "xrec.Transform";
+pub const CLIENT_ENTER: &str = "xrec.ClientEnter";
+pub const SCENE_GRAPH: &str = "xrec.SceneGraph";
+/// `FieldSpec::semantic` of a transform's rotation: a unit quaternion x, y, z, w (Unity).
+pub const QUATERNION_XYZW: &str = "quaternion_xyzw";
+
+pub struct Xrec;
+
+/// A glob set of `--type` patterns (anchored, `*` crosses dots, as `--channel`).
+pub fn type_globs<'a>(
+    patterns: impl Iterator<Item = &'a str>,
+) -> Result<Option<GlobSet>, ReadError> {
+    let mut set = GlobSetBuilder::new();
+    let mut any = false;
+    for p in patterns {
+        let glob = GlobBuilder::new(p)
+            .literal_separator(false)
+            .backslash_escape(true)
+            .build()
+            .map_err(|e| ReadError::Conflict(format!("--type `{p}`: {}", e.kind())))?;
+        set.add(glob);
+        any = true;
+    }
+    if !any {
+        return Ok(None);
+    }
+    set.build()
+        .map(Some)
+        .map_err(|e| ReadError::Conflict(format!("--type: {e}")))
+}
+
+/// The reader `slice` asks for (spec §12, §16): the window as record times or create_frame
+/// values (`#N` is create_frame N), the types, the chapter, and the rebase.
+pub fn open_query(
+    path: &Path,
+    slice: &SliceRequest,
+    options: ReadOptions,
+) -> Result<XrecReader, ReadError> {
+    let reader = XrecReader::open(path, options)?;
+    let mut q = Query {
+        types: type_globs(slice.selector("type"))?,
+        ..Query::default()
+    };
+    let last = reader
+        .packet_scan()
+        .rtss
+        .map(|(_, hi)| reader.record_time(hi))
+        .unwrap_or(0);
+    for (spec, is_start) in [(slice.start, true), (slice.end, false)] {
+        let Some(spec) = spec else { continue };
+        match spec {
+            TimeSpec::At(t) => *(if is_start { &mut q.t0 } else { &mut q.t1 }) = Some(t),
+            TimeSpec::FromEnd(d) => {
+                *(if is_start { &mut q.t0 } else { &mut q.t1 }) = Some(last.saturating_sub(d))
+            }
+            TimeSpec::Frame(n) => {
+                *(if is_start { &mut q.f0 } else { &mut q.f1 }) =
+                    Some(n.min(i64::MAX as u64) as i64)
+            }
+        }
+    }
+    let chapter: Option<&str> = slice.selector("chapter").next();
+    if let Some(name) = chapter {
+        let (t0, t1) = chapter_span(path, name, options)?;
+        q.t0 = Some(q.t0.map_or(t0, |t| t.max(t0)));
+        q.t1 = match (q.t1, t1) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
+    }
+    if slice.rebase {
+        q.shift = q.t0.unwrap_or(0);
+    }
+    let mut reader = reader.with_query(q.clone());
+    let sliced = json!({
+        "from": path.file_name().map(|n| n.to_string_lossy().to_string()),
+        "t0": q.t0,
+        "t1": q.t1,
+        "frames": [q.f0, q.f1],
+        "types": slice.selector("type").collect::<Vec<_>>(),
+        "chapter": chapter,
+    });
+    reader.mark_slice(sliced);
+    Ok(reader)
+}
+
+/// `[time of the chapter NAME, time of the next chapter)` (spec §12).
+fn chapter_span(
+    path: &Path,
+    name: &str,
+    options: ReadOptions,
+) -> Result<(i64, Option<i64>), ReadError> {
+    let walk = ReadOptions {
+        decode: false,
+        lenient: true,
+        ..options
+    };
+    let reader = XrecReader::open(path, walk)?.with_query(Query {
+        types: type_globs(std::iter::once(CHAPTER))?,
+        ..Query::default()
+    });
+    let mut chapters = Vec::new();
+    let mut reader = reader;
+    for r in reader.by_ref() {
+        r?;
+    }
+    chapters.extend(reader.chapters().iter().map(|(n, t, _)| (n.clone(), *t)));
+    chapters.sort_by_key(|(_, t)| *t);
+    let Some(i) = chapters.iter().position(|(n, _)| n == name) else {
+        let names: Vec<&str> = chapters.iter().map(|(n, _)| n.as_str()).collect();
+        return Err(ReadError::Conflict(format!(
+            "--chapter `{name}`: {} has no such chapter (its chapters: {})",
+            path.display(),
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        )));
+    };
+    let t0 = chapters[i].1;
+    let t1 = chapters[i + 1..].iter().map(|(_, t)| *t).find(|t| *t > t0);
+    Ok((t0, t1))
+}
+
+impl Format for Xrec {
+    fn name(&self) -> &'static str {
+        NAME
+    }
+
+    fn title(&self) -> &'static str {
+        "MAGES XR Recorder .xrec (simrec profile XREC-S 1.0)"
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["xrec"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".xrec"]
+    }
+
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[WriteOption {
+            flag: "compression",
+            help: "How the output is compressed, for formats that compress",
+            aliases: &[],
+            // "keep" is never given: without --compression an XREC input's codec is kept.
+            values: &["none", "gzip"],
+            setting: COMPRESSION_KEY,
+        }]
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection {
+        // The Start's length is checked against the file by the reader.
+        Detection::by(layout::is_profile(head, u64::MAX), self.named_by(path))
+    }
+
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Ok(Box::new(XrecReader::open(path, options)?))
+    }
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(XrecWriter::create(target, header, outputs)?))
+    }
+
+    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
+        vec![(REPAIR_KEY, "1".into())]
+    }
+
+    /// Sessions merged by absolute time on a clock of their own (spec §16).
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(XrecMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
+    }
+
+    fn open_slice(
+        &self,
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else { return None };
+        Some(open_query(path, slice, options).map(|r| Box::new(r) as Box<dyn Source>))
+    }
+}

@@ -1,0 +1,1152 @@
+//! Reading an XREC-S file (spec §3–§14): the Start packet at open, a walk over packet
+//! headers (the End's content, for writers, before any record), then Event packets one at a
+//! time, one record per event. A query (time, create_frame or type) skips every packet whose
+//! 40-byte bounds cannot hold a match without reading its events (spec §12).
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use flate2::read::GzDecoder;
+use globset::GlobSet;
+use serde_json::{json, Map, Value as Json};
+
+use super::body;
+use super::codes::*;
+use super::layout::{self, Bounds, End, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN};
+use super::{HEADER_KEY, RAW};
+use crate::formats::input::Input;
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::{
+    Array, ArrayData, Channel, ChannelKind, Composition, Entity, Epoch, FieldSpec, Header,
+    RawBytes, Record, TimeOrigin, Value,
+};
+use crate::report::{Fact, Finding, Findings, Severity};
+
+/// Which events a reader returns (spec §12): record times in `[t0, t1)`, create_frame in
+/// `[f0, f1)`, type names matching `types`; `shift` is taken off every record time (a
+/// rebased slice).
+#[derive(Debug, Clone, Default)]
+pub struct Query {
+    pub t0: Option<i64>,
+    pub t1: Option<i64>,
+    pub f0: Option<i64>,
+    pub f1: Option<i64>,
+    pub types: Option<GlobSet>,
+    pub shift: i64,
+}
+
+impl Query {
+    fn is_whole(&self) -> bool {
+        self.t0.is_none()
+            && self.t1.is_none()
+            && self.f0.is_none()
+            && self.f1.is_none()
+            && self.types.is_none()
+    }
+
+    /// Whether a packet with these bounds may hold an event the query keeps.
+    fn overlaps(&self, b: &Bounds, begin_rtss: f64) -> bool {
+        let (lo, hi) = (
+            layout::record_time(b.rtss_begin, begin_rtss),
+            layout::record_time(b.rtss_end, begin_rtss),
+        );
+        self.t0.is_none_or(|t0| hi >= t0)
+            && self.t1.is_none_or(|t1| lo < t1)
+            && self.f0.is_none_or(|f0| b.frame_end >= f0)
+            && self.f1.is_none_or(|f1| b.frame_begin < f1)
+    }
+
+    fn keeps(&self, time: i64, frame: i64) -> bool {
+        self.t0.is_none_or(|t0| time >= t0)
+            && self.t1.is_none_or(|t1| time < t1)
+            && self.f0.is_none_or(|f0| frame >= f0)
+            && self.f1.is_none_or(|f1| frame < f1)
+    }
+}
+
+/// What the header walk at open found: the End, and where framing stopped.
+#[derive(Debug, Clone, Default)]
+pub struct Scan {
+    pub end: Option<End>,
+    /// Bytes from the file's start to the end of the last whole packet.
+    pub framed: u64,
+    pub packets: u64,
+    /// Lowest and highest rtss bounds of the Event packets.
+    pub rtss: Option<(f64, f64)>,
+}
+
+/// The Event packet whose events are being returned.
+struct Packet {
+    offset: u64,
+    index: u64,
+    bounds: Bounds,
+    at: usize,
+    decoded: u32,
+    frames: Option<(i64, i64)>,
+    times: Option<(f64, f64)>,
+    last_time: Option<f64>,
+}
+
+/// Entities seen, so that a transform's id is one shared string (bounded).
+const ENTITY_CACHE: usize = 4096;
+
+pub struct XrecReader {
+    path: PathBuf,
+    input: Input,
+    options: ReadOptions,
+    header: Header,
+    findings: Findings,
+    start: Start,
+    scan: Scan,
+    query: Query,
+    /// Some packets were skipped by the query: counts cannot be checked against the End.
+    skipped: bool,
+    pos: u64,
+    packet_index: u64,
+    done: bool,
+    end: Option<End>,
+    packet: Option<Packet>,
+    area: Vec<u8>,
+    channels: HashMap<String, u32>,
+    entities: HashMap<String, Arc<str>>,
+    prev_rtss_begin: Option<f64>,
+    // What was read, for the End's counts and inspect's facts.
+    event_packets: u64,
+    extension_packets: u64,
+    events: u64,
+    per_type: Vec<u64>,
+    frames: Option<(i64, i64)>,
+    last_create_time: Option<f64>,
+    chapters: Vec<(String, i64, i64)>,
+    bytes_read: u64,
+}
+
+fn err(code: &'static str, message: impl Into<String>) -> Finding {
+    Finding::new(Severity::Error, code, message)
+}
+
+fn minmax<T: PartialOrd + Copy>(m: Option<(T, T)>, x: T) -> Option<(T, T)> {
+    Some(match m {
+        None => (x, x),
+        Some((lo, hi)) => (if x < lo { x } else { lo }, if x > hi { x } else { hi }),
+    })
+}
+
+impl XrecReader {
+    pub fn open(path: &Path, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        let io = |e: std::io::Error| ReadError::from(e).in_file(path);
+        let input = Input::open(path).map_err(io)?;
+        let walk = Input::open(path).map_err(io)?;
+        XrecReader::new(path, input, walk, options).map_err(|e| e.in_file(path))
+    }
+
+    /// A reader over bytes in memory (tests, the fuzzer).
+    pub fn from_bytes(bytes: Vec<u8>, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        let walk = Input::from_bytes(bytes.clone());
+        XrecReader::new(Path::new("memory"), Input::from_bytes(bytes), walk, options)
+    }
+
+    fn new(
+        path: &Path,
+        mut input: Input,
+        mut walk: Input,
+        options: ReadOptions,
+    ) -> Result<XrecReader, ReadError> {
+        let len = input.len();
+        if len == 0 {
+            return Err(ReadError::invalid(err(
+                EMPTY_FILE,
+                "the file is empty (0 bytes)",
+            )));
+        }
+        let head_len = len.min(12) as usize;
+        let head = input.bytes(0, head_len)?.to_vec();
+        if !layout::is_profile(&head, len) {
+            return Err(ReadError::invalid(
+                err(NOT_PROFILE, layout::NOT_PROFILE_TEXT).offset(0),
+            ));
+        }
+        let start_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
+        let payload = input.bytes(HEADER_LEN as u64, start_len)?;
+        let mut found = Vec::new();
+        let start =
+            layout::parse_start(payload, &mut found).map_err(|f| ReadError::invalid(f.at(0, 0)))?;
+        let mut findings = Findings::default();
+        let first = (HEADER_LEN + start_len) as u64;
+        for f in found {
+            if f.severity == Severity::Error && !options.lenient {
+                return Err(ReadError::invalid(f.at(0, 0)));
+            }
+            findings.push(f.at(0, 0));
+        }
+        walk.set_read_ahead(512);
+        let scan = scan(&mut walk, first, start.revision);
+        let header = header(&start, &scan, len);
+        Ok(XrecReader {
+            path: path.to_path_buf(),
+            input,
+            options,
+            header,
+            findings,
+            start,
+            scan,
+            query: Query::default(),
+            skipped: false,
+            pos: first,
+            packet_index: 1,
+            done: false,
+            end: None,
+            packet: None,
+            area: Vec::new(),
+            channels: HashMap::new(),
+            entities: HashMap::new(),
+            prev_rtss_begin: None,
+            event_packets: 0,
+            extension_packets: 0,
+            events: 0,
+            per_type: Vec::new(),
+            frames: None,
+            last_create_time: None,
+            chapters: Vec::new(),
+            bytes_read: first,
+        })
+    }
+
+    /// Reads only what `query` keeps, skipping packets whose bounds cannot hold a match.
+    pub fn with_query(mut self, query: Query) -> XrecReader {
+        if query.shift != 0 {
+            self.header.origin = self.header.origin.shifted(query.shift);
+        }
+        if !query.is_whole() {
+            // Bounds and a few headers are all that is read of most packets.
+            self.input.set_read_ahead(512);
+        }
+        self.query = query;
+        self
+    }
+
+    /// Says in the header's metadata that this is a slice (a writer then makes a fresh End).
+    pub fn mark_slice(&mut self, slice: Json) {
+        if let Some(Json::Object(m)) = self.header.metadata.get_mut(HEADER_KEY) {
+            m.insert("slice".into(), slice);
+        }
+    }
+
+    /// Chapters met so far: (name, record time before any shift, create_frame).
+    pub fn chapters(&self) -> &[(String, i64, i64)] {
+        &self.chapters
+    }
+
+    pub fn start(&self) -> &Start {
+        &self.start
+    }
+
+    pub fn packet_scan(&self) -> &Scan {
+        &self.scan
+    }
+
+    /// Bytes read from the input so far (what a query costs).
+    pub fn bytes_read(&self) -> u64 {
+        self.bytes_read
+    }
+
+    /// Record time of an RTSS reading, before any shift.
+    pub fn record_time(&self, t: f64) -> i64 {
+        layout::record_time(t, self.start.begin_rtss)
+    }
+
+    /// Records `f`; an error stops a strict reader.
+    fn report(&mut self, f: Finding) -> Result<(), ReadError> {
+        let fatal = f.severity == Severity::Error && !self.options.lenient;
+        if fatal {
+            self.done = true;
+            self.findings.push(f.clone());
+            return Err(ReadError::invalid(f).in_file(&self.path));
+        }
+        self.findings.push(f);
+        Ok(())
+    }
+
+    /// Reads the next packet; false at the end of the file (or where reading must stop).
+    fn next_packet(&mut self) -> Result<bool, ReadError> {
+        let len = self.input.len();
+        let (off, index) = (self.pos, self.packet_index);
+        if off >= len {
+            return Ok(false);
+        }
+        if len - off < HEADER_LEN as u64 {
+            self.report(
+                err(
+                    TRUNCATED,
+                    format!(
+                        "the file ends {} bytes into a packet header (8 bytes)",
+                        len - off
+                    ),
+                )
+                .at(off, index)
+                .hint("`simrec recover` keeps the whole packets before it"),
+            )?;
+            return Ok(false);
+        }
+        let h = PacketHeader::parse(self.input.bytes(off, HEADER_LEN)?);
+        self.bytes_read += HEADER_LEN as u64;
+        let payload_end = off + HEADER_LEN as u64 + h.payload_len as u64;
+        if payload_end > len {
+            self.report(
+                err(
+                    TRUNCATED,
+                    format!(
+                        "the packet's payload ({} bytes) runs {} bytes past the end of the file",
+                        h.payload_len,
+                        payload_end - len
+                    ),
+                )
+                .at(off, index)
+                .hint("`simrec recover` keeps the whole packets before it"),
+            )?;
+            return Ok(false);
+        }
+        self.pos = payload_end;
+        self.packet_index += 1;
+        if h.reserved != 0 {
+            self.report(
+                err(RESERVED, "the packet header's reserved field is not 0").at(off, index),
+            )?;
+        }
+        if self.end.is_some() && h.kind != 0x80 && h.kind < 0x80 {
+            self.report(err(ORDER, "a packet after the End packet").at(off, index))?;
+        }
+        match h.kind {
+            layout::START => {
+                self.report(err(ORDER, "a second Start packet").at(off, index))?;
+            }
+            layout::EVENT => self.event_packet(off, index, h)?,
+            layout::END => self.end_packet(off, index, h)?,
+            0x80..=0xff => {
+                self.extension_packets += 1;
+                self.report(
+                    Finding::new(
+                        Severity::Info,
+                        EXTENSION_PACKET,
+                        format!("extension packet type 0x{:02x} skipped", h.kind),
+                    )
+                    .at(off, index),
+                )?;
+            }
+            other => {
+                self.report(
+                    err(
+                        PACKET_TYPE,
+                        format!("packet type 0x{other:02x} is reserved"),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        Ok(true)
+    }
+
+    fn flags(
+        &mut self,
+        off: u64,
+        index: u64,
+        h: PacketHeader,
+        event: bool,
+    ) -> Result<bool, ReadError> {
+        if h.flags & !layout::FLAG_COMPRESSED != 0 {
+            self.report(
+                err(RESERVED, format!("undefined flag bits 0x{:02x}", h.flags)).at(off, index),
+            )?;
+        }
+        let compressed = h.flags & layout::FLAG_COMPRESSED != 0;
+        if compressed && (!event || self.start.compression == layout::CODEC_NONE) {
+            let why = if event {
+                "the events area is marked compressed but the Start packet names no codec"
+            } else {
+                "a Start or End packet is marked compressed"
+            };
+            self.report(err(COMPRESSED_WITHOUT_CODEC, why).at(off, index))?;
+            return Err(ReadError::Unsupported(String::new()));
+        }
+        Ok(compressed)
+    }
+
+    fn end_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
+        if self.end.is_some() {
+            self.report(err(ORDER, "a second End packet").at(off, index))?;
+        }
+        match self.flags(off, index, h, false) {
+            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        let payload = self
+            .input
+            .bytes(off + HEADER_LEN as u64, h.payload_len as usize)?;
+        self.bytes_read += h.payload_len as u64;
+        let mut found = Vec::new();
+        let end = match layout::parse_end(payload, self.start.revision, &mut found) {
+            Ok(e) => e,
+            Err(f) => return self.report(f.at(off, index)),
+        };
+        for f in found {
+            self.report(f.at(off, index))?;
+        }
+        if !end.end_rtss.is_finite() {
+            self.report(
+                err(NONFINITE_TIME, format!("end_rtss is {}", end.end_rtss)).at(off, index),
+            )?;
+        }
+        if !self.skipped && self.query.is_whole() {
+            let (packets, events) = (self.event_packets, self.events);
+            if end.event_packet_count as u64 != packets || end.event_count != events {
+                self.report(
+                    err(
+                        END_COUNTS,
+                        format!(
+                            "the End packet counts {} Event packets and {} events; {packets} and {events} were read",
+                            end.event_packet_count, end.event_count
+                        ),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        if let Some(last) = self.last_create_time {
+            if end.end_rtss < last {
+                self.report(
+                    Finding::new(
+                        Severity::Warning,
+                        END_TIME,
+                        format!(
+                            "end_rtss {} is before the last event's create_time {last}",
+                            end.end_rtss
+                        ),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        if end.end_unix_ns < self.start.begin_unix_ns {
+            self.report(
+                Finding::new(
+                    Severity::Warning,
+                    END_TIME,
+                    "end_unix_ns is before begin_unix_ns",
+                )
+                .at(off, index),
+            )?;
+        }
+        self.end = Some(end);
+        Ok(())
+    }
+
+    fn event_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
+        let compressed = match self.flags(off, index, h, true) {
+            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Err(e) => return Err(e),
+            Ok(c) => c,
+        };
+        if (h.payload_len as usize) < BOUNDS_LEN {
+            return self.report(
+                err(
+                    PAYLOAD_SHORT,
+                    format!(
+                        "an Event payload of {} bytes: its bounds alone take 40",
+                        h.payload_len
+                    ),
+                )
+                .at(off, index),
+            );
+        }
+        let b = Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?);
+        self.bytes_read += BOUNDS_LEN as u64;
+        self.event_packets += 1;
+        if !(b.rtss_begin.is_finite() && b.rtss_end.is_finite()) {
+            return self.report(
+                err(NONFINITE_TIME, "a packet's rtss bounds are not finite").at(off, index),
+            );
+        }
+        if b.frame_begin > b.frame_end || b.rtss_begin > b.rtss_end {
+            self.report(
+                err(
+                    BOUNDS_VIOLATION,
+                    format!(
+                        "bounds begin after they end (frames {}..{}, rtss {}..{})",
+                        b.frame_begin, b.frame_end, b.rtss_begin, b.rtss_end
+                    ),
+                )
+                .at(off, index),
+            )?;
+        }
+        if let Some(prev) = self.prev_rtss_begin {
+            if b.rtss_begin < prev {
+                self.report(
+                    Finding::new(
+                        Severity::Info,
+                        PACKET_OVERLAP,
+                        format!(
+                            "rtss_begin {} is before the previous packet's {prev}",
+                            b.rtss_begin
+                        ),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        self.prev_rtss_begin = Some(b.rtss_begin);
+        if !self.query.overlaps(&b, self.start.begin_rtss) {
+            self.skipped = true;
+            return Ok(());
+        }
+        let area_len = h.payload_len as usize - BOUNDS_LEN;
+        let area_off = off + (HEADER_LEN + BOUNDS_LEN) as u64;
+        self.area.clear();
+        if compressed {
+            if b.events_bytes > layout::MAX_EVENTS_BYTES {
+                return self.report(
+                    err(
+                        DECOMPRESS,
+                        format!(
+                            "events_bytes {} is above simrec's limit of 1 GiB per packet",
+                            b.events_bytes
+                        ),
+                    )
+                    .at(off, index),
+                );
+            }
+            let stored = self.input.bytes(area_off, area_len)?;
+            self.bytes_read += area_len as u64;
+            let mut area = std::mem::take(&mut self.area);
+            let read = GzDecoder::new(stored)
+                .take(b.events_bytes as u64 + 1)
+                .read_to_end(&mut area);
+            self.area = area;
+            match read {
+                Err(e) => {
+                    return self.report(
+                        err(
+                            DECOMPRESS,
+                            format!("the gzip member does not decompress: {e}"),
+                        )
+                        .at(off, index),
+                    )
+                }
+                Ok(n) if n != b.events_bytes as usize => {
+                    return self.report(
+                        err(
+                            DECOMPRESS,
+                            format!(
+                                "the gzip member holds {}{} bytes; events_bytes says {}",
+                                if n > b.events_bytes as usize {
+                                    "more than "
+                                } else {
+                                    ""
+                                },
+                                n.min(b.events_bytes as usize),
+                                b.events_bytes
+                            ),
+                        )
+                        .at(off, index),
+                    )
+                }
+                Ok(_) => {}
+            }
+        } else {
+            if area_len != b.events_bytes as usize {
+                return self.report(
+                    err(
+                        EVENTS_BYTES,
+                        format!(
+                            "the events area has {area_len} bytes; events_bytes says {}",
+                            b.events_bytes
+                        ),
+                    )
+                    .at(off, index),
+                );
+            }
+            let stored = self.input.bytes(area_off, area_len)?;
+            self.bytes_read += area_len as u64;
+            self.area.extend_from_slice(stored);
+        }
+        if b.event_count == 0 {
+            self.report(
+                Finding::new(
+                    Severity::Warning,
+                    EMPTY_PACKET,
+                    "an Event packet with no events",
+                )
+                .at(off, index),
+            )?;
+        }
+        self.packet = Some(Packet {
+            offset: off,
+            index,
+            bounds: b,
+            at: 0,
+            decoded: 0,
+            frames: None,
+            times: None,
+            last_time: None,
+        });
+        Ok(())
+    }
+
+    /// The checks that need every event of the packet (counts, tight bounds).
+    fn finish_packet(&mut self, p: Packet) -> Result<(), ReadError> {
+        let (off, index, b) = (p.offset, p.index, p.bounds);
+        if p.decoded < b.event_count {
+            // parse_event already said so (the area ended early).
+        } else if p.at != self.area.len() {
+            self.report(
+                err(
+                    EVENT_COUNT,
+                    format!(
+                        "{} bytes of the events area follow the last of its {} events",
+                        self.area.len() - p.at,
+                        b.event_count
+                    ),
+                )
+                .at(off, index),
+            )?;
+        }
+        if let (Some((f0, f1)), Some((t0, t1))) = (p.frames, p.times) {
+            let tight =
+                f0 == b.frame_begin && f1 == b.frame_end && t0 == b.rtss_begin && t1 == b.rtss_end;
+            if !tight && self.query.is_whole() {
+                self.report(
+                    Finding::new(
+                        Severity::Warning,
+                        BOUNDS_LOOSE,
+                        format!(
+                            "bounds frames {}..{} rtss {}..{} are wider than the events' {f0}..{f1} and {t0}..{t1}",
+                            b.frame_begin, b.frame_end, b.rtss_begin, b.rtss_end
+                        ),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The end of the file: the End's absence is its own finding (spec §10).
+    fn finish(&mut self) -> Result<(), ReadError> {
+        if self.end.is_none() {
+            self.report(
+                Finding::new(
+                    Severity::Warning,
+                    NOT_FINISHED,
+                    "no End packet: the recording was not finished cleanly",
+                )
+                .offset(self.pos.min(self.input.len()))
+                .hint("`simrec recover` appends an End marked as repaired"),
+            )?;
+        }
+        Ok(())
+    }
+
+    fn channel(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.channels.get(name) {
+            return id;
+        }
+        let mut channel = Channel::new(name, ChannelKind::Events, Composition::Independent);
+        if name == super::TRANSFORM {
+            // Units are the application's; the rotation is a Unity quaternion, x, y, z, w.
+            channel.fields = vec![
+                FieldSpec::new("position"),
+                FieldSpec {
+                    semantic: Some(super::QUATERNION_XYZW.into()),
+                    ..FieldSpec::new("rotation")
+                },
+                FieldSpec::new("scale"),
+            ];
+        }
+        let id = self.header.add_channel(channel);
+        self.channels.insert(name.to_string(), id);
+        self.per_type.push(0);
+        id
+    }
+
+    fn entity(&mut self, name: &str) -> Entity {
+        if let Some(e) = self.entities.get(name) {
+            return Entity::Name(e.clone());
+        }
+        let e: Arc<str> = name.into();
+        if self.entities.len() < ENTITY_CACHE {
+            self.entities.insert(name.to_string(), e.clone());
+        }
+        Entity::Name(e)
+    }
+
+    /// The next event of the current packet as a record, `None` when it is filtered out or
+    /// damaged (and reported).
+    fn next_event(&mut self) -> Result<Option<Record>, ReadError> {
+        let area = std::mem::take(&mut self.area);
+        let r = self.event_in(&area);
+        self.area = area;
+        r
+    }
+
+    fn event_in(&mut self, area: &[u8]) -> Result<Option<Record>, ReadError> {
+        let Some(p) = self.packet.as_mut() else {
+            return Ok(None);
+        };
+        let (off, index, b) = (p.offset, p.index, p.bounds);
+        let ev = match layout::parse_event(&area[p.at..]) {
+            Ok(ev) => ev,
+            Err(f) => {
+                let at = p.decoded;
+                p.at = area.len();
+                p.decoded = b.event_count;
+                let f = Finding {
+                    message: format!("event {at}: {}", f.message),
+                    ..f
+                };
+                self.report(f.at(off, index))?;
+                return Ok(None);
+            }
+        };
+        let event_at = p.decoded;
+        let raw_range = p.at..p.at + ev.len;
+        p.at += ev.len;
+        p.decoded += 1;
+        self.events += 1;
+        let where_ = |m: String| format!("event {event_at}: {m}");
+        if ev.type_name.is_empty() {
+            self.report(err(EMPTY_TYPE, where_("an empty type name".into())).at(off, index))?;
+            return Ok(None);
+        }
+        if !(ev.create_time.is_finite() && ev.capture_time.is_finite()) {
+            self.report(
+                err(
+                    NONFINITE_TIME,
+                    where_(format!(
+                        "create_time {} or capture_time {} is not finite",
+                        ev.create_time, ev.capture_time
+                    )),
+                )
+                .at(off, index),
+            )?;
+            return Ok(None);
+        }
+        p.frames = minmax(p.frames, ev.create_frame);
+        p.times = minmax(p.times, ev.create_time);
+        let out_of_order = p.last_time.is_some_and(|t| ev.create_time < t);
+        p.last_time = Some(ev.create_time);
+        let outside = ev.create_frame < b.frame_begin
+            || ev.create_frame > b.frame_end
+            || ev.create_time < b.rtss_begin
+            || ev.create_time > b.rtss_end;
+        if outside {
+            self.report(
+                err(
+                    BOUNDS_VIOLATION,
+                    where_(format!(
+                        "frame {} at rtss {} is outside the packet's bounds (frames {}..{}, rtss {}..{})",
+                        ev.create_frame, ev.create_time, b.frame_begin, b.frame_end, b.rtss_begin, b.rtss_end
+                    )),
+                )
+                .at(off, index),
+            )?;
+        }
+        if out_of_order {
+            self.report(
+                Finding::new(
+                    Severity::Warning,
+                    EVENT_ORDER,
+                    where_("create_time decreases inside the packet".into()),
+                )
+                .at(off, index),
+            )?;
+        }
+        self.frames = minmax(self.frames, ev.create_frame);
+        self.last_create_time = Some(
+            self.last_create_time
+                .map_or(ev.create_time, |t| t.max(ev.create_time)),
+        );
+        let time = layout::record_time(ev.create_time, self.start.begin_rtss);
+        let keep = self.query.keeps(time, ev.create_frame)
+            && self
+                .query
+                .types
+                .as_ref()
+                .is_none_or(|g| g.is_match(ev.type_name));
+        let chapter = ev.type_name == super::CHAPTER;
+        if !keep && !chapter {
+            return Ok(None);
+        }
+        let (type_name, frame, create_time, capture_time) = (
+            ev.type_name,
+            ev.create_frame,
+            ev.create_time,
+            ev.capture_time,
+        );
+        let decoded = if self.options.decode || chapter {
+            Some(body::decode(ev.body))
+        } else {
+            None
+        };
+        let mut fields = match decoded {
+            Some(Ok(fields)) => fields,
+            Some(Err(why)) => {
+                self.report(err(BODY_DECODE, where_(why)).at(off, index))?;
+                return Ok(None);
+            }
+            None => Vec::new(),
+        };
+        if chapter {
+            match fields.iter().find(|(k, _)| k == "name") {
+                Some((_, Value::Str(name))) => {
+                    if self.chapters.len() < 100_000 {
+                        self.chapters.push((name.clone(), time, frame));
+                    }
+                }
+                _ => self.report(
+                    Finding::new(
+                        Severity::Warning,
+                        WELL_KNOWN_BODY,
+                        where_("an xrec.Chapter body without a string `name`".into()),
+                    )
+                    .at(off, index),
+                )?,
+            }
+            if !keep {
+                return Ok(None);
+            }
+        }
+        let channel = self.channel(type_name);
+        self.per_type[channel as usize] += 1;
+        let mut record = Record::new(time.saturating_sub(self.query.shift), channel);
+        record.frame = Some(frame);
+        let mut values = Vec::with_capacity(fields.len() + 2);
+        values.push(("create_time".to_string(), Value::Float(create_time)));
+        values.push(("capture_time".to_string(), Value::Float(capture_time)));
+        if self.options.decode {
+            let problem = match type_name {
+                super::TRANSFORM => self.transform(&mut record, &mut fields),
+                super::CLIENT_ENTER => missing(&fields, &["ClientName", "ClientNumber"]),
+                super::SCENE_GRAPH => missing(&fields, &["ID", "Type", "Skipped"]),
+                _ => None,
+            };
+            if let Some(problem) = problem {
+                self.report(
+                    Finding::new(
+                        Severity::Warning,
+                        WELL_KNOWN_BODY,
+                        where_(format!("{type_name}: {problem}")),
+                    )
+                    .at(off, index),
+                )?;
+            }
+        }
+        values.extend(fields);
+        record.values = values;
+        record.raw = Some(RawBytes::new(RAW, area[raw_range].to_vec()));
+        Ok(Some(record))
+    }
+
+    /// A transform's id becomes the entity and its vectors typed arrays (spec §14); what is
+    /// wrong with its shape, for a warning.
+    fn transform(
+        &mut self,
+        record: &mut Record,
+        fields: &mut Vec<(String, Value)>,
+    ) -> Option<String> {
+        let mut problem = None;
+        if let Some(i) = fields.iter().position(|(k, _)| k == "id") {
+            let (_, id) = fields.remove(i);
+            record.entity = match id {
+                Value::Str(s) => Some(self.entity(&s)),
+                Value::Int(i) if i >= 0 => Some(Entity::Id(i as u64)),
+                Value::UInt(u) => Some(Entity::Id(u)),
+                Value::Int(i) => Some(self.entity(&i.to_string())),
+                other => {
+                    problem = Some(format!(
+                        "id is a {}, not a string or an integer",
+                        other.kind_name()
+                    ));
+                    fields.insert(i, ("id".into(), other));
+                    None
+                }
+            };
+        } else {
+            problem = Some("no id".into());
+        }
+        for (key, n) in [("position", 3), ("rotation", 4), ("scale", 3)] {
+            match fields.iter_mut().find(|(k, _)| k == key) {
+                Some((_, v)) => match v {
+                    Value::Array(a) if a.shape.len() == 1 && a.len() == n => {}
+                    _ => match body::numbers(v) {
+                        Some(a) if a.len() == n => *v = Value::Array(a),
+                        _ => {
+                            problem.get_or_insert_with(|| format!("{key} is not {n} numbers"));
+                        }
+                    },
+                },
+                None if key == "scale" => fields.push((
+                    "scale".into(),
+                    Value::Array(Array::flat(ArrayData::F64(vec![1.0; 3]))),
+                )),
+                None => {
+                    problem.get_or_insert_with(|| format!("no {key}"));
+                }
+            }
+        }
+        problem
+    }
+}
+
+fn missing(fields: &[(String, Value)], keys: &[&str]) -> Option<String> {
+    keys.iter()
+        .find(|k| !fields.iter().any(|(f, _)| f == *k))
+        .map(|k| format!("no {k}"))
+}
+
+/// Walks packet headers from `from` (after the Start) to find the End and where framing
+/// stops, reading 8 bytes per packet (and the 40 bounds bytes of Event packets).
+pub fn scan(input: &mut Input, from: u64, revision: u16) -> Scan {
+    let len = input.len();
+    let mut s = Scan {
+        framed: from,
+        packets: 1,
+        ..Scan::default()
+    };
+    let mut pos = from;
+    while len - pos >= HEADER_LEN as u64 {
+        let Ok(b) = input.bytes(pos, HEADER_LEN) else {
+            break;
+        };
+        let h = PacketHeader::parse(b);
+        let end = pos + HEADER_LEN as u64 + h.payload_len as u64;
+        if end > len {
+            break;
+        }
+        if h.kind == layout::END && s.end.is_none() {
+            if let Ok(p) = input.bytes(pos + HEADER_LEN as u64, h.payload_len as usize) {
+                s.end = layout::parse_end(p, revision, &mut Vec::new()).ok();
+            }
+        }
+        if h.kind == layout::EVENT && h.payload_len as usize >= BOUNDS_LEN {
+            if let Ok(p) = input.bytes(pos + HEADER_LEN as u64, BOUNDS_LEN) {
+                let b = Bounds::parse(p);
+                if b.rtss_begin.is_finite() && b.rtss_end.is_finite() {
+                    s.rtss = minmax(minmax(s.rtss, b.rtss_begin), b.rtss_end);
+                }
+            }
+        }
+        s.packets += 1;
+        pos = end;
+        s.framed = end;
+    }
+    s
+}
+
+/// The header of a file: origin at begin_rtss, with begin_unix_ns as its UTC instant (Unix
+/// time); the Start and End in the metadata under `xrec`, for writers.
+fn header(start: &Start, scan: &Scan, file_bytes: u64) -> Header {
+    let mut header = Header::new(super::NAME, format!("1.{}", start.revision));
+    header.origin = TimeOrigin {
+        epoch: Some(Epoch {
+            unix_ns: start.begin_unix_ns,
+            fraction_digits: fraction_digits(start.begin_unix_ns),
+        }),
+        system: Some("unix".into()),
+    };
+    let end = scan.end.as_ref().map(|e| {
+        json!({
+            "end_unix_ns": e.end_unix_ns,
+            "end_rtss": e.end_rtss,
+            "event_packet_count": e.event_packet_count,
+            "event_count": e.event_count,
+            "metadata": e.metadata.clone().map(Json::Object),
+        })
+    });
+    let mut m = Map::new();
+    m.insert("app_version".into(), json!(start.app_version));
+    m.insert(
+        "compression".into(),
+        json!(layout::codec_name(start.compression)),
+    );
+    m.insert("begin_unix_ns".into(), json!(start.begin_unix_ns));
+    m.insert("begin_rtss".into(), json!(start.begin_rtss));
+    m.insert(
+        "metadata".into(),
+        start
+            .metadata
+            .clone()
+            .map(Json::Object)
+            .unwrap_or(Json::Null),
+    );
+    m.insert("end".into(), end.unwrap_or(Json::Null));
+    m.insert("framed_bytes".into(), json!(scan.framed));
+    m.insert("file_bytes".into(), json!(file_bytes));
+    header.metadata.insert(HEADER_KEY.into(), Json::Object(m));
+    header
+}
+
+/// The fewest fraction digits that show `ns` exactly.
+fn fraction_digits(ns: i64) -> u8 {
+    let mut rest = ns.rem_euclid(1_000_000_000);
+    let mut digits = 9;
+    while digits > 0 && rest % 10 == 0 {
+        rest /= 10;
+        digits -= 1;
+    }
+    digits
+}
+
+impl Iterator for XrecReader {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if let Some(p) = &self.packet {
+                if p.decoded < p.bounds.event_count {
+                    match self.next_event() {
+                        Ok(Some(r)) => return Some(Ok(r)),
+                        Ok(None) => continue,
+                        Err(e) => return Some(Err(e)),
+                    }
+                }
+                let Some(p) = self.packet.take() else {
+                    continue;
+                };
+                if let Err(e) = self.finish_packet(p) {
+                    return Some(Err(e));
+                }
+                continue;
+            }
+            match self.next_packet() {
+                Ok(true) => continue,
+                Ok(false) => {
+                    let r = self.finish();
+                    self.done = true;
+                    if let Err(e) = r {
+                        return Some(Err(e));
+                    }
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl Source for XrecReader {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        vec![(self.path.as_path(), &self.findings)]
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.pos.min(self.input.len()), self.input.len())
+    }
+
+    fn facts(&self) -> Vec<Fact> {
+        let s = &self.start;
+        let begin = crate::model::time::iso8601(s.begin_unix_ns, None);
+        let end = self.end.as_ref();
+        let session = end.map(|e| layout::record_time(e.end_rtss, s.begin_rtss));
+        let per_type: Map<String, Json> = self
+            .header
+            .channels
+            .iter()
+            .zip(&self.per_type)
+            .map(|(c, n)| (c.name.clone(), json!(n)))
+            .collect();
+        let chapters: Vec<Json> = self
+            .chapters
+            .iter()
+            .map(|(name, t, f)| json!({"name": name, "time_ns": t, "frame": f}))
+            .collect();
+        let packets = json!({
+            "start": 1,
+            "event": self.event_packets,
+            "extension": self.extension_packets,
+            "end": u64::from(end.is_some()),
+        });
+        let mut facts = vec![
+            Fact::new("app_version", s.app_version.clone(), json!(s.app_version)),
+            Fact::new(
+                "xrec_version",
+                format!("{}.{}", s.version, s.revision),
+                json!({"version": s.version, "revision": s.revision}),
+            ),
+            Fact::new(
+                "compression",
+                layout::codec_name(s.compression),
+                json!(layout::codec_name(s.compression)),
+            ),
+            Fact::new(
+                "begin",
+                begin.clone(),
+                json!({"unix_ns": s.begin_unix_ns, "utc": begin, "rtss": s.begin_rtss}),
+            ),
+        ];
+        facts.push(match end {
+            Some(e) => {
+                let t = crate::model::time::iso8601(e.end_unix_ns, None);
+                Fact::new(
+                    "end",
+                    t.clone(),
+                    json!({"unix_ns": e.end_unix_ns, "utc": t, "rtss": e.end_rtss}),
+                )
+            }
+            None => Fact::new("end", "none (no End packet)", Json::Null),
+        });
+        facts.push(Fact::new(
+            "session_duration_ns",
+            session.map_or("null (no End packet)".into(), |d| d.to_string()),
+            json!(session),
+        ));
+        facts.push(Fact::new(
+            "finished_cleanly",
+            if end.is_some() {
+                "yes (End packet present)"
+            } else {
+                "no (no End packet)"
+            },
+            json!(end.is_some()),
+        ));
+        facts.push(Fact::from_json("packets", packets));
+        facts.push(Fact::from_json("events_per_type", Json::Object(per_type)));
+        facts.push(Fact::new(
+            "frame_range",
+            self.frames
+                .map_or("none".into(), |(a, b)| format!("{a}..={b}")),
+            self.frames.map_or(Json::Null, |(a, b)| json!([a, b])),
+        ));
+        facts.push(Fact::new(
+            "chapters",
+            if chapters.is_empty() {
+                "none".to_string()
+            } else {
+                self.chapters
+                    .iter()
+                    .map(|(n, t, _)| format!("{n} at {t} ns"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            },
+            Json::Array(chapters),
+        ));
+        if let Some(m) = &s.metadata {
+            facts.push(Fact::from_json("start_metadata", Json::Object(m.clone())));
+        }
+        if let Some(m) = end.and_then(|e| e.metadata.as_ref()) {
+            facts.push(Fact::from_json("end_metadata", Json::Object(m.clone())));
+        }
+        facts
+    }
+}

@@ -1,0 +1,418 @@
+//! `.xrec` (XREC-S 1.0) through the built binary: inspect's JSON, validate's outcomes,
+//! queries on cat/convert/slice (time, frames, --type, --chapter), --compression, slice,
+//! merge and recover, on the fixtures built by fixtures/xrec/make_fixtures.py.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::run;
+use serde_json::{json, Value};
+
+fn fx(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures/xrec")
+        .join(name)
+}
+
+fn inspect(path: &Path) -> Value {
+    let r = run(&["inspect", "--format", "json", path.to_str().unwrap()]).expect_code(0);
+    serde_json::from_str(r.stdout.trim()).unwrap()
+}
+
+/// (time_ns, channel, frame) of each NDJSON line.
+fn lines(r: &common::Run) -> Vec<(i64, String, i64)> {
+    r.json_lines()
+        .iter()
+        .map(|l| {
+            (
+                l["time_ns"].as_i64().unwrap(),
+                l["channel"].as_str().unwrap().to_string(),
+                l["frame"].as_i64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn inspect_reports_the_session_relative_times_origin_and_packets() {
+    let j = inspect(&fx("spec_example.xrec"));
+    assert_eq!(j["format"], "xrec");
+    assert_eq!(j["format_version"], "1.0");
+    assert_eq!(
+        j["origin"],
+        json!({"epoch": "2023-11-14T22:13:20Z", "system": "unix"})
+    );
+    assert_eq!(j["start_ns"], 500_000_000);
+    assert_eq!(j["end_ns"], 500_000_000);
+    assert_eq!(j["duration_ns"], 0);
+    assert_eq!(j["session_duration_ns"], 1_500_000_000);
+    assert_eq!(j["finished_cleanly"], true);
+    assert_eq!(j["app_version"], "1.0");
+    assert_eq!(j["compression"], "none");
+
+    let j = inspect(&fx("session_gzip.xrec"));
+    assert_eq!(j["compression"], "gzip");
+    assert_eq!(j["records"], 14);
+    assert_eq!(j["start_ns"], 0);
+    assert_eq!(j["end_ns"], 4_500_000_000i64);
+    assert_eq!(j["session_duration_ns"], 5_000_000_000i64);
+    assert_eq!(
+        j["packets"],
+        json!({"start": 1, "event": 3, "extension": 0, "end": 1})
+    );
+    assert_eq!(j["frame_range"], json!([-2, 15]));
+    assert_eq!(j["events_per_type"]["xrec.Transform"], 8);
+    assert_eq!(j["events_per_type"]["Custom.Score"], 1);
+    let names: Vec<&str> = j["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "xrec.Chapter",
+            "xrec.ClientEnter",
+            "xrec.Transform",
+            "Custom.Score",
+            "xrec.SceneGraph"
+        ]
+    );
+    let chapters: Vec<(&str, i64)> = j["chapters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["time_ns"].as_i64().unwrap()))
+        .collect();
+    assert_eq!(
+        chapters,
+        [
+            ("Intro", 0),
+            ("Middle", 2_000_000_000),
+            ("Outro", 4_000_000_000)
+        ]
+    );
+
+    let j = inspect(&fx("unfinished.xrec"));
+    assert_eq!(j["session_duration_ns"], Value::Null);
+    assert_eq!(j["finished_cleanly"], false);
+}
+
+#[test]
+fn validate_tells_an_unfinished_recording_from_a_damaged_one() {
+    let r = run(&["validate", fx("unfinished.xrec").to_str().unwrap()]).expect_code(0);
+    assert!(
+        r.stdout.contains("warning XREC_NOT_FINISHED"),
+        "{}",
+        r.stdout
+    );
+    run(&[
+        "validate",
+        "--strict",
+        fx("unfinished.xrec").to_str().unwrap(),
+    ])
+    .expect_code(1);
+    let r = run(&["validate", fx("truncated.xrec").to_str().unwrap()]).expect_code(1);
+    assert!(
+        r.stdout
+            .contains("error XREC_TRUNCATED at byte 1432, record 3"),
+        "{}",
+        r.stdout
+    );
+    let r = run(&["validate", fx("native.xrec").to_str().unwrap()]).expect_code(1);
+    assert!(r.stdout.contains("XREC_NOT_PROFILE"), "{}", r.stdout);
+    assert!(r
+        .stdout
+        .contains("native MAGES XREC byte layout is unpublished"));
+    let r = run(&["validate", fx("session.xrec").to_str().unwrap()]).expect_code(0);
+    assert!(
+        r.stdout.contains("ok (0 errors, 0 warnings, 0 info)"),
+        "{}",
+        r.stdout
+    );
+}
+
+#[test]
+fn cat_queries_by_time_frames_type_and_chapter() {
+    let s = fx("session.xrec");
+    let s = s.to_str().unwrap();
+    let cat = |extra: &[&str]| {
+        let mut args = vec!["cat", "--format", "ndjson", s];
+        args.extend_from_slice(extra);
+        lines(&run(&args).expect_code(0))
+    };
+    // [1 s, 2 s): 2.0 s excluded, 1.0 s included.
+    let got = cat(&["--start", "1s", "--end", "2s"]);
+    assert_eq!(
+        got,
+        [
+            (1_000_000_000, "xrec.Transform".into(), 12),
+            (1_000_000_000, "xrec.Transform".into(), 12)
+        ]
+    );
+    // create_frame 12..14, transforms only.
+    let got = cat(&["--frames", "12..14", "--type", "xrec.T*"]);
+    let frames: Vec<i64> = got.iter().map(|l| l.2).collect();
+    assert_eq!(frames, [12, 12, 13, 13]);
+    // Chapters: first, middle, last.
+    let first = cat(&["--chapter", "Intro"]);
+    assert_eq!(first.len(), 7);
+    assert_eq!(first[0], (0, "xrec.Chapter".into(), 10));
+    assert!(first.iter().all(|l| l.0 < 2_000_000_000));
+    let middle = cat(&["--chapter", "Middle"]);
+    let times: Vec<i64> = middle.iter().map(|l| l.0).collect();
+    assert_eq!(
+        times,
+        [
+            2_000_000_000,
+            2_000_000_000,
+            2_000_000_000,
+            3_000_000_000,
+            3_000_000_000
+        ]
+    );
+    let last = cat(&["--chapter", "Outro"]);
+    assert_eq!(
+        last,
+        [
+            (4_000_000_000, "xrec.Chapter".into(), -2),
+            (4_500_000_000, "xrec.Transform".into(), 15)
+        ]
+    );
+    let r = run(&["cat", s, "--chapter", "Nope"]).expect_code(2);
+    assert!(
+        r.stderr.contains("its chapters: Intro, Middle, Outro"),
+        "{}",
+        r.stderr
+    );
+    // A format without selectors refuses them.
+    let nanover = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-legacy");
+    let traj = std::fs::read_dir(&nanover)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .find(|p| p.extension().is_some_and(|e| e == "traj"))
+        .unwrap();
+    run(&["cat", traj.to_str().unwrap(), "--type", "x"]).expect_code(2);
+}
+
+#[test]
+fn transforms_give_one_track_per_entity_with_rotation_x_y_z_w() {
+    let r = run(&[
+        "cat",
+        "--format",
+        "ndjson",
+        fx("session.xrec").to_str().unwrap(),
+        "--type",
+        "xrec.Transform",
+    ])
+    .expect_code(0);
+    let rows = r.json_lines();
+    let head: Vec<&Value> = rows.iter().filter(|l| l["entity"] == "head").collect();
+    assert_eq!(head.len(), 3);
+    assert_eq!(head[0]["values"]["position"], json!([1.0, 2.0, -1.0]));
+    assert_eq!(head[0]["values"]["rotation"], json!([0.0, 0.0, 0.0, 1.0]));
+    assert_eq!(rows.iter().filter(|l| l["entity"] == "cube").count(), 5);
+}
+
+#[test]
+fn convert_switches_codecs_and_keeps_the_input_codec_by_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    let s = fx("session.xrec");
+    run(&["convert", s.to_str().unwrap(), "-o", &p("a.xrec")]).expect_code(0);
+    run(&["convert", &p("a.xrec"), "-o", &p("b.xrec")]).expect_code(0);
+    assert_eq!(
+        std::fs::read(p("a.xrec")).unwrap(),
+        std::fs::read(p("b.xrec")).unwrap()
+    );
+    run(&[
+        "convert",
+        &p("a.xrec"),
+        "-o",
+        &p("g.xrec"),
+        "--compression",
+        "gzip",
+    ])
+    .expect_code(0);
+    run(&["convert", &p("g.xrec"), "-o", &p("g2.xrec")]).expect_code(0);
+    assert_eq!(
+        std::fs::read(p("g.xrec")).unwrap(),
+        std::fs::read(p("g2.xrec")).unwrap()
+    );
+    assert_eq!(inspect(Path::new(&p("g2.xrec")))["compression"], "gzip");
+    run(&[
+        "convert",
+        &p("g.xrec"),
+        "-o",
+        &p("n.xrec"),
+        "--compression",
+        "none",
+    ])
+    .expect_code(0);
+    assert_eq!(
+        std::fs::read(p("n.xrec")).unwrap(),
+        std::fs::read(p("a.xrec")).unwrap()
+    );
+    run(&[
+        "convert",
+        s.to_str().unwrap(),
+        "-o",
+        &p("x.xrec"),
+        "--compression",
+        "lz4",
+    ])
+    .expect_code(2);
+    // Every event's bytes survive, whatever the packets.
+    let events = |f: &str| lines(&run(&["cat", "--format", "ndjson", f]).expect_code(0));
+    assert_eq!(events(s.to_str().unwrap()), events(&p("g2.xrec")));
+    // --type on convert.
+    run(&[
+        "convert",
+        s.to_str().unwrap(),
+        "-o",
+        &p("t.xrec"),
+        "--type",
+        "xrec.Chapter",
+    ])
+    .expect_code(0);
+    assert_eq!(inspect(Path::new(&p("t.xrec")))["records"], 3);
+}
+
+#[test]
+fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("mid.xrec");
+    let s = fx("session.xrec");
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--chapter",
+        "Middle",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let r = run(&["validate", out.to_str().unwrap()]).expect_code(0);
+    assert!(r.stdout.contains("0 errors, 0 warnings"), "{}", r.stdout);
+    let j = inspect(&out);
+    assert_eq!(j["records"], 5);
+    assert_eq!(j["start_ns"], 0);
+    assert_eq!(j["end_ns"], 1_000_000_000);
+    // The origin moved by the cut (2 s), so absolute times are unchanged.
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:22Z");
+    assert_eq!(j["begin"]["rtss"], 102.0);
+    assert_eq!(j["end"]["rtss"], 103.0);
+    assert_eq!(j["session_duration_ns"], 1_000_000_000);
+    assert_eq!(j["packets"]["event"], 1);
+    assert_eq!(j["end_metadata"]["slice"]["chapter"], "Middle");
+    // Event bytes unchanged: the RTSS times are the source's.
+    let rows = run(&["cat", "--format", "ndjson", out.to_str().unwrap()])
+        .expect_code(0)
+        .json_lines();
+    assert_eq!(rows[0]["values"]["create_time"], 102.0);
+}
+
+#[test]
+fn merge_orders_two_sessions_by_absolute_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let late = dir.path().join("late.xrec");
+    // The Outro chapter on its own: 4 s after the session's begin.
+    run(&[
+        "slice",
+        fx("session.xrec").to_str().unwrap(),
+        "--chapter",
+        "Outro",
+        "--type",
+        "xrec.Chapter",
+        "-o",
+        late.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let merged = dir.path().join("m.xrec");
+    run(&[
+        "merge",
+        late.to_str().unwrap(),
+        fx("spec_example.xrec").to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let j = inspect(&merged);
+    assert_eq!(j["records"], 2);
+    // spec_example begins 2023-11-14T22:13:20Z (+0.5 s), late begins at 22:13:24 (+0 s).
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20Z");
+    let rows = run(&["cat", "--format", "ndjson", merged.to_str().unwrap()])
+        .expect_code(0)
+        .json_lines();
+    let got: Vec<(i64, &str)> = rows
+        .iter()
+        .map(|l| {
+            (
+                l["time_ns"].as_i64().unwrap(),
+                l["values"]["name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(got, [(500_000_000, "Intro"), (4_000_000_000, "Outro")]);
+    // Spec §16: one clock from the earliest begin with begin_rtss 0; each event's RTSS times
+    // moved onto it; frames kept and said not comparable.
+    assert_eq!(j["begin"]["rtss"], 0.0);
+    assert_eq!(j["start_metadata"]["frames_comparable"], false);
+    assert_eq!(
+        j["start_metadata"]["merged_from"].as_array().unwrap().len(),
+        2
+    );
+    assert_eq!(j["start_metadata"]["merged_from"][1]["begin_rtss"], 12.5);
+    assert_eq!(j["app_version"], "merged");
+    assert_eq!(rows[0]["values"]["create_time"], 0.5);
+    assert_eq!(rows[1]["values"]["create_time"], 4.0);
+    assert_eq!(rows[1]["frame"], -2);
+    assert_eq!(j["finished_cleanly"], true);
+    assert_eq!(j["end_metadata"], Value::Null);
+}
+
+#[test]
+fn recover_keeps_whole_packets_and_appends_a_repaired_end() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("r.xrec");
+    let r = run(&[
+        "recover",
+        fx("truncated.xrec").to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(3);
+    assert!(r.stderr.contains("kept 10 records"), "{}", r.stderr);
+    let j = inspect(&out);
+    assert_eq!(j["finished_cleanly"], true);
+    assert_eq!(j["end_metadata"]["repaired"], true);
+    assert_eq!(j["end_metadata"]["dropped_bytes"], 496);
+    run(&["validate", out.to_str().unwrap()]).expect_code(0);
+    let out2 = dir.path().join("u.xrec");
+    run(&[
+        "recover",
+        fx("unfinished.xrec").to_str().unwrap(),
+        "-o",
+        out2.to_str().unwrap(),
+    ])
+    .expect_code(3);
+    assert_eq!(inspect(&out2)["end_metadata"]["repaired"], true);
+    let out3 = dir.path().join("ok.xrec");
+    run(&[
+        "recover",
+        fx("session.xrec").to_str().unwrap(),
+        "-o",
+        out3.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let out4 = dir.path().join("n.xrec");
+    run(&[
+        "recover",
+        fx("native.xrec").to_str().unwrap(),
+        "-o",
+        out4.to_str().unwrap(),
+    ])
+    .expect_code(1);
+}
