@@ -2,7 +2,10 @@
 
 use std::path::PathBuf;
 
-use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{
+    read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+};
+use super::each::{self, Each};
 use super::Outcome;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
@@ -24,9 +27,31 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     align: AlignArgs,
+    /// Convert each recording on its own into the directory -o names, with --to FORMAT (a
+    /// .traj and its .state named together are one recording); goes on past failures and
+    /// prints a summary; the exit code is the worst one
+    #[arg(long)]
+    each: bool,
+    /// Recordings converted at a time with --each (default: the number of cores)
+    #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// The --each summary: a table (text) or one JSON object per recording (json)
+    #[arg(long, value_enum, default_value_t, requires = "each")]
+    format: ReportFormat,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    if args.each {
+        return each::run(Each {
+            inputs: &args.inputs,
+            write: &args.write,
+            select: &args.select,
+            read: &args.read,
+            align: &args.align,
+            jobs: args.jobs.map(|n| n as usize),
+            format: args.format,
+        });
+    }
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
     write_recording(read, &args.write)
 }
