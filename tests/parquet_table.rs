@@ -431,3 +431,50 @@ fn a_directory_output_is_one_file_per_channel_with_its_own_columns() {
     .expect_code(0);
     assert!(!out.join("state.parquet").exists());
 }
+
+/// Frame rows whose `key` is not null.
+fn non_null_frames(path: &Path, key: &str) -> usize {
+    read_table(path)
+        .iter()
+        .map(|b| {
+            let col = b.column_by_name(key).unwrap();
+            (0..b.num_rows())
+                .filter(|&r| channel_name(b, r) == "frame" && !col.is_null(r))
+                .count()
+        })
+        .sum()
+}
+
+#[test]
+fn fold_writes_each_frames_full_value_instead_of_its_changes() {
+    let inputs = [
+        "fixtures/nanover-legacy/small.traj",
+        "fixtures/nanover-legacy/small.state",
+    ];
+    let with_names = first_records(&inputs).len();
+    assert_eq!(with_names, 2);
+    let paths: Vec<PathBuf> = inputs.iter().map(|p| root().join(p)).collect();
+    let mut source = simrec::pipeline::open_recording(&paths, ReadOptions::default()).unwrap();
+    let (mut frames, mut carrying) = (0, 0);
+    while let Some(r) = source.next() {
+        let r = r.unwrap();
+        if r.channel == source.header().channel_id("frame").unwrap() {
+            frames += 1;
+            carrying += usize::from(r.get("particle.names").is_some());
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let recorded = dir.path().join("recorded.parquet");
+    let folded = dir.path().join("folded.parquet");
+    convert(&inputs, &recorded);
+    let f = folded.display().to_string();
+    run_in(
+        &root(),
+        &["convert", inputs[0], inputs[1], "-o", &f, "--fold"],
+    )
+    .expect_code(0);
+    assert_eq!(non_null_frames(&recorded, "particle.names"), carrying);
+    assert_eq!(non_null_frames(&folded, "particle.names"), frames);
+    assert!(carrying < frames);
+    run_in(&root(), &["convert", inputs[0], "-o", "x.jsonl", "--fold"]).expect_code(2);
+}

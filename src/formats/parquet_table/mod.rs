@@ -12,7 +12,7 @@ use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
 pub use table::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
-pub use writer::{file_name, TableWriter};
+pub use writer::{file_name, TableWriter, FOLD_KEY};
 
 use crate::formats::format::{Detection, Format};
 use crate::formats::output::Outputs;

@@ -1,7 +1,7 @@
 //! The table writer: one Parquet file of every channel, or (`-o DIR/`) one file per channel
 //! with only that channel's columns.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use parquet::file::metadata::KeyValue;
@@ -9,7 +9,11 @@ use parquet::file::metadata::KeyValue;
 use super::table::{Table, Tally};
 use crate::formats::output::{Outputs, SOURCE_PATHS};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, Header, Record};
+use crate::model::{Channel, Composition, Entity, Folded, Header, Record};
+
+/// Writer setting ([`Outputs::set`]) of `convert --fold`: frame-delta and state-delta
+/// channels are written as each record's full folded value instead of as recorded.
+pub const FOLD_KEY: &str = "parquet.fold";
 
 /// Key-value metadata of every file: simrec's version, the source and the time origin.
 pub fn metadata(header: &Header, outputs: &Outputs) -> Vec<KeyValue> {
@@ -93,6 +97,8 @@ enum Layout {
 
 pub struct TableWriter {
     layout: Layout,
+    /// With `--fold`: the folded value of each delta channel, per entity.
+    folds: Option<BTreeMap<(u32, Option<Entity>), Folded>>,
     channels: Vec<Channel>,
     report: WriteReport,
 }
@@ -112,6 +118,7 @@ impl TableWriter {
         }
         Ok(TableWriter {
             layout: Layout::Single(Box::new(table)),
+            folds: outputs.setting(FOLD_KEY).map(|_| BTreeMap::new()),
             channels: header.channels.clone(),
             report: WriteReport::default(),
         })
@@ -126,6 +133,7 @@ impl TableWriter {
         let metadata = metadata(header, outputs);
         let dir = outputs.create_dir(target)?;
         Ok(TableWriter {
+            folds: outputs.setting(FOLD_KEY).map(|_| BTreeMap::new()),
             layout: Layout::PerChannel {
                 dir,
                 shown: target.to_path_buf(),
@@ -155,6 +163,26 @@ impl Sink for TableWriter {
                 .loss
                 .add("?", "*", "record of a channel the writer was not told of");
             return Ok(());
+        };
+        let delta = matches!(
+            channel.composition,
+            Composition::FrameDelta | Composition::StateDelta
+        );
+        let folded;
+        let record = match &mut self.folds {
+            Some(folds) if delta => {
+                let fold = folds
+                    .entry((record.channel, record.entity.clone()))
+                    .or_default();
+                fold.apply(channel.composition, record);
+                let mut full = Record::new(record.time, record.channel);
+                full.entity = record.entity.clone();
+                full.frame = record.frame;
+                full.values = fold.fields();
+                folded = full;
+                &folded
+            }
+            _ => record,
         };
         match &mut self.layout {
             Layout::Single(table) => table.push(c, record)?,
@@ -186,6 +214,7 @@ impl Sink for TableWriter {
     fn finish(self: Box<Self>) -> Result<WriteReport, WriteError> {
         let TableWriter {
             layout,
+            folds: _,
             channels,
             mut report,
         } = *self;
