@@ -2,10 +2,17 @@
 
 use std::path::PathBuf;
 
-use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{
+    output_format, read_request, write_recording, write_with, AlignArgs, ReadArgs, ReportFormat,
+    SelectArgs, WriteArgs,
+};
+use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
 use super::Outcome;
+use super::UsageError;
+use crate::formats::parquet_table::FOLD_KEY;
 use crate::formats::SliceRequest;
+use crate::pipeline::WriteRequest;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -26,11 +33,37 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     align: AlignArgs,
+    /// Convert each recording on its own into the directory -o names, with --to FORMAT (a
+    /// .traj and its .state named together are one recording); goes on past failures and
+    /// prints a summary; the exit code is the worst one
+    #[arg(long)]
+    each: bool,
+    /// Recordings converted at a time with --each (default: the number of cores)
+    #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
+    jobs: Option<u32>,
+    /// Parquet table: write each frame's (and state's) full folded value, not the keys each
+    /// record changed
+    #[arg(long)]
+    fold: bool,
+    /// The --each summary: a table (text) or one JSON object per recording (json)
+    #[arg(long, value_enum, default_value_t, requires = "each")]
+    format: ReportFormat,
     #[command(flatten)]
     format_select: FormatSelectArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    if args.each {
+        return each::run(Each {
+            inputs: &args.inputs,
+            write: &args.write,
+            select: &args.select,
+            read: &args.read,
+            align: &args.align,
+            jobs: args.jobs.map(|n| n as usize),
+            format: args.format,
+        });
+    }
     // Format selectors (XREC's --type, --chapter) go to the format's own slice.
     let selectors = args.format_select.selectors();
     let window = (!selectors.is_empty()).then(|| SliceRequest {
@@ -38,5 +71,27 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         ..SliceRequest::default()
     });
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    if args.fold {
+        let format = output_format(&args.write)?;
+        if format.name() != "parquet" {
+            return Err(
+                UsageError("--fold is a Parquet table option (--to parquet)".into()).into(),
+            );
+        }
+        let mut settings = args.write.options.settings(format)?;
+        settings.push((FOLD_KEY, "full".into()));
+        let opened = read.open()?;
+        return write_with(
+            opened,
+            WriteRequest {
+                output: &args.write.output,
+                format,
+                force: args.write.force,
+                dry_run: args.write.dry_run,
+                settings,
+                split: false,
+            },
+        );
+    }
     write_recording(read, &args.write)
 }

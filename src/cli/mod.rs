@@ -5,6 +5,7 @@ mod cat;
 mod common;
 mod convert;
 mod diag;
+mod each;
 mod format_options;
 mod format_select;
 mod inspect;

@@ -21,6 +21,7 @@ pub mod jsonl;
 pub mod nanover_common;
 pub mod nanover_legacy;
 pub mod nanover_zip;
+pub mod parquet_table;
 pub mod tes;
 pub mod xrec;
 

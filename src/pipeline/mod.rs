@@ -1,5 +1,6 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
+pub mod batch;
 pub mod convert;
 pub mod frames;
 pub mod lookahead;

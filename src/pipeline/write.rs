@@ -76,6 +76,8 @@ pub fn write(
     for (key, value) in request.settings {
         outputs.set(key, value);
     }
+    let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
+    outputs.set(crate::formats::output::SOURCE_PATHS, sources.join("\n"));
     let header = source.header().clone();
     let report = {
         let sink: Box<dyn Sink + '_> = if request.split {

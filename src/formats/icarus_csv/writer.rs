@@ -13,11 +13,12 @@ use std::path::{Path, PathBuf};
 
 use super::g15::G15;
 use super::names;
-use crate::formats::icarus_common::{entity_and_field, expanded_names, SignalType};
+use crate::formats::icarus_common::{entity_and_field, expanded_names, Kind, SignalType};
 use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
-    ArrayData, Channel, DType, Entity, FieldSpec, Header, Nanos, Record, Value, CONTEXT_GROUP,
+    ArrayData, Channel, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
+    CONTEXT_GROUP, QUATERNION_WXYZ,
 };
 
 /// Writer setting ([`Outputs::set`]) of `--csv-style`.
@@ -89,11 +90,93 @@ impl Tally {
     }
 }
 
+/// How a field's value spreads over its columns.
+#[derive(Debug, Clone, Copy)]
+enum Columns {
+    /// An Icarus signal type: scalar, Vec3, Quat (scalar first), Mat3 (column-major).
+    Signal(SignalType),
+    /// Any other numeric array, flattened row-major (`particle.positions[12].y`).
+    Flat { count: usize, dtype: DType },
+}
+
+impl Columns {
+    fn count(self) -> usize {
+        match self {
+            Columns::Signal(ty) => ty.count(),
+            Columns::Flat { count, .. } => count,
+        }
+    }
+
+    fn model_index(self, i: usize) -> usize {
+        match self {
+            Columns::Signal(ty) => ty.model_index(i),
+            Columns::Flat { .. } => i,
+        }
+    }
+
+    fn dtype(self) -> DType {
+        match self {
+            Columns::Signal(ty) => ty.element.dtype(),
+            Columns::Flat { dtype, .. } => dtype,
+        }
+    }
+
+    /// The columns of a declared field: its Icarus signal type, else (any source) a numeric
+    /// array flattened. A 4-vector is a scalar-first quaternion (`.w .x .y .z`) only when the
+    /// source is Icarus or declares it so; other sources' 4-vectors (3es rotations, stored
+    /// x, y, z, w) are flattened as `[0]`..`[3]`.
+    fn of_field(field: &FieldSpec, icarus: bool) -> Option<Columns> {
+        let wxyz = icarus || field.semantic.as_deref() == Some(QUATERNION_WXYZ);
+        match SignalType::of_field(field) {
+            Some(ty) if ty.kind != Kind::Quat || wxyz => return Some(Columns::Signal(ty)),
+            _ => {}
+        }
+        let dtype = field.dtype.filter(|d| *d != DType::Str)?;
+        let shape = field.shape.as_deref()?;
+        let count = shape
+            .iter()
+            .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+            .filter(|&n| n > 0)?;
+        Some(Columns::Flat { count, dtype })
+    }
+
+    /// Column names for `signal`, in storage order.
+    fn names(self, signal: &str, shape: &[usize]) -> Vec<String> {
+        match self {
+            Columns::Signal(ty) => expanded_names(signal, ty),
+            Columns::Flat { .. } => flat_names(signal, shape),
+        }
+    }
+}
+
+/// Names of a flattened array's elements, row-major: `v[0]`…; an array of 3-vectors
+/// (`[N, 3]`) as `v[0].x`, `v[0].y`, `v[0].z`…; other shapes `m[0][1]`.
+fn flat_names(signal: &str, shape: &[usize]) -> Vec<String> {
+    let mut names = vec![signal.to_string()];
+    let last = shape.len().saturating_sub(1);
+    for (d, &n) in shape.iter().enumerate() {
+        let xyz = d == last && d > 0 && n == 3;
+        names = names
+            .iter()
+            .flat_map(|prefix| {
+                (0..n).map(move |i| {
+                    if xyz {
+                        format!("{prefix}.{}", ["x", "y", "z"][i])
+                    } else {
+                        format!("{prefix}[{i}]")
+                    }
+                })
+            })
+            .collect();
+    }
+    names
+}
+
 /// A group of columns: one field of one channel, expanded.
 struct Group {
     field: String,
     /// `None`: a type the format has no column for.
-    ty: Option<SignalType>,
+    ty: Option<Columns>,
     /// Index of its first column among the signal columns.
     first: usize,
     /// The entity whose values it holds (the first seen): the CSV has one column per signal.
@@ -124,6 +207,12 @@ pub struct CsvWriter {
     channels: Vec<(String, Layout)>,
     header_line: Vec<u8>,
     cells: Vec<Cell>,
+    /// Per column: whether its value holds until the next record (sample-and-hold channels,
+    /// Icarus's signals) or is written only in rows at its records' times (an empty cell
+    /// elsewhere: frames, state, events, of every other source).
+    holds: Vec<bool>,
+    /// Whether the source is Icarus (its 4-vectors are scalar-first quaternions).
+    icarus: bool,
     /// Columns not yet given a value (written as `nan`), and how many there are.
     unset: Vec<bool>,
     unset_left: usize,
@@ -173,6 +262,8 @@ impl CsvWriter {
             channels: Vec::new(),
             header_line: b"time".to_vec(),
             cells: Vec::new(),
+            holds: Vec::new(),
+            icarus: header.format.starts_with("icar"),
             unset: Vec::new(),
             unset_left: 0,
             time: 0,
@@ -191,7 +282,16 @@ impl CsvWriter {
 
     /// Columns for every field of `channel` that has a type the format can hold.
     fn lay_out(&mut self, channel: &Channel) {
-        if channel.fields.is_empty() || !channel.fields.iter().all(FieldSpec::is_complete) {
+        // Icarus declares every field; another source may leave some undeclared (a key
+        // whose values were never typed, such as NanoVer's string lists): those fields have
+        // no column, the channel's other fields do.
+        let complete = |f: &FieldSpec| f.is_complete();
+        let usable = if self.icarus {
+            channel.fields.iter().all(complete)
+        } else {
+            channel.fields.iter().any(complete)
+        };
+        if channel.fields.is_empty() || !usable {
             let why = "fields not declared with type and shape before the first record: no column";
             self.channels
                 .push((channel.name.clone(), Layout::Dropped(why, 0)));
@@ -199,10 +299,12 @@ impl CsvWriter {
         }
         let mut groups = Vec::new();
         for field in &channel.fields {
-            let ty = SignalType::of_field(field);
+            let ty = Columns::of_field(field, self.icarus);
             let first = self.cells.len();
+            let holds = channel.composition == Composition::SampleHold;
             if let Some(ty) = ty {
-                for column in expanded_names(&signal_name(channel, field), ty) {
+                let shape = field.shape.as_deref().unwrap_or_default();
+                for column in ty.names(&signal_name(channel, field), shape) {
                     if names::needs_quotes(&column) {
                         self.report.warnings.push(format!(
                             "column `{}` holds a comma, a quote or a line break: quoted per RFC 4180, \
@@ -216,6 +318,7 @@ impl CsvWriter {
                         text: G15::new(f64::NAN),
                         fresh: false,
                     });
+                    self.holds.push(holds);
                     self.unset.push(true);
                     self.unset_left += 1;
                 }
@@ -256,9 +359,11 @@ impl CsvWriter {
         if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
             self.time_lost += 1;
         }
-        for cell in &mut self.cells {
+        for (cell, &holds) in self.cells.iter_mut().zip(&self.holds) {
             line.push(b',');
-            line.extend_from_slice(cell.text.as_bytes());
+            if holds || cell.fresh {
+                line.extend_from_slice(cell.text.as_bytes());
+            }
             cell.fresh = false;
         }
         line.push(b'\n');
@@ -270,7 +375,7 @@ impl CsvWriter {
             for (_, layout) in &mut self.channels {
                 if let Layout::Groups(groups) = layout {
                     for g in groups.iter_mut() {
-                        if g.ty.is_some() && self.unset[g.first] {
+                        if g.ty.is_some() && self.holds[g.first] && self.unset[g.first] {
                             g.counts[Tally::NotYet as usize] += 1;
                         }
                     }
@@ -298,7 +403,7 @@ impl CsvWriter {
 }
 
 /// Sets the cells of one group from a value; returns the tallies it made (a bit each).
-fn set(cells: &mut [Cell], ty: SignalType, first: usize, value: &Value) -> u16 {
+fn set(cells: &mut [Cell], ty: Columns, first: usize, value: &Value) -> u16 {
     let n = ty.count();
     let mut tallies = 0u16;
     let mut put = |i: usize, x: f64, exact: bool, widened: Option<Tally>| {
@@ -369,8 +474,8 @@ fn int(i: i64) -> (f64, bool) {
     (i as f64, i.unsigned_abs() <= EXACT_INT)
 }
 
-fn int_widening(ty: SignalType) -> Tally {
-    match ty.element.dtype() {
+fn int_widening(ty: Columns) -> Tally {
+    match ty.dtype() {
         DType::I32 => Tally::I32,
         DType::Bool => Tally::Bool,
         _ => Tally::Integer,

@@ -62,6 +62,10 @@ impl Seek for Discard {
 
 const BUFFER: usize = 1 << 20;
 
+/// Writer setting ([`Outputs::set`]): the run's input paths, one a line, for writers that
+/// record where their data came from (the Parquet table's metadata).
+pub const SOURCE_PATHS: &str = "source.paths";
+
 /// Whether an existing directory is already a recording of the format being written.
 pub type IsOwnKind = Box<dyn Fn(&Path) -> bool>;
 

@@ -1,0 +1,101 @@
+//! A tidy Parquet table for pandas, polars, DuckDB and Spark (docs/formats/parquet.md): one
+//! row per record in time order, `time_ns`, `channel`, `entity`, `frame`, one column per
+//! field key typed from the field specs, `removed`. `-o DIR/` writes one file per channel.
+//! Write-only.
+
+mod column;
+mod json;
+mod table;
+mod writer;
+
+use std::path::Path;
+
+pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
+pub use table::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
+pub use writer::{file_name, TableWriter, FOLD_KEY};
+
+use crate::formats::format::{Detection, Format};
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::model::Header;
+
+pub struct ParquetTable;
+
+/// Whether `path` names a directory: it ends with `/` or is one.
+fn names_directory(path: &Path) -> bool {
+    path.as_os_str()
+        .to_string_lossy()
+        .ends_with(['/', std::path::MAIN_SEPARATOR])
+        || path.is_dir()
+}
+
+/// Whether a directory is a dataset this writer made: `.parquet` files and nothing else.
+fn is_dataset(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    let mut any = false;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if !is_file || !name.to_string_lossy().ends_with(".parquet") {
+            return false;
+        }
+        any = true;
+    }
+    any
+}
+
+impl Format for ParquetTable {
+    fn name(&self) -> &'static str {
+        "parquet"
+    }
+
+    fn title(&self) -> &'static str {
+        "Parquet table .parquet (DIR/: one file per channel)"
+    }
+
+    fn reads(&self) -> bool {
+        false
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["parquet"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".parquet"]
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection {
+        if path.is_dir() {
+            return Detection::by(is_dataset(path), false);
+        }
+        Detection::by(head.starts_with(b"PAR1"), self.named_by(path))
+    }
+
+    fn needs_schema(&self) -> bool {
+        true
+    }
+
+    fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Err(ReadError::Unsupported(format!(
+            "{}: simrec writes Parquet tables but does not read them back (Elodin replays are \
+             read as directories)",
+            path.display()
+        )))
+    }
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        if names_directory(target) {
+            Ok(Box::new(TableWriter::per_channel(target, header, outputs)?))
+        } else {
+            Ok(Box::new(TableWriter::single(target, header, outputs)?))
+        }
+    }
+}
