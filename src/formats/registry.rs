@@ -9,8 +9,8 @@ use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{
-    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, tes, ReadError,
-    ReadOptions, Source,
+    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, mcap_out, nanover_legacy, nanover_zip, tes,
+    ReadError, ReadOptions, Source,
 };
 
 /// Every format simrec knows. Adding a format is one line here.
@@ -18,6 +18,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &nanover_legacy::NanoverLegacy,
     &nanover_zip::NanoverZip,
     &jsonl::JsonLines,
+    &mcap_out::Mcap,
     &elodin::Elodin,
     &tes::Tes,
     &icarus_hdf5::IcarusHdf5,
