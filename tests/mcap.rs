@@ -19,7 +19,9 @@ use simrec::pipeline::open_recording;
 use common::run_in;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures").join(rel)
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel)
 }
 
 /// One message as read back: topic, log time, bytes.
@@ -35,7 +37,11 @@ struct Message {
 fn convert(inputs: &[&str], dir: &Path) -> (Vec<u8>, i32) {
     let out = dir.join("out.mcap");
     let mut args: Vec<String> = vec!["convert".into()];
-    args.extend(inputs.iter().map(|i| fixture(i).to_string_lossy().into_owned()));
+    args.extend(
+        inputs
+            .iter()
+            .map(|i| fixture(i).to_string_lossy().into_owned()),
+    );
     args.extend(["-o".into(), out.to_string_lossy().into_owned()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_in(dir, &args);
@@ -72,7 +78,11 @@ fn messages(bytes: &[u8]) -> Vec<Message> {
 /// `inspect`'s record count per channel.
 fn inspect_counts(inputs: &[&str], dir: &Path) -> BTreeMap<String, u64> {
     let mut args: Vec<String> = vec!["inspect".into(), "--format".into(), "json".into()];
-    args.extend(inputs.iter().map(|i| fixture(i).to_string_lossy().into_owned()));
+    args.extend(
+        inputs
+            .iter()
+            .map(|i| fixture(i).to_string_lossy().into_owned()),
+    );
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_in(dir, &args).expect_code(0);
     let mut counts = BTreeMap::new();
@@ -129,9 +139,9 @@ fn holds(json: &Json, value: &Value) -> bool {
                 }
             })
         }
-        Value::List(items) => json
-            .as_array()
-            .is_some_and(|j| j.len() == items.len() && j.iter().zip(items).all(|(j, v)| holds(j, v))),
+        Value::List(items) => json.as_array().is_some_and(|j| {
+            j.len() == items.len() && j.iter().zip(items).all(|(j, v)| holds(j, v))
+        }),
         Value::Map(fields) => json.as_object().is_some_and(|j| {
             j.len() == fields.len()
                 && fields
@@ -153,7 +163,10 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
     // Summary: statistics and chunk indexes, so readers open it without a scan.
     let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
     let stats = summary.stats.as_ref().expect("statistics");
-    assert!(!summary.chunk_indexes.is_empty(), "{inputs:?}: chunk indexes");
+    assert!(
+        !summary.chunk_indexes.is_empty(),
+        "{inputs:?}: chunk indexes"
+    );
     let all = messages(&bytes);
     assert_eq!(stats.message_count, all.len() as u64);
 
@@ -164,8 +177,7 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
         *got.entry(m.topic.trim_start_matches('/').to_string())
             .or_default() += 1;
     }
-    let nonempty: BTreeMap<String, u64> =
-        expected.into_iter().filter(|(_, n)| *n > 0).collect();
+    let nonempty: BTreeMap<String, u64> = expected.into_iter().filter(|(_, n)| *n > 0).collect();
     assert_eq!(got, nonempty, "{inputs:?}: messages per topic");
 
     // The first record of each channel, as the source's reader decodes it, is the first
@@ -176,7 +188,9 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
     let mut checked = 0;
     while let Some(record) = source.next() {
         let record = record.unwrap();
-        let name = source.header().channels[record.channel as usize].name.clone();
+        let name = source.header().channels[record.channel as usize]
+            .name
+            .clone();
         if !seen.insert(name.clone()) {
             continue;
         }
@@ -205,11 +219,19 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
         }
         assert_eq!(
             values.len(),
-            record.values.iter().filter(|(_, v)| *v != Value::Removed).count()
+            record
+                .values
+                .iter()
+                .filter(|(_, v)| *v != Value::Removed)
+                .count()
         );
         checked += 1;
     }
-    assert_eq!(checked, got.len(), "{inputs:?}: a record checked per channel");
+    assert_eq!(
+        checked,
+        got.len(),
+        "{inputs:?}: a record checked per channel"
+    );
     all
 }
 
@@ -248,7 +270,12 @@ fn nanover_legacy_pair() {
         .as_array()
         .unwrap()
         .iter()
-        .flat_map(|p| p.as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32))
+        .flat_map(|p| {
+            p.as_array()
+                .unwrap()
+                .iter()
+                .map(|x| x.as_f64().unwrap() as f32)
+        })
         .collect();
     let cloud = &clouds[0];
     let stride = cloud.point_stride as usize;
@@ -313,7 +340,10 @@ fn icarus_recordings() {
     // Body.q is a Quat<double> [w, x, y, z] = [1, 0, 0, 0] at 0.5 s (scalar first):
     // Foxglove's rotation is then x = y = z = 0, w = 1.
     let q = all.iter().find(|m| m.topic == "/Body.q").unwrap();
-    assert_eq!(json_of(q)["values"]["q"], serde_json::json!([1.0, 0.0, 0.0, 0.0]));
+    assert_eq!(
+        json_of(q)["values"]["q"],
+        serde_json::json!([1.0, 0.0, 0.0, 0.0])
+    );
     let tf: Vec<FrameTransforms> = all
         .iter()
         .filter(|m| m.topic == "/tf")
@@ -348,7 +378,11 @@ fn icarec_with_an_epoch_logs_absolute_time() {
 #[test]
 fn tes_shapes_become_a_scene() {
     let dir = tempfile::tempdir().unwrap();
-    for f in ["tes/small_plain.3es", "tes/small_compress.3es", "tes/small_collate.3es"] {
+    for f in [
+        "tes/small_plain.3es",
+        "tes/small_compress.3es",
+        "tes/small_collate.3es",
+    ] {
         check_recording(&[f]);
     }
     let (bytes, code) = convert(&["tes/small_plain.3es"], dir.path());
@@ -378,8 +412,12 @@ fn tes_shapes_become_a_scene() {
         .find(|e| e.id == "box/2")
         .unwrap();
     assert_eq!(box2.cubes[0].size.unwrap().y, 0.5);
-    assert!(updates.iter().any(|u| u.entities.iter().any(|e| !e.arrows.is_empty())));
-    assert!(updates.iter().any(|u| u.entities.iter().any(|e| !e.texts.is_empty())));
+    assert!(updates
+        .iter()
+        .any(|u| u.entities.iter().any(|e| !e.arrows.is_empty())));
+    assert!(updates
+        .iter()
+        .any(|u| u.entities.iter().any(|e| !e.texts.is_empty())));
 }
 
 #[test]
@@ -389,5 +427,10 @@ fn refuses_to_read_mcap() {
     std::fs::write(dir.path().join("x.mcap"), bytes).unwrap();
     let run = run_in(dir.path(), &["inspect", "x.mcap"]);
     assert_eq!(run.code, 1, "{}", run.stderr);
-    assert!(run.stderr.contains("simrec writes MCAP but does not read it"), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("simrec writes MCAP but does not read it"),
+        "{}",
+        run.stderr
+    );
 }
