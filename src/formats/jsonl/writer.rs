@@ -253,9 +253,23 @@ impl Sink for JsonlWriter {
     }
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.write_pending()?;
+        self.out
+            .flush()
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        Ok(std::mem::take(&mut self.report))
+    }
+}
+
+impl JsonlWriter {
+    /// Formats and writes every record taken and not yet written, and stops the threads.
+    fn write_pending(&mut self) -> Result<(), WriteError> {
         if self.pool.is_none() {
             // Small enough for one batch: formatted here.
             let records = std::mem::take(&mut self.batch);
+            if records.is_empty() {
+                return Ok(());
+            }
             let formatted = format(Job {
                 seq: 0,
                 channels: Arc::clone(&self.channels),
@@ -281,9 +295,15 @@ impl Sink for JsonlWriter {
                 }
             }
         }
-        self.out
-            .flush()
-            .map_err(|e| WriteError::io(&self.path, e))?;
-        Ok(self.report)
+        Ok(())
+    }
+}
+
+impl Drop for JsonlWriter {
+    /// A run that stops on an error still writes what was read before it, as a writer of
+    /// one line at a time did (`simrec cat` of a damaged file prints the records up to the
+    /// damage); a file output is discarded by `Outputs` in that case anyway.
+    fn drop(&mut self) {
+        let _ = self.write_pending();
     }
 }
