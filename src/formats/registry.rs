@@ -9,8 +9,8 @@ use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
 use super::{
-    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, nanover_legacy, nanover_zip, parquet_table,
-    tes, xrec, ReadError, ReadOptions, Source,
+    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, mcap_out, nanover_legacy, nanover_zip,
+    parquet_table, tes, xrec, ReadError, ReadOptions, Source,
 };
 
 /// Every format simrec knows. Adding a format is one line here.
@@ -19,6 +19,7 @@ pub static FORMATS: &[&dyn Format] = &[
     &nanover_zip::NanoverZip,
     &jsonl::JsonLines,
     &parquet_table::ParquetTable,
+    &mcap_out::Mcap,
     &elodin::Elodin,
     &tes::Tes,
     &icarus_hdf5::IcarusHdf5,

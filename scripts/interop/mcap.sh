@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# MCAP: every small fixture converted to .mcap by simrec, then opened with the Python `mcap`
+# reader (mcap 1.x, with mcap-protobuf-support decoding the Foxglove topics): the summary
+# has statistics and chunk indexes, every JSON message parses, every protobuf message decodes
+# as its Foxglove type, and the messages per topic equal `simrec inspect`'s records.
+#
+# Environment: SIMREC, FIXTURES, WORK (see scripts/interop.sh); MCAP_PY, a python with
+# `mcap` and `mcap-protobuf-support` (default: a venv made in target/mcap-venv from PyPI;
+# the checks are skipped, with a SKIPPED line, when none can be made).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+: "${SIMREC:?}" "${FIXTURES:?}" "${WORK:?}"
+
+if [ -z "${MCAP_PY:-}" ]; then
+  venv="$root/target/mcap-venv"
+  if ! "$venv/bin/python" -c 'import mcap, mcap_protobuf' 2>/dev/null; then
+    python3 -m venv "$venv" >/dev/null 2>&1 \
+      && "$venv/bin/pip" install --quiet mcap mcap-protobuf-support >/dev/null 2>&1 || true
+  fi
+  if "$venv/bin/python" -c 'import mcap, mcap_protobuf' 2>/dev/null; then
+    MCAP_PY="$venv/bin/python"
+  else
+    echo "SKIPPED mcap: no python with mcap and mcap-protobuf-support (set MCAP_PY)"
+    exit 0
+  fi
+fi
+
+failed=0
+check() { # name, inputs...
+  local name="$1"; shift
+  local out="$WORK/$name.mcap" why
+  if ! why="$("$SIMREC" convert "$@" -o "$out" --force 2>&1)"; then
+    # Exit 3 (values with no Foxglove 3D counterpart) still writes the file.
+    if [ ! -f "$out" ]; then
+      echo "FAIL $name: simrec convert: $(echo "$why" | tail -1)"; failed=1; return
+    fi
+  fi
+  "$SIMREC" inspect --format json "$@" > "$WORK/$name.inspect.jsonl"
+  if why="$("$MCAP_PY" "$here/mcap_check.py" "$out" "$WORK/$name.inspect.jsonl" 2>&1)"; then
+    echo "PASS $name ($why)"
+  else
+    echo "FAIL $name: $(echo "$why" | tail -1 | cut -c1-300)"; failed=1
+  fi
+}
+
+check nanover-legacy-small "$FIXTURES/nanover-legacy/small.traj" "$FIXTURES/nanover-legacy/small.state"
+check nanover-legacy-hello "$FIXTURES/nanover-legacy/upstream/hello.traj"
+check nanover-legacy-ala "$FIXTURES/nanover-legacy/upstream/17-ala-recording-multiple.traj" \
+  "$FIXTURES/nanover-legacy/upstream/17-ala-recording-multiple.state"
+check nanover-zip-small "$FIXTURES/nanover-zip/small.nanover.zip"
+check nanover-zip-vel-force "$FIXTURES/nanover-zip/upstream/test_mdanalysis-test_vel_force.nanover.zip"
+for d in ball_1200 ball_1200_v0.9.0 ball_build_only spin_120 types_300; do
+  check "elodin-$d" "$FIXTURES/elodin/$d"
+done
+for f in small_plain small_compress small_collate small_filegzip; do
+  check "3es-$f" "$FIXTURES/tes/$f.3es"
+done
+check icarec-a2 "$FIXTURES/icarec/a2.icarec"
+check icarec-a2-tar "$FIXTURES/icarec/a2.icarec.tar"
+check icarec-types "$FIXTURES/icarec/types.icarec"
+for f in small vulcan escape noschema unescaped; do
+  check "icarus-hdf5-$f" "$FIXTURES/icarus-hdf5/$f.h5"
+done
+check icarus-csv-rocket "$FIXTURES/icarus-csv/rocket.csv"
+exit "$failed"

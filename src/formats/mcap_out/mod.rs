@@ -1,0 +1,71 @@
+//! MCAP output (`.mcap`, write-only): one topic per simrec channel with JSON messages and a
+//! JSON Schema built from the channel's field specs, plus Foxglove 3D topics in protobuf
+//! (`/particles` PointCloud, `/tf` FrameTransforms, `/3es/scene` SceneUpdate) so the
+//! recording plays in Foxglove's 3D panel. Chunked, zstd-compressed, with a summary
+//! (statistics, chunk and message indexes). docs/formats/mcap.md.
+
+mod scene;
+mod schema;
+mod writer;
+
+use std::path::Path;
+
+pub use writer::McapWriter;
+
+use crate::formats::format::{Detection, Format};
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::model::Header;
+
+/// The first bytes of every MCAP file (and its last).
+pub const MAGIC: &[u8] = b"\x89MCAP0\r\n";
+
+pub struct Mcap;
+
+impl Format for Mcap {
+    fn name(&self) -> &'static str {
+        "mcap"
+    }
+
+    fn title(&self) -> &'static str {
+        "MCAP (JSON messages and Foxglove 3D)"
+    }
+
+    fn reads(&self) -> bool {
+        false
+    }
+
+    fn names(&self) -> &'static [&'static str] {
+        &["mcap"]
+    }
+
+    fn extensions(&self) -> &'static [&'static str] {
+        &[".mcap"]
+    }
+
+    fn detect(&self, path: &Path, head: &[u8]) -> Detection {
+        Detection::by(head.starts_with(MAGIC), self.named_by(path))
+    }
+
+    fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Err(ReadError::Unsupported(format!(
+            "{}: simrec writes MCAP but does not read it (try `mcap info`)",
+            path.display()
+        )))
+    }
+
+    /// The JSON Schema of each channel is written before its first message.
+    fn needs_schema(&self) -> bool {
+        true
+    }
+
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        let out = outputs.create_seekable(target)?;
+        Ok(Box::new(McapWriter::create(out, target, header)?))
+    }
+}

@@ -1,0 +1,137 @@
+//! Foxglove 3D content beside the JSON topics, from the model alone (channel names, field
+//! names and semantics): NanoVer particles as `foxglove.PointCloud` on `/particles`, bodies
+//! and components with a position or attitude as `foxglove.FrameTransforms` on `/tf`, 3es
+//! shapes as `foxglove.SceneUpdate` on `/3es/scene`. The JSON topic of every channel keeps
+//! every value; what has no 3D counterpart is counted in the loss report.
+
+mod particles;
+mod shapes;
+mod transforms;
+
+use foxglove::messages::{FrameTransforms, PointCloud, SceneUpdate, Timestamp};
+use foxglove::{Encode, Schema};
+
+use crate::model::{Array, ArrayData, Channel, Header, Record, Value};
+use crate::report::LossReport;
+
+/// A Foxglove topic simrec writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Topic3d {
+    Particles,
+    Transforms,
+    Scene,
+}
+
+impl Topic3d {
+    pub fn name(self) -> &'static str {
+        match self {
+            Topic3d::Particles => "/particles",
+            Topic3d::Transforms => "/tf",
+            Topic3d::Scene => "/3es/scene",
+        }
+    }
+
+    /// The protobuf schema (a FileDescriptorSet) the foxglove crate ships for the topic.
+    pub fn schema(self) -> Schema {
+        let (schema, name) = match self {
+            Topic3d::Particles => (PointCloud::get_schema(), "foxglove.PointCloud"),
+            Topic3d::Transforms => (FrameTransforms::get_schema(), "foxglove.FrameTransforms"),
+            Topic3d::Scene => (SceneUpdate::get_schema(), "foxglove.SceneUpdate"),
+        };
+        schema.unwrap_or_else(|| Schema::new(name, "protobuf", Vec::new()))
+    }
+}
+
+/// The three mappings, each watching the records it knows.
+pub struct Scene {
+    particles: particles::Particles,
+    transforms: transforms::Transforms,
+    shapes: shapes::Shapes,
+}
+
+impl Scene {
+    pub fn new(header: &Header) -> Scene {
+        Scene {
+            particles: particles::Particles::default(),
+            transforms: transforms::Transforms::new(header),
+            shapes: shapes::Shapes::default(),
+        }
+    }
+
+    /// A channel the writer added (in channel id order).
+    pub fn add_channel(&mut self, channel: &Channel) {
+        self.transforms.add_channel(channel);
+    }
+
+    /// Foxglove messages for `record` (of `channel`, logged at `log_time`), appended to `out`.
+    pub fn record(
+        &mut self,
+        channel: &Channel,
+        record: &Record,
+        log_time: u64,
+        out: &mut Vec<(Topic3d, Vec<u8>)>,
+        loss: &mut LossReport,
+    ) {
+        let stamp = timestamp(log_time);
+        if let Some(m) = self.particles.record(channel, record, stamp) {
+            out.push((Topic3d::Particles, m));
+        }
+        if let Some(m) = self.transforms.record(record, stamp) {
+            out.push((Topic3d::Transforms, m));
+        }
+        if let Some(m) = self.shapes.record(channel, record, stamp, loss) {
+            out.push((Topic3d::Scene, m));
+        }
+    }
+
+    /// What the user should know about the 3D topics (nothing was lost by it).
+    pub fn notes(&self) -> Vec<String> {
+        self.particles.notes()
+    }
+}
+
+fn timestamp(log_time: u64) -> Timestamp {
+    let sec = u32::try_from(log_time / 1_000_000_000).unwrap_or(u32::MAX);
+    Timestamp::new(sec, (log_time % 1_000_000_000) as u32)
+}
+
+/// A protobuf message's bytes.
+fn encode(message: &impl prost::Message) -> Vec<u8> {
+    message.encode_to_vec()
+}
+
+/// The elements of a numeric value as f64 (an array of any numeric dtype, or a list of
+/// numbers), `None` for anything else.
+fn floats(value: &Value) -> Option<Vec<f64>> {
+    match value {
+        Value::Array(Array { data, .. }) => Some(match data {
+            ArrayData::F32(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::F64(v) => v.clone(),
+            ArrayData::I8(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::I16(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::I32(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::I64(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::U8(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::U16(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::U32(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::U64(v) => v.iter().map(|&x| x as f64).collect(),
+            ArrayData::Bool(_) | ArrayData::Str(_) => return None,
+        }),
+        Value::List(items) => items
+            .iter()
+            .map(|v| match v {
+                Value::Float(x) => Some(*x),
+                Value::F32(x) => Some(*x as f64),
+                Value::Int(i) => Some(*i as f64),
+                Value::UInt(u) => Some(*u as f64),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// `N` numbers from a value that holds exactly `N`.
+fn fixed<const N: usize>(value: &Value) -> Option<[f64; N]> {
+    floats(value)?.try_into().ok()
+}
