@@ -5,6 +5,7 @@ mod cat;
 mod common;
 mod convert;
 mod diag;
+mod diff;
 mod format_options;
 mod inspect;
 mod merge;
@@ -77,6 +78,7 @@ enum Command {
     Merge(merge::Args),
     Cat(cat::Args),
     Recover(recover::Args),
+    Diff(diff::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  simrec completions bash > ~/.local/share/bash-completion/completions/simrec\n  \
@@ -108,6 +110,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Merge(a) => merge::run(a),
         Command::Cat(a) => cat::run(a),
         Command::Recover(a) => recover::run(a),
+        Command::Diff(a) => diff::run(a),
         Command::Completions { shell } => {
             // Generated into memory: the generator panics on a write error (a closed pipe).
             let mut script = Vec::new();

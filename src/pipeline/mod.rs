@@ -1,6 +1,7 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
 pub mod convert;
+pub mod diff;
 pub mod frames;
 pub mod lookahead;
 pub mod merge;
@@ -19,6 +20,7 @@ use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, Source};
 
 pub use convert::{cat, convert, CatStyle, Notes, Opened, ReadRequest};
+pub use diff::{diff, DiffReport, DiffRequest};
 pub use frames::FrameCounter;
 pub use merge::Merged;
 pub use recover::{recover, Recovered};
