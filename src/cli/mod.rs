@@ -9,6 +9,7 @@ mod diff;
 mod format_options;
 mod inspect;
 mod merge;
+mod plot;
 mod progress;
 mod recover;
 mod slice;
@@ -79,6 +80,7 @@ enum Command {
     Cat(cat::Args),
     Recover(recover::Args),
     Diff(diff::Args),
+    Plot(plot::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  simrec completions bash > ~/.local/share/bash-completion/completions/simrec\n  \
@@ -111,6 +113,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Cat(a) => cat::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Diff(a) => diff::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Completions { shell } => {
             // Generated into memory: the generator panics on a write error (a closed pipe).
             let mut script = Vec::new();
