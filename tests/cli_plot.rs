@@ -291,3 +291,58 @@ fn keys_that_match_nothing_and_existing_outputs_are_usage_errors() {
     )
     .expect_code(2);
 }
+
+#[test]
+fn inspect_deep_draws_a_sparkline_per_number_key_when_asked_or_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // A ramp and a constant, one row per millisecond.
+    let mut text = String::from("time,Sim.Ramp.up,Sim.Ramp.flat\n");
+    for k in 1..=1000 {
+        text.push_str(&format!("{},{k},7\n", k as f64 / 1000.0));
+    }
+    let csv = dir.path().join("ramp.csv");
+    std::fs::write(&csv, text).unwrap();
+    let r = run_in(dir.path(), &["inspect", "--deep", "--sparklines", s(&csv)]).expect_code(0);
+    let row = |key: &str| -> String {
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {key} ")))
+            .unwrap_or_else(|| panic!("{key}: {}", r.stdout));
+        line.rsplit('┆')
+            .next()
+            .unwrap()
+            .trim_end_matches('│')
+            .trim()
+            .to_string()
+    };
+    let up = row("up");
+    assert!(up.starts_with('▁') && up.ends_with('█'), "{up}");
+    assert!((16..=32).contains(&up.chars().count()), "{up}");
+    let levels: Vec<char> = up.chars().collect();
+    assert!(levels.windows(2).all(|w| w[0] <= w[1]), "rising: {up}");
+    let flat = row("flat");
+    assert!(!flat.is_empty() && flat.chars().all(|c| c == '▄'), "{flat}");
+    assert!(r.stdout.contains("over time"), "{}", r.stdout);
+
+    // Not a terminal (the tests' stdout is a pipe), or --no-sparklines: no column.
+    let plain = run_in(dir.path(), &["inspect", "--deep", s(&csv)]).expect_code(0);
+    assert!(!plain.stdout.contains("over time") && !plain.stdout.contains('▁'));
+    let off = run_in(
+        dir.path(),
+        &["inspect", "--deep", "--no-sparklines", s(&csv)],
+    )
+    .expect_code(0);
+    assert_eq!(off.stdout, plain.stdout);
+    run_in(
+        dir.path(),
+        &[
+            "inspect",
+            "--deep",
+            "--sparklines",
+            "--no-sparklines",
+            s(&csv),
+        ],
+    )
+    .expect_code(2);
+}
