@@ -6,10 +6,10 @@
 pub mod compare;
 pub mod output;
 
-use std::collections::{BTreeMap, BinaryHeap, HashMap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
 use crate::formats::{ReadError, Source};
-use crate::model::{Entity, Nanos, Record};
+use crate::model::{Entity, Nanos, Record, Value};
 
 use super::convert::{Notes, ReadRequest};
 use super::select::SelectionHandle;
@@ -405,9 +405,28 @@ impl Differ {
                 ));
             }
         }
+        // Records with many keys (a large state update) look keys up in a map, not a scan.
+        let index: Option<HashMap<&str, &Value>> = (b.record.values.len() > 32).then(|| {
+            b.record
+                .values
+                .iter()
+                .map(|(k, v)| (k.as_str(), v))
+                .collect()
+        });
+        let in_a: Option<HashSet<&str>> = (a.record.values.len() > 32)
+            .then(|| a.record.values.iter().map(|(k, _)| k.as_str()).collect());
         for (k, va) in &a.record.values {
-            let ks = stats.keys.entry(k.clone()).or_default();
-            let Some(vb) = b.record.get(k) else {
+            if !stats.keys.contains_key(k) {
+                stats.keys.insert(k.clone(), KeyStats::default());
+            }
+            let Some(ks) = stats.keys.get_mut(k) else {
+                continue;
+            };
+            let vb = match &index {
+                Some(index) => index.get(k.as_str()).copied(),
+                None => b.record.get(k),
+            };
+            let Some(vb) = vb else {
                 ks.differing += 1;
                 differing += 1;
                 if keep {
@@ -438,7 +457,11 @@ impl Differ {
             }
         }
         for (k, vb) in &b.record.values {
-            if a.record.get(k).is_some() {
+            let in_a = match &in_a {
+                Some(keys) => keys.contains(k.as_str()),
+                None => a.record.get(k).is_some(),
+            };
+            if in_a {
                 continue;
             }
             stats.keys.entry(k.clone()).or_default().differing += 1;
@@ -547,5 +570,95 @@ fn run(sides: &mut [Side; 2], differ: &mut Differ) -> Result<(), ReadError> {
             .channel(record.channel)
             .map_or_else(|| format!("#{}", record.channel), |c| c.name.clone());
         differ.take(s, channel, record, position);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn differ(align: Align) -> Differ {
+        Differ {
+            align,
+            comparer: Comparer {
+                tolerance: Tolerance::default(),
+            },
+            queues: HashMap::new(),
+            channels: Vec::new(),
+            channel_index: HashMap::new(),
+            earliest: Earliest {
+                max: 10,
+                heap: BinaryHeap::new(),
+                seq: 0,
+            },
+            total: 0,
+        }
+    }
+
+    fn record(time: Nanos, keys: usize, changed: Option<usize>) -> Record {
+        let mut r = Record::new(time, 0);
+        r.values = (0..keys)
+            .map(|i| {
+                let v = if Some(i) == changed { 1.5 } else { i as f64 };
+                (format!("k{i:02}"), Value::Float(v))
+            })
+            .collect();
+        r
+    }
+
+    #[test]
+    fn records_with_many_keys_compare_key_by_key() {
+        let mut d = differ(Align::Time);
+        // 40 keys (looked up through a map); B changes k07 and has one key more, in
+        // another order.
+        d.take(0, "state".into(), record(5, 40, None), 0);
+        let mut b = record(5, 41, Some(7));
+        b.values.reverse();
+        d.take(1, "state".into(), b, 0);
+        d.finish();
+        assert_eq!(d.total, 2);
+        let found: Vec<(Option<String>, Kind)> = d
+            .earliest
+            .into_sorted()
+            .into_iter()
+            .map(|x| (x.key, x.found.kind))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (Some("k07".into()), Kind::Value),
+                (Some("k40".into()), Kind::KeyOnlyInB)
+            ]
+        );
+        let stats = &d.channels[0].1;
+        assert_eq!((stats.compared, stats.keys.len()), (1, 41));
+    }
+
+    #[test]
+    fn by_time_a_record_passed_by_the_other_side_has_no_counterpart() {
+        let mut d = differ(Align::Time);
+        d.take(0, "frame".into(), record(1, 1, None), 0);
+        d.take(1, "frame".into(), record(2, 1, None), 0);
+        d.take(0, "frame".into(), record(2, 1, None), 1);
+        d.finish();
+        let s = &d.channels[0].1;
+        assert_eq!((s.compared, s.only_in_a, s.only_in_b), (1, 1, 0));
+        let first = &d.earliest.into_sorted()[0];
+        assert_eq!(
+            (first.found.kind, first.record_a, first.time),
+            (Kind::OnlyInA, Some(0), 1)
+        );
+    }
+
+    #[test]
+    fn a_window_overflow_counts_the_oldest_as_unpaired() {
+        let mut d = differ(Align::Index);
+        for i in 0..(WINDOW as u64 + 3) {
+            d.take(0, "only_a".into(), record(i as Nanos, 1, None), i);
+        }
+        assert_eq!(d.channels[0].1.only_in_a, 3);
+        assert_eq!(d.queues.values().next().unwrap().waiting[0].len(), WINDOW);
+        d.finish();
+        assert_eq!(d.channels[0].1.only_in_a, WINDOW as u64 + 3);
     }
 }
