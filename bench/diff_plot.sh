@@ -12,7 +12,7 @@ here="$(cd "$(dirname "$0")" && pwd)"
 work="${1:-${TMPDIR:-/tmp}/simrec-bench-diff}"
 mkdir -p "$work"
 cd "$here/.."
-cargo build --release --quiet
+[ -n "${SKIP_BUILD:-}" ] || cargo build --release --quiet
 bin="$PWD/target/release/simrec"
 runs="${RUNS:-3}"
 measure() { # label, bytes, command...: the best wall time of $runs runs, CPU time, peak RSS

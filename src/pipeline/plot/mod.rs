@@ -166,17 +166,22 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     let span_ns = (t1 - t0) as i128 + 1;
     let mut panels: Vec<Panel> = Vec::new();
     let mut series: Vec<Series> = Vec::new();
-    // (channel, key, entity) → series index, or None when the value is not plotted.
-    let mut known: HashMap<(u32, String, Option<Entity>), Option<usize>> = HashMap::new();
+    // (channel, entity) → each key met and its series, or None when it is not plotted. Looked
+    // up without allocating: a record's keys are found by a scan of its channel's few keys.
+    let mut known: HashMap<(u32, Option<Entity>), Vec<(String, Option<usize>)>> = HashMap::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut too_many = false;
     while let Some(record) = source.next() {
         let record = record?;
         let col = (((record.time - t0) as i128 * columns as i128) / span_ns) as usize;
         for (key, value) in &record.values {
-            let id = (record.channel, key.clone(), record.entity.clone());
-            let slot = match known.get(&id) {
-                Some(slot) => *slot,
+            let id = (record.channel, record.entity.clone());
+            let found = known
+                .get(&id)
+                .and_then(|keys| keys.iter().find(|(k, _)| k == key))
+                .map(|(_, slot)| *slot);
+            let slot = match found {
+                Some(slot) => slot,
                 None => {
                     let header = source.header();
                     let channel = header
@@ -222,7 +227,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
                             Some(series.len() - 1)
                         }
                     };
-                    known.insert(id, slot);
+                    known.entry(id).or_default().push((key.clone(), slot));
                     slot
                 }
             };
