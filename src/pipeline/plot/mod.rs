@@ -86,6 +86,9 @@ struct Series {
     data: Decimated,
 }
 
+/// The keys of one channel and entity met so far, each with its series (`None`: not plotted).
+type KeySlots = Vec<(String, Option<usize>)>;
+
 /// A panel: a value name, with its unit.
 struct Panel {
     title: String,
@@ -168,7 +171,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     let mut series: Vec<Series> = Vec::new();
     // (channel, entity) → each key met and its series, or None when it is not plotted. Looked
     // up without allocating: a record's keys are found by a scan of its channel's few keys.
-    let mut known: HashMap<(u32, Option<Entity>), Vec<(String, Option<usize>)>> = HashMap::new();
+    let mut known: HashMap<(u32, Option<Entity>), KeySlots> = HashMap::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut too_many = false;
     while let Some(record) = source.next() {
