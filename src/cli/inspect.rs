@@ -1,6 +1,6 @@
 //! `simrec inspect`: what is in each file, from its record headers (or every payload with --deep).
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
@@ -32,6 +32,13 @@ pub struct Args {
     /// Decode every payload: lists keys with kind, dtype and shape
     #[arg(long)]
     deep: bool,
+    /// With --deep, no sparkline of each number key over time (they are drawn only when
+    /// standard output is a terminal, unless --sparklines)
+    #[arg(long, conflicts_with = "sparklines")]
+    no_sparklines: bool,
+    /// With --deep, draw the sparklines even when standard output is not a terminal
+    #[arg(long)]
+    sparklines: bool,
     /// Summarise only channels whose name matches this glob (repeatable)
     #[arg(long, value_name = "GLOB")]
     channel: Vec<String>,
@@ -129,6 +136,9 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
     let name = display_name(path).display().to_string();
     let mut summary = Summary::new(&name, size, source.header(), args.deep);
     summary.time_format = time_format(args.time_format.as_deref(), source.header(), path)?;
+    summary.sparklines = args.deep
+        && args.format == ReportFormat::Text
+        && (args.sparklines || (!args.no_sparklines && std::io::stdout().is_terminal()));
     let progress = Progress::new("reading");
     while let Some(record) = source.next() {
         let record = record?;

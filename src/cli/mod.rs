@@ -6,10 +6,12 @@ mod common;
 mod convert;
 mod diag;
 mod each;
+mod diff;
 mod format_options;
 mod format_select;
 mod inspect;
 mod merge;
+mod plot;
 mod progress;
 mod recover;
 mod slice;
@@ -81,6 +83,8 @@ enum Command {
     Cat(cat::Args),
     Recover(recover::Args),
     Snapshot(snapshot::Args),
+    Diff(diff::Args),
+    Plot(plot::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     #[command(
         after_help = "Examples:\n  simrec completions bash > ~/.local/share/bash-completion/completions/simrec\n  \
@@ -113,6 +117,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
         Command::Cat(a) => cat::run(a),
         Command::Recover(a) => recover::run(a),
         Command::Snapshot(a) => snapshot::run(a),
+        Command::Diff(a) => diff::run(a),
+        Command::Plot(a) => plot::run(a),
         Command::Completions { shell } => {
             // Generated into memory: the generator panics on a write error (a closed pipe).
             let mut script = Vec::new();

@@ -69,6 +69,14 @@ impl<'a> ReadRequest<'a> {
     }
 }
 
+impl Opened<'_> {
+    /// The selected source and the handle its selection report fills (for a run that reads
+    /// it itself: `diff`, `plot`).
+    pub fn into_parts(self) -> (Box<dyn Source>, SelectionHandle) {
+        (self.source, self.selection)
+    }
+}
+
 /// Opens what `read` asks for, selected; the handle fills with what the selection matched.
 fn open(read: ReadRequest) -> Result<(Box<dyn Source>, SelectionHandle), ReadError> {
     match &read.window {

@@ -2,9 +2,11 @@
 
 pub mod batch;
 pub mod convert;
+pub mod diff;
 pub mod frames;
 pub mod lookahead;
 pub mod merge;
+pub mod plot;
 pub mod recover;
 pub mod run;
 pub mod select;
@@ -21,8 +23,10 @@ use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, Source};
 
 pub use convert::{cat, convert, CatStyle, Notes, Opened, ReadRequest};
+pub use diff::{diff, DiffReport, DiffRequest};
 pub use frames::FrameCounter;
 pub use merge::Merged;
+pub use plot::{plot, PlotRequest, Plotted};
 pub use recover::{recover, Recovered};
 pub use run::{copy, PipelineError};
 pub use select::{KeyFilter, Selected};

@@ -4,6 +4,7 @@ pub mod facts;
 pub mod finding;
 pub mod loss;
 pub mod render;
+pub mod sparkline;
 pub mod summary;
 
 pub use facts::Fact;

@@ -155,12 +155,16 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
     if s.deep {
         for c in s.channels.iter().filter(|c| !c.keys.is_empty()) {
             let mut k = table();
-            k.set_header(vec![
+            let mut header = vec![
                 format!("{} key", c.name),
                 "kind".into(),
                 "records".into(),
                 "removed".into(),
-            ]);
+            ];
+            if s.sparklines {
+                header.push("over time".into());
+            }
+            k.set_header(header);
             let n = c.keys.len();
             let cut = n > 2 * FEW_KEYS + 1;
             for (i, (name, stats)) in c.keys.iter().enumerate() {
@@ -171,12 +175,16 @@ pub fn summary_text(s: &Summary, notes: &[String]) -> String {
                 if cut && (FEW_KEYS..n - FEW_KEYS).contains(&i) {
                     continue;
                 }
-                k.add_row(vec![
+                let mut row = vec![
                     name.clone(),
                     stats.describe(),
                     stats.records.to_string(),
                     stats.removals.to_string(),
-                ]);
+                ];
+                if s.sparklines {
+                    row.push(stats.spark.as_ref().map(|l| l.render()).unwrap_or_default());
+                }
+                k.add_row(row);
             }
             out.push_str(&format!("{k}\n"));
             if c.untracked_values > 0 {

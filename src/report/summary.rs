@@ -24,6 +24,8 @@ pub struct KeyStats {
     pub records: u64,
     /// Records that removed it.
     pub removals: u64,
+    /// The key's values over time, when it is a number and sparklines were asked for.
+    pub spark: Option<super::sparkline::Sparkline>,
 }
 
 impl KeyStats {
@@ -64,6 +66,21 @@ impl KeyStats {
         }
     }
 
+    /// Adds a scalar number at `time` to the key's sparkline (`start`: the recording's first
+    /// time, where every sparkline of the file starts).
+    fn sample(&mut self, start: Nanos, time: Nanos, value: &Value) {
+        let y = match value {
+            Value::Int(i) => *i as f64,
+            Value::UInt(u) => *u as f64,
+            Value::Float(x) => *x,
+            Value::F32(x) => f64::from(*x),
+            _ => return,
+        };
+        self.spark
+            .get_or_insert_with(|| super::sparkline::Sparkline::new(start))
+            .add(time, y);
+    }
+
     /// `float32 [N,3]`, `float32 [3,3]`, `number`: a dimension that varies is shown as N.
     pub fn describe(&self) -> String {
         match self.dtype {
@@ -82,6 +99,9 @@ impl KeyStats {
         format!("[{}]", dims.join(","))
     }
 }
+
+/// Keys of one channel that get a sparkline (the first ones met).
+pub const SPARKLINE_KEYS: usize = 1024;
 
 /// Distinct keys of one channel whose statistics are kept; further keys are only counted,
 /// so a state message with millions of keys cannot grow `inspect --deep` without bound.
@@ -117,6 +137,8 @@ pub struct Summary {
     pub time_format: Option<TimeFormat>,
     /// Where time zero is (`start_ns` and `end_ns` count from it).
     pub origin: TimeOrigin,
+    /// Gather a sparkline per scalar key (`inspect --deep` on a terminal).
+    pub sparklines: bool,
     compositions: Vec<Composition>,
 }
 
@@ -143,6 +165,7 @@ impl Summary {
             facts: Vec::new(),
             time_format: None,
             origin: header.origin.clone(),
+            sparklines: false,
             compositions: header.channels.iter().map(|c| c.composition).collect(),
         }
     }
@@ -175,14 +198,22 @@ impl Summary {
         self.records += 1;
         self.start_ns = Some(self.start_ns.map_or(record.time, |s| s.min(record.time)));
         self.end_ns = Some(self.end_ns.map_or(record.time, |e| e.max(record.time)));
+        let spark = self.start_ns.filter(|_| self.sparklines);
         if let Some(channel) = self.channels.get_mut(c) {
             channel.records += 1;
+            let spark = spark.filter(|_| channel.keys.len() <= SPARKLINE_KEYS);
             for (key, value) in &record.values {
                 if let Some(stats) = channel.keys.get_mut(key) {
                     stats.observe(value);
+                    if let Some(start) = spark {
+                        stats.sample(start, record.time, value);
+                    }
                 } else if channel.keys.len() < MAX_KEYS {
                     let mut stats = KeyStats::default();
                     stats.observe(value);
+                    if let Some(start) = spark {
+                        stats.sample(start, record.time, value);
+                    }
                     channel.keys.insert(key.clone(), stats);
                 } else {
                     channel.untracked_values += 1;

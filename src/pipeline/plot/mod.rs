@@ -1,0 +1,446 @@
+//! `plot`: line plots of values over time, one panel per key, drawn with `plotters` as SVG.
+//! The recording is walked once for its time span (record headers only), then read once
+//! more and each series decimated into pixel columns as it streams (smallest and largest
+//! value per column), so memory is bounded by the picture, not the recording.
+
+pub mod series;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use plotters::prelude::*;
+
+use crate::formats::output::Outputs;
+use crate::formats::{ReadError, WriteError};
+use crate::model::time_scale::{self, TimeFormat};
+use crate::model::{Entity, Epoch, Header, Nanos};
+
+use super::convert::{Notes, ReadRequest};
+pub use series::{Decimated, KeySpec, Reduce};
+
+/// The plot area's place in the picture: left margin and y label area, right margin.
+pub const LEFT: u32 = 90;
+pub const RIGHT: u32 = 20;
+/// Series kept at most; more matches are left out (and said so).
+pub const MAX_SERIES: usize = 32;
+
+/// What to plot.
+pub struct PlotRequest<'a> {
+    /// The recording, read with values.
+    pub read: ReadRequest<'a>,
+    /// The same recording, walked over record headers for its time span.
+    pub walk: ReadRequest<'a>,
+    pub keys: Vec<KeySpec>,
+    pub reduce: Option<Reduce>,
+    /// Picture width, and height of one panel, in pixels.
+    pub width: u32,
+    pub panel_height: u32,
+    /// How times are shown on the axis: `None` is UTC when the recording has an absolute
+    /// start, else seconds from time zero.
+    pub time_format: Option<TimeFormat>,
+    pub output: &'a Path,
+    pub force: bool,
+}
+
+/// One line drawn.
+#[derive(Debug, Clone)]
+pub struct Drawn {
+    pub name: String,
+    pub samples: u64,
+    pub points: usize,
+}
+
+/// What was drawn, and where.
+#[derive(Debug, Clone)]
+pub struct Plotted {
+    pub path: PathBuf,
+    pub panels: usize,
+    /// Pixel columns each series was decimated to.
+    pub columns: usize,
+    pub series: Vec<Drawn>,
+    /// Keys that matched values which give no number, and why (once per key).
+    pub skipped: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PlotError {
+    #[error(transparent)]
+    Read(#[from] ReadError),
+    #[error(transparent)]
+    Write(#[from] WriteError),
+    /// The command line cannot be honoured (no key matched, no absolute start).
+    #[error("{0}")]
+    Usage(String),
+    #[error("drawing the plot: {0}")]
+    Draw(String),
+}
+
+/// A series: a panel (the key spec's matched name) and an entity.
+struct Series {
+    panel: usize,
+    label: String,
+    entity: Option<Entity>,
+    /// The element (or block) of an array value the key names.
+    index: Vec<usize>,
+    data: Decimated,
+}
+
+/// The keys of one channel and entity met so far, each with its series (`None`: not plotted).
+type KeySlots = Vec<(String, Option<usize>)>;
+
+/// A panel: a value name, with its unit.
+struct Panel {
+    title: String,
+    unit: Option<String>,
+}
+
+/// The name a value goes by: an Icarus signal's channel name is its full name
+/// (`Vehicle.Nav.position`, key `position`); elsewhere the key is (`energy.kinetic`).
+fn value_name(channel: &str, key: &str) -> String {
+    if channel == key
+        || channel
+            .strip_suffix(key)
+            .is_some_and(|head| head.ends_with('.') || head.ends_with('/'))
+    {
+        channel.to_string()
+    } else {
+        key.to_string()
+    }
+}
+
+fn unit_of(header: &Header, channel: u32, key: &str) -> Option<String> {
+    header
+        .channel(channel)?
+        .fields
+        .iter()
+        .find(|f| f.name == key)
+        .and_then(|f| f.unit.clone())
+}
+
+/// Walks the recording's record headers for its first and last time.
+fn span(walk: ReadRequest) -> Result<Option<(Nanos, Nanos)>, ReadError> {
+    let (source, _) = walk.open()?.into_parts();
+    let mut span: Option<(Nanos, Nanos)> = None;
+    for r in source {
+        let t = r?.time;
+        span = Some(span.map_or((t, t), |(a, b)| (a.min(t), b.max(t))));
+    }
+    Ok(span)
+}
+
+/// Draws the plot. The notes of the read come back either way.
+pub fn plot(request: PlotRequest) -> (Result<Plotted, PlotError>, Notes) {
+    let mut notes = Notes::default();
+    let result = run(request, &mut notes);
+    (result, notes)
+}
+
+fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
+    // plotters maps the plot area's first to last pixel over its width less one: as many
+    // columns as that puts each column on a pixel of its own.
+    let columns = request.width.saturating_sub(LEFT + RIGHT + 1).max(1) as usize;
+    let PlotRequest {
+        read,
+        walk,
+        keys,
+        reduce,
+        width,
+        panel_height,
+        time_format,
+        output,
+        force,
+    } = request;
+    let Some((t0, t1)) = span(walk)? else {
+        return Err(PlotError::Usage("the recording holds no record".into()));
+    };
+    let (mut source, selection) = read.open()?.into_parts();
+    let epoch = source.header().origin.epoch;
+    let time_format = match (time_format, epoch) {
+        (Some(f), None) if f.needs_epoch() => {
+            return Err(PlotError::Usage(format!(
+                "--time-format {f}: the recording has no absolute start (give it with --epoch)"
+            )))
+        }
+        (Some(f), _) => f,
+        (None, Some(_)) => TimeFormat::Utc,
+        (None, None) => TimeFormat::Met,
+    };
+    let span_ns = (t1 - t0) as i128 + 1;
+    let mut panels: Vec<Panel> = Vec::new();
+    let mut series: Vec<Series> = Vec::new();
+    // (channel, entity) → each key met and its series, or None when it is not plotted. Looked
+    // up without allocating: a record's keys are found by a scan of its channel's few keys.
+    let mut known: HashMap<(u32, Option<Entity>), KeySlots> = HashMap::new();
+    let mut skipped: Vec<String> = Vec::new();
+    let mut too_many = false;
+    while let Some(record) = source.next() {
+        let record = record?;
+        let col = (((record.time - t0) as i128 * columns as i128) / span_ns) as usize;
+        for (key, value) in &record.values {
+            let id = (record.channel, record.entity.clone());
+            let found = known
+                .get(&id)
+                .and_then(|keys| keys.iter().find(|(k, _)| k == key))
+                .map(|(_, slot)| *slot);
+            let slot = match found {
+                Some(slot) => slot,
+                None => {
+                    let header = source.header();
+                    let channel = header
+                        .channel(record.channel)
+                        .map_or("", |c| c.name.as_str());
+                    let name = value_name(channel, key);
+                    let spec = keys.iter().find(|k| k.matches(&name) || k.matches(key));
+                    let slot = match spec {
+                        None => None,
+                        Some(_) if series.len() >= MAX_SERIES => {
+                            too_many = true;
+                            None
+                        }
+                        Some(spec) => {
+                            let title = match (reduce, spec.index.is_empty()) {
+                                (Some(r), true) => format!("{} of {name}", r.name()),
+                                (Some(r), false) => {
+                                    format!("{} of {name}{}", r.name(), index_text(&spec.index))
+                                }
+                                (None, _) => format!("{name}{}", index_text(&spec.index)),
+                            };
+                            let panel = match panels.iter().position(|p| p.title == title) {
+                                Some(p) => p,
+                                None => {
+                                    panels.push(Panel {
+                                        title: title.clone(),
+                                        unit: unit_of(header, record.channel, key),
+                                    });
+                                    panels.len() - 1
+                                }
+                            };
+                            let label = match &record.entity {
+                                Some(e) if name != channel => format!("{title} (entity {e})"),
+                                _ => title,
+                            };
+                            series.push(Series {
+                                panel,
+                                label,
+                                entity: record.entity.clone(),
+                                index: spec.index.clone(),
+                                data: Decimated::new(columns),
+                            });
+                            Some(series.len() - 1)
+                        }
+                    };
+                    known.entry(id).or_default().push((key.clone(), slot));
+                    slot
+                }
+            };
+            let Some(i) = slot else { continue };
+            match series::number(value, &series[i].index, reduce) {
+                Ok(y) => series[i].data.add(col, y),
+                Err(why) => {
+                    let note = format!("{}: {why}", series[i].label);
+                    if !skipped.contains(&note) {
+                        skipped.push(note);
+                    }
+                }
+            }
+        }
+        source.recycle(record);
+    }
+    *notes = Notes {
+        read_findings: source
+            .findings()
+            .into_iter()
+            .map(|(p, f)| (p.to_path_buf(), f.clone()))
+            .collect(),
+        unmatched: selection.borrow().unmatched.clone(),
+    };
+    if too_many {
+        skipped.push(format!(
+            "more than {MAX_SERIES} series matched: the first {MAX_SERIES} are drawn"
+        ));
+    }
+    series.retain(|s| s.data.samples > 0);
+    if series.is_empty() {
+        let keys: Vec<&str> = keys.iter().map(|k| k.text.as_str()).collect();
+        let why = if skipped.is_empty() {
+            String::new()
+        } else {
+            format!(" ({})", skipped.join("; "))
+        };
+        return Err(PlotError::Usage(format!(
+            "--key {} matched no value that gives a number{why}",
+            keys.join(", ")
+        )));
+    }
+    let used: Vec<usize> = (0..panels.len())
+        .filter(|p| series.iter().any(|s| s.panel == *p))
+        .collect();
+    let svg = draw(
+        (width, panel_height),
+        &panels,
+        &used,
+        &series,
+        (t0, t1),
+        columns,
+        time_format,
+        epoch,
+    )?;
+    let mut outputs = Outputs::new(force);
+    let mut out = outputs.create(output)?;
+    out.write_all(svg.as_bytes())
+        .and_then(|()| out.flush())
+        .map_err(|e| WriteError::io(output, e))?;
+    drop(out);
+    outputs.commit()?;
+    Ok(Plotted {
+        path: output.to_path_buf(),
+        panels: used.len(),
+        columns,
+        series: series
+            .iter()
+            .map(|s| Drawn {
+                name: s.label.clone(),
+                samples: s.data.samples,
+                points: s.data.points().count(),
+            })
+            .collect(),
+        skipped,
+    })
+}
+
+fn index_text(index: &[usize]) -> String {
+    if index.is_empty() {
+        return String::new();
+    }
+    let parts: Vec<String> = index.iter().map(usize::to_string).collect();
+    format!("[{}]", parts.join(","))
+}
+
+const COLOURS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+/// Seconds from time zero of column `c`'s middle.
+fn column_time(c: usize, (t0, t1): (Nanos, Nanos), columns: usize) -> f64 {
+    let width = (t1 - t0) as f64 + 1.0;
+    (t0 as f64 + (c as f64 + 0.5) * width / columns as f64) / 1e9
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw(
+    (width, panel_height): (u32, u32),
+    panels: &[Panel],
+    used: &[usize],
+    series: &[Series],
+    span: (Nanos, Nanos),
+    columns: usize,
+    time_format: TimeFormat,
+    epoch: Option<Epoch>,
+) -> Result<String, PlotError> {
+    const X_LABELS: u32 = 40;
+    let e = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
+    let height = panel_height * used.len() as u32 + X_LABELS;
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
+        root.fill(&WHITE).map_err(|x| e(&x))?;
+        let (top, bottom) = root.split_vertically(panel_height * used.len() as u32);
+        let areas = top.split_evenly((used.len(), 1));
+        let x0 = span.0 as f64 / 1e9;
+        let x1 = (span.1 as f64 + 1.0) / 1e9;
+        let digits = if span.1 - span.0 > 10_000_000_000 {
+            0
+        } else {
+            3
+        };
+        let time_label = |x: &f64| {
+            time_scale::show(
+                time_format,
+                epoch.as_ref(),
+                (x * 1e9).round() as i64,
+                Some(digits),
+            )
+            .unwrap_or_default()
+        };
+        for (n, (&p, area)) in used.iter().zip(&areas).enumerate() {
+            let panel = &panels[p];
+            let lines: Vec<&Series> = series.iter().filter(|s| s.panel == p).collect();
+            let (lo, hi) = lines
+                .iter()
+                .filter_map(|s| s.data.range())
+                .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+                .unwrap_or((0.0, 1.0));
+            let (lo, hi) = if hi > lo {
+                (lo, hi)
+            } else {
+                (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0))
+            };
+            let last = n + 1 == used.len();
+            let mut chart = ChartBuilder::on(area)
+                .x_label_area_size(if last { 30 } else { 0 })
+                .margin_left(10)
+                .margin_right(RIGHT)
+                .margin_top(10)
+                .y_label_area_size(LEFT - 10)
+                .build_cartesian_2d(x0..x1, lo..hi)
+                .map_err(|x| e(&x))?;
+            let y_desc = match &panel.unit {
+                Some(u) => format!("{} ({u})", panel.title),
+                None => panel.title.clone(),
+            };
+            chart
+                .configure_mesh()
+                .y_desc(y_desc)
+                .x_labels(if last { 8 } else { 0 })
+                .x_label_formatter(&time_label)
+                .draw()
+                .map_err(|x| e(&x))?;
+            for (i, s) in lines.iter().enumerate() {
+                let colour = COLOURS[i % COLOURS.len()];
+                let points = s
+                    .data
+                    .points()
+                    .map(|(c, y)| (column_time(c, span, columns), y));
+                let drawn = chart
+                    .draw_series(LineSeries::new(points, colour.stroke_width(1)))
+                    .map_err(|x| e(&x))?;
+                if lines.len() > 1 {
+                    let label = match &s.entity {
+                        Some(en) => format!("entity {en}"),
+                        None => s.label.clone(),
+                    };
+                    drawn
+                        .label(label)
+                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], colour));
+                }
+            }
+            if lines.len() > 1 {
+                chart
+                    .configure_series_labels()
+                    .background_style(WHITE.mix(0.8))
+                    .border_style(BLACK)
+                    .draw()
+                    .map_err(|x| e(&x))?;
+            }
+        }
+        let axis = match time_format {
+            TimeFormat::Met => "time (s from time zero)".to_string(),
+            f => format!("time ({})", f.to_string().to_uppercase()),
+        };
+        bottom
+            .draw_text(
+                &axis,
+                &("sans-serif", 14).into_font().color(&BLACK),
+                ((width / 2) as i32 - 60, (X_LABELS / 2) as i32),
+            )
+            .map_err(|x| e(&x))?;
+        root.present().map_err(|x| e(&x))?;
+    }
+    Ok(svg)
+}

@@ -1,0 +1,348 @@
+//! `simrec plot` end to end: the SVG parses, has one polyline per key with the points the
+//! decimation makes (two per pixel column that holds two samples or more), and the min/max
+//! envelope of a known sine recording (an Icarus CSV written here) lies within one pixel of
+//! the exact one.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::{run_in, s};
+
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+}
+
+/// The data polylines of an SVG (axes and ticks are drawn in black), each as its points.
+fn polylines(svg: &str) -> Vec<Vec<(f64, f64)>> {
+    let doc = roxmltree::Document::parse(svg).expect("the SVG parses as XML");
+    doc.descendants()
+        .filter(|n| n.has_tag_name("polyline") && n.attribute("stroke") != Some("#000000"))
+        .map(|n| {
+            n.attribute("points")
+                .unwrap()
+                .split_whitespace()
+                .map(|p| {
+                    let (x, y) = p.split_once(',').unwrap();
+                    (x.parse().unwrap(), y.parse().unwrap())
+                })
+                .collect()
+        })
+        .collect()
+}
+
+/// All text of the SVG's `<text>` elements.
+fn texts(svg: &str) -> Vec<String> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    doc.descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .map(|n| n.text().unwrap_or("").trim().to_string())
+        .collect()
+}
+
+const SAMPLES: usize = 10_000;
+/// `--width 800` less the plot's left (90) and right (20) parts, less one (plotters spreads
+/// a plot area of N pixels over N − 1 steps).
+const COLUMNS: usize = 689;
+
+/// sin(2π t / 2.5 s) sampled every millisecond from t = 1 ms, as an Icarus CSV (`time`, then
+/// one column per signal), with the values as written.
+fn sine_csv(dir: &Path) -> (PathBuf, Vec<(i64, f64)>) {
+    let mut text = String::from("time,Sim.Wave.sine\n");
+    let mut samples = Vec::new();
+    for k in 1..=SAMPLES {
+        let t = k as f64 / 1000.0;
+        let y = (2.0 * std::f64::consts::PI * t / 2.5).sin();
+        text.push_str(&format!("{t},{y}\n"));
+        samples.push((k as i64 * 1_000_000, y));
+    }
+    let path = dir.join("sine.csv");
+    std::fs::write(&path, text).unwrap();
+    (path, samples)
+}
+
+#[test]
+fn the_envelope_of_a_sine_is_within_one_pixel_of_the_exact_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let (csv, samples) = sine_csv(dir.path());
+    let out = dir.path().join("sine.svg");
+    let r = run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&csv),
+            "--key",
+            "Sim.Wave.sine",
+            "--width",
+            "800",
+            "-o",
+            s(&out),
+        ],
+    )
+    .expect_code(0);
+    assert!(
+        r.stderr.contains("689 pixel columns") && r.stderr.contains("10000 samples, 1378 points"),
+        "{}",
+        r.stderr
+    );
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let lines = polylines(&svg);
+    assert_eq!(lines.len(), 1, "one polyline for one key");
+    let points = &lines[0];
+    // Every column holds 14 or 15 samples: two points each, its minimum and maximum.
+    assert_eq!(points.len(), 2 * COLUMNS);
+
+    // The exact envelope: the smallest and largest sample of each column.
+    let (t0, t1) = (samples[0].0, samples[SAMPLES - 1].0);
+    let mut exact = vec![(f64::INFINITY, f64::NEG_INFINITY); COLUMNS];
+    for &(t, y) in &samples {
+        let c = ((t - t0) as i128 * COLUMNS as i128 / ((t1 - t0) as i128 + 1)) as usize;
+        exact[c] = (exact[c].0.min(y), exact[c].1.max(y));
+    }
+    // Value → pixel, from where the plot put the overall extremes (SVG y grows downwards).
+    let (v_lo, v_hi) = exact
+        .iter()
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), &(c, d)| {
+            (a.min(c), b.max(d))
+        });
+    let p_lo = points.iter().map(|p| p.1).fold(f64::NEG_INFINITY, f64::max);
+    let p_hi = points.iter().map(|p| p.1).fold(f64::INFINITY, f64::min);
+    let pixel = |v: f64| p_lo + (v - v_lo) * (p_hi - p_lo) / (v_hi - v_lo);
+    assert!(
+        p_lo - p_hi > 200.0,
+        "the panel is {} pixels high",
+        p_lo - p_hi
+    );
+    let mut last_x = f64::NEG_INFINITY;
+    for (c, pair) in points.chunks(2).enumerate() {
+        let ((xa, ya), (xb, yb)) = (pair[0], pair[1]);
+        assert_eq!(xa, xb, "column {c}: both points in one pixel column");
+        assert!(xa > last_x, "column {c}: one pixel column each");
+        last_x = xa;
+        let (lo, hi) = (ya.max(yb), ya.min(yb));
+        let (want_lo, want_hi) = (pixel(exact[c].0), pixel(exact[c].1));
+        assert!(
+            (lo - want_lo).abs() <= 1.0 && (hi - want_hi).abs() <= 1.0,
+            "column {c}: drawn {lo}..{hi}, exact {want_lo}..{want_hi}"
+        );
+    }
+    // The panel is labelled with the value's name; time in seconds (no absolute start).
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "Sim.Wave.sine"), "{t:?}");
+    assert!(t.iter().any(|x| x == "time (s from time zero)"), "{t:?}");
+}
+
+#[test]
+fn several_keys_are_stacked_panels_with_units_and_elements() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("energy.svg");
+    let traj = fixtures().join("nanover-legacy/small.traj");
+    run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&traj),
+            "--key",
+            "energy.kinetic",
+            "--key",
+            "particle.positions[12].z",
+            "-o",
+            s(&out),
+        ],
+    )
+    .expect_code(0);
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let lines = polylines(&svg);
+    assert_eq!(lines.len(), 2, "one polyline per key");
+    // small.traj: 32 frames over 5.4 s, each alone in its pixel column.
+    assert_eq!(lines[0].len(), 32);
+    assert_eq!(lines[1].len(), 32);
+    // Stacked: the second panel lies wholly below the first.
+    let bottom_of_first = lines[0].iter().map(|p| p.1).fold(f64::MIN, f64::max);
+    let top_of_second = lines[1].iter().map(|p| p.1).fold(f64::MAX, f64::min);
+    assert!(top_of_second > bottom_of_first);
+    // The same time axis: the same first and last x.
+    assert_eq!(lines[0][0].0, lines[1][0].0);
+    assert_eq!(lines[0][31].0, lines[1][31].0);
+    let t = texts(&svg);
+    assert!(t.iter().any(|x| x == "energy.kinetic (kJ/mol)"), "{t:?}");
+    assert!(
+        t.iter().any(|x| x == "particle.positions[12,2] (nm)"),
+        "{t:?}"
+    );
+
+    // A reduction of an array.
+    let out = dir.path().join("norm.svg");
+    let r = run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&traj),
+            "--key",
+            "particle.positions",
+            "--reduce",
+            "norm",
+            "-o",
+            s(&out),
+        ],
+    )
+    .expect_code(0);
+    assert!(
+        r.stderr.contains("norm of particle.positions (32 samples"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(polylines(&std::fs::read_to_string(&out).unwrap()).len(), 1);
+}
+
+#[test]
+fn an_absolute_start_puts_dates_on_the_axis() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("rocket.svg");
+    let csv = fixtures().join("icarus-csv/rocket.csv");
+    run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&csv),
+            "--key",
+            "Rocket.Vehicle.position.z",
+            "--epoch",
+            "2026-03-01T12:00:00Z",
+            "-o",
+            s(&out),
+        ],
+    )
+    .expect_code(0);
+    let t = texts(&std::fs::read_to_string(&out).unwrap());
+    assert!(t.iter().any(|x| x == "time (UTC)"), "{t:?}");
+    assert!(
+        t.iter().any(|x| x.starts_with("2026-03-01T12:00:00.")),
+        "{t:?}"
+    );
+    // Without an absolute start, a scale that needs one cannot be honoured.
+    let r = run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&csv),
+            "--key",
+            "Rocket.*",
+            "--time-format",
+            "utc",
+            "-o",
+            "x.svg",
+        ],
+    );
+    r.expect_code(2);
+}
+
+#[test]
+fn keys_that_match_nothing_and_existing_outputs_are_usage_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let traj = fixtures().join("nanover-legacy/small.traj");
+    let r = run_in(
+        dir.path(),
+        &["plot", s(&traj), "--key", "nope.*", "-o", "a.svg"],
+    )
+    .expect_code(2);
+    assert!(r.stderr.contains("matched no value"), "{}", r.stderr);
+    assert!(!dir.path().join("a.svg").exists());
+    // An array without an element or a reduction gives no number.
+    let r = run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&traj),
+            "--key",
+            "particle.positions",
+            "-o",
+            "a.svg",
+        ],
+    )
+    .expect_code(2);
+    assert!(r.stderr.contains("--reduce"), "{}", r.stderr);
+    run_in(
+        dir.path(),
+        &["plot", s(&traj), "--key", "energy.kinetic", "-o", "a.svg"],
+    )
+    .expect_code(0);
+    run_in(
+        dir.path(),
+        &["plot", s(&traj), "--key", "energy.kinetic", "-o", "a.svg"],
+    )
+    .expect_code(2);
+    run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&traj),
+            "--key",
+            "energy.kinetic",
+            "-o",
+            "a.svg",
+            "--force",
+        ],
+    )
+    .expect_code(0);
+    run_in(
+        dir.path(),
+        &["plot", s(&traj), "--key", "energy.kinetic", "-o", "a.png"],
+    )
+    .expect_code(2);
+}
+
+#[test]
+fn inspect_deep_draws_a_sparkline_per_number_key_when_asked_or_on_a_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    // A ramp and a constant, one row per millisecond.
+    let mut text = String::from("time,Sim.Ramp.up,Sim.Ramp.flat\n");
+    for k in 1..=1000 {
+        text.push_str(&format!("{},{k},7\n", k as f64 / 1000.0));
+    }
+    let csv = dir.path().join("ramp.csv");
+    std::fs::write(&csv, text).unwrap();
+    let r = run_in(dir.path(), &["inspect", "--deep", "--sparklines", s(&csv)]).expect_code(0);
+    let row = |key: &str| -> String {
+        let line = r
+            .stdout
+            .lines()
+            .find(|l| l.contains(&format!(" {key} ")))
+            .unwrap_or_else(|| panic!("{key}: {}", r.stdout));
+        line.rsplit('┆')
+            .next()
+            .unwrap()
+            .trim_end_matches('│')
+            .trim()
+            .to_string()
+    };
+    let up = row("up");
+    assert!(up.starts_with('▁') && up.ends_with('█'), "{up}");
+    assert!((16..=32).contains(&up.chars().count()), "{up}");
+    let levels: Vec<char> = up.chars().collect();
+    assert!(levels.windows(2).all(|w| w[0] <= w[1]), "rising: {up}");
+    let flat = row("flat");
+    assert!(!flat.is_empty() && flat.chars().all(|c| c == '▄'), "{flat}");
+    assert!(r.stdout.contains("over time"), "{}", r.stdout);
+
+    // Not a terminal (the tests' stdout is a pipe), or --no-sparklines: no column.
+    let plain = run_in(dir.path(), &["inspect", "--deep", s(&csv)]).expect_code(0);
+    assert!(!plain.stdout.contains("over time") && !plain.stdout.contains('▁'));
+    let off = run_in(
+        dir.path(),
+        &["inspect", "--deep", "--no-sparklines", s(&csv)],
+    )
+    .expect_code(0);
+    assert_eq!(off.stdout, plain.stdout);
+    run_in(
+        dir.path(),
+        &[
+            "inspect",
+            "--deep",
+            "--sparklines",
+            "--no-sparklines",
+            s(&csv),
+        ],
+    )
+    .expect_code(2);
+}
