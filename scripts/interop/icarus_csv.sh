@@ -29,6 +29,11 @@ same_as_vulcan() {
     local name="$1" csv="$2" out
     if ! "$work/vulcan_export" "$csv" >"$csv.vulcan" 2>"$work/err"; then
         fail "$name" "vulcan_export: $(head -c 200 "$work/err")"
+    elif grep -q -E ',,|,$' "$csv"; then
+        # Empty cells (a channel with no record at that time, from a non-Icarus source):
+        # Vulcan's loop writes every cell, so only simrec's own validation applies.
+        if out=$("$SIMREC" validate "$csv" 2>&1); then pass "$name (has empty cells: validated)"
+        else fail "$name" "simrec validate: ${out:0:200}"; fi
     elif [ -s "$csv" ] && [ "$(wc -l <"$csv")" -gt 1 ] && ! cmp -s "$csv" "$csv.vulcan"; then
         fail "$name" "differs from Vulcan's export at $(cmp "$csv" "$csv.vulcan" | head -1)"
     elif ! out=$("$SIMREC" validate "$csv" 2>&1); then
