@@ -108,3 +108,22 @@ fn every_type_of_the_profile_converts_without_loss() {
     );
     assert!(!r.stderr.contains("could not be kept"), "{}", r.stderr);
 }
+
+/// The command simrec is known by, as written: the output as the last argument, no `-o`.
+#[test]
+fn convert_run_icarec_out_as_written() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a2 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec");
+    let r = common::run_in(tmp.path(), &["convert", common::s(&a2), "out/"]).expect_code(0);
+    assert_eq!(r.stderr, "wrote 7 records to out/\n");
+    assert!(tmp.path().join("out/metadata.json").is_file());
+    assert!(tmp
+        .path()
+        .join("out/Vehicle.Nav.position.parquet")
+        .is_file());
+    let r = common::run_in(tmp.path(), &["convert", common::s(&a2)]).expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: no output: name it with -o OUT (convert also takes it as its last argument)\n"
+    );
+}

@@ -128,8 +128,12 @@ pub struct WriteArgs {
     /// Output file or directory; `-` is standard output. A NanoVer pair is written as STEM.traj
     /// and STEM.state. `DIR/` (or an existing directory) is the default directory output, an
     /// Elodin replay; for `slice --split-at-resets` it is the directory of the parts, in the
-    /// input's format unless --to says otherwise. Missing directories are created
-    #[arg(short, long, value_name = "OUT")]
+    /// input's format unless --to says otherwise. Missing directories are created. `convert`
+    /// also takes it as its last argument (`simrec convert run.icarec out/`)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    output_arg: Option<PathBuf>,
+    /// The output, once [`WriteArgs::name_output`] has found it.
+    #[arg(skip)]
     pub output: PathBuf,
     #[arg(long, value_name = "FORMAT", help = to_help())]
     pub to: Option<String>,
@@ -142,6 +146,30 @@ pub struct WriteArgs {
     pub dry_run: bool,
     #[command(flatten)]
     pub options: FormatOptions,
+}
+
+impl WriteArgs {
+    /// Finds the output: `-o`, or (where `last_input_is_output`, as for `convert`) the last
+    /// of two or more arguments, as `cp` takes it.
+    pub fn name_output(
+        &mut self,
+        inputs: &mut Vec<PathBuf>,
+        last_input_is_output: bool,
+    ) -> Result<(), UsageError> {
+        if let Some(out) = self.output_arg.take() {
+            self.output = out;
+            return Ok(());
+        }
+        if last_input_is_output && inputs.len() >= 2 {
+            if let Some(out) = inputs.pop() {
+                self.output = out;
+                return Ok(());
+            }
+        }
+        Err(UsageError(
+            "no output: name it with -o OUT (convert also takes it as its last argument)".into(),
+        ))
+    }
 }
 
 /// `--to`'s help, from the registry.

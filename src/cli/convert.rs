@@ -52,7 +52,8 @@ pub struct Args {
     format_select: FormatSelectArgs,
 }
 
-pub fn run(args: Args) -> anyhow::Result<Outcome> {
+pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
+    args.write.name_output(&mut args.inputs, true)?;
     if args.each {
         return each::run(Each {
             inputs: &args.inputs,

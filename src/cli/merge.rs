@@ -31,7 +31,8 @@ pub struct Args {
 }
 
 /// The same path as `convert`: several inputs are merged by time.
-pub fn run(args: Args) -> anyhow::Result<Outcome> {
+pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
+    args.write.name_output(&mut args.inputs, false)?;
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
     write_recording(read, &args.write)
 }

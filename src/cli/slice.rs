@@ -70,7 +70,8 @@ pub(super) fn frame_range(text: &str) -> Result<(TimeSpec, Option<TimeSpec>), Us
     Ok((TimeSpec::Frame(a), b))
 }
 
-pub fn run(args: Args) -> anyhow::Result<Outcome> {
+pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
+    args.write.name_output(&mut args.inputs, false)?;
     for (_, note) in companion_notes(&args.inputs) {
         say!("note: {note}");
     }
