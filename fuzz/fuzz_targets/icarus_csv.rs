@@ -107,8 +107,9 @@ fuzz_target!(|data: &[u8]| {
             ReadOptions {
                 decode,
                 lenient,
-                assume_version: None,
                 deep,
+                // Fields main adds later (an --epoch, a time system) keep their defaults.
+                ..ReadOptions::default()
             },
         );
     }
