@@ -416,3 +416,37 @@ fn recover_keeps_whole_packets_and_appends_a_repaired_end() {
     ])
     .expect_code(1);
 }
+
+/// A merged input whose events are moved onto the output clock is packed by the moved
+/// times: every packet keeps its events in create_time order (spec §10), so the merged
+/// file validates clean. (The session has a Score event at 0.75 s in a later packet; the
+/// Middle chapter, rebased 2 s later, moves by 2 s.)
+#[test]
+fn a_merge_packs_moved_events_in_output_time_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let middle = dir.path().join("middle.xrec");
+    run(&[
+        "slice",
+        fx("session.xrec").to_str().unwrap(),
+        "--chapter",
+        "Middle",
+        "-o",
+        middle.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let merged = dir.path().join("m.xrec");
+    run(&[
+        "merge",
+        fx("session.xrec").to_str().unwrap(),
+        middle.to_str().unwrap(),
+        "-o",
+        merged.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let r = run(&["validate", merged.to_str().unwrap()]).expect_code(0);
+    assert_eq!(
+        r.stdout,
+        format!("{}: ok (0 errors, 0 warnings, 0 info)\n", merged.display())
+    );
+    assert_eq!(inspect(&merged)["records"], 19);
+}

@@ -248,8 +248,8 @@ impl XrecWriter {
         }
         let expected = layout::record_time(ev.create_time, self.begin_rtss);
         let frame = record.frame.unwrap_or(ev.create_frame);
-        self.room_for(raw.len(), ev.create_time)?;
         if expected.abs_diff(record.time) <= 1 && frame == ev.create_frame {
+            self.room_for(raw.len(), ev.create_time)?;
             self.area.extend_from_slice(raw);
             self.report.verbatim += 1;
             self.counted(frame, ev.create_time);
@@ -257,6 +257,8 @@ impl XrecWriter {
         }
         let delta = (record.time - expected) as f64 / 1e9;
         let (create, capture) = (ev.create_time + delta, ev.capture_time + delta);
+        // The packet's order is the output clock's: the moved time decides (a merge).
+        self.room_for(raw.len(), create)?;
         let (name, body) = (ev.type_name.to_string(), ev.body.to_vec());
         layout::encode_event(&mut self.area, &name, frame, create, capture, &body);
         self.counted(frame, create);
