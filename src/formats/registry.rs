@@ -8,6 +8,7 @@ use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
 use super::input;
 use super::output;
+pub use super::output::names_directory;
 use super::{
     elodin, icarec, icarus_csv, icarus_hdf5, jsonl, mcap_out, nanover_legacy, nanover_zip,
     parquet_table, tes, xrec, ReadError, ReadOptions, Source,
@@ -119,14 +120,6 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
             .then(|| FORMATS.iter().copied().find(|f| f.writes_directories()))
             .flatten()
     })
-}
-
-/// Whether an output path means a directory: it ends with `/`, or is an existing directory.
-pub fn names_directory(path: &Path) -> bool {
-    path.as_os_str()
-        .to_string_lossy()
-        .ends_with(['/', std::path::MAIN_SEPARATOR])
-        || path.is_dir()
 }
 
 /// The formats, for help texts: `NanoVer legacy .traj/.state (read, write), …`.

@@ -107,6 +107,16 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
+/// Whether an output path is written with a trailing `/` (a directory, by the user's word).
+pub fn ends_with_separator(path: &Path) -> bool {
+    (path.as_os_str().to_string_lossy()).ends_with(['/', std::path::MAIN_SEPARATOR])
+}
+
+/// Whether an output path means a directory: it ends with `/`, or is an existing directory.
+pub fn names_directory(path: &Path) -> bool {
+    ends_with_separator(path) || path.is_dir()
+}
+
 pub struct Outputs {
     force: bool,
     dry_run: bool,
@@ -202,9 +212,7 @@ impl Outputs {
                 target.display()
             )))
         };
-        let ends_with_slash =
-            (target.as_os_str().to_string_lossy()).ends_with(['/', std::path::MAIN_SEPARATOR]);
-        if !directory && ends_with_slash {
+        if !directory && ends_with_separator(target) {
             return Err(WriteError::Unsupported(
                 "the name ends with `/` (a directory), but this output format writes one file; \
                  drop the `/`, or name a directory without a format's extension for the default \

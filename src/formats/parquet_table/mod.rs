@@ -15,19 +15,11 @@ pub use table::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
 pub use writer::{file_name, TableWriter, FOLD_KEY};
 
 use crate::formats::format::{Detection, Format};
-use crate::formats::output::Outputs;
+use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
 pub struct ParquetTable;
-
-/// Whether `path` names a directory: it ends with `/` or is one.
-fn names_directory(path: &Path) -> bool {
-    path.as_os_str()
-        .to_string_lossy()
-        .ends_with(['/', std::path::MAIN_SEPARATOR])
-        || path.is_dir()
-}
 
 /// Whether a directory is a dataset this writer made: `.parquet` files and nothing else.
 fn is_dataset(dir: &Path) -> bool {
