@@ -163,6 +163,27 @@ impl ArrayData {
         with_array_data!(self, v => v.get(i).map(|x| format!("{x:?}")))
     }
 
+    /// Appends `other`'s elements when it has the same dtype; `false` (nothing appended)
+    /// when it does not.
+    pub fn extend_from(&mut self, other: &ArrayData) -> bool {
+        match (self, other) {
+            (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(s),
+            (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(s),
+            (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(s),
+            (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(s),
+            (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(s),
+            (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(s),
+            (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(s),
+            (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(s),
+            (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(s),
+            (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(s),
+            (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(s),
+            (ArrayData::Str(d), ArrayData::Str(s)) => d.extend_from_slice(s),
+            _ => return false,
+        }
+        true
+    }
+
     /// An empty vector of the given dtype.
     pub fn empty(dtype: DType) -> ArrayData {
         match dtype {
@@ -236,6 +257,15 @@ impl Array {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn extend_from_appends_only_the_same_dtype() {
+        let mut a = ArrayData::F32(vec![1.0]);
+        assert!(a.extend_from(&ArrayData::F32(vec![2.0, 3.0])));
+        assert_eq!(a, ArrayData::F32(vec![1.0, 2.0, 3.0]));
+        assert!(!a.extend_from(&ArrayData::F64(vec![4.0])));
+        assert_eq!(a.len(), 3);
+    }
 
     #[test]
     fn shape_must_cover_exactly_the_data() {

@@ -98,22 +98,14 @@ pub fn widening(c: &Component) -> Option<&'static str> {
     }
 }
 
+/// Appends `src` to a column of `dst`'s dtype: the same dtype, or U8/U16 widened to U32;
+/// strings never (Elodin has no string component).
 fn extend(dst: &mut ArrayData, src: &ArrayData) -> bool {
     match (dst, src) {
         (ArrayData::U32(d), ArrayData::U8(s)) => d.extend(s.iter().map(|&x| u32::from(x))),
         (ArrayData::U32(d), ArrayData::U16(s)) => d.extend(s.iter().map(|&x| u32::from(x))),
-        (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(s),
-        (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(s),
-        (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(s),
-        (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(s),
-        (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(s),
-        (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(s),
-        (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(s),
-        (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(s),
-        (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(s),
-        (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(s),
-        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(s),
-        _ => return false,
+        (ArrayData::Str(_), _) => return false,
+        (dst, src) => return dst.extend_from(src),
     }
     true
 }

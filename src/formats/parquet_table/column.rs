@@ -264,7 +264,7 @@ impl Column {
             },
             (Store::Elements(data), Kind::List(..)) => match value {
                 Value::Array(a) => {
-                    let fit = if extend(data, &a.data) {
+                    let fit = if data.extend_from(&a.data) {
                         Fit::Exact
                     } else {
                         extend_converting(data, &a.data)
@@ -375,26 +375,6 @@ fn push_default(data: &mut ArrayData) {
         ArrayData::F64(v) => v.push(0.0),
         ArrayData::Str(v) => v.push(String::new()),
     }
-}
-
-/// Appends an array's elements to a list column of the same dtype.
-fn extend(dst: &mut ArrayData, src: &ArrayData) -> bool {
-    match (dst, src) {
-        (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(s),
-        (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(s),
-        (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(s),
-        (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(s),
-        (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(s),
-        (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(s),
-        (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(s),
-        (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(s),
-        (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(s),
-        (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(s),
-        (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(s),
-        (ArrayData::Str(d), ArrayData::Str(s)) => d.extend_from_slice(s),
-        _ => return false,
-    }
-    true
 }
 
 /// Appends an array's elements to a list column of another dtype, each converted as
