@@ -476,5 +476,23 @@ fn fold_writes_each_frames_full_value_instead_of_its_changes() {
     assert_eq!(non_null_frames(&recorded, "particle.names"), carrying);
     assert_eq!(non_null_frames(&folded, "particle.names"), frames);
     assert!(carrying < frames);
-    run_in(&root(), &["convert", inputs[0], "-o", "x.jsonl", "--fold"]).expect_code(2);
+    let r = run_in(&root(), &["convert", inputs[0], "-o", "x.jsonl", "--fold"]).expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: --fold applies to parquet output; this output is jsonl\n"
+    );
+    assert!(!root().join("x.jsonl").exists());
+
+    // A switch the format declares: slice takes it too. The first second holds 8 frames;
+    // only the first carries the names as recorded, all 8 folded.
+    for (fold, with_names) in [(false, 1), (true, 8)] {
+        let sliced = dir.path().join(format!("sliced-{fold}.parquet"));
+        let out = sliced.display().to_string();
+        let mut args = vec!["slice", inputs[0], inputs[1], "--end", "1", "-o", &out];
+        if fold {
+            args.push("--fold");
+        }
+        run_in(&root(), &args).expect_code(0);
+        assert_eq!(non_null_frames(&sliced, "particle.names"), with_names);
+    }
 }

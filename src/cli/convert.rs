@@ -3,16 +3,12 @@
 use std::path::PathBuf;
 
 use super::common::{
-    output_format, read_request, write_recording, write_with, AlignArgs, ReadArgs, ReportFormat,
-    SelectArgs, WriteArgs,
+    read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
 use super::Outcome;
-use super::UsageError;
-use crate::formats::parquet_table::FOLD_KEY;
 use crate::formats::SliceRequest;
-use crate::pipeline::WriteRequest;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -41,10 +37,6 @@ pub struct Args {
     /// Recordings converted at a time with --each (default: the number of cores)
     #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
-    /// Parquet table: write each frame's (and state's) full folded value, not the keys each
-    /// record changed
-    #[arg(long)]
-    fold: bool,
     /// The --each summary: a table (text) or one JSON object per recording (json)
     #[arg(long, value_enum, default_value_t, requires = "each")]
     format: ReportFormat,
@@ -72,27 +64,5 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         ..SliceRequest::default()
     });
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
-    if args.fold {
-        let format = output_format(&args.write)?;
-        if format.name() != "parquet" {
-            return Err(
-                UsageError("--fold is a Parquet table option (--to parquet)".into()).into(),
-            );
-        }
-        let mut settings = args.write.options.settings(format)?;
-        settings.push((FOLD_KEY, "full".into()));
-        let opened = read.open()?;
-        return write_with(
-            opened,
-            WriteRequest {
-                output: &args.write.output,
-                format,
-                force: args.write.force,
-                dry_run: args.write.dry_run,
-                settings,
-                split: false,
-            },
-        );
-    }
     write_recording(read, &args.write)
 }

@@ -13,6 +13,9 @@ pub struct FormatOptions {
     given: Vec<(&'static str, String, String)>,
 }
 
+/// The setting's value when a switch (an option without values) is given.
+const SWITCH_ON: &str = "true";
+
 /// Every value some format accepts for `flag` (each writer checks its own).
 fn accepted_values(flag: &str) -> Vec<&'static str> {
     let mut values: Vec<&'static str> = Vec::new();
@@ -31,6 +34,7 @@ fn help(flag: &str, text: &str) -> String {
     let which: Vec<String> = registry::formats_with_option(flag)
         .iter()
         .map(|(f, o)| match o.values.split_first() {
+            None => f.name().to_string(),
             Some((default, rest)) if !rest.is_empty() => {
                 format!("{}: {default} (default), {}", f.name(), rest.join(", "))
             }
@@ -43,6 +47,15 @@ fn help(flag: &str, text: &str) -> String {
 impl Args for FormatOptions {
     fn augment_args(mut cmd: Command) -> Command {
         for option in registry::write_options() {
+            if option.values.is_empty() {
+                cmd = cmd.arg(
+                    Arg::new(option.flag)
+                        .long(option.flag)
+                        .help(help(option.flag, option.help))
+                        .action(ArgAction::SetTrue),
+                );
+                continue;
+            }
             let values = accepted_values(option.flag);
             cmd = cmd.arg(
                 Arg::new(option.flag)
@@ -76,6 +89,12 @@ impl FromArgMatches for FormatOptions {
     fn from_arg_matches(matches: &ArgMatches) -> Result<Self, clap::Error> {
         let mut given = Vec::new();
         for option in registry::write_options() {
+            if option.values.is_empty() {
+                if matches.get_flag(option.flag) {
+                    given.push((option.flag, option.flag.to_string(), SWITCH_ON.to_string()));
+                }
+                continue;
+            }
             for name in std::iter::once(&option.flag).chain(option.aliases) {
                 if let Some(value) = matches.get_one::<String>(name) {
                     given.push((option.flag, name.to_string(), value.clone()));
@@ -119,6 +138,9 @@ fn setting(
             format.name()
         )));
     };
+    if option.values.is_empty() {
+        return Ok((option.setting, value.to_string()));
+    }
     if !option.values.contains(&value) {
         return Err(UsageError(format!(
             "--{given_as} {value}: {} takes {}",

@@ -45,7 +45,8 @@ pub struct WriteOption {
     pub help: &'static str,
     /// Older names of the option, accepted and hidden from help.
     pub aliases: &'static [&'static str],
-    /// Values the writer accepts, the default first.
+    /// Values the writer accepts, the default first; none for a switch (`--fold`), which
+    /// takes no value and sets the setting to `true`.
     pub values: &'static [&'static str],
     /// The writer setting ([`Outputs::set`]) the value goes to.
     pub setting: &'static str,

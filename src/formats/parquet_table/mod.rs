@@ -14,7 +14,7 @@ pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
 pub use table::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
 pub use writer::{file_name, TableWriter, FOLD_KEY};
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{Detection, Format, WriteOption};
 use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -68,6 +68,17 @@ impl Format for ParquetTable {
 
     fn needs_schema(&self) -> bool {
         true
+    }
+
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[WriteOption {
+            flag: "fold",
+            help: "Write each frame's (and state's) full folded value, not the keys each record \
+                   changed",
+            aliases: &[],
+            values: &[],
+            setting: FOLD_KEY,
+        }]
     }
 
     fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

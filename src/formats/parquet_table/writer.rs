@@ -11,7 +11,7 @@ use crate::formats::output::{Outputs, SOURCE_PATHS};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, Composition, Entity, Folded, Header, Record};
 
-/// Writer setting ([`Outputs::set`]) of `convert --fold`: frame-delta and state-delta
+/// Writer setting ([`Outputs::set`]) of `--fold`, a switch the format declares: frame-delta and state-delta
 /// channels are written as each record's full folded value instead of as recorded.
 pub const FOLD_KEY: &str = "parquet.fold";
 
