@@ -260,7 +260,8 @@ fn nanover_legacy_pair() {
         .filter(|m| m.topic == "/frame")
         .filter(|m| json_of(m)["values"].get("particle.positions").is_some())
         .count();
-    assert!(frames_with_positions > 0);
+    // small.traj: 32 frames carry positions.
+    assert_eq!(frames_with_positions, 32);
     assert_eq!(clouds.len(), frames_with_positions);
     let frame = all
         .iter()

@@ -200,9 +200,9 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     out.push_str(&format!(
         ",\"frame\":{},\"clamped\":{clamped},\"system\":{},\"epoch\":{},\"schema_checksum\":{},\"signals\":{{",
         chosen.value.unwrap_or(chosen.position as i64),
-        json_text(header.origin.system.as_deref()),
-        json_text(header.origin.epoch.map(|e| e.iso8601()).as_deref()),
-        json_text(schema.get("checksum").and_then(Json::as_str)),
+        json_string(header.origin.system.as_deref()),
+        json_string(header.origin.epoch.map(|e| e.iso8601()).as_deref()),
+        json_string(schema.get("checksum").and_then(Json::as_str)),
     ));
     let mut first = true;
     for (c, channel) in header.channels.iter().enumerate() {
@@ -216,7 +216,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
             out.push(',');
         }
         first = false;
-        out.push_str(&json_text(Some(&channel.name)));
+        out.push_str(&json_string(Some(&channel.name)));
         out.push(':');
         if icarus_snapshot::value_json(value, spec, &mut out).is_none() {
             out.push_str("null");
@@ -233,6 +233,6 @@ fn seconds(t: Nanos) -> f64 {
     t as f64 / 1e9
 }
 
-fn json_text(s: Option<&str>) -> String {
+fn json_string(s: Option<&str>) -> String {
     s.map_or_else(|| "null".into(), |s| Json::String(s.into()).to_string())
 }
