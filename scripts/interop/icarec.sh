@@ -118,4 +118,19 @@ if expect_exit "recover of a cut recording exits 3" 3 "$SIMREC" recover "$cut" -
     check "the recovered archive (1 whole frame)" "$work/recovered.icarec.tar" --written
 fi
 
+# The profile's two merge kinds (spec §A14), and a signal selection's new layout: the spec's
+# reader takes what simrec wrote, and the merged parts give back a2's blocks.
+a2="$src/a2.icarec"
+"$SIMREC" slice "$a2" --end 0.02 --keep-time -o "$work/early.icarec" --force 2>/dev/null
+"$SIMREC" slice "$a2" --start 0.02 -o "$work/late.icarec" --force 2>/dev/null
+"$SIMREC" merge "$work/early.icarec" "$work/late.icarec" -o "$work/continued.icarec" --force 2>/dev/null
+check "a continuation merge (early + rebased late)" "$work/continued.icarec" --written
+same_data "the continuation gives back a2's blocks" "$work/continued.icarec" "$a2"
+"$SIMREC" convert "$a2" --channel 'Vehicle.Nav.*' -o "$work/nav.icarec" --force 2>/dev/null
+"$SIMREC" convert "$a2" --exclude-channel 'Vehicle.Nav.*' -o "$work/rest.icarec" --force 2>/dev/null
+check "a selection of signals, laid out again" "$work/rest.icarec" --written
+"$SIMREC" merge "$work/nav.icarec" "$work/rest.icarec" -o "$work/union.icarec" --force 2>/dev/null
+check "a union merge (disjoint signals)" "$work/union.icarec" --written
+same_data "the union gives back a2's blocks" "$work/union.icarec" "$a2"
+
 exit "$failed"
