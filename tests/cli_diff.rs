@@ -36,6 +36,8 @@ fn a_recording_of_every_format_equals_itself() {
         "icarus-hdf5/small.h5",
         // Its barometer reads NaN at first: NaN equals NaN only when asked.
         "icarus-csv/rocket.csv",
+        "xrec/session.xrec",
+        "xrec/session_gzip.xrec",
     ] {
         let r = diff(&[side, side, "--nan-equal"]).expect_code(0);
         assert!(r.stdout.starts_with("equal\n"), "{side}: {}", r.stdout);
@@ -52,6 +54,24 @@ fn a_recording_of_every_format_equals_itself() {
             .sum();
         assert_eq!(compared, records, "{side}: every record paired");
     }
+}
+
+#[test]
+fn an_xrec_session_equals_its_gzip_copy_event_for_event() {
+    // The same events, one file's packets plain and the other's gzip
+    // (fixtures/xrec/make_fixtures.py).
+    let j = diff_json(&["xrec/session.xrec", "xrec/session_gzip.xrec"]);
+    assert_eq!(j["equal"], true, "{j}");
+    let compared: u64 = j["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["compared"].as_u64().unwrap())
+        .sum();
+    // session.xrec holds 14 events (inspect), every one paired.
+    assert_eq!(compared, 14);
+    assert_eq!(j["a"]["records"], 14);
+    assert_eq!(j["b"]["records"], 14);
 }
 
 #[test]

@@ -346,3 +346,37 @@ fn inspect_deep_draws_a_sparkline_per_number_key_when_asked_or_on_a_terminal() {
     )
     .expect_code(2);
 }
+
+/// An Icarus key: only its signal is read (the reader is told which channels the keys can
+/// name), and the plot is that signal's values with its unit.
+#[test]
+fn an_icarus_signal_is_plotted_from_its_own_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("alpha.svg");
+    let rec = fixtures().join("icarec/a2.icarec");
+    let r = run_in(
+        dir.path(),
+        &["plot", s(&rec), "--key", "Vehicle.Aero.alpha", "-o", s(&out)],
+    )
+    .expect_code(0);
+    assert!(
+        r.stderr.contains("Vehicle.Aero.alpha (3 samples, 3 points)"),
+        "{}",
+        r.stderr
+    );
+    let svg = std::fs::read_to_string(&out).unwrap();
+    let lines = polylines(&svg);
+    assert_eq!(lines.len(), 1);
+    // alpha is 0.5, 0.25, -0.125 at 0.01, 0.02, 0.03 s: each point lower on the page (larger
+    // y) and further right than the one before.
+    let line = &lines[0];
+    assert_eq!(line.len(), 3);
+    assert!(line[0].0 < line[1].0 && line[1].0 < line[2].0, "{line:?}");
+    assert!(line[0].1 < line[1].1 && line[1].1 < line[2].1, "{line:?}");
+    // Equal steps in time, and alpha's drops of 0.25 and 0.375 in proportion.
+    let dx = (line[1].0 - line[0].0, line[2].0 - line[1].0);
+    assert!((dx.0 - dx.1).abs() <= 1.0, "{line:?}");
+    let dy = (line[1].1 - line[0].1, line[2].1 - line[1].1);
+    assert!((dy.1 / dy.0 - 1.5).abs() < 0.05, "{line:?}");
+    assert!(texts(&svg).iter().any(|x| x == "Vehicle.Aero.alpha (rad)"));
+}

@@ -1097,3 +1097,50 @@ fn a_slice_reads_only_its_frames() {
     );
     assert!(codes(&found).contains(&"ICAREC_TRUNCATED_FRAME"));
 }
+
+/// `Source::select_channels`: the reader makes only the records of the signals asked for, the
+/// same (time, frame, entity, values) as a full read's, and still checks every frame.
+#[test]
+fn a_channel_selection_reads_only_its_signals() {
+    let path = fixture("a2.icarec");
+    let (all, _) = read(IcarecReader::open(&path, ReadOptions::default()));
+    let essence = |r: &Record| (r.time, r.channel, r.entity.clone(), r.frame, r.values.clone());
+    for (wanted, want_values) in [
+        // Vehicle.Aero.alpha (dynamic): the §A6 record's 0.5 and the two frames after it.
+        (
+            [false, true, false],
+            vec![Value::Float(0.5), Value::Float(0.25), Value::Float(-0.125)],
+        ),
+        // Vehicle.Mass.dry (static): one record, 1250 kg as float32.
+        ([false, false, true], vec![Value::F32(1250.0)]),
+    ] {
+        let mut reader = IcarecReader::open(&path, ReadOptions::default()).unwrap();
+        reader.select_channels(&wanted);
+        let (got, found) = read(Ok(reader));
+        assert!(found.is_empty(), "{found:#?}");
+        let want: Vec<_> = all
+            .iter()
+            .filter(|r| wanted[r.channel as usize])
+            .map(essence)
+            .collect();
+        assert_eq!(got.iter().map(essence).collect::<Vec<_>>(), want);
+        let values: Vec<Value> = got.iter().map(|r| r.values[0].1.clone()).collect();
+        assert_eq!(values, want_values);
+    }
+    // A frame whose time goes back is found though none of its signals is read.
+    let mut dynamic = a2_dynamic();
+    dynamic[40..48].copy_from_slice(&0.0f64.to_le_bytes());
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("back.icarec");
+    std::fs::create_dir(&copy).unwrap();
+    for entry in std::fs::read_dir(&path).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), copy.join(entry.file_name())).unwrap();
+    }
+    std::fs::write(copy.join("dynamic_signals.bin"), &dynamic).unwrap();
+    let mut reader = IcarecReader::open(&copy, lenient()).unwrap();
+    reader.select_channels(&[false, false, true]);
+    let (got, found) = read(Ok(reader));
+    assert_eq!(got.len(), 1);
+    assert!(codes(&found).contains(&"ICAREC_TIME_DECREASE"), "{found:#?}");
+}

@@ -165,6 +165,16 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
     fn recycle(&mut self, record: Record) {
         drop(record);
     }
+
+    /// Tells the reader that the caller uses only the channels whose id is `true` in
+    /// `wanted` (ids past its end: used), so that it may skip making, and decoding, the
+    /// records of the others: an Icarus reader then decodes one signal, not two hundred. A
+    /// hint: a source may still return records of any channel (the default ignores it), and
+    /// the caller drops what it does not use. The values of skipped records are not checked,
+    /// so a reader's per-value findings may be fewer.
+    fn select_channels(&mut self, wanted: &[bool]) {
+        let _ = wanted;
+    }
 }
 
 /// Boxed sources are sources (so pipelines can stack them).
@@ -183,6 +193,9 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
     fn recycle(&mut self, record: Record) {
         (**self).recycle(record)
+    }
+    fn select_channels(&mut self, wanted: &[bool]) {
+        (**self).select_channels(wanted)
     }
 }
 

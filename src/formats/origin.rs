@@ -66,4 +66,7 @@ impl Source for Originated {
     fn recycle(&mut self, record: Record) {
         self.source.recycle(record)
     }
+    fn select_channels(&mut self, wanted: &[bool]) {
+        self.source.select_channels(wanted)
+    }
 }

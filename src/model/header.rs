@@ -90,6 +90,9 @@ pub struct Channel {
     /// (their types are then known only from records); it may also declare only some
     /// fields, or only their units.
     pub fields: Vec<FieldSpec>,
+    /// The records carry no key but the declared fields (an Icarus signal), so a reader of
+    /// values can tell from the header alone which channels hold a key.
+    pub declares_all: bool,
 }
 
 impl Channel {
@@ -99,6 +102,7 @@ impl Channel {
             kind,
             composition,
             fields: Vec::new(),
+            declares_all: false,
         }
     }
 }

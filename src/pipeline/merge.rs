@@ -272,4 +272,15 @@ impl Source for Merged {
             (d + a, t + b)
         })
     }
+
+    fn select_channels(&mut self, wanted: &[bool]) {
+        for input in &mut self.inputs {
+            let own: Vec<bool> = input
+                .channels
+                .iter()
+                .map(|&id| wanted.get(id as usize).copied().unwrap_or(true))
+                .collect();
+            input.source.select_channels(&own);
+        }
+    }
 }

@@ -341,7 +341,7 @@ impl<S: Source> Selected<S> {
             r.selective |= !selection.is_everything();
             r.include_given = selection.keys.include.is_some();
         }
-        let selected = Selected {
+        let mut selected = Selected {
             inner,
             header,
             ids,
@@ -351,6 +351,11 @@ impl<S: Source> Selected<S> {
             frames: FrameCounter::default(),
         };
         selected.note_unmatched_channels();
+        // Decimation counts the frames of every record, selected or not: the reader must
+        // make them all.
+        if selected.selection.channels.is_some() && selected.selection.decimate.unwrap_or(1) <= 1 {
+            selected.select_channels(&[]);
+        }
         selected
     }
 
@@ -468,6 +473,14 @@ impl<S: Source> Source for Selected<S> {
     }
     fn facts(&self) -> Vec<crate::report::Fact> {
         self.inner.facts()
+    }
+    fn select_channels(&mut self, wanted: &[bool]) {
+        let own: Vec<bool> = self
+            .ids
+            .iter()
+            .map(|id| id.is_some_and(|id| wanted.get(id as usize).copied().unwrap_or(true)))
+            .collect();
+        self.inner.select_channels(&own);
     }
     fn recycle(&mut self, mut record: Record) {
         // Back to the reader under its own channel id.

@@ -296,4 +296,7 @@ impl<S: Source> Source for Window<S> {
     fn recycle(&mut self, record: Record) {
         self.inner.recycle(record)
     }
+    fn select_channels(&mut self, wanted: &[bool]) {
+        self.inner.select_channels(wanted)
+    }
 }

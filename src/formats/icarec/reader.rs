@@ -271,6 +271,7 @@ impl IcarecReader {
             };
             let mut channel = Channel::new(s.name.clone(), ChannelKind::Signals, composition);
             channel.fields.push(spec);
+            channel.declares_all = true;
             let id = header.add_channel(channel);
             // Static signals past the end of a short static file are not emitted (reported
             // as ICAREC_STATIC_SIZE).
@@ -869,6 +870,24 @@ impl Source for IcarecReader {
         if let Some(spare) = self.spare.get_mut(record.channel as usize) {
             *spare = Some(record);
         }
+    }
+
+    /// Signals the caller does not use are neither decoded nor checked (each frame is still
+    /// read, hashed and its time checked). Taken only before the first record: the phase
+    /// indexes into the lists.
+    fn select_channels(&mut self, wanted: &[bool]) {
+        if self.phase != Phase::Start {
+            return;
+        }
+        let slots = &self.slots;
+        let used = |k: &usize| {
+            wanted
+                .get(slots[*k].channel as usize)
+                .copied()
+                .unwrap_or(true)
+        };
+        self.statics.retain(used);
+        self.dynamics.retain(used);
     }
 }
 

@@ -217,6 +217,7 @@ impl CsvReader {
             channel
                 .fields
                 .push(FieldSpec::typed(field, DType::F64, &[]));
+            channel.declares_all = true;
             self.header.add_channel(channel);
             self.columns.push(Column {
                 field: field.to_string(),

@@ -342,6 +342,7 @@ fn header(layout: &Layout) -> Header {
             is_static: s.is_static,
             ..FieldSpec::typed(field, dtype, &[])
         });
+        channel.declares_all = true;
         h.add_channel(channel);
     }
     h

@@ -118,9 +118,30 @@ fn unit_of(header: &Header, channel: u32, key: &str) -> Option<String> {
         .and_then(|f| f.unit.clone())
 }
 
-/// Walks the recording's record headers for its first and last time.
-fn span(walk: ReadRequest) -> Result<Option<(Nanos, Nanos)>, ReadError> {
-    let (source, _) = walk.open()?.into_parts();
+/// The channels that may hold a value some key names: those whose declared fields match,
+/// and every channel that does not declare all its fields (its keys are met as it is read).
+fn channels_for(header: &Header, keys: &[KeySpec]) -> Vec<bool> {
+    header
+        .channels
+        .iter()
+        .map(|c| {
+            !c.declares_all
+                || c.fields.iter().any(|f| {
+                    let name = value_name(&c.name, &f.name);
+                    keys.iter().any(|k| k.matches(&name) || k.matches(&f.name))
+                })
+        })
+        .collect()
+}
+
+/// Walks the records of the channels the keys may name for their first and last time.
+fn span(walk: ReadRequest, keys: &[KeySpec]) -> Result<Option<(Nanos, Nanos)>, PlotError> {
+    let (mut source, _) = walk.open()?.into_parts();
+    let wanted = channels_for(source.header(), keys);
+    if !wanted.is_empty() && !wanted.contains(&true) {
+        return Err(no_match(keys, &[]));
+    }
+    source.select_channels(&wanted);
     let mut span: Option<(Nanos, Nanos)> = None;
     for r in source {
         let t = r?.time;
@@ -151,10 +172,11 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
         output,
         force,
     } = request;
-    let Some((t0, t1)) = span(walk)? else {
+    let Some((t0, t1)) = span(walk, &keys)? else {
         return Err(PlotError::Usage("the recording holds no record".into()));
     };
     let (mut source, selection) = read.open()?.into_parts();
+    source.select_channels(&channels_for(source.header(), &keys));
     let epoch = source.header().origin.epoch;
     let time_format = match (time_format, epoch) {
         (Some(f), None) if f.needs_epoch() => {
@@ -262,16 +284,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     }
     series.retain(|s| s.data.samples > 0);
     if series.is_empty() {
-        let keys: Vec<&str> = keys.iter().map(|k| k.text.as_str()).collect();
-        let why = if skipped.is_empty() {
-            String::new()
-        } else {
-            format!(" ({})", skipped.join("; "))
-        };
-        return Err(PlotError::Usage(format!(
-            "--key {} matched no value that gives a number{why}",
-            keys.join(", ")
-        )));
+        return Err(no_match(&keys, &skipped));
     }
     let used: Vec<usize> = (0..panels.len())
         .filter(|p| series.iter().any(|s| s.panel == *p))
@@ -307,6 +320,21 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
             .collect(),
         skipped,
     })
+}
+
+/// The keys matched no value that gives a number; `skipped` says why values that matched
+/// gave none.
+fn no_match(keys: &[KeySpec], skipped: &[String]) -> PlotError {
+    let keys: Vec<&str> = keys.iter().map(|k| k.text.as_str()).collect();
+    let why = if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", skipped.join("; "))
+    };
+    PlotError::Usage(format!(
+        "--key {} matched no value that gives a number{why}",
+        keys.join(", ")
+    ))
 }
 
 fn index_text(index: &[usize]) -> String {
