@@ -5,7 +5,6 @@
 
 pub mod series;
 
-use std::collections::HashMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -191,19 +190,32 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     let span_ns = (t1 - t0) as i128 + 1;
     let mut panels: Vec<Panel> = Vec::new();
     let mut series: Vec<Series> = Vec::new();
-    // (channel, entity) → each key met and its series, or None when it is not plotted. Looked
-    // up without allocating: a record's keys are found by a scan of its channel's few keys.
-    let mut known: HashMap<(u32, Option<Entity>), KeySlots> = HashMap::new();
+    // Per channel id, per entity: each key met and its series, or None when it is not
+    // plotted. Looked up without hashing or allocating: a channel has few entities, an entity
+    // few keys.
+    let mut known: Vec<Vec<(Option<Entity>, KeySlots)>> = Vec::new();
     let mut skipped: Vec<String> = Vec::new();
     let mut too_many = false;
     while let Some(record) = source.next() {
         let record = record?;
         let col = (((record.time - t0) as i128 * columns as i128) / span_ns) as usize;
+        let channel_id = record.channel as usize;
+        if known.len() <= channel_id {
+            known.resize_with(channel_id + 1, Vec::new);
+        }
+        let entities = &mut known[channel_id];
+        let at = match entities.iter().position(|(e, _)| *e == record.entity) {
+            Some(at) => at,
+            None => {
+                entities.push((record.entity.clone(), Vec::new()));
+                entities.len() - 1
+            }
+        };
         for (key, value) in &record.values {
-            let id = (record.channel, record.entity.clone());
-            let found = known
-                .get(&id)
-                .and_then(|keys| keys.iter().find(|(k, _)| k == key))
+            let found = known[channel_id][at]
+                .1
+                .iter()
+                .find(|(k, _)| k == key)
                 .map(|(_, slot)| *slot);
             let slot = match found {
                 Some(slot) => slot,
@@ -252,7 +264,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
                             Some(series.len() - 1)
                         }
                     };
-                    known.entry(id).or_default().push((key.clone(), slot));
+                    known[channel_id][at].1.push((key.clone(), slot));
                     slot
                 }
             };
