@@ -60,6 +60,23 @@ fn a_missing_file_says_why_and_the_batch_goes_on() {
 }
 
 #[test]
+fn a_file_of_no_known_format_lists_the_formats_simrec_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let notes = dir.path().join("notes.txt");
+    std::fs::write(&notes, "not a recording\n").unwrap();
+    let r = run(&["inspect", notes.to_str().unwrap()]).expect_code(1);
+    // Only formats it reads: JSON Lines, Parquet tables and MCAP are written, not read.
+    assert!(
+        r.stderr.contains(
+            "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin, \
+             3es, icarus-hdf5, xrec, icarus-csv, icarec)"
+        ),
+        "{}",
+        r.stderr
+    );
+}
+
+#[test]
 fn cat_exits_3_when_json_cannot_hold_a_value_and_json_means_ndjson() {
     for format in ["ndjson", "json"] {
         let r = run(&["cat", "--format", format, "broken/corrupt-payload.traj"]).expect_code(3);

@@ -356,11 +356,19 @@ fn an_icarus_signal_is_plotted_from_its_own_values() {
     let rec = fixtures().join("icarec/a2.icarec");
     let r = run_in(
         dir.path(),
-        &["plot", s(&rec), "--key", "Vehicle.Aero.alpha", "-o", s(&out)],
+        &[
+            "plot",
+            s(&rec),
+            "--key",
+            "Vehicle.Aero.alpha",
+            "-o",
+            s(&out),
+        ],
     )
     .expect_code(0);
     assert!(
-        r.stderr.contains("Vehicle.Aero.alpha (3 samples, 3 points)"),
+        r.stderr
+            .contains("Vehicle.Aero.alpha (3 samples, 3 points)"),
         "{}",
         r.stderr
     );

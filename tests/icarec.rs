@@ -1104,7 +1104,15 @@ fn a_slice_reads_only_its_frames() {
 fn a_channel_selection_reads_only_its_signals() {
     let path = fixture("a2.icarec");
     let (all, _) = read(IcarecReader::open(&path, ReadOptions::default()));
-    let essence = |r: &Record| (r.time, r.channel, r.entity.clone(), r.frame, r.values.clone());
+    let essence = |r: &Record| {
+        (
+            r.time,
+            r.channel,
+            r.entity.clone(),
+            r.frame,
+            r.values.clone(),
+        )
+    };
     for (wanted, want_values) in [
         // Vehicle.Aero.alpha (dynamic): the §A6 record's 0.5 and the two frames after it.
         (
@@ -1142,5 +1150,8 @@ fn a_channel_selection_reads_only_its_signals() {
     reader.select_channels(&[false, false, true]);
     let (got, found) = read(Ok(reader));
     assert_eq!(got.len(), 1);
-    assert!(codes(&found).contains(&"ICAREC_TIME_DECREASE"), "{found:#?}");
+    assert!(
+        codes(&found).contains(&"ICAREC_TIME_DECREASE"),
+        "{found:#?}"
+    );
 }

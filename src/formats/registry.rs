@@ -79,6 +79,7 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
 fn readable_names() -> String {
     FORMATS
         .iter()
+        .filter(|f| f.reads())
         .map(|f| f.name())
         .collect::<Vec<_>>()
         .join(", ")
