@@ -1,4 +1,4 @@
-//! `simrec plot`: values over time as an SVG picture.
+//! `simrec plot`: values over time as an SVG or PNG picture.
 
 use std::path::PathBuf;
 
@@ -22,7 +22,7 @@ enum ReduceArg {
     Max,
 }
 
-/// Plot values over time (SVG): one panel per key, stacked on a shared time axis
+/// Plot values over time (SVG or PNG): one panel per key, stacked on a shared time axis
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec plot run.traj --key energy.kinetic --key energy.potential -o energy.svg\n  \
@@ -36,7 +36,7 @@ pub struct Args {
     /// Input files of one recording; several are merged by time
     #[arg(required = true, value_name = "IN")]
     inputs: Vec<PathBuf>,
-    /// The output picture (SVG)
+    /// The output picture: SVG, or PNG when its name ends in .png
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// A value to plot (repeatable): a glob on value names (`energy.*`), optionally an array
@@ -74,19 +74,6 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    if args
-        .output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("png"))
-    {
-        return Err(UsageError(
-            "PNG is not written: plotters draws text in bitmaps only with a font engine and a \
-             font, which simrec does not carry; write .svg (any browser or `rsvg-convert` turns \
-             it into PNG)"
-                .into(),
-        )
-        .into());
-    }
     let keys = args
         .keys
         .iter()

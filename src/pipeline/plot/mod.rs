@@ -301,19 +301,23 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     let used: Vec<usize> = (0..panels.len())
         .filter(|p| series.iter().any(|s| s.panel == *p))
         .collect();
-    let svg = draw(
-        (width, panel_height),
-        &panels,
-        &used,
-        &series,
-        (t0, t1),
+    let scene = Scene {
+        size: (width, panel_height),
+        panels: &panels,
+        used: &used,
+        series: &series,
+        span: (t0, t1),
         columns,
         time_format,
         epoch,
-    )?;
+    };
+    let png = output
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
+    let picture = render(&scene, png)?;
     let mut outputs = Outputs::new(force);
     let mut out = outputs.create(output)?;
-    out.write_all(svg.as_bytes())
+    out.write_all(&picture)
         .and_then(|()| out.flush())
         .map_err(|e| WriteError::io(output, e))?;
     drop(out);
@@ -373,22 +377,89 @@ fn column_time(c: usize, (t0, t1): (Nanos, Nanos), columns: usize) -> f64 {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn draw(
-    (width, panel_height): (u32, u32),
-    panels: &[Panel],
-    used: &[usize],
-    series: &[Series],
+/// What is drawn: the panels in use, their series over the span, and how times are shown.
+struct Scene<'a> {
+    size: (u32, u32),
+    panels: &'a [Panel],
+    used: &'a [usize],
+    series: &'a [Series],
     span: (Nanos, Nanos),
     columns: usize,
     time_format: TimeFormat,
     epoch: Option<Epoch>,
-) -> Result<String, PlotError> {
-    const X_LABELS: u32 = 40;
+}
+
+/// Height of the time axis' labels under the panels.
+const X_LABELS: u32 = 40;
+
+/// The picture's bytes: SVG text, or a PNG of the same drawing (text in the font simrec
+/// carries).
+fn render(scene: &Scene, png: bool) -> Result<Vec<u8>, PlotError> {
+    let (width, panel_height) = scene.size;
+    let height = panel_height * scene.used.len() as u32 + X_LABELS;
+    if !png {
+        let mut svg = String::new();
+        draw(
+            SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area(),
+            scene,
+        )?;
+        return Ok(svg.into_bytes());
+    }
+    register_font()?;
+    let mut rgb = vec![0u8; width as usize * height as usize * 3];
+    draw(
+        BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area(),
+        scene,
+    )?;
+    encode_png(&rgb, width, height)
+}
+
+/// DejaVu Sans cut to the characters of names, units and times (assets/fonts/make.sh).
+const FONT: &[u8] = include_bytes!("../../../assets/fonts/DejaVuSans-subset.ttf");
+
+/// Makes the font plotters draws bitmap text with (once per process).
+fn register_font() -> Result<(), PlotError> {
+    static REGISTERED: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let ok = *REGISTERED.get_or_init(|| {
+        ["sans-serif", "serif", "monospace"]
+            .iter()
+            .all(|family| plotters::style::register_font(family, FontStyle::Normal, FONT).is_ok())
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err(PlotError::Draw("the built-in font does not load".into()))
+    }
+}
+
+fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
+    let e = |e: png::EncodingError| PlotError::Draw(format!("encoding the PNG: {e}"));
+    let mut bytes = Vec::new();
+    let mut encoder = png::Encoder::new(&mut bytes, width, height);
+    encoder.set_color(png::ColorType::Rgb);
+    encoder.set_depth(png::BitDepth::Eight);
+    let mut writer = encoder.write_header().map_err(e)?;
+    writer.write_image_data(rgb).map_err(e)?;
+    writer.finish().map_err(e)?;
+    Ok(bytes)
+}
+
+fn draw<DB: DrawingBackend>(
+    root: DrawingArea<DB, plotters::coord::Shift>,
+    scene: &Scene,
+) -> Result<(), PlotError> {
+    let Scene {
+        size: (width, panel_height),
+        panels,
+        used,
+        series,
+        span,
+        columns,
+        time_format,
+        epoch,
+    } = *scene;
     let e = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
-    let height = panel_height * used.len() as u32 + X_LABELS;
-    let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area();
         root.fill(&WHITE).map_err(|x| e(&x))?;
         let (top, bottom) = root.split_vertically(panel_height * used.len() as u32);
         let areas = top.split_evenly((used.len(), 1));
@@ -482,5 +553,5 @@ fn draw(
             .map_err(|x| e(&x))?;
         root.present().map_err(|x| e(&x))?;
     }
-    Ok(svg)
+    Ok(())
 }
