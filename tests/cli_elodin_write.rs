@@ -494,6 +494,7 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     for name in [
         "ball_1200",

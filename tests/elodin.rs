@@ -24,6 +24,7 @@ fn options(lenient: bool) -> ReadOptions {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     }
 }
 

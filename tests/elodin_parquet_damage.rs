@@ -111,6 +111,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     let err = ElodinReader::open(&dir, strict)
         .map(|r| r.map(|x| x.map(drop)).collect::<Result<Vec<_>, _>>())

@@ -18,6 +18,7 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     let mut r = ElodinReader::open(dir, options)?;
     let mut n = 0;

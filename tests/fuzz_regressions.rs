@@ -37,6 +37,7 @@ fn a_repeated_frame_index_is_not_peeked() {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         };
         LegacyReader::from_bytes(
             file.clone(),

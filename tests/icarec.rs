@@ -759,6 +759,60 @@ fn value_rules() {
     assert_eq!((p.offset, p.record), (Some(2 * 17 + 8 + 1), Some(2)));
 }
 
+/// `check_only` (what `validate` asks): one record per frame, every finding the same, in the
+/// same order, as when every value is a record of its own.
+#[test]
+fn a_check_only_read_finds_the_same_with_a_record_per_frame() {
+    let mut nan = A6_RECORD.to_vec();
+    nan.extend(frame(0.02, [1.0, f64::NAN, 3.0], f64::INFINITY));
+    nan.extend(frame(0.03, [1.0, f64::NAN, 3.0], 0.0));
+    let quirks = bool_slot_parts(&[
+        [1, 5, 0, 0, 0, 0, 0, 0, 0],
+        [2, 0xfb, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff],
+        [0, 5, 0, 0, 0, 0, 0, 1, 0],
+    ]);
+    for (parts, deep, statics) in [
+        (with_dynamic(nan.clone()), true, 1),
+        (with_dynamic(nan), false, 1),
+        (quirks.clone(), false, 0),
+        (quirks, true, 0),
+    ] {
+        let options = ReadOptions { deep, ..lenient() };
+        let (all, want) = read_parts(parts.clone(), options);
+        let (records, found) = read_parts(
+            parts,
+            ReadOptions {
+                check_only: true,
+                ..options
+            },
+        );
+        assert_eq!(found, want);
+        assert!(!found.is_empty());
+        // The static records, then one per frame, at each frame's time.
+        assert_eq!(records.len(), statics + 3);
+        let times = |rs: &[Record]| {
+            let mut t: Vec<i64> = rs.iter().map(|r| r.time).collect();
+            t.dedup();
+            t
+        };
+        assert_eq!(times(&records), times(&all));
+    }
+    // The metadata's digest of dynamic_signals.bin is checked the same way.
+    let mut parts = a2_parts();
+    if let Some(d) = &mut parts[2] {
+        d[20] ^= 1;
+    }
+    let check_only = ReadOptions {
+        check_only: true,
+        ..lenient()
+    };
+    let found = read_parts(parts, check_only).1;
+    assert!(
+        codes(&found).contains(&"ICAREC_DIGEST_MISMATCH"),
+        "{found:#?}"
+    );
+}
+
 #[test]
 fn deep_reports_non_finite_values_by_signal_component_and_time() {
     let mut d = A6_RECORD.to_vec();

@@ -60,6 +60,7 @@ fn options(assume_version: Option<u32>) -> ReadOptions {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     }
 }
 

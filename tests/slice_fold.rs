@@ -36,6 +36,7 @@ const STRICT: ReadOptions = ReadOptions {
     deep: false,
     epoch: None,
     time_system: None,
+    check_only: false,
 };
 
 const WALK: ReadOptions = ReadOptions {
@@ -45,6 +46,7 @@ const WALK: ReadOptions = ReadOptions {
     deep: false,
     epoch: None,
     time_system: None,
+    check_only: false,
 };
 
 fn s(seconds: f64) -> Option<TimeSpec> {

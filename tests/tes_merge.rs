@@ -27,6 +27,7 @@ fn options() -> ReadOptions {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     }
 }
 
@@ -103,6 +104,7 @@ fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         },
     )
     .unwrap();

@@ -27,6 +27,7 @@ fn lenient() -> ReadOptions {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     }
 }
 
@@ -375,6 +376,7 @@ fn truncation_sweep_small_captures() {
                     deep: false,
                     epoch: None,
                     time_system: None,
+                    check_only: false,
                 };
                 let reader = match TesReader::from_bytes(bytes.clone(), Path::new(name), options) {
                     Ok(r) => r,

@@ -86,6 +86,7 @@ fn open(
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
         Outcome {
@@ -358,6 +359,7 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         };
         let mut reader = LegacyReader::from_bytes(
             bytes[..cut].to_vec(),
@@ -403,6 +405,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
                 deep: false,
                 epoch: None,
                 time_system: None,
+                check_only: false,
             };
             let reader =
                 LegacyReader::from_bytes(bytes[..cut].to_vec(), Path::new("cut"), None, options)

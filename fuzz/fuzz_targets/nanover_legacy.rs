@@ -43,6 +43,7 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     let reader = LegacyReader::from_bytes(file, Path::new("recovered"), Some(stream), strict)
         .expect("a recovered file opens");
@@ -188,6 +189,7 @@ fuzz_target!(|data: &[u8]| {
                         deep: false,
                         epoch: None,
                         time_system: None,
+                        check_only: false,
                     };
                     read(data, stream, options);
                 }

@@ -79,6 +79,7 @@ fn slice(data: &[u8]) {
         deep: false,
         epoch: None,
         time_system: None,
+        check_only: false,
     };
     for (a, b) in [(2, 4), (1, 1000)] {
         let Ok(slice) = TesSlice::open(
@@ -116,6 +117,7 @@ fuzz_target!(|data: &[u8]| {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         },
     );
     read(
@@ -127,6 +129,7 @@ fuzz_target!(|data: &[u8]| {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         },
     );
     read(
@@ -138,6 +141,7 @@ fuzz_target!(|data: &[u8]| {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         },
     );
     slice(data);

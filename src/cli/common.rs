@@ -76,6 +76,7 @@ impl ReadArgs {
             deep: false,
             epoch: self.epoch,
             time_system: time_system(self.time_system.as_deref()),
+            check_only: false,
         }
     }
 }

@@ -4,6 +4,7 @@
 //! A format module never imports another format module: cross-format work goes
 //! through `model`.
 
+pub mod digest;
 pub mod format;
 pub mod input;
 pub mod origin;
@@ -55,6 +56,10 @@ pub struct ReadOptions {
     pub epoch: Option<crate::model::Epoch>,
     /// The time system of that start (`--time-system`: MET, UTC, TAI, GPS).
     pub time_system: Option<&'static str>,
+    /// The caller uses the findings and the records' times only (`validate`): a reader may
+    /// make one record per instant instead of one per channel, provided it still makes
+    /// every check of every value (an Icarus frame is one record, not two hundred).
+    pub check_only: bool,
 }
 
 impl Default for ReadOptions {
@@ -66,6 +71,7 @@ impl Default for ReadOptions {
             deep: false,
             epoch: None,
             time_system: None,
+            check_only: false,
         }
     }
 }

@@ -59,6 +59,10 @@ fn check(path: &Path, options: ReadOptions, progress: &mut dyn FnMut(u64, u64)) 
         findings: Findings::default(),
         opened: None,
     };
+    let options = ReadOptions {
+        check_only: true,
+        ..options
+    };
     let opened = registry::detect(path)
         .and_then(|format| Ok((format, registry::open_as(format, path, options)?)));
     let (format, mut source) = match opened {

@@ -53,6 +53,13 @@ fn fill<T: Copy + Default>(
     }
 }
 
+/// Whether decoding a `ty` signal held in `size` bytes can find [`Quirks`]: a bool, or an
+/// int32 in an 8-byte slot.
+pub fn can_have_quirks(ty: SignalType, size: usize) -> bool {
+    ty.kind == Kind::Scalar
+        && (ty.element == Element::Bool || (ty.element == Element::Int32 && size == 8))
+}
+
 /// Decodes a signal's `bytes` (exactly its size) into `out`, reusing `out`'s array buffer
 /// when it already holds one of the same element type.
 pub fn decode(ty: SignalType, bytes: &[u8], out: &mut Value) -> Quirks {

@@ -16,6 +16,7 @@ use super::metadata::{self, Observed};
 use super::schema::{self, hex, Lifecycle, Schema};
 use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
+use crate::formats::digest::StreamDigest;
 use crate::formats::icarus_common::{entity_and_field, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -96,7 +97,12 @@ pub struct IcarecReader {
     pub(super) t_first: Option<f64>,
     pub(super) t_last: Option<f64>,
     pub(super) steps: Steps,
-    hasher: Option<Sha256>,
+    hasher: Option<StreamDigest>,
+    /// `check_only`: the dynamic slots whose every value is checked without a record of
+    /// their own (those that can have quirks, or all with `deep`), and a value to decode
+    /// them into.
+    checked: Vec<usize>,
+    scratch: Value,
     pub(super) dynamic_sha: Option<String>,
     non_finite: Vec<NonFinite>,
     spare: Vec<Option<Record>>,
@@ -362,7 +368,9 @@ impl IcarecReader {
             t_first: None,
             t_last: None,
             steps: Steps::default(),
-            hasher: options.decode.then(Sha256::new),
+            hasher: options.decode.then(|| StreamDigest::for_len(dyn_len)),
+            checked: Vec::new(),
+            scratch: Value::Null,
             dynamic_sha: None,
             non_finite: Vec::new(),
             spare,
@@ -477,6 +485,14 @@ impl IcarecReader {
             r.values.clear();
             r.values.push((slot.field.clone(), Value::Null));
         }
+        self.decode(k, frame, dynamic, &mut r.values[0].1);
+        r
+    }
+
+    /// Decodes slot `k` of the loaded frame (or of the static block) into `out`, with its
+    /// checks: the quirks of its bytes, and its non-finite values with `deep`.
+    fn decode(&mut self, k: usize, frame: u64, dynamic: bool, out: &mut Value) {
+        let slot = &self.slots[k];
         let (start, end) = if dynamic {
             (8 + slot.offset, 8 + slot.offset + slot.size)
         } else {
@@ -487,21 +503,29 @@ impl IcarecReader {
         } else {
             &self.static_block
         };
-        let bytes = &block[start..end];
-        let quirks = codec::decode(slot.ty, bytes, &mut r.values[0].1);
+        let quirks = codec::decode(slot.ty, &block[start..end], out);
         if quirks != Quirks::default() {
             self.quirks(k, quirks, frame, dynamic);
         }
         if self.options.deep {
             self.deep_check(k, frame, dynamic);
         }
-        r
+    }
+
+    /// `check_only`: every check of the loaded frame's slots that get no record (all but
+    /// the first).
+    fn check_frame(&mut self) {
+        let mut value = std::mem::replace(&mut self.scratch, Value::Null);
+        for i in 0..self.checked.len() {
+            self.decode(self.checked[i], self.frame, true, &mut value);
+        }
+        self.scratch = value;
     }
 
     /// Attaches the original bytes: the whole frame, or the whole static block.
     fn attach_raw(&mut self, r: &mut Record, dynamic: bool) {
         // A rebased frame's bytes hold its old time.
-        if !self.options.decode || (dynamic && self.shift != 0) {
+        if !self.options.decode || self.options.check_only || (dynamic && self.shift != 0) {
             return;
         }
         let mut bytes = self.spare_raw.pop().unwrap_or_default();
@@ -641,8 +665,7 @@ impl IcarecReader {
                 self.static_block.len() as u64,
                 Some(hex(&Sha256::digest(&self.static_block))),
             )];
-            if let Some(h) = self.hasher.take() {
-                let mut h = h;
+            if let Some(mut h) = self.hasher.take() {
                 // The partial frame's bytes are part of the file too.
                 if let Some(d) = &mut self.dynamic {
                     let start = d.start + self.frames * self.frame_size;
@@ -650,7 +673,7 @@ impl IcarecReader {
                         h.update(b);
                     }
                 }
-                self.dynamic_sha = Some(hex(&h.finalize()));
+                self.dynamic_sha = h.finalize().map(|d| hex(&d));
             }
             if self.dynamic.is_some() {
                 let len = self.frames * self.frame_size + self.tail;
@@ -674,6 +697,14 @@ impl IcarecReader {
         loop {
             match self.phase {
                 Phase::Start => {
+                    if self.options.check_only && self.options.decode {
+                        let slots = &self.slots;
+                        let deep = self.options.deep;
+                        let checked = self.dynamics.iter().skip(1).copied().filter(|&k| {
+                            deep || codec::can_have_quirks(slots[k].ty, slots[k].size)
+                        });
+                        self.checked = checked.collect();
+                    }
                     if self.end > self.first {
                         self.load(self.first)?;
                     }
@@ -708,6 +739,11 @@ impl IcarecReader {
                     };
                     self.phase = Phase::Frame(i + 1);
                     let mut r = self.record(k, self.frame, true);
+                    if i == 0 && self.options.check_only {
+                        // One record for the frame; its other slots are only checked.
+                        self.phase = Phase::Frame(self.dynamics.len());
+                        self.check_frame();
+                    }
                     if i == 0 {
                         self.attach_raw(&mut r, true);
                     }

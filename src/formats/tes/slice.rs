@@ -57,10 +57,7 @@ fn duration_ns(path: &Path) -> Result<Nanos, ReadError> {
         ReadOptions {
             decode: false,
             lenient: true,
-            assume_version: None,
-            deep: false,
-            epoch: None,
-            time_system: None,
+            ..ReadOptions::default()
         },
     )?;
     for item in r.by_ref() {

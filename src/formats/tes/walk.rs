@@ -535,6 +535,7 @@ mod tests {
                 deep: false,
                 epoch: None,
                 time_system: None,
+                check_only: false,
             };
             let records: Vec<_> = TesReader::open(&path, options)
                 .unwrap()

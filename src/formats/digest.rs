@@ -1,0 +1,137 @@
+//! SHA-256 of a byte stream, on a thread of its own for long streams: with SHA-NI the digest
+//! runs at about 1.6 GB/s on one core, the same order as reading and checking an Icarus
+//! recording, so on two cores the two overlap instead of adding up.
+
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use sha2::{Digest, Sha256};
+
+/// Bytes handed to the thread at a time.
+const CHUNK: usize = 1 << 20;
+/// Streams shorter than this are hashed inline: a thread costs more than it saves.
+pub const THREAD_FROM: u64 = 8 << 20;
+
+/// The running digest of a stream.
+pub struct StreamDigest {
+    state: State,
+}
+
+enum State {
+    Inline(Sha256),
+    Threaded {
+        /// Bytes not yet handed over.
+        buf: Vec<u8>,
+        to_thread: SyncSender<Vec<u8>>,
+        /// Buffers the thread is done with, for reuse.
+        back: Receiver<Vec<u8>>,
+        thread: JoinHandle<Sha256>,
+    },
+}
+
+impl StreamDigest {
+    /// A digest for a stream of `len` bytes: threaded when it is long (and a thread can be
+    /// started), inline otherwise.
+    pub fn for_len(len: u64) -> StreamDigest {
+        if len < THREAD_FROM {
+            return StreamDigest::inline();
+        }
+        // Two chunks queued and one being hashed: at most about 4 MiB held.
+        let (to_thread, from_main) = sync_channel::<Vec<u8>>(2);
+        let (to_main, back) = sync_channel::<Vec<u8>>(4);
+        let spawned = std::thread::Builder::new()
+            .name("sha256".into())
+            .spawn(move || {
+                let mut hasher = Sha256::new();
+                for chunk in from_main {
+                    hasher.update(&chunk);
+                    // The main thread may have stopped taking buffers back: they are dropped.
+                    let _ = to_main.try_send(chunk);
+                }
+                hasher
+            });
+        match spawned {
+            Ok(thread) => StreamDigest {
+                state: State::Threaded {
+                    buf: Vec::with_capacity(CHUNK),
+                    to_thread,
+                    back,
+                    thread,
+                },
+            },
+            Err(_) => StreamDigest::inline(),
+        }
+    }
+
+    pub fn inline() -> StreamDigest {
+        StreamDigest {
+            state: State::Inline(Sha256::new()),
+        }
+    }
+
+    pub fn update(&mut self, bytes: &[u8]) {
+        match &mut self.state {
+            State::Inline(h) => h.update(bytes),
+            State::Threaded {
+                buf,
+                to_thread,
+                back,
+                ..
+            } => {
+                buf.extend_from_slice(bytes);
+                if buf.len() >= CHUNK {
+                    let next = back.try_recv().map_or_else(
+                        |_| Vec::with_capacity(CHUNK),
+                        |mut b| {
+                            b.clear();
+                            b
+                        },
+                    );
+                    let full = std::mem::replace(buf, next);
+                    // A thread that is gone is found at `finalize`.
+                    let _ = to_thread.send(full);
+                }
+            }
+        }
+    }
+
+    /// The digest of every byte given. `None` only if the hashing thread died.
+    pub fn finalize(self) -> Option<[u8; 32]> {
+        let hasher = match self.state {
+            State::Inline(h) => h,
+            State::Threaded {
+                buf,
+                to_thread,
+                thread,
+                ..
+            } => {
+                let _ = to_thread.send(buf);
+                drop(to_thread);
+                thread.join().ok()?
+            }
+        };
+        Some(hasher.finalize().into())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn threaded_and_inline_digests_are_sha256() {
+        // Uneven pieces across several chunks, and an empty stream.
+        let data: Vec<u8> = (0..(3 * CHUNK + 12345))
+            .map(|i| (i * 31 % 251) as u8)
+            .collect();
+        let want: [u8; 32] = Sha256::digest(&data).into();
+        for mut d in [StreamDigest::for_len(THREAD_FROM), StreamDigest::inline()] {
+            for piece in data.chunks(1608) {
+                d.update(piece);
+            }
+            assert_eq!(d.finalize(), Some(want));
+        }
+        let empty: [u8; 32] = Sha256::digest([]).into();
+        assert_eq!(StreamDigest::for_len(THREAD_FROM).finalize(), Some(empty));
+    }
+}
