@@ -798,3 +798,69 @@ fn zero_frames_write_empty_datasets() {
     assert_eq!(h.channels.len(), 3 + 4 + 9 + 1 + 1 + 1);
     assert_eq!(codes(&findings), [(Severity::Info, "ICARUS_H5_NO_EPOCH")]);
 }
+
+/// `Source::select_channels` reads only the datasets asked for; `check_only` (what `validate`
+/// asks) gives one record per frame and the same findings as a read of every value.
+#[test]
+fn a_channel_selection_and_a_check_only_read() {
+    let path = fixture("vulcan.h5");
+    let (header, all, _) = read(&path, ReadOptions::default());
+    assert_eq!(header.channels.len(), 8);
+    let mut r = IcarusH5Reader::open(&path, ReadOptions::default()).unwrap();
+    let mut wanted = [false; 8];
+    wanted[1] = true;
+    r.select_channels(&wanted);
+    let got: Vec<Record> = r.map(Result::unwrap).collect();
+    let want: Vec<(i64, Option<i64>, f64)> = all
+        .iter()
+        .filter(|r| r.channel == 1)
+        .map(|r| (r.time, r.frame, float(r)))
+        .collect();
+    assert_eq!(want.len(), 2500);
+    assert_eq!(
+        got.iter()
+            .map(|r| (r.time, r.frame, float(r)))
+            .collect::<Vec<_>>(),
+        want
+    );
+
+    // A second signal with a NaN at frame 1 and a time that goes back at frame 2.
+    let mut b = FileBuilder::new();
+    column(&mut b, "time", &[0.0, 0.1, 0.05, 0.3]);
+    let mut g = b.create_group("signals");
+    for (name, data) in [
+        ("A.x", [1.0, 2.0, 3.0, 4.0]),
+        ("B.y", [0.0, f64::NAN, 0.0, 0.0]),
+    ] {
+        g.create_dataset(name)
+            .with_f64_data(&data)
+            .with_maxshape(&[MaxExtent::Unlimited])
+            .with_chunks(&[1000]);
+    }
+    b.add_group(g.finish());
+    let (_dir, p) = write_temp(b);
+    let deep = ReadOptions {
+        deep: true,
+        ..lenient()
+    };
+    let (_, every, want) = read(&p, deep);
+    let (_, one_per_frame, found) = read(
+        &p,
+        ReadOptions {
+            check_only: true,
+            ..deep
+        },
+    );
+    assert_eq!(every.len(), 8);
+    assert_eq!(one_per_frame.len(), 4);
+    assert_eq!(found.list(), want.list());
+    let codes = codes(&found);
+    assert!(
+        codes.iter().any(|(_, c)| *c == "ICARUS_H5_NONFINITE"),
+        "{codes:?}"
+    );
+    assert!(
+        codes.iter().any(|(s, _)| *s == Severity::Error),
+        "{codes:?}"
+    );
+}

@@ -59,6 +59,8 @@ pub struct IcarusH5Reader {
     timeline: Timeline,
     /// Per signal (`--deep`): non-finite values and the first frame holding one.
     nonfinite: Vec<(u64, Option<u64>)>,
+    /// Per signal: read and handed out (`Source::select_channels` may leave some out).
+    wanted: Vec<bool>,
     done: bool,
 }
 
@@ -126,6 +128,7 @@ impl IcarusH5Reader {
             spare: (0..n).map(|_| None).collect(),
             timeline: Timeline::default(),
             nonfinite: vec![(0, None); n],
+            wanted: vec![true; n],
             done: false,
             layout,
         })
@@ -157,6 +160,9 @@ impl IcarusH5Reader {
         }
         if self.options.decode {
             for (i, s) in self.layout.signals.iter().enumerate() {
+                if !self.wanted[i] {
+                    continue;
+                }
                 s.column
                     .read(&bytes, start, count, &mut self.values[i], &mut self.scratch)
                     .map_err(|e| storage(&format!("/signals/{}", s.name), e))?;
@@ -170,6 +176,7 @@ impl IcarusH5Reader {
     }
 
     fn count_nonfinite(&mut self, start: u64) {
+        // A signal left out is not read: its values are empty.
         for (i, v) in self.values.iter().enumerate() {
             let first_bad = match v {
                 Values::F64(v) => v.iter().position(|x| !x.is_finite()),
@@ -366,17 +373,22 @@ impl Iterator for IcarusH5Reader {
                     return (!self.options.lenient).then_some(Err(e));
                 }
             };
-            if self.signal < self.layout.signals.len() {
-                let r = self.record(self.signal, t, ns);
-                self.signal += 1;
-                if self.signal == self.layout.signals.len() {
-                    self.signal = 0;
-                    self.frame += 1;
-                }
-                return Some(Ok(r));
+            let n = self.layout.signals.len();
+            let Some(s) = (self.signal..n).find(|&s| self.wanted[s]) else {
+                // No (wanted) signal left: the frame's time is checked, nothing more to hand out.
+                self.signal = 0;
+                self.frame += 1;
+                continue;
+            };
+            let r = self.record(s, t, ns);
+            // A check-only read gets one record per frame: every value was checked when the
+            // window was read.
+            self.signal = if self.options.check_only { n } else { s + 1 };
+            if self.signal == n {
+                self.signal = 0;
+                self.frame += 1;
             }
-            // No signals: the frame's time is checked, and there is nothing to hand out.
-            self.frame += 1;
+            return Some(Ok(r));
         }
     }
 }
@@ -459,6 +471,17 @@ impl Source for IcarusH5Reader {
             if slot.is_none() {
                 *slot = Some(record);
             }
+        }
+    }
+
+    /// Datasets of signals the caller does not use are not read. Taken only before the
+    /// first record.
+    fn select_channels(&mut self, wanted: &[bool]) {
+        if self.frame > 0 || self.signal > 0 || self.window_start > 0 || !self.times().is_empty() {
+            return;
+        }
+        for (i, w) in self.wanted.iter_mut().enumerate() {
+            *w = wanted.get(i).copied().unwrap_or(true);
         }
     }
 }
