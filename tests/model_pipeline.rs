@@ -256,12 +256,12 @@ fn a_rebased_window_moves_the_epoch_and_drops_bytes_that_hold_the_old_time() {
         fraction_digits: 0,
     });
     let mut inside = record(2 * S, 0, "t", 2.0);
-    inside.raw = Some(RawBytes {
+    inside.raw = Some(Box::new(RawBytes {
         time_inside: true,
         ..RawBytes::new("icarec", vec![1, 2, 3])
-    });
+    }));
     let mut outside = record(3 * S, 0, "t", 3.0);
-    outside.raw = Some(RawBytes::new("nanover-legacy", vec![4]));
+    outside.raw = Some(Box::new(RawBytes::new("nanover-legacy", vec![4])));
     let source = Discovering::new(h, None, vec![inside, outside]);
     let mut w = Window::new(
         source,

@@ -106,7 +106,9 @@ pub struct Record {
     pub frame: Option<i64>,
     /// Named values, in the order the source gave them.
     pub values: Vec<Field>,
-    pub raw: Option<RawBytes>,
+    /// Boxed: a record is moved through every layer of a pipeline, and at 104 bytes (144
+    /// with the bytes' 48 inline) a move is a few vector stores instead of a `memcpy` call.
+    pub raw: Option<Box<RawBytes>>,
     /// Records with the same group are parts of one message (NanoVer's combined
     /// frame + state message) and arrive one after another. A writer whose format can
     /// hold several parts in one message writes them together; others ignore it.
@@ -150,16 +152,16 @@ mod tests {
     #[test]
     fn a_time_change_drops_only_bytes_that_hold_the_time() {
         let mut outside = Record::new(1_000, 0);
-        outside.raw = Some(RawBytes::new("nanover-legacy", vec![1, 2]));
+        outside.raw = Some(Box::new(RawBytes::new("nanover-legacy", vec![1, 2])));
         outside.shift_time(-400);
         assert_eq!(outside.time, 600);
         assert!(outside.raw.is_some());
 
         let mut inside = Record::new(1_000, 0);
-        inside.raw = Some(RawBytes {
+        inside.raw = Some(Box::new(RawBytes {
             time_inside: true,
             ..RawBytes::new("icarec", vec![1, 2])
-        });
+        }));
         inside.shift_time(0);
         assert!(inside.raw.is_some(), "no change, bytes kept");
         inside.shift_time(-1_000);

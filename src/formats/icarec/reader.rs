@@ -535,11 +535,11 @@ impl IcarecReader {
         } else {
             &self.static_block
         });
-        r.raw = Some(RawBytes {
+        r.raw = Some(Box::new(RawBytes {
             format: if dynamic { RAW_FRAME } else { RAW_STATIC },
             bytes,
             time_inside: dynamic,
-        });
+        }));
     }
 
     fn quirks(&mut self, k: usize, q: Quirks, frame: u64, dynamic: bool) {

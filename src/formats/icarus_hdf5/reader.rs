@@ -250,11 +250,11 @@ impl IcarusH5Reader {
                 raw.bytes.copy_from_slice(&t.to_le_bytes());
             }
             raw => {
-                *raw = Some(RawBytes {
+                *raw = Some(Box::new(RawBytes {
                     format: RAW_FORMAT,
                     bytes: t.to_le_bytes().to_vec(),
                     time_inside: true,
-                });
+                }));
             }
         }
         if !self.options.decode {

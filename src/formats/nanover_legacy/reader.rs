@@ -485,7 +485,7 @@ impl LegacyReader {
         } else {
             RAW_FORMAT
         };
-        record.raw = Some(RawBytes::new(raw_format, bytes.to_vec()));
+        record.raw = Some(Box::new(RawBytes::new(raw_format, bytes.to_vec())));
         record.frame = frame.map(i64::from);
         record.values = fields;
         for note in notes {

@@ -395,9 +395,9 @@ impl ZipReader {
         }
         if let Some((last, rest)) = records.split_last_mut() {
             for r in rest {
-                r.raw = Some(RawBytes::new(RAW_FORMAT, bytes.clone()));
+                r.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes.clone())));
             }
-            last.raw = Some(RawBytes::new(RAW_FORMAT, bytes));
+            last.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes)));
         }
         self.queue.extend(records);
         Ok(())

@@ -57,7 +57,7 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
         entity: d.entity,
         frame: Some(record_frame(h.routing_id, h.message_id, frame)),
         values: d.values,
-        raw: Some(RawBytes::new(RAW_FORMAT, p)),
+        raw: Some(Box::new(RawBytes::new(RAW_FORMAT, p))),
         group: None,
     })
 }

@@ -1082,7 +1082,7 @@ impl TesReader {
             entity: d.entity,
             frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
-            raw: whole.then_some(RawBytes::new(RAW_FORMAT, packet)),
+            raw: whole.then(|| Box::new(RawBytes::new(RAW_FORMAT, packet))),
             group: None,
         })
     }

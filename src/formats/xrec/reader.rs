@@ -844,7 +844,7 @@ impl XrecReader {
         }
         values.extend(fields);
         record.values = values;
-        record.raw = Some(RawBytes::new(RAW, area[raw_range].to_vec()));
+        record.raw = Some(Box::new(RawBytes::new(RAW, area[raw_range].to_vec())));
         Ok(Some(record))
     }
 
