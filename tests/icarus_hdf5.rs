@@ -864,3 +864,46 @@ fn a_channel_selection_and_a_check_only_read() {
         "{codes:?}"
     );
 }
+
+/// A time window is found by binary search on `/time` and only its rows are read (spec
+/// §B4): the records are exactly the full read's in `[10 s, 12 s)`, rebased when asked.
+#[test]
+fn a_time_window_reads_the_rows_of_its_frames() {
+    use simrec::model::TimeSpec;
+    let path = fixture("vulcan.h5");
+    let (_, all, _) = read(&path, ReadOptions::default());
+    const S: i64 = 1_000_000_000;
+    let essence = |r: &Record, shift: i64| (r.time - shift, r.channel, r.frame, r.values.clone());
+    for rebase in [false, true] {
+        let sliced = IcarusH5Reader::open(&path, ReadOptions::default())
+            .unwrap()
+            .slice(
+                Some(TimeSpec::At(10 * S)),
+                Some(TimeSpec::At(12 * S)),
+                rebase,
+            )
+            .unwrap();
+        let got: Vec<_> = sliced.map(|r| essence(&r.unwrap(), 0)).collect();
+        let shift = if rebase { 10 * S } else { 0 };
+        let want: Vec<_> = all
+            .iter()
+            .filter(|r| (10 * S..12 * S).contains(&r.time))
+            .map(|r| essence(r, shift))
+            .collect();
+        // Frames 999..1199 (t = 10.00 .. 11.99 s) of the 8 signals.
+        assert_eq!(want.len(), 200 * 8);
+        assert_eq!(want[0].2, Some(999));
+        assert_eq!(got, want, "rebase {rebase}");
+    }
+    // By frame positions, and a start past the end.
+    let sliced = IcarusH5Reader::open(&path, ReadOptions::default())
+        .unwrap()
+        .slice(Some(TimeSpec::Frame(2498)), None, false)
+        .unwrap();
+    let frames: Vec<_> = sliced.map(|r| r.unwrap().frame).collect();
+    assert_eq!(frames, [vec![Some(2498); 8], vec![Some(2499); 8]].concat());
+    let past = IcarusH5Reader::open(&path, ReadOptions::default())
+        .unwrap()
+        .slice(Some(TimeSpec::Frame(2500)), None, false);
+    assert!(matches!(past, Err(ReadError::Conflict(_))));
+}

@@ -11,13 +11,13 @@ pub mod schema;
 mod timeline;
 mod writer;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 pub use bytes::Bytes;
 pub use reader::IcarusH5Reader;
 pub use writer::IcarusH5Writer;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{Detection, Format, SliceRequest};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -78,6 +78,21 @@ impl Format for IcarusHdf5 {
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
         Ok(Box::new(IcarusH5Reader::open(path, options)?))
+    }
+
+    /// A time or frame window found by binary search on `/time`; only its rows are read.
+    fn open_slice(
+        &self,
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else { return None };
+        Some(
+            IcarusH5Reader::open(path, options)
+                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
+                .map(|r| Box::new(r) as Box<dyn Source>),
+        )
     }
 
     /// The datasets are laid out before the first frame is written.

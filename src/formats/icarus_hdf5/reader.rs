@@ -17,7 +17,7 @@ use crate::formats::icarus_common::entity_and_field;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
     Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, RawBytes, Record,
-    Value,
+    Seconds, TimeSpec, Value,
 };
 use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
@@ -61,6 +61,10 @@ pub struct IcarusH5Reader {
     nonfinite: Vec<(u64, Option<u64>)>,
     /// Per signal: read and handed out (`Source::select_channels` may leave some out).
     wanted: Vec<bool>,
+    /// The frames read end here: the file's frame count, or a slice's end.
+    end: u64,
+    /// Nanoseconds taken off every time (a rebased slice).
+    shift: Nanos,
     done: bool,
 }
 
@@ -129,6 +133,8 @@ impl IcarusH5Reader {
             timeline: Timeline::default(),
             nonfinite: vec![(0, None); n],
             wanted: vec![true; n],
+            end: layout.frames,
+            shift: 0,
             done: false,
             layout,
         })
@@ -246,6 +252,8 @@ impl IcarusH5Reader {
             r.entity = self.entities[s].clone();
         }
         match &mut r.raw {
+            // A rebased record's time is no longer the one the file stores.
+            raw if self.shift != 0 => *raw = None,
             Some(raw) if is_ours(raw.format) && raw.bytes.len() == 8 => {
                 raw.bytes.copy_from_slice(&t.to_le_bytes());
             }
@@ -292,6 +300,97 @@ impl IcarusH5Reader {
         r
     }
 
+    /// The time of frame `i` as model nanoseconds (0 for a time that is not finite): one
+    /// value of `/time` read.
+    fn frame_ns(&mut self, i: u64) -> Result<Nanos, ReadError> {
+        let Some(time) = &self.layout.time else {
+            return Ok(0);
+        };
+        let mut one = Values::F64(Vec::new());
+        time.read(&self.layout.bytes, i, 1, &mut one, &mut self.scratch)
+            .map_err(|e| {
+                let f = Finding::new(
+                    Severity::Error,
+                    codes::STORAGE,
+                    format!("/time: cannot read row {i}: {e}"),
+                );
+                ReadError::invalid(at_frame(f, i)).in_file(&self.path)
+            })?;
+        let t = match &one {
+            Values::F64(v) => v.first().copied().unwrap_or(f64::NAN),
+            _ => f64::NAN,
+        };
+        Ok(if t.is_finite() { nanos(t) } else { 0 })
+    }
+
+    /// The first frame whose time is at or after `ns` (times non-decreasing): a binary
+    /// search reading one time per step.
+    fn frame_at(&mut self, ns: Nanos) -> Result<u64, ReadError> {
+        let (mut lo, mut hi) = (0, self.layout.frames);
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if self.frame_ns(mid)? < ns {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(lo)
+    }
+
+    /// Restricts reading to the frames of `[start, end)`, found by binary search on `/time`
+    /// (spec §B4), rebased to start at 0 when `rebase`: only the windows of the slice are
+    /// read, so the cost grows with the slice, not the file.
+    pub fn slice(
+        mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+        rebase: bool,
+    ) -> Result<IcarusH5Reader, ReadError> {
+        let n = self.layout.frames;
+        let last = if n > 0 { self.frame_ns(n - 1)? } else { 0 };
+        let mut point = |spec: TimeSpec, is_start: bool| -> Result<(u64, Nanos), ReadError> {
+            Ok(match spec {
+                TimeSpec::At(ns) => (self.frame_at(ns)?, ns),
+                TimeSpec::FromEnd(d) => {
+                    let ns = last.saturating_sub(d);
+                    (self.frame_at(ns)?, ns)
+                }
+                TimeSpec::Frame(i) if i < n => (i, self.frame_ns(i)?),
+                TimeSpec::Frame(i) if is_start => {
+                    return Err(ReadError::Conflict(format!(
+                        "frame #{i} does not exist: the recording has {n} frames (#0..#{})",
+                        n.saturating_sub(1)
+                    )))
+                }
+                TimeSpec::Frame(_) => (n, last),
+            })
+        };
+        let (first, start_ns) = match start {
+            Some(s) => point(s, true)?,
+            None => (0, 0),
+        };
+        let (end_frame, end_ns) = match end {
+            Some(e) => point(e, false)?,
+            None => (n, Nanos::MAX),
+        };
+        if end_ns < start_ns {
+            return Err(ReadError::Conflict(format!(
+                "the window ends ({}) before it starts ({})",
+                Seconds(end_ns),
+                Seconds(start_ns)
+            )));
+        }
+        self.frame = first.min(n);
+        self.checked = self.frame;
+        self.end = end_frame.clamp(self.frame, n);
+        if rebase {
+            self.shift = start_ns;
+            self.header.origin = self.header.origin.shifted(start_ns);
+        }
+        Ok(self)
+    }
+
     /// Starts frame `self.frame`: its window loaded and its time checked. `Err` ends the
     /// read (strict reading stops at the first error).
     fn start_frame(&mut self) -> Result<(f64, Nanos), ReadError> {
@@ -306,7 +405,7 @@ impl IcarusH5Reader {
         let t = self.frame_time(self.frame).unwrap_or(f64::NAN);
         if self.checked == self.frame {
             self.checked += 1;
-            self.frame_ns = nanos(t);
+            self.frame_ns = nanos(t).saturating_sub(self.shift);
             if let Some(f) = self.timeline.observe(self.frame, t) {
                 let stop = f.severity == Severity::Error && !self.options.lenient;
                 self.findings.push(f.clone());
@@ -360,7 +459,7 @@ impl Iterator for IcarusH5Reader {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.done || self.frame >= self.layout.frames {
+            if self.done || self.frame >= self.end {
                 self.finish();
                 return None;
             }
@@ -368,7 +467,7 @@ impl Iterator for IcarusH5Reader {
                 Ok(t) => t,
                 Err(e) => {
                     self.finish();
-                    self.frame = self.layout.frames;
+                    self.frame = self.end;
                     // Lenient reading reports damage as findings and stops quietly.
                     return (!self.options.lenient).then_some(Err(e));
                 }
@@ -404,7 +503,7 @@ impl Source for IcarusH5Reader {
 
     fn progress(&self) -> (u64, u64) {
         let total = self.layout.bytes.size();
-        let frames = self.layout.frames.max(1);
+        let frames = self.end.max(1);
         (total.saturating_mul(self.frame.min(frames)) / frames, total)
     }
 
