@@ -495,6 +495,7 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     for name in [
         "ball_1200",

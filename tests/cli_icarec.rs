@@ -392,3 +392,40 @@ fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
     );
     assert!(!tmp.path().join("n.icarec").exists());
 }
+
+#[test]
+fn validate_deep_discontinuity_reports_jumps_and_needs_deep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a2 = fixture("a2.icarec");
+    let r = run_in(
+        tmp.path(),
+        &[
+            "validate",
+            "--deep",
+            "--discontinuity",
+            "0.3",
+            "--format",
+            "json",
+            s(&a2),
+        ],
+    )
+    .expect_code(0);
+    let v = &r.json_lines()[0];
+    let jumps: Vec<&Value> = v["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["code"] == "ICAREC_DISCONTINUITY")
+        .collect();
+    // Each position component twice by 0.5, alpha once by 0.375 (0.25 is not above 0.3).
+    assert_eq!(jumps.len(), 4, "{v}");
+    assert_eq!(jumps[3]["severity"], "info");
+    assert_eq!(jumps[3]["record"], 2);
+    let r = run_in(tmp.path(), &["validate", "--discontinuity", "0.3", s(&a2)]).expect_code(2);
+    assert!(r.stderr.contains("--deep"), "{}", r.stderr);
+    run_in(
+        tmp.path(),
+        &["validate", "--deep", "--discontinuity", "-1", s(&a2)],
+    )
+    .expect_code(2);
+}

@@ -25,6 +25,7 @@ fn options(lenient: bool) -> ReadOptions {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     }
 }
 

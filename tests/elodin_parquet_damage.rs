@@ -112,6 +112,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     let err = ElodinReader::open(&dir, strict)
         .map(|r| r.map(|x| x.map(drop)).collect::<Result<Vec<_>, _>>())

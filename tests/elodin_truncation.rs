@@ -19,6 +19,7 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     let mut r = ElodinReader::open(dir, options)?;
     let mut n = 0;

@@ -38,6 +38,7 @@ fn a_repeated_frame_index_is_not_peeked() {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         };
         LegacyReader::from_bytes(
             file.clone(),

@@ -813,6 +813,49 @@ fn a_check_only_read_finds_the_same_with_a_record_per_frame() {
     );
 }
 
+/// `--deep --discontinuity X`: a component whose value changes by more than X between
+/// consecutive frames, once per component with its first jump and the count.
+#[test]
+fn deep_reports_jumps_above_the_threshold_once_per_component() {
+    let with = |x: Option<f64>, deep: bool| {
+        read_parts(
+            a2_parts(),
+            ReadOptions {
+                deep,
+                discontinuity: x,
+                ..lenient()
+            },
+        )
+        .1
+    };
+    // a2: position (1, 2, 3) -> (1.5, 2.5, 3.5) -> (2, 3, 4); alpha 0.5 -> 0.25 -> -0.125.
+    let found = with(Some(0.3), true);
+    let jumps: Vec<&Finding> = found
+        .iter()
+        .filter(|f| f.code == "ICAREC_DISCONTINUITY")
+        .collect();
+    assert_eq!(jumps.len(), 4, "{found:#?}");
+    assert!(jumps.iter().all(|f| f.severity == Severity::Info));
+    assert_eq!(
+        jumps[0].message,
+        "Vehicle.Nav.position.x jumps from 1.0 to 1.5 between t = 0.01 s and t = 0.02 s (frame 1); 2 jumps of more than 0.3 in all"
+    );
+    // Frame 1 starts at byte 40; x is after its 8-byte time.
+    assert_eq!((jumps[0].offset, jumps[0].record), (Some(48), Some(1)));
+    assert_eq!(
+        jumps[3].message,
+        "Vehicle.Aero.alpha jumps from 0.25 to -0.125 between t = 0.02 s and t = 0.03 s (frame 2); 1 jump of more than 0.3 in all"
+    );
+    assert_eq!(
+        (jumps[3].offset, jumps[3].record),
+        (Some(80 + 8 + 24), Some(2))
+    );
+    // Above every change, or without --deep: nothing.
+    assert!(!codes(&with(Some(0.5), true)).contains(&"ICAREC_DISCONTINUITY"));
+    assert!(!codes(&with(Some(0.3), false)).contains(&"ICAREC_DISCONTINUITY"));
+    assert!(!codes(&with(None, true)).contains(&"ICAREC_DISCONTINUITY"));
+}
+
 #[test]
 fn deep_reports_non_finite_values_by_signal_component_and_time() {
     let mut d = A6_RECORD.to_vec();

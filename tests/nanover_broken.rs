@@ -61,6 +61,7 @@ fn options(assume_version: Option<u32>) -> ReadOptions {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     }
 }
 

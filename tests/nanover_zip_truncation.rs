@@ -27,6 +27,7 @@ fn sweep(name: &str, passes: &[(bool, bool)]) -> usize {
                 epoch: None,
                 time_system: None,
                 check_only: false,
+                discontinuity: None,
             };
             let input = Input::from_bytes(bytes[..cut].to_vec());
             let mut reader = match ZipReader::new(Path::new("cut"), input, options) {
@@ -98,6 +99,7 @@ fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     let mut reader =
         ZipReader::new(Path::new("cut"), Input::from_bytes(bytes.to_vec()), options).unwrap();

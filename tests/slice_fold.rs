@@ -37,6 +37,7 @@ const STRICT: ReadOptions = ReadOptions {
     epoch: None,
     time_system: None,
     check_only: false,
+    discontinuity: None,
 };
 
 const WALK: ReadOptions = ReadOptions {
@@ -47,6 +48,7 @@ const WALK: ReadOptions = ReadOptions {
     epoch: None,
     time_system: None,
     check_only: false,
+    discontinuity: None,
 };
 
 fn s(seconds: f64) -> Option<TimeSpec> {

@@ -28,6 +28,7 @@ fn options() -> ReadOptions {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     }
 }
 
@@ -105,6 +106,7 @@ fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         },
     )
     .unwrap();

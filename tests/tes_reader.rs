@@ -28,6 +28,7 @@ fn lenient() -> ReadOptions {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     }
 }
 
@@ -377,6 +378,7 @@ fn truncation_sweep_small_captures() {
                     epoch: None,
                     time_system: None,
                     check_only: false,
+                    discontinuity: None,
                 };
                 let reader = match TesReader::from_bytes(bytes.clone(), Path::new(name), options) {
                     Ok(r) => r,

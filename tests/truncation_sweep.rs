@@ -87,6 +87,7 @@ fn open(
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
         Outcome {
@@ -360,6 +361,7 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         };
         let mut reader = LegacyReader::from_bytes(
             bytes[..cut].to_vec(),
@@ -406,6 +408,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
                 epoch: None,
                 time_system: None,
                 check_only: false,
+                discontinuity: None,
             };
             let reader =
                 LegacyReader::from_bytes(bytes[..cut].to_vec(), Path::new("cut"), None, options)

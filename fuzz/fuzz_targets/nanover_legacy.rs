@@ -44,6 +44,7 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     let reader = LegacyReader::from_bytes(file, Path::new("recovered"), Some(stream), strict)
         .expect("a recovered file opens");
@@ -190,6 +191,7 @@ fuzz_target!(|data: &[u8]| {
                         epoch: None,
                         time_system: None,
                         check_only: false,
+                        discontinuity: None,
                     };
                     read(data, stream, options);
                 }

@@ -80,6 +80,7 @@ fn slice(data: &[u8]) {
         epoch: None,
         time_system: None,
         check_only: false,
+        discontinuity: None,
     };
     for (a, b) in [(2, 4), (1, 1000)] {
         let Ok(slice) = TesSlice::open(
@@ -118,6 +119,7 @@ fuzz_target!(|data: &[u8]| {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         },
     );
     read(
@@ -130,6 +132,7 @@ fuzz_target!(|data: &[u8]| {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         },
     );
     read(
@@ -142,6 +145,7 @@ fuzz_target!(|data: &[u8]| {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         },
     );
     slice(data);

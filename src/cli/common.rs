@@ -77,6 +77,7 @@ impl ReadArgs {
             epoch: self.epoch,
             time_system: time_system(self.time_system.as_deref()),
             check_only: false,
+            discontinuity: None,
         }
     }
 }

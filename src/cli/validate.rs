@@ -29,6 +29,10 @@ pub struct Args {
     /// Also check every value where the format has such checks (NaN and infinities per signal)
     #[arg(long)]
     deep: bool,
+    /// With --deep, also report (info) a value that changes by more than X between
+    /// consecutive frames, where the format has the check (Icarus .icarec)
+    #[arg(long, value_name = "X", requires = "deep", value_parser = threshold)]
+    discontinuity: Option<f64>,
     /// Also check each recording against a current schema, by the compatibility rules of
     /// its format (Icarus: a schema.json, an .icarec or an Icarus HDF5 file; see
     /// docs/formats/icarec.md)
@@ -42,6 +46,13 @@ pub struct Args {
     format: ReportFormat,
     #[command(flatten)]
     read: ReadArgs,
+}
+
+fn threshold(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(x) if x.is_finite() && x >= 0.0 => Ok(x),
+        _ => Err("expected a number of zero or more".into()),
+    }
 }
 
 /// Findings of one code shown in text; the rest are counted (JSON lists them).
@@ -64,6 +75,7 @@ fn by_code<'a>(
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let options = ReadOptions {
         deep: args.deep,
+        discontinuity: args.discontinuity,
         ..args.read.options(true, true)
     };
     let current = match &args.against {

@@ -38,7 +38,7 @@ pub use format::{Detection, Format, SliceRequest, WriteOption};
 pub use registry::{detect, format_for_output, format_named, FORMATS};
 
 /// How a reader should read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ReadOptions {
     /// Decode payloads into values. Without it, a reader walks record headers only:
     /// records carry time, channel and frame index but no values.
@@ -52,6 +52,9 @@ pub struct ReadOptions {
     /// Also run the checks that look at every value (`validate --deep`: NaN and infinities
     /// per signal), where a format has them.
     pub deep: bool,
+    /// With `deep`: report a value that changes by more than this between consecutive
+    /// frames (`validate --discontinuity`), where a format has the check (Icarus).
+    pub discontinuity: Option<f64>,
     /// The absolute start of a recording that stores none (`--epoch`).
     pub epoch: Option<crate::model::Epoch>,
     /// The time system of that start (`--time-system`: MET, UTC, TAI, GPS).
@@ -72,6 +75,7 @@ impl Default for ReadOptions {
             epoch: None,
             time_system: None,
             check_only: false,
+            discontinuity: None,
         }
     }
 }

@@ -158,6 +158,32 @@ pub fn non_finite(ty: SignalType, bytes: &[u8], mut each: impl FnMut(usize)) {
     }
 }
 
+/// Elements (in storage order) of a numeric signal whose value differs from the previous
+/// frame's by more than `threshold`, with the two values, for `validate --deep
+/// --discontinuity`. A NaN is no jump (`--deep` reports it as not finite).
+pub fn jumps(
+    ty: SignalType,
+    now: &[u8],
+    before: &[u8],
+    threshold: f64,
+    mut each: impl FnMut(usize, f64, f64),
+) {
+    let at: fn(&[u8], usize) -> f64 = match ty.element {
+        Element::Double => |b, i| f64_at(b, i * 8),
+        Element::Float => |b, i| f64::from(f32_at(b, i * 4)),
+        Element::Int64 => |b, i| i64_at(b, i * 8) as f64,
+        // An int32 in an 8-byte slot is a scalar: its value is its first four bytes.
+        Element::Int32 => |b, i| f64::from(i32_at(b, i * 4)),
+        Element::Bool => return,
+    };
+    for i in 0..ty.count() {
+        let (a, b) = (at(before, i), at(now, i));
+        if (b - a).abs() > threshold {
+            each(i, a, b);
+        }
+    }
+}
+
 /// A number taken from a model value, before it is stored as an element.
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Num {

@@ -31,6 +31,7 @@ pub const BOOL_VALUE: &str = "ICAREC_BOOL_VALUE";
 pub const SLOT_PADDING: &str = "ICAREC_SLOT_PADDING";
 pub const COMPONENT_RANGES: &str = "ICAREC_COMPONENT_RANGES";
 pub const NONFINITE_VALUE: &str = "ICAREC_NONFINITE_VALUE";
+pub const DISCONTINUITY: &str = "ICAREC_DISCONTINUITY";
 /// A file or archive member simrec does not read (info; the spec says such members are
 /// reported, and names no code: this one is simrec's).
 pub const UNKNOWN_MEMBER: &str = "ICAREC_UNKNOWN_MEMBER";

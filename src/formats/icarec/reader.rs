@@ -24,6 +24,7 @@ use crate::model::{
     Channel, ChannelKind, Composition, Entity, FieldSpec, Header, RawBytes, Record, TimeSpec,
     Value, QUATERNION_WXYZ,
 };
+use crate::report::render::plural;
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// A readable signal as the reader emits it.
@@ -44,6 +45,21 @@ struct NonFinite {
     time: f64,
     frame: u64,
     offset: u64,
+}
+
+/// Jumps above the threshold of one component of one signal (`--discontinuity`): how many,
+/// and the first.
+struct Jumps {
+    signal: usize,
+    element: usize,
+    count: u64,
+    frame: u64,
+    offset: u64,
+    /// The first jump: from `before` at `t_before` to `now` at `t`.
+    t_before: f64,
+    t: f64,
+    before: f64,
+    now: f64,
 }
 
 /// Where the reader is.
@@ -105,6 +121,11 @@ pub struct IcarecReader {
     scratch: Value,
     pub(super) dynamic_sha: Option<String>,
     non_finite: Vec<NonFinite>,
+    /// `--discontinuity`: the frame before the loaded one (its index and bytes), and the
+    /// jumps found.
+    previous: Option<(u64, f64)>,
+    previous_buf: Vec<u8>,
+    jumps: Vec<Jumps>,
     spare: Vec<Option<Record>>,
     spare_raw: Vec<Vec<u8>>,
 }
@@ -373,6 +394,9 @@ impl IcarecReader {
             scratch: Value::Null,
             dynamic_sha: None,
             non_finite: Vec::new(),
+            previous: None,
+            previous_buf: Vec::new(),
+            jumps: Vec::new(),
             spare,
             spare_raw: Vec::new(),
         })
@@ -410,6 +434,12 @@ impl IcarecReader {
             .input
             .bytes(d.start + offset, self.frame_size as usize)
             .map_err(|e| ReadError::from(e).in_file(&self.path))?;
+        if self.options.deep && self.options.discontinuity.is_some() {
+            // The frame before this one, when it was the one loaded.
+            self.previous =
+                (!self.buf.is_empty() && self.frame + 1 == i).then_some((self.frame, self.t));
+            std::mem::swap(&mut self.buf, &mut self.previous_buf);
+        }
         self.buf.clear();
         self.buf.extend_from_slice(bytes);
         if let Some(h) = &mut self.hasher {
@@ -587,6 +617,31 @@ impl IcarecReader {
         };
         let bytes = &block[s.offset..s.offset + s.size];
         let (ty, offset, t) = (s.ty, s.offset as u64, self.t);
+        if let (true, Some(threshold), Some((_, t_before))) =
+            (dynamic, self.options.discontinuity, self.previous)
+        {
+            let before = &self.previous_buf[8 + s.offset..8 + s.offset + s.size];
+            let list = &mut self.jumps;
+            codec::jumps(ty, bytes, before, threshold, |element, a, b| {
+                match list
+                    .iter_mut()
+                    .find(|j| j.signal == k && j.element == element)
+                {
+                    Some(j) => j.count += 1,
+                    None => list.push(Jumps {
+                        signal: k,
+                        element,
+                        count: 1,
+                        frame,
+                        offset: base + offset + (element * ty.element.size()) as u64,
+                        t_before,
+                        t,
+                        before: a,
+                        now: b,
+                    }),
+                }
+            });
+        }
         let list = &mut self.non_finite;
         codec::non_finite(ty, bytes, |element| {
             match list
@@ -638,6 +693,25 @@ impl IcarecReader {
                     self.steps.median().unwrap_or(0.0)
                 ),
             ));
+        }
+        for j in std::mem::take(&mut self.jumps) {
+            let s = &self.schema.signals[j.signal];
+            let component = match s.ty.component_names().get(j.element) {
+                Some(c) => format!("{}.{c}", s.name),
+                None => s.name.clone(),
+            };
+            let threshold = self.options.discontinuity.unwrap_or(0.0);
+            out.push(
+                Finding::new(
+                    Severity::Info,
+                    DISCONTINUITY,
+                    format!(
+                        "{component} jumps from {:?} to {:?} between t = {:?} s and t = {:?} s (frame {}); {} of more than {threshold:?} in all",
+                        j.before, j.now, j.t_before, j.t, j.frame, plural(j.count, "jump")
+                    ),
+                )
+                .at(j.offset, j.frame),
+            );
         }
         for n in std::mem::take(&mut self.non_finite) {
             let s = &self.schema.signals[n.signal];

@@ -536,6 +536,7 @@ mod tests {
                 epoch: None,
                 time_system: None,
                 check_only: false,
+                discontinuity: None,
             };
             let records: Vec<_> = TesReader::open(&path, options)
                 .unwrap()
