@@ -216,6 +216,19 @@ fn transforms_give_one_track_per_entity_with_rotation_x_y_z_w() {
     assert_eq!(rows.iter().filter(|l| l["entity"] == "cube").count(), 5);
 }
 
+/// `--help` says what happens without `--compression`: an XREC output keeps an XREC
+/// input's codec (none from other inputs); it is not "none (default)".
+#[test]
+fn compression_help_says_the_input_codec_is_the_default() {
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = words(&run(&["convert", "--help"]).expect_code(0).stdout);
+    assert!(
+        help.contains("xrec: none, gzip (default: an XREC input's codec, else none)"),
+        "{help}"
+    );
+    assert!(!help.contains("xrec: none (default)"), "{help}");
+}
+
 #[test]
 fn convert_switches_codecs_and_keeps_the_input_codec_by_default() {
     let dir = tempfile::tempdir().unwrap();

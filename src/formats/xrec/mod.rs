@@ -182,8 +182,9 @@ impl Format for Xrec {
             flag: "compression",
             help: "How the output is compressed, for formats that compress",
             aliases: &[],
-            // "keep" is never given: without --compression an XREC input's codec is kept.
             values: &["none", "gzip"],
+            // Without --compression an XREC input's codec is kept (spec §15).
+            default: Some("an XREC input's codec, else none"),
             setting: COMPRESSION_KEY,
         }]
     }
