@@ -327,6 +327,75 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
     assert_eq!(rows[0]["values"]["create_time"], 102.0);
 }
 
+/// A slice from a frame starts at its earliest kept event, as a slice from a time starts at
+/// its start (spec §16): frames 12..14 of the session keep the two frame-12 transforms at
+/// 101.0 s, the Score at 100.75 s (a later, overlapping packet) and frame 13 at 102.0 s, so
+/// t0 is 0.75 s after begin.
+#[test]
+fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("frames.xrec");
+    let s = fx("session.xrec");
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--frames",
+        "12..14",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let rows = run(&["cat", "--format", "ndjson", out.to_str().unwrap()])
+        .expect_code(0)
+        .json_lines();
+    let got: Vec<(i64, &str, f64)> = rows
+        .iter()
+        .map(|l| {
+            (
+                l["time_ns"].as_i64().unwrap(),
+                l["channel"].as_str().unwrap(),
+                l["values"]["create_time"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (250_000_000, "xrec.Transform", 101.0),
+            (250_000_000, "xrec.Transform", 101.0),
+            (0, "Custom.Score", 100.75),
+            (1_250_000_000, "xrec.Chapter", 102.0),
+            (1_250_000_000, "xrec.Transform", 102.0),
+            (1_250_000_000, "xrec.Transform", 102.0),
+        ]
+    );
+    let j = inspect(&out);
+    assert_eq!(j["start_ns"], 0);
+    assert_eq!(j["end_ns"], 1_250_000_000);
+    // The begin moved by t0 on both clocks, so every absolute time is the source's:
+    // 1,700,000,000.75 s + 0.25 s is the source's 1,700,000,000 s + 1.0 s.
+    assert_eq!(j["begin"]["unix_ns"], 1_700_000_000_750_000_000i64);
+    assert_eq!(j["begin"]["rtss"], 100.75);
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20.75Z");
+    assert_eq!(j["end_metadata"]["slice"]["t0"], 750_000_000);
+    assert_eq!(j["end_metadata"]["slice"]["frames"], json!([12, 14]));
+    // --keep-time keeps the source's clock.
+    let kept = dir.path().join("kept.xrec");
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--frames",
+        "12..14",
+        "--keep-time",
+        "-o",
+        kept.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let j = inspect(&kept);
+    assert_eq!(j["start_ns"], 750_000_000);
+    assert_eq!(j["begin"]["unix_ns"], 1_700_000_000_000_000_000i64);
+}
+
 #[test]
 fn merge_orders_two_sessions_by_absolute_time() {
     let dir = tempfile::tempdir().unwrap();
