@@ -499,6 +499,65 @@ fn recover_keeps_whole_packets_and_appends_a_repaired_end() {
     .expect_code(1);
 }
 
+/// Recovery keeps the whole, valid packets before the first packet that does not decode,
+/// and nothing after it (spec §16): the session's second Event packet (byte 934 of 1,988)
+/// gets a body that is not a map, so only the first packet's 6 events are kept, the End is
+/// rebuilt, and the 1,054 bytes from byte 934 on are dropped.
+#[test]
+fn recover_stops_at_the_first_undecodable_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fx("session.xrec")).unwrap();
+    assert_eq!(bytes.len(), 1988);
+    let packet = 934;
+    assert_eq!(bytes[packet], 2, "an Event packet");
+    // Header 8, bounds 40, then the first event: type name (str16), frame and two times
+    // (24 bytes), body_len (4), body.
+    let name = packet + 48;
+    let name_len = u16::from_le_bytes([bytes[name], bytes[name + 1]]) as usize;
+    assert_eq!(&bytes[name + 2..name + 2 + name_len], b"Custom.Score");
+    let body = name + 2 + name_len + 28;
+    assert_eq!(bytes[body], 0x82, "a map of two fields");
+    bytes[body] = 0x01;
+    let damaged = dir.path().join("damaged.xrec");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let v = run(&["validate", damaged.to_str().unwrap()]).expect_code(1);
+    assert!(
+        v.stdout.contains("XREC_BODY_DECODE at byte 934"),
+        "{}",
+        v.stdout
+    );
+
+    let out = dir.path().join("r.xrec");
+    let r = run(&[
+        "recover",
+        damaged.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(3);
+    assert!(r.stderr.contains("kept 6 records"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("XREC_BODY_DECODE at byte 934"),
+        "{}",
+        r.stderr
+    );
+    let j = inspect(&out);
+    assert_eq!(j["records"], 6);
+    assert_eq!(
+        j["packets"],
+        json!({"start": 1, "event": 1, "extension": 0, "end": 1})
+    );
+    assert_eq!(j["end_metadata"]["repaired"], true);
+    assert_eq!(j["end_metadata"]["dropped_bytes"], 1988 - 934);
+    // The End is the last kept event's, not the source's (which was 5 s after begin).
+    assert_eq!(j["end"]["rtss"], 101.0);
+    assert_eq!(j["end_ns"], 1_000_000_000);
+    run(&["validate", out.to_str().unwrap()]).expect_code(0);
+    // The kept packet's bytes are the source's, after the same Start.
+    let got = std::fs::read(&out).unwrap();
+    assert_eq!(got[..934], bytes[..934]);
+}
+
 /// A merged input whose events are moved onto the output clock is packed by the moved
 /// times: every packet keeps its events in create_time order (spec §10), so the merged
 /// file validates clean. (The session has a Score event at 0.75 s in a later packet; the

@@ -151,6 +151,17 @@ pub trait Format: Sync {
         Vec::new()
     }
 
+    /// The reader `recover` copies `path` from, when the format keeps less of a damaged file
+    /// than its lenient reader returns (XREC stops at its first damaged packet), or `None`
+    /// to recover through [`Format::open`] with lenient options.
+    fn open_recover(
+        &self,
+        _path: &Path,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
     /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
     /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
     /// use the generic `pipeline::Window` (folding by channel composition). `slice` carries

@@ -235,6 +235,15 @@ impl Format for Xrec {
         Ok(Box::new(XrecWriter::create(target, header, outputs)?))
     }
 
+    /// Every whole, valid packet up to the first damaged one (spec §16).
+    fn open_recover(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(XrecReader::open_recover(path, options).map(|r| Box::new(r) as Box<dyn Source>))
+    }
+
     fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
         vec![(REPAIR_KEY, "1".into())]
     }

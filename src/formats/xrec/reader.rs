@@ -108,6 +108,10 @@ pub struct XrecReader {
     /// Some packets were skipped by the query: counts cannot be checked against the End.
     skipped: bool,
     pos: u64,
+    /// Where reading stops: the file's end, or recover's cut.
+    data_end: u64,
+    /// The error recover cut the file at, reported when reading ends.
+    cut: Option<Finding>,
     packet_index: u64,
     done: bool,
     end: Option<End>,
@@ -144,16 +148,47 @@ fn minmax<T: PartialOrd + Copy>(m: Option<(T, T)>, x: T) -> Option<(T, T)> {
 
 impl XrecReader {
     pub fn open(path: &Path, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        XrecReader::open_until(path, options, None)
+    }
+
+    /// The reader `recover` copies from (spec §16): the file as if it ended at the first
+    /// packet with an error, found by a lenient pass that decodes everything first, so that
+    /// every whole, valid packet before it is kept and nothing after it. That error is
+    /// reported when reading ends.
+    pub fn open_recover(path: &Path, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        let Some(first) = first_error(path, options)? else {
+            return XrecReader::open(path, options);
+        };
+        let mut reader = XrecReader::open_until(path, options, Some(first.offset.unwrap_or(0)))?;
+        // An error of the Start (at byte 0) is reported again at open; others lie past the cut.
+        if first.offset.is_some_and(|at| at > 0) {
+            reader.cut = Some(first);
+        }
+        Ok(reader)
+    }
+
+    /// A reader of the bytes before `cut` (the whole file without one).
+    fn open_until(
+        path: &Path,
+        options: ReadOptions,
+        cut: Option<u64>,
+    ) -> Result<XrecReader, ReadError> {
         let io = |e: std::io::Error| ReadError::from(e).in_file(path);
         let input = Input::open(path).map_err(io)?;
         let walk = Input::open(path).map_err(io)?;
-        XrecReader::new(path, input, walk, options).map_err(|e| e.in_file(path))
+        XrecReader::new(path, input, walk, options, cut).map_err(|e| e.in_file(path))
     }
 
     /// A reader over bytes in memory (tests, the fuzzer).
     pub fn from_bytes(bytes: Vec<u8>, options: ReadOptions) -> Result<XrecReader, ReadError> {
         let walk = Input::from_bytes(bytes.clone());
-        XrecReader::new(Path::new("memory"), Input::from_bytes(bytes), walk, options)
+        XrecReader::new(
+            Path::new("memory"),
+            Input::from_bytes(bytes),
+            walk,
+            options,
+            None,
+        )
     }
 
     fn new(
@@ -161,6 +196,7 @@ impl XrecReader {
         mut input: Input,
         mut walk: Input,
         options: ReadOptions,
+        cut: Option<u64>,
     ) -> Result<XrecReader, ReadError> {
         let len = input.len();
         if len == 0 {
@@ -190,7 +226,8 @@ impl XrecReader {
             findings.push(f.at(0, 0));
         }
         walk.set_read_ahead(512);
-        let scan = scan(&mut walk, first, start.revision);
+        let data_end = cut.map_or(len, |c| c.min(len));
+        let scan = scan(&mut walk, first, data_end, start.revision);
         let header = header(&start, &scan, len);
         Ok(XrecReader {
             path: path.to_path_buf(),
@@ -203,6 +240,8 @@ impl XrecReader {
             query: Query::default(),
             skipped: false,
             pos: first,
+            data_end,
+            cut: None,
             packet_index: 1,
             done: false,
             end: None,
@@ -281,7 +320,7 @@ impl XrecReader {
 
     /// Reads the next packet; false at the end of the file (or where reading must stop).
     fn next_packet(&mut self) -> Result<bool, ReadError> {
-        let len = self.input.len();
+        let len = self.data_end;
         let (off, index) = (self.pos, self.packet_index);
         if off >= len {
             return Ok(false);
@@ -644,6 +683,9 @@ impl XrecReader {
 
     /// The end of the file: the End's absence is its own finding (spec §10).
     fn finish(&mut self) -> Result<(), ReadError> {
+        if let Some(f) = self.cut.take() {
+            self.findings.push(f);
+        }
         if self.end.is_none() {
             self.report(
                 Finding::new(
@@ -651,7 +693,7 @@ impl XrecReader {
                     NOT_FINISHED,
                     "no End packet: the recording was not finished cleanly",
                 )
-                .offset(self.pos.min(self.input.len()))
+                .offset(self.pos.min(self.data_end))
                 .hint("`simrec recover` appends an End marked as repaired"),
             )?;
         }
@@ -971,17 +1013,36 @@ fn missing(values: &[Field], keys: &[&str]) -> Option<String> {
         .map(|k| format!("no {k}"))
 }
 
-/// Walks packet headers from `from` (after the Start) to find the End and where framing
-/// stops, reading 8 bytes per packet (and the 40 bounds bytes of Event packets).
-pub fn scan(input: &mut Input, from: u64, revision: u16) -> Scan {
-    let len = input.len();
+/// The first error a lenient pass that decodes every body finds (where recover cuts).
+fn first_error(path: &Path, options: ReadOptions) -> Result<Option<Finding>, ReadError> {
+    let check = ReadOptions {
+        decode: true,
+        lenient: true,
+        ..options
+    };
+    let mut pass = XrecReader::open(path, check)?;
+    while let Some(record) = pass.next() {
+        pass.recycle(record?);
+    }
+    let first = pass
+        .findings
+        .list()
+        .iter()
+        .find(|f| f.severity == Severity::Error);
+    Ok(first.cloned())
+}
+
+/// Walks packet headers from `from` (after the Start) up to `end` to find the End and where
+/// framing stops, reading 8 bytes per packet (and the 40 bounds bytes of Event packets).
+fn scan(input: &mut Input, from: u64, end: u64, revision: u16) -> Scan {
+    let len = end;
     let mut s = Scan {
         framed: from,
         packets: 1,
         ..Scan::default()
     };
     let mut pos = from;
-    while len - pos >= HEADER_LEN as u64 {
+    while len.saturating_sub(pos) >= HEADER_LEN as u64 {
         let Ok(b) = input.bytes(pos, HEADER_LEN) else {
             break;
         };
@@ -1117,7 +1178,7 @@ impl Source for XrecReader {
     }
 
     fn progress(&self) -> (u64, u64) {
-        (self.pos.min(self.input.len()), self.input.len())
+        (self.pos.min(self.data_end), self.data_end)
     }
 
     fn recycle(&mut self, record: Record) {
