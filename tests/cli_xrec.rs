@@ -216,6 +216,19 @@ fn transforms_give_one_track_per_entity_with_rotation_x_y_z_w() {
     assert_eq!(rows.iter().filter(|l| l["entity"] == "cube").count(), 5);
 }
 
+/// `--help` says what happens without `--compression`: an XREC output keeps an XREC
+/// input's codec (none from other inputs); it is not "none (default)".
+#[test]
+fn compression_help_says_the_input_codec_is_the_default() {
+    let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let help = words(&run(&["convert", "--help"]).expect_code(0).stdout);
+    assert!(
+        help.contains("xrec: none, gzip (default: an XREC input's codec, else none)"),
+        "{help}"
+    );
+    assert!(!help.contains("xrec: none (default)"), "{help}");
+}
+
 #[test]
 fn convert_switches_codecs_and_keeps_the_input_codec_by_default() {
     let dir = tempfile::tempdir().unwrap();
@@ -312,6 +325,75 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
         .expect_code(0)
         .json_lines();
     assert_eq!(rows[0]["values"]["create_time"], 102.0);
+}
+
+/// A slice from a frame starts at its earliest kept event, as a slice from a time starts at
+/// its start (spec §16): frames 12..14 of the session keep the two frame-12 transforms at
+/// 101.0 s, the Score at 100.75 s (a later, overlapping packet) and frame 13 at 102.0 s, so
+/// t0 is 0.75 s after begin.
+#[test]
+fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("frames.xrec");
+    let s = fx("session.xrec");
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--frames",
+        "12..14",
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let rows = run(&["cat", "--format", "ndjson", out.to_str().unwrap()])
+        .expect_code(0)
+        .json_lines();
+    let got: Vec<(i64, &str, f64)> = rows
+        .iter()
+        .map(|l| {
+            (
+                l["time_ns"].as_i64().unwrap(),
+                l["channel"].as_str().unwrap(),
+                l["values"]["create_time"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        got,
+        [
+            (250_000_000, "xrec.Transform", 101.0),
+            (250_000_000, "xrec.Transform", 101.0),
+            (0, "Custom.Score", 100.75),
+            (1_250_000_000, "xrec.Chapter", 102.0),
+            (1_250_000_000, "xrec.Transform", 102.0),
+            (1_250_000_000, "xrec.Transform", 102.0),
+        ]
+    );
+    let j = inspect(&out);
+    assert_eq!(j["start_ns"], 0);
+    assert_eq!(j["end_ns"], 1_250_000_000);
+    // The begin moved by t0 on both clocks, so every absolute time is the source's:
+    // 1,700,000,000.75 s + 0.25 s is the source's 1,700,000,000 s + 1.0 s.
+    assert_eq!(j["begin"]["unix_ns"], 1_700_000_000_750_000_000i64);
+    assert_eq!(j["begin"]["rtss"], 100.75);
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20.75Z");
+    assert_eq!(j["end_metadata"]["slice"]["t0"], 750_000_000);
+    assert_eq!(j["end_metadata"]["slice"]["frames"], json!([12, 14]));
+    // --keep-time keeps the source's clock.
+    let kept = dir.path().join("kept.xrec");
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--frames",
+        "12..14",
+        "--keep-time",
+        "-o",
+        kept.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let j = inspect(&kept);
+    assert_eq!(j["start_ns"], 750_000_000);
+    assert_eq!(j["begin"]["unix_ns"], 1_700_000_000_000_000_000i64);
 }
 
 #[test]
@@ -415,6 +497,65 @@ fn recover_keeps_whole_packets_and_appends_a_repaired_end() {
         out4.to_str().unwrap(),
     ])
     .expect_code(1);
+}
+
+/// Recovery keeps the whole, valid packets before the first packet that does not decode,
+/// and nothing after it (spec §16): the session's second Event packet (byte 934 of 1,988)
+/// gets a body that is not a map, so only the first packet's 6 events are kept, the End is
+/// rebuilt, and the 1,054 bytes from byte 934 on are dropped.
+#[test]
+fn recover_stops_at_the_first_undecodable_packet() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fx("session.xrec")).unwrap();
+    assert_eq!(bytes.len(), 1988);
+    let packet = 934;
+    assert_eq!(bytes[packet], 2, "an Event packet");
+    // Header 8, bounds 40, then the first event: type name (str16), frame and two times
+    // (24 bytes), body_len (4), body.
+    let name = packet + 48;
+    let name_len = u16::from_le_bytes([bytes[name], bytes[name + 1]]) as usize;
+    assert_eq!(&bytes[name + 2..name + 2 + name_len], b"Custom.Score");
+    let body = name + 2 + name_len + 28;
+    assert_eq!(bytes[body], 0x82, "a map of two fields");
+    bytes[body] = 0x01;
+    let damaged = dir.path().join("damaged.xrec");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let v = run(&["validate", damaged.to_str().unwrap()]).expect_code(1);
+    assert!(
+        v.stdout.contains("XREC_BODY_DECODE at byte 934"),
+        "{}",
+        v.stdout
+    );
+
+    let out = dir.path().join("r.xrec");
+    let r = run(&[
+        "recover",
+        damaged.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ])
+    .expect_code(3);
+    assert!(r.stderr.contains("kept 6 records"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("XREC_BODY_DECODE at byte 934"),
+        "{}",
+        r.stderr
+    );
+    let j = inspect(&out);
+    assert_eq!(j["records"], 6);
+    assert_eq!(
+        j["packets"],
+        json!({"start": 1, "event": 1, "extension": 0, "end": 1})
+    );
+    assert_eq!(j["end_metadata"]["repaired"], true);
+    assert_eq!(j["end_metadata"]["dropped_bytes"], 1988 - 934);
+    // The End is the last kept event's, not the source's (which was 5 s after begin).
+    assert_eq!(j["end"]["rtss"], 101.0);
+    assert_eq!(j["end_ns"], 1_000_000_000);
+    run(&["validate", out.to_str().unwrap()]).expect_code(0);
+    // The kept packet's bytes are the source's, after the same Start.
+    let got = std::fs::read(&out).unwrap();
+    assert_eq!(got[..934], bytes[..934]);
 }
 
 /// A merged input whose events are moved onto the output clock is packed by the moved

@@ -5,8 +5,9 @@
 //! header walk) and with a query (time, frames and a type glob: packets skipped by their
 //! bounds). Every decoded record is written back through the XREC writer into a sink, once
 //! from its own bytes and once from its values, and the body decoder also takes the input
-//! as one body. A panic, an abort (a huge allocation), a hang or a broken invariant below is
-//! a bug.
+//! as one body. Records are handed back (`Source::recycle`), so each is decoded over the
+//! last one's values. A panic, an abort (a huge allocation), a hang or a broken invariant
+//! below is a bug.
 
 #![no_main]
 
@@ -72,6 +73,8 @@ fn read(data: &[u8], options: ReadOptions, query: Option<Query>) {
         }
         record.raw = None;
         values.write(&record).expect("xrec from values into a sink");
+        // Later records are decoded over this one's keys and buffers.
+        reader.recycle(record);
     }
     let _ = reader.facts();
     let _ = Box::new(copy).finish();

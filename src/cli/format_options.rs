@@ -29,14 +29,17 @@ fn accepted_values(flag: &str) -> Vec<&'static str> {
     values
 }
 
-/// An option's help: its text, then the formats that take it and their values.
+/// An option's help: its text, then the formats that take it, their values and default.
 fn help(flag: &str, text: &str) -> String {
     let which: Vec<String> = registry::formats_with_option(flag)
         .iter()
-        .map(|(f, o)| match o.values.split_first() {
-            None => f.name().to_string(),
-            Some((default, rest)) if !rest.is_empty() => {
-                format!("{}: {default} (default), {}", f.name(), rest.join(", "))
+        .map(|(f, o)| match (o.values.split_first(), o.default) {
+            (None, _) => f.name().to_string(),
+            (Some(_), Some(default)) => {
+                format!("{}: {} (default: {default})", f.name(), o.values.join(", "))
+            }
+            (Some((first, rest)), None) if !rest.is_empty() => {
+                format!("{}: {first} (default), {}", f.name(), rest.join(", "))
             }
             _ => format!("{}: {}", f.name(), o.values.join(", ")),
         })

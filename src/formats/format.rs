@@ -45,9 +45,13 @@ pub struct WriteOption {
     pub help: &'static str,
     /// Older names of the option, accepted and hidden from help.
     pub aliases: &'static [&'static str],
-    /// Values the writer accepts, the default first; none for a switch (`--fold`), which
-    /// takes no value and sets the setting to `true`.
+    /// Values the writer accepts, the default first (unless `default` says otherwise); none
+    /// for a switch (`--fold`), which takes no value and sets the setting to `true`.
     pub values: &'static [&'static str],
+    /// What the writer does without the option, for `--help`, when that is not the first of
+    /// `values` (it depends on the input or the output's name): a few words (`an XREC
+    /// input's codec, else none`). `None` when it is the first of `values`.
+    pub default: Option<&'static str>,
     /// The writer setting ([`Outputs::set`]) the value goes to.
     pub setting: &'static str,
 }
@@ -145,6 +149,17 @@ pub trait Format: Sync {
     /// dropping damaged records breaks. None by default.
     fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
         Vec::new()
+    }
+
+    /// The reader `recover` copies `path` from, when the format keeps less of a damaged file
+    /// than its lenient reader returns (XREC stops at its first damaged packet), or `None`
+    /// to recover through [`Format::open`] with lenient options.
+    fn open_recover(
+        &self,
+        _path: &Path,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
     }
 
     /// A slice the format builds itself of `paths` (one or more inputs, all of this format;

@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, WriteError, WriteReport};
 use crate::report::{Finding, Findings};
 
@@ -23,8 +24,10 @@ pub enum Recovered {
     },
 }
 
-/// Reads `input` leniently and writes every intact record to `output`, in the input's
-/// format, stored as the input was ([`crate::formats::Format::recover_settings`]).
+/// Reads `input` leniently (or as the format's own recovery reader reads it,
+/// [`crate::formats::Format::open_recover`]) and writes every intact record to `output`, in
+/// the input's format, stored as the input was
+/// ([`crate::formats::Format::recover_settings`]).
 pub fn recover(
     input: &Path,
     output: &Path,
@@ -43,7 +46,11 @@ pub fn recover(
             ))));
         }
     }
-    let mut source = match registry::open_as(format, input, options) {
+    let opened = match format.open_recover(input, options) {
+        Some(opened) => opened.and_then(|s| with_origin(s, input, options)),
+        None => registry::open_as(format, input, options),
+    };
+    let mut source = match opened {
         Ok(s) => s,
         Err(ReadError::Invalid { finding, .. }) => return Ok(Recovered::Unreadable(finding)),
         Err(e) => return Err(e.into()),

@@ -66,6 +66,7 @@ impl Format for Icarec {
             help: "Form of an .icarec output: a directory, or one ustar file; by default the output's name decides (NAME.icarec.tar is one file)",
             aliases: &[],
             values: FORMS,
+            default: Some("by the output's name"),
             setting: FORM_KEY,
         }]
     }

@@ -58,6 +58,7 @@ impl Format for IcarusCsv {
             help: "What a CSV output of no frames holds: the header line (icarus), or nothing, as Icarus writes it (icarus-strict)",
             aliases: &[],
             values: STYLES,
+            default: None,
             setting: STYLE_KEY,
         }]
     }

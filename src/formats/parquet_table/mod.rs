@@ -77,6 +77,7 @@ impl Format for ParquetTable {
                    changed",
             aliases: &[],
             values: &[],
+            default: None,
             setting: FOLD_KEY,
         }]
     }

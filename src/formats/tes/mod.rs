@@ -116,6 +116,7 @@ impl Format for Tes {
             // Its name from when only 3es compressed.
             aliases: &["tes-compression"],
             values: Compression3es::NAMES,
+            default: None,
             setting: COMPRESSION_KEY,
         }]
     }

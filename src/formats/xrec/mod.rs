@@ -105,6 +105,11 @@ pub fn open_query(
             (a, b) => a.or(b),
         };
     }
+    if slice.rebase && q.t0.is_none() && q.f0.is_some() {
+        // A window from a frame starts at its earliest kept event, as a time window starts
+        // at its start (spec §16); it bounds nothing the frames do not.
+        q.t0 = earliest_kept(path, &q, options)?;
+    }
     if slice.rebase {
         q.shift = q.t0.unwrap_or(0);
     }
@@ -121,23 +126,46 @@ pub fn open_query(
     Ok(reader)
 }
 
+/// A reader for a walk before the real read: the events `query` keeps, without bodies
+/// (but chapter names), damage reported rather than fatal (the real read stops at it).
+fn walker(path: &Path, query: Query, options: ReadOptions) -> Result<XrecReader, ReadError> {
+    let walk = ReadOptions {
+        decode: false,
+        lenient: true,
+        ..options
+    };
+    Ok(XrecReader::open(path, walk)?.with_query(query))
+}
+
+/// The earliest record time of the events `query` keeps (none when it keeps none), by a
+/// walk of the packets it overlaps.
+fn earliest_kept(
+    path: &Path,
+    query: &Query,
+    options: ReadOptions,
+) -> Result<Option<i64>, ReadError> {
+    let mut reader = walker(path, query.clone(), options)?;
+    let mut earliest: Option<i64> = None;
+    while let Some(record) = reader.next() {
+        let record = record?;
+        earliest = Some(earliest.map_or(record.time, |t| t.min(record.time)));
+        reader.recycle(record);
+    }
+    Ok(earliest)
+}
+
 /// `[time of the chapter NAME, time of the next chapter)` (spec §12).
 fn chapter_span(
     path: &Path,
     name: &str,
     options: ReadOptions,
 ) -> Result<(i64, Option<i64>), ReadError> {
-    let walk = ReadOptions {
-        decode: false,
-        lenient: true,
-        ..options
-    };
-    let reader = XrecReader::open(path, walk)?.with_query(Query {
+    let chapters_only = Query {
         types: type_globs(std::iter::once(CHAPTER))?,
         ..Query::default()
-    });
+    };
+    let mut reader = walker(path, chapters_only, options)?;
     let mut chapters = Vec::new();
-    let mut reader = reader;
     for r in reader.by_ref() {
         r?;
     }
@@ -182,8 +210,9 @@ impl Format for Xrec {
             flag: "compression",
             help: "How the output is compressed, for formats that compress",
             aliases: &[],
-            // "keep" is never given: without --compression an XREC input's codec is kept.
             values: &["none", "gzip"],
+            // Without --compression an XREC input's codec is kept (spec §15).
+            default: Some("an XREC input's codec, else none"),
             setting: COMPRESSION_KEY,
         }]
     }
@@ -204,6 +233,15 @@ impl Format for Xrec {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(XrecWriter::create(target, header, outputs)?))
+    }
+
+    /// Every whole, valid packet up to the first damaged one (spec §16).
+    fn open_recover(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(XrecReader::open_recover(path, options).map(|r| Box::new(r) as Box<dyn Source>))
     }
 
     fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {

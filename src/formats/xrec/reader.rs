@@ -19,7 +19,7 @@ use super::{HEADER_KEY, RAW};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
-    Array, ArrayData, Channel, ChannelKind, Composition, Entity, Epoch, FieldSpec, Header,
+    Array, ArrayData, Channel, ChannelKind, Composition, Entity, Epoch, Field, FieldSpec, Header,
     RawBytes, Record, TimeOrigin, Value,
 };
 use crate::report::{Fact, Finding, Findings, Severity};
@@ -92,6 +92,10 @@ struct Packet {
 /// Entities seen, so that a transform's id is one shared string (bounded).
 const ENTITY_CACHE: usize = 4096;
 
+/// Records handed back through `Source::recycle` kept for reuse (callers hand each record
+/// back before asking for the next, so one is usually all there is).
+const SPARE: usize = 4;
+
 pub struct XrecReader {
     path: PathBuf,
     input: Input,
@@ -104,6 +108,10 @@ pub struct XrecReader {
     /// Some packets were skipped by the query: counts cannot be checked against the End.
     skipped: bool,
     pos: u64,
+    /// Where reading stops: the file's end, or recover's cut.
+    data_end: u64,
+    /// The error recover cut the file at, reported when reading ends.
+    cut: Option<Finding>,
     packet_index: u64,
     done: bool,
     end: Option<End>,
@@ -111,6 +119,10 @@ pub struct XrecReader {
     area: Vec<u8>,
     channels: HashMap<String, u32>,
     entities: HashMap<String, Arc<str>>,
+    /// Records handed back, whose values, keys, buffers and raw bytes the next events reuse.
+    spare: Vec<Record>,
+    /// A transform's `id`, decoded aside (it becomes the entity, not a value).
+    id: Value,
     prev_rtss_begin: Option<f64>,
     // What was read, for the End's counts and inspect's facts.
     event_packets: u64,
@@ -136,16 +148,47 @@ fn minmax<T: PartialOrd + Copy>(m: Option<(T, T)>, x: T) -> Option<(T, T)> {
 
 impl XrecReader {
     pub fn open(path: &Path, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        XrecReader::open_until(path, options, None)
+    }
+
+    /// The reader `recover` copies from (spec §16): the file as if it ended at the first
+    /// packet with an error, found by a lenient pass that decodes everything first, so that
+    /// every whole, valid packet before it is kept and nothing after it. That error is
+    /// reported when reading ends.
+    pub fn open_recover(path: &Path, options: ReadOptions) -> Result<XrecReader, ReadError> {
+        let Some(first) = first_error(path, options)? else {
+            return XrecReader::open(path, options);
+        };
+        let mut reader = XrecReader::open_until(path, options, Some(first.offset.unwrap_or(0)))?;
+        // An error of the Start (at byte 0) is reported again at open; others lie past the cut.
+        if first.offset.is_some_and(|at| at > 0) {
+            reader.cut = Some(first);
+        }
+        Ok(reader)
+    }
+
+    /// A reader of the bytes before `cut` (the whole file without one).
+    fn open_until(
+        path: &Path,
+        options: ReadOptions,
+        cut: Option<u64>,
+    ) -> Result<XrecReader, ReadError> {
         let io = |e: std::io::Error| ReadError::from(e).in_file(path);
         let input = Input::open(path).map_err(io)?;
         let walk = Input::open(path).map_err(io)?;
-        XrecReader::new(path, input, walk, options).map_err(|e| e.in_file(path))
+        XrecReader::new(path, input, walk, options, cut).map_err(|e| e.in_file(path))
     }
 
     /// A reader over bytes in memory (tests, the fuzzer).
     pub fn from_bytes(bytes: Vec<u8>, options: ReadOptions) -> Result<XrecReader, ReadError> {
         let walk = Input::from_bytes(bytes.clone());
-        XrecReader::new(Path::new("memory"), Input::from_bytes(bytes), walk, options)
+        XrecReader::new(
+            Path::new("memory"),
+            Input::from_bytes(bytes),
+            walk,
+            options,
+            None,
+        )
     }
 
     fn new(
@@ -153,6 +196,7 @@ impl XrecReader {
         mut input: Input,
         mut walk: Input,
         options: ReadOptions,
+        cut: Option<u64>,
     ) -> Result<XrecReader, ReadError> {
         let len = input.len();
         if len == 0 {
@@ -182,7 +226,8 @@ impl XrecReader {
             findings.push(f.at(0, 0));
         }
         walk.set_read_ahead(512);
-        let scan = scan(&mut walk, first, start.revision);
+        let data_end = cut.map_or(len, |c| c.min(len));
+        let scan = scan(&mut walk, first, data_end, start.revision);
         let header = header(&start, &scan, len);
         Ok(XrecReader {
             path: path.to_path_buf(),
@@ -195,6 +240,8 @@ impl XrecReader {
             query: Query::default(),
             skipped: false,
             pos: first,
+            data_end,
+            cut: None,
             packet_index: 1,
             done: false,
             end: None,
@@ -202,6 +249,8 @@ impl XrecReader {
             area: Vec::new(),
             channels: HashMap::new(),
             entities: HashMap::new(),
+            spare: Vec::new(),
+            id: Value::Null,
             prev_rtss_begin: None,
             event_packets: 0,
             extension_packets: 0,
@@ -271,7 +320,7 @@ impl XrecReader {
 
     /// Reads the next packet; false at the end of the file (or where reading must stop).
     fn next_packet(&mut self) -> Result<bool, ReadError> {
-        let len = self.input.len();
+        let len = self.data_end;
         let (off, index) = (self.pos, self.packet_index);
         if off >= len {
             return Ok(false);
@@ -634,6 +683,9 @@ impl XrecReader {
 
     /// The end of the file: the End's absence is its own finding (spec §10).
     fn finish(&mut self) -> Result<(), ReadError> {
+        if let Some(f) = self.cut.take() {
+            self.findings.push(f);
+        }
         if self.end.is_none() {
             self.report(
                 Finding::new(
@@ -641,7 +693,7 @@ impl XrecReader {
                     NOT_FINISHED,
                     "no End packet: the recording was not finished cleanly",
                 )
-                .offset(self.pos.min(self.input.len()))
+                .offset(self.pos.min(self.data_end))
                 .hint("`simrec recover` appends an End marked as repaired"),
             )?;
         }
@@ -778,33 +830,39 @@ impl XrecReader {
         if !keep && !chapter {
             return Ok(None);
         }
-        let (type_name, frame, create_time, capture_time) = (
-            ev.type_name,
-            ev.create_frame,
-            ev.create_time,
-            ev.capture_time,
-        );
-        let decoded = if self.options.decode || chapter {
-            Some(body::decode(ev.body))
-        } else {
-            None
-        };
-        let mut fields = match decoded {
-            Some(Ok(fields)) => fields,
-            Some(Err(why)) => {
-                self.report(err(BODY_DECODE, where_(why)).at(off, index))?;
-                return Ok(None);
+        let type_name = ev.type_name;
+        let mut record = self.spare.pop().unwrap_or_else(|| Record::new(0, 0));
+        set_times(&mut record.values, ev.create_time, ev.capture_time);
+        // A transform's id becomes the entity: it is decoded aside, not into the values.
+        let transform = self.options.decode && type_name == super::TRANSFORM;
+        let mut id_at = None;
+        if self.options.decode || chapter {
+            let aside = transform.then_some(("id", &mut self.id));
+            match body::decode_into(ev.body, &mut record.values, TIMES, aside) {
+                Ok(at) => id_at = at,
+                Err(why) => {
+                    self.spare.push(record);
+                    self.report(err(BODY_DECODE, where_(why)).at(off, index))?;
+                    return Ok(None);
+                }
             }
-            None => Vec::new(),
-        };
+        } else {
+            record.values.truncate(TIMES);
+        }
         if chapter {
-            match fields.iter().find(|(k, _)| k == "name") {
-                Some((_, Value::Str(name))) => {
+            let name = body_fields(&record.values)
+                .iter()
+                .find_map(|(k, v)| match v {
+                    Value::Str(name) if k == "name" => Some(name),
+                    _ => None,
+                });
+            match name {
+                Some(name) => {
                     if self.chapters.len() < 100_000 {
-                        self.chapters.push((name.clone(), time, frame));
+                        self.chapters.push((name.clone(), time, ev.create_frame));
                     }
                 }
-                _ => self.report(
+                None => self.report(
                     Finding::new(
                         Severity::Warning,
                         WELL_KNOWN_BODY,
@@ -814,21 +872,22 @@ impl XrecReader {
                 )?,
             }
             if !keep {
+                self.spare.push(record);
                 return Ok(None);
             }
         }
         let channel = self.channel(type_name);
         self.per_type[channel as usize] += 1;
-        let mut record = Record::new(time.saturating_sub(self.query.shift), channel);
-        record.frame = Some(frame);
-        let mut values = Vec::with_capacity(fields.len() + 2);
-        values.push(("create_time".to_string(), Value::Float(create_time)));
-        values.push(("capture_time".to_string(), Value::Float(capture_time)));
+        record.time = time.saturating_sub(self.query.shift);
+        record.channel = channel;
+        record.frame = Some(ev.create_frame);
+        record.entity = None;
+        record.group = None;
         if self.options.decode {
             let problem = match type_name {
-                super::TRANSFORM => self.transform(&mut record, &mut fields),
-                super::CLIENT_ENTER => missing(&fields, &["ClientName", "ClientNumber"]),
-                super::SCENE_GRAPH => missing(&fields, &["ID", "Type", "Skipped"]),
+                super::TRANSFORM => self.transform(&mut record, id_at),
+                super::CLIENT_ENTER => missing(&record.values, &["ClientName", "ClientNumber"]),
+                super::SCENE_GRAPH => missing(&record.values, &["ID", "Type", "Skipped"]),
                 _ => None,
             };
             if let Some(problem) = problem {
@@ -842,80 +901,148 @@ impl XrecReader {
                 )?;
             }
         }
-        values.extend(fields);
-        record.values = values;
-        record.raw = Some(Box::new(RawBytes::new(RAW, area[raw_range].to_vec())));
+        set_raw(&mut record.raw, &area[raw_range]);
         Ok(Some(record))
     }
 
-    /// A transform's id becomes the entity and its vectors typed arrays (spec §14); what is
-    /// wrong with its shape, for a warning.
-    fn transform(
-        &mut self,
-        record: &mut Record,
-        fields: &mut Vec<(String, Value)>,
-    ) -> Option<String> {
+    /// A transform's id (decoded aside, at `id_at` among the body's fields) becomes the
+    /// entity, and its vectors typed arrays (spec §14); what is wrong with its shape, for a
+    /// warning.
+    fn transform(&mut self, record: &mut Record, id_at: Option<usize>) -> Option<String> {
         let mut problem = None;
-        if let Some(i) = fields.iter().position(|(k, _)| k == "id") {
-            let (_, id) = fields.remove(i);
-            record.entity = match id {
-                Value::Str(s) => Some(self.entity(&s)),
-                Value::Int(i) if i >= 0 => Some(Entity::Id(i as u64)),
-                Value::UInt(u) => Some(Entity::Id(u)),
-                Value::Int(i) => Some(self.entity(&i.to_string())),
-                other => {
-                    problem = Some(format!(
-                        "id is a {}, not a string or an integer",
-                        other.kind_name()
-                    ));
-                    fields.insert(i, ("id".into(), other));
-                    None
-                }
-            };
-        } else {
-            problem = Some("no id".into());
-        }
-        for (key, n) in [("position", 3), ("rotation", 4), ("scale", 3)] {
-            match fields.iter_mut().find(|(k, _)| k == key) {
-                Some((_, v)) => match v {
-                    Value::Array(a) if a.shape.len() == 1 && a.len() == n => {}
-                    _ => match body::numbers(v) {
-                        Some(a) if a.len() == n => *v = Value::Array(a),
-                        _ => {
-                            problem.get_or_insert_with(|| format!("{key} is not {n} numbers"));
-                        }
-                    },
-                },
-                None if key == "scale" => fields.push((
-                    "scale".into(),
-                    Value::Array(Array::flat(ArrayData::F64(vec![1.0; 3]))),
-                )),
-                None => {
-                    problem.get_or_insert_with(|| format!("no {key}"));
+        match id_at {
+            Some(i) => {
+                let id = std::mem::replace(&mut self.id, Value::Null);
+                record.entity = match &id {
+                    Value::Str(s) => Some(self.entity(s)),
+                    Value::Int(i) if *i >= 0 => Some(Entity::Id(*i as u64)),
+                    Value::UInt(u) => Some(Entity::Id(*u)),
+                    Value::Int(i) => Some(self.entity(&i.to_string())),
+                    other => {
+                        problem = Some(format!(
+                            "id is a {}, not a string or an integer",
+                            other.kind_name()
+                        ));
+                        None
+                    }
+                };
+                if problem.is_some() {
+                    // Not an entity: the id stays a value, in its place in the body.
+                    let at = (TIMES + i).min(record.values.len());
+                    record.values.insert(at, ("id".into(), id));
+                } else {
+                    // Kept for the next transform's id to be decoded into.
+                    self.id = id;
                 }
             }
+            None => problem = Some("no id".into()),
+        }
+        let from = TIMES.min(record.values.len());
+        let fields = &mut record.values[from..];
+        let mut scale = false;
+        for (key, n) in [("position", 3), ("rotation", 4), ("scale", 3)] {
+            let Some((_, v)) = fields.iter_mut().find(|(k, _)| k == key) else {
+                if key != "scale" {
+                    problem.get_or_insert_with(|| format!("no {key}"));
+                }
+                continue;
+            };
+            scale |= key == "scale";
+            match v {
+                Value::Array(a) if a.shape.len() == 1 && a.len() == n => {}
+                _ => match body::numbers(v) {
+                    Some(a) if a.len() == n => *v = Value::Array(a),
+                    _ => {
+                        problem.get_or_insert_with(|| format!("{key} is not {n} numbers"));
+                    }
+                },
+            }
+        }
+        if !scale {
+            record.values.push((
+                "scale".into(),
+                Value::Array(Array::flat(ArrayData::F64(vec![1.0; 3]))),
+            ));
         }
         problem
     }
 }
 
-fn missing(fields: &[(String, Value)], keys: &[&str]) -> Option<String> {
+/// The record values every event has, before its body's fields.
+const TIMES: usize = 2;
+
+/// Writes the two times every event has as its record's first values, keeping the keys a
+/// recycled record already has there.
+fn set_times(values: &mut Vec<Field>, create_time: f64, capture_time: f64) {
+    for (i, (key, t)) in [("create_time", create_time), ("capture_time", capture_time)]
+        .into_iter()
+        .enumerate()
+    {
+        match values.get_mut(i) {
+            Some((k, v)) if k == key => *v = Value::Float(t),
+            _ => {
+                values.truncate(i);
+                values.push((key.to_string(), Value::Float(t)));
+            }
+        }
+    }
+}
+
+/// The body's fields of a record's values (after the two times).
+fn body_fields(values: &[Field]) -> &[Field] {
+    values.get(TIMES..).unwrap_or_default()
+}
+
+/// The event's bytes as the record's original bytes, in the buffer a recycled record has.
+fn set_raw(raw: &mut Option<Box<RawBytes>>, bytes: &[u8]) {
+    match raw {
+        Some(r) => {
+            r.format = RAW;
+            r.time_inside = false;
+            r.bytes.clear();
+            r.bytes.extend_from_slice(bytes);
+        }
+        None => *raw = Some(Box::new(RawBytes::new(RAW, bytes.to_vec()))),
+    }
+}
+
+fn missing(values: &[Field], keys: &[&str]) -> Option<String> {
+    let fields = body_fields(values);
     keys.iter()
         .find(|k| !fields.iter().any(|(f, _)| f == *k))
         .map(|k| format!("no {k}"))
 }
 
-/// Walks packet headers from `from` (after the Start) to find the End and where framing
-/// stops, reading 8 bytes per packet (and the 40 bounds bytes of Event packets).
-pub fn scan(input: &mut Input, from: u64, revision: u16) -> Scan {
-    let len = input.len();
+/// The first error a lenient pass that decodes every body finds (where recover cuts).
+fn first_error(path: &Path, options: ReadOptions) -> Result<Option<Finding>, ReadError> {
+    let check = ReadOptions {
+        decode: true,
+        lenient: true,
+        ..options
+    };
+    let mut pass = XrecReader::open(path, check)?;
+    while let Some(record) = pass.next() {
+        pass.recycle(record?);
+    }
+    let first = pass
+        .findings
+        .list()
+        .iter()
+        .find(|f| f.severity == Severity::Error);
+    Ok(first.cloned())
+}
+
+/// Walks packet headers from `from` (after the Start) up to `end` to find the End and where
+/// framing stops, reading 8 bytes per packet (and the 40 bounds bytes of Event packets).
+fn scan(input: &mut Input, from: u64, end: u64, revision: u16) -> Scan {
+    let len = end;
     let mut s = Scan {
         framed: from,
         packets: 1,
         ..Scan::default()
     };
     let mut pos = from;
-    while len - pos >= HEADER_LEN as u64 {
+    while len.saturating_sub(pos) >= HEADER_LEN as u64 {
         let Ok(b) = input.bytes(pos, HEADER_LEN) else {
             break;
         };
@@ -1051,7 +1178,13 @@ impl Source for XrecReader {
     }
 
     fn progress(&self) -> (u64, u64) {
-        (self.pos.min(self.input.len()), self.input.len())
+        (self.pos.min(self.data_end), self.data_end)
+    }
+
+    fn recycle(&mut self, record: Record) {
+        if self.spare.len() < SPARE {
+            self.spare.push(record);
+        }
     }
 
     fn facts(&self) -> Vec<Fact> {

@@ -365,7 +365,7 @@ impl Sink for XrecWriter {
                 self.report.loss.add(
                     "(recording)",
                     "End packet",
-                    "none in the input: one marked repaired was appended",
+                    "none kept from the input: one marked repaired was appended",
                 );
             }
         }
