@@ -127,3 +127,43 @@ fn an_elodin_replay_is_one_row_per_tick_with_its_vectors_named() {
     );
     assert!(header.iter().any(|h| h == "body.world_pos[6]"));
 }
+
+/// An XREC transform's rotation is a scalar-last quaternion (declared `quaternion_xyzw`): its
+/// columns are named `.x .y .z .w`, in that order, and hold the source's values.
+#[test]
+fn an_xrec_rotation_is_named_x_y_z_w_in_storage_order() {
+    let inputs = ["fixtures/xrec/session.xrec"];
+    // Other entities of the transform channel are lost (one column per signal): exit 3.
+    let (header, rows) = csv(&inputs, 3);
+    let col = |name: &str| {
+        header
+            .iter()
+            .position(|h| h == name)
+            .unwrap_or_else(|| panic!("{name} in {header:?}"))
+    };
+    let rotation: Vec<usize> = ["x", "y", "z", "w"]
+        .iter()
+        .map(|c| col(&format!("xrec.Transform.rotation.{c}")))
+        .collect();
+    assert_eq!(rotation, (rotation[0]..rotation[0] + 4).collect::<Vec<_>>());
+    let all = records(&inputs);
+    let (_, first) = all.iter().find(|(c, _)| c == "xrec.Transform").unwrap();
+    let Some(Value::Array(r)) = first.get("rotation") else {
+        panic!("rotation")
+    };
+    let ArrayData::F64(want) = &r.data else {
+        panic!("f64")
+    };
+    let row = rows
+        .iter()
+        .find(|row| row[0].parse::<f64>().unwrap() == seconds(first.time))
+        .unwrap();
+    for (i, &c) in rotation.iter().enumerate() {
+        let got: f64 = row[c].parse().unwrap();
+        assert!(
+            (got - want[i]).abs() <= 1e-14 * want[i].abs().max(1.0),
+            "rotation[{i}]: {got} vs {}",
+            want[i]
+        );
+    }
+}

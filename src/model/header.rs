@@ -37,6 +37,10 @@ pub enum ChannelKind {
 /// `Quat<T>`). Writers that store rotations another way reorder it (Elodin's `world_pos`).
 pub const QUATERNION_WXYZ: &str = "quaternion_wxyz";
 
+/// [`FieldSpec::semantic`] of a unit quaternion stored scalar last: x, y, z, w (Unity's, an
+/// XREC transform's rotation). Writers that name components name them so.
+pub const QUATERNION_XYZW: &str = "quaternion_xyzw";
+
 /// What a channel declares about one of its fields before any record is read. Every part
 /// but the name is optional: a format declares what it knows.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -18,7 +18,7 @@ use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
     ArrayData, Channel, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
-    CONTEXT_GROUP, QUATERNION_WXYZ,
+    CONTEXT_GROUP, QUATERNION_WXYZ, QUATERNION_XYZW,
 };
 
 /// Writer setting ([`Outputs::set`]) of `--csv-style`.
@@ -95,8 +95,13 @@ impl Tally {
 enum Columns {
     /// An Icarus signal type: scalar, Vec3, Quat (scalar first), Mat3 (column-major).
     Signal(SignalType),
-    /// Any other numeric array, flattened row-major (`particle.positions[12].y`).
-    Flat { count: usize, dtype: DType },
+    /// Any other numeric array, flattened row-major (`particle.positions[12].y`); `xyzw`: a
+    /// scalar-last quaternion, its columns named `.x .y .z .w`.
+    Flat {
+        count: usize,
+        dtype: DType,
+        xyzw: bool,
+    },
 }
 
 impl Columns {
@@ -123,8 +128,9 @@ impl Columns {
 
     /// The columns of a declared field: its Icarus signal type, else (any source) a numeric
     /// array flattened. A 4-vector is a scalar-first quaternion (`.w .x .y .z`) only when the
-    /// source is Icarus or declares it so; other sources' 4-vectors (3es rotations, stored
-    /// x, y, z, w) are flattened as `[0]`..`[3]`.
+    /// source is Icarus or declares it so, a scalar-last one (`.x .y .z .w`, in storage
+    /// order) when declared so (an XREC rotation); other 4-vectors (3es rotations) are
+    /// flattened as `[0]`..`[3]`.
     fn of_field(field: &FieldSpec, icarus: bool) -> Option<Columns> {
         let wxyz = icarus || field.semantic.as_deref() == Some(QUATERNION_WXYZ);
         match SignalType::of_field(field) {
@@ -137,13 +143,18 @@ impl Columns {
             .iter()
             .try_fold(1usize, |acc, &d| acc.checked_mul(d))
             .filter(|&n| n > 0)?;
-        Some(Columns::Flat { count, dtype })
+        let xyzw = count == 4 && field.semantic.as_deref() == Some(QUATERNION_XYZW);
+        Some(Columns::Flat { count, dtype, xyzw })
     }
 
     /// Column names for `signal`, in storage order.
     fn names(self, signal: &str, shape: &[usize]) -> Vec<String> {
         match self {
             Columns::Signal(ty) => expanded_names(signal, ty),
+            Columns::Flat { xyzw: true, .. } => ["x", "y", "z", "w"]
+                .iter()
+                .map(|c| format!("{signal}.{c}"))
+                .collect(),
             Columns::Flat { .. } => flat_names(signal, shape),
         }
     }

@@ -39,7 +39,7 @@ pub const TRANSFORM: &str = "xrec.Transform";
 pub const CLIENT_ENTER: &str = "xrec.ClientEnter";
 pub const SCENE_GRAPH: &str = "xrec.SceneGraph";
 /// `FieldSpec::semantic` of a transform's rotation: a unit quaternion x, y, z, w (Unity).
-pub const QUATERNION_XYZW: &str = "quaternion_xyzw";
+pub use crate::model::QUATERNION_XYZW;
 
 pub struct Xrec;
 
