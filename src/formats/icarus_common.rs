@@ -7,7 +7,8 @@
 
 use std::fmt;
 
-use crate::model::{DType, FieldSpec};
+use crate::formats::ReadError;
+use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
 /// `schema.json` and `metadata.json` objects (`{"schema": {…}, "metadata": {…} or null}`).
@@ -221,6 +222,84 @@ pub fn expanded_names(signal: &str, ty: SignalType) -> Vec<String> {
             .map(|c| format!("{signal}.{c}"))
             .collect(),
     }
+}
+
+/// The frames `[first, end)` of a time or frame window over `frames` frames of non-decreasing
+/// times (spec §A14, §B4), and the window's start and end times (`Nanos::MAX`: open). `time`
+/// reads one frame's time; points in time are found by binary search, so a window costs
+/// about 2 log₂(frames) reads, whatever the recording's length.
+pub struct FrameWindow {
+    pub first: u64,
+    pub end: u64,
+    pub start_ns: Nanos,
+    pub end_ns: Nanos,
+}
+
+/// The first of `frames` frames whose time is at or after `ns`: a binary search.
+fn first_at(
+    frames: u64,
+    ns: Nanos,
+    time: &mut impl FnMut(u64) -> Result<Nanos, ReadError>,
+) -> Result<u64, ReadError> {
+    let (mut lo, mut hi) = (0, frames);
+    while lo < hi {
+        let mid = lo + (hi - lo) / 2;
+        if time(mid)? < ns {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    Ok(lo)
+}
+
+pub fn frame_window(
+    frames: u64,
+    start: Option<TimeSpec>,
+    end: Option<TimeSpec>,
+    mut time: impl FnMut(u64) -> Result<Nanos, ReadError>,
+) -> Result<FrameWindow, ReadError> {
+    let last = if frames > 0 { time(frames - 1)? } else { 0 };
+    // (frame index, time) of a point.
+    let mut point = |spec: TimeSpec, is_start: bool| -> Result<(u64, Nanos), ReadError> {
+        Ok(match spec {
+            TimeSpec::At(ns) => (first_at(frames, ns, &mut time)?, ns),
+            TimeSpec::FromEnd(d) => {
+                let ns = last.saturating_sub(d);
+                (first_at(frames, ns, &mut time)?, ns)
+            }
+            TimeSpec::Frame(i) if i < frames => (i, time(i)?),
+            TimeSpec::Frame(i) if is_start => {
+                return Err(ReadError::Conflict(format!(
+                    "frame #{i} does not exist: the recording has {frames} frames (#0..#{})",
+                    frames.saturating_sub(1)
+                )))
+            }
+            TimeSpec::Frame(_) => (frames, last),
+        })
+    };
+    let (first, start_ns) = match start {
+        Some(s) => point(s, true)?,
+        None => (0, 0),
+    };
+    let (end_frame, end_ns) = match end {
+        Some(e) => point(e, false)?,
+        None => (frames, Nanos::MAX),
+    };
+    if end_ns < start_ns {
+        return Err(ReadError::Conflict(format!(
+            "the window ends ({}) before it starts ({})",
+            Seconds(end_ns),
+            Seconds(start_ns)
+        )));
+    }
+    let first = first.min(frames);
+    Ok(FrameWindow {
+        first,
+        end: end_frame.clamp(first, frames),
+        start_ns,
+        end_ns,
+    })
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use super::schema::{self, hex, Lifecycle, Schema};
 use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
-use crate::formats::icarus_common::{entity_and_field, Kind};
+use crate::formats::icarus_common::{entity_and_field, frame_window, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -853,21 +853,6 @@ impl IcarecReader {
         Ok(Some((self.frame_ns(0)?, self.frame_ns(self.frames - 1)?)))
     }
 
-    /// The first frame whose time is at or after `ns` (times non-decreasing, spec §A6):
-    /// a binary search reading one time per step.
-    fn frame_at(&mut self, ns: i64) -> Result<u64, ReadError> {
-        let (mut lo, mut hi) = (0, self.frames);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.frame_ns(mid)? < ns {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
     /// Restricts reading to the frames of `[start, end)` found by binary search (spec §A14),
     /// rebased to start at 0 when `rebase`: only the frames of the slice are read. The static
     /// records come at the first frame of the slice.
@@ -877,47 +862,10 @@ impl IcarecReader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarecReader, ReadError> {
-        let last = if self.frames > 0 {
-            self.frame_ns(self.frames - 1)?
-        } else {
-            0
-        };
-        let n = self.frames;
-        // (frame index, time) of a point.
-        let mut point = |spec: TimeSpec, is_start: bool| -> Result<(u64, i64), ReadError> {
-            Ok(match spec {
-                TimeSpec::At(ns) => (self.frame_at(ns)?, ns),
-                TimeSpec::FromEnd(d) => {
-                    let ns = last.saturating_sub(d);
-                    (self.frame_at(ns)?, ns)
-                }
-                TimeSpec::Frame(i) if i < n => (i, self.frame_ns(i)?),
-                TimeSpec::Frame(i) if is_start => {
-                    return Err(ReadError::Conflict(format!(
-                        "frame #{i} does not exist: the recording has {n} frames (#0..#{})",
-                        n.saturating_sub(1)
-                    )))
-                }
-                TimeSpec::Frame(_) => (n, last),
-            })
-        };
-        let (first, start_ns) = match start {
-            Some(s) => point(s, true)?,
-            None => (0, 0),
-        };
-        let (end_frame, end_ns) = match end {
-            Some(e) => point(e, false)?,
-            None => (n, i64::MAX),
-        };
-        if end_ns < start_ns {
-            return Err(ReadError::Conflict(format!(
-                "the window ends ({}) before it starts ({})",
-                crate::model::Seconds(end_ns),
-                crate::model::Seconds(start_ns)
-            )));
-        }
-        self.first = first.min(n);
-        self.end = end_frame.clamp(self.first, n);
+        let w = frame_window(self.frames, start, end, |i| self.frame_ns(i))?;
+        let (start_ns, end_ns) = (w.start_ns, w.end_ns);
+        self.first = w.first;
+        self.end = w.end;
         self.frame = self.first;
         self.sliced = true;
         self.hasher = None;

@@ -13,11 +13,11 @@ use super::column::{Elem, Values};
 use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
 use super::RAW_FORMAT;
-use crate::formats::icarus_common::entity_and_field;
+use crate::formats::icarus_common::{entity_and_field, frame_window};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
     Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, RawBytes, Record,
-    Seconds, TimeSpec, Value,
+    TimeSpec, Value,
 };
 use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
@@ -323,21 +323,6 @@ impl IcarusH5Reader {
         Ok(if t.is_finite() { nanos(t) } else { 0 })
     }
 
-    /// The first frame whose time is at or after `ns` (times non-decreasing): a binary
-    /// search reading one time per step.
-    fn frame_at(&mut self, ns: Nanos) -> Result<u64, ReadError> {
-        let (mut lo, mut hi) = (0, self.layout.frames);
-        while lo < hi {
-            let mid = lo + (hi - lo) / 2;
-            if self.frame_ns(mid)? < ns {
-                lo = mid + 1;
-            } else {
-                hi = mid;
-            }
-        }
-        Ok(lo)
-    }
-
     /// Restricts reading to the frames of `[start, end)`, found by binary search on `/time`
     /// (spec §B4), rebased to start at 0 when `rebase`: only the windows of the slice are
     /// read, so the cost grows with the slice, not the file.
@@ -347,43 +332,11 @@ impl IcarusH5Reader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarusH5Reader, ReadError> {
-        let n = self.layout.frames;
-        let last = if n > 0 { self.frame_ns(n - 1)? } else { 0 };
-        let mut point = |spec: TimeSpec, is_start: bool| -> Result<(u64, Nanos), ReadError> {
-            Ok(match spec {
-                TimeSpec::At(ns) => (self.frame_at(ns)?, ns),
-                TimeSpec::FromEnd(d) => {
-                    let ns = last.saturating_sub(d);
-                    (self.frame_at(ns)?, ns)
-                }
-                TimeSpec::Frame(i) if i < n => (i, self.frame_ns(i)?),
-                TimeSpec::Frame(i) if is_start => {
-                    return Err(ReadError::Conflict(format!(
-                        "frame #{i} does not exist: the recording has {n} frames (#0..#{})",
-                        n.saturating_sub(1)
-                    )))
-                }
-                TimeSpec::Frame(_) => (n, last),
-            })
-        };
-        let (first, start_ns) = match start {
-            Some(s) => point(s, true)?,
-            None => (0, 0),
-        };
-        let (end_frame, end_ns) = match end {
-            Some(e) => point(e, false)?,
-            None => (n, Nanos::MAX),
-        };
-        if end_ns < start_ns {
-            return Err(ReadError::Conflict(format!(
-                "the window ends ({}) before it starts ({})",
-                Seconds(end_ns),
-                Seconds(start_ns)
-            )));
-        }
-        self.frame = first.min(n);
-        self.checked = self.frame;
-        self.end = end_frame.clamp(self.frame, n);
+        let w = frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))?;
+        let start_ns = w.start_ns;
+        self.frame = w.first;
+        self.checked = w.first;
+        self.end = w.end;
         if rebase {
             self.shift = start_ns;
             self.header.origin = self.header.origin.shifted(start_ns);
