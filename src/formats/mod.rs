@@ -7,6 +7,7 @@
 pub mod digest;
 pub mod format;
 pub mod input;
+pub mod msgpack;
 pub mod origin;
 pub mod output;
 pub mod registry;

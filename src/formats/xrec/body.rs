@@ -1,12 +1,13 @@
 //! Event bodies (spec §6): exactly one MessagePack map with string keys, decoded straight
 //! into model values (each msgpack type its own value: float32 stays `F32`, bin `Bytes`, ext
-//! `Ext`) over the values a recycled record already holds, and encoded back with rmp. Markers
-//! are classified by `rmp::Marker`; no intermediate value tree is built, so a body of the
-//! same shape as the last one (a stream of transforms) decodes without allocating.
+//! `Ext`) over the values a recycled record already holds, and encoded back with rmp. Heads
+//! are read by the shared walker (`formats::msgpack`); no intermediate value tree is built, so
+//! a body of the same shape as the last one (a stream of transforms) decodes without
+//! allocating.
 
 use rmp::encode as enc;
-use rmp::Marker;
 
+use crate::formats::msgpack::{self, Head};
 use crate::model::{Array, ArrayData, Field, Value};
 use crate::report::LossReport;
 
@@ -18,22 +19,6 @@ const MAX_DEPTH: usize = 64;
 /// these bytes alone, one per element).
 const F64_MARKER: (u8, usize) = (0xcb, 9);
 const F32_MARKER: (u8, usize) = (0xca, 5);
-
-/// The head of one value: scalars whole, containers with their claimed length, strings, bin
-/// and ext as slices of the body.
-enum Head<'a> {
-    Nil,
-    Bool(bool),
-    Int(i64),
-    UInt(u64),
-    F32(f32),
-    F64(f64),
-    Str(&'a [u8]),
-    Bin(&'a [u8]),
-    Array(usize),
-    Map(usize),
-    Ext(i8, &'a [u8]),
-}
 
 /// Decodes `body` into `fields[from..]`, writing over what those slots hold (a recycled
 /// record's keys, vectors and buffers) and truncating `fields` to the body's fields. The
@@ -57,8 +42,8 @@ pub fn decode_into(
         let Head::Str(key) = rd.head()? else {
             return Err("a body key is not a string".into());
         };
-        let key =
-            std::str::from_utf8(key).map_err(|_| "a body key is not valid UTF-8".to_string())?;
+        let key = std::str::from_utf8(&body[key])
+            .map_err(|_| "a body key is not valid UTF-8".to_string())?;
         match &mut aside {
             Some((k, value)) if aside_at.is_none() && *k == key => {
                 rd.value_into(value, 1)?;
@@ -176,108 +161,19 @@ impl<'a> Reader<'a> {
         Ok(s)
     }
 
-    fn be<const N: usize>(&mut self) -> Result<[u8; N], String> {
-        let mut a = [0; N];
-        a.copy_from_slice(self.take(N)?);
-        Ok(a)
-    }
-
-    fn u8(&mut self) -> Result<u8, String> {
-        Ok(self.be::<1>()?[0])
-    }
-
-    fn u16(&mut self) -> Result<usize, String> {
-        Ok(u16::from_be_bytes(self.be()?).into())
-    }
-
-    fn u32(&mut self) -> Result<usize, String> {
-        Ok(u32::from_be_bytes(self.be()?) as usize)
-    }
-
-    fn str(&mut self, len: usize) -> Result<Head<'a>, String> {
-        Ok(Head::Str(self.take(len)?))
-    }
-
-    fn bin(&mut self, len: usize) -> Result<Head<'a>, String> {
-        Ok(Head::Bin(self.take(len)?))
-    }
-
-    fn ext(&mut self, len: usize) -> Result<Head<'a>, String> {
-        let type_id = i8::from_be_bytes(self.be()?);
-        Ok(Head::Ext(type_id, self.take(len)?))
-    }
-
-    fn head(&mut self) -> Result<Head<'a>, String> {
-        Ok(match Marker::from_u8(self.u8()?) {
-            // rmpv, which decoded bodies before, read the never-used marker 0xc1 as nil.
-            Marker::Null | Marker::Reserved => Head::Nil,
-            Marker::True => Head::Bool(true),
-            Marker::False => Head::Bool(false),
-            Marker::FixPos(n) => Head::Int(n.into()),
-            Marker::FixNeg(n) => Head::Int(n.into()),
-            Marker::U8 => Head::Int(self.u8()?.into()),
-            Marker::U16 => Head::Int(u16::from_be_bytes(self.be()?).into()),
-            Marker::U32 => Head::Int(u32::from_be_bytes(self.be()?).into()),
-            // An unsigned integer is an `Int` wherever it fits one.
-            Marker::U64 => {
-                let u = u64::from_be_bytes(self.be()?);
-                i64::try_from(u).map_or(Head::UInt(u), Head::Int)
-            }
-            Marker::I8 => Head::Int(i8::from_be_bytes(self.be()?).into()),
-            Marker::I16 => Head::Int(i16::from_be_bytes(self.be()?).into()),
-            Marker::I32 => Head::Int(i32::from_be_bytes(self.be()?).into()),
-            Marker::I64 => Head::Int(i64::from_be_bytes(self.be()?)),
-            Marker::F32 => Head::F32(f32::from_be_bytes(self.be()?)),
-            Marker::F64 => Head::F64(f64::from_be_bytes(self.be()?)),
-            Marker::FixStr(n) => self.str(n.into())?,
-            Marker::Str8 => {
-                let n = self.u8()?;
-                self.str(n.into())?
-            }
-            Marker::Str16 => {
-                let n = self.u16()?;
-                self.str(n)?
-            }
-            Marker::Str32 => {
-                let n = self.u32()?;
-                self.str(n)?
-            }
-            Marker::Bin8 => {
-                let n = self.u8()?;
-                self.bin(n.into())?
-            }
-            Marker::Bin16 => {
-                let n = self.u16()?;
-                self.bin(n)?
-            }
-            Marker::Bin32 => {
-                let n = self.u32()?;
-                self.bin(n)?
-            }
-            Marker::FixArray(n) => Head::Array(n.into()),
-            Marker::Array16 => Head::Array(self.u16()?),
-            Marker::Array32 => Head::Array(self.u32()?),
-            Marker::FixMap(n) => Head::Map(n.into()),
-            Marker::Map16 => Head::Map(self.u16()?),
-            Marker::Map32 => Head::Map(self.u32()?),
-            Marker::FixExt1 => self.ext(1)?,
-            Marker::FixExt2 => self.ext(2)?,
-            Marker::FixExt4 => self.ext(4)?,
-            Marker::FixExt8 => self.ext(8)?,
-            Marker::FixExt16 => self.ext(16)?,
-            Marker::Ext8 => {
-                let n = self.u8()?;
-                self.ext(n.into())?
-            }
-            Marker::Ext16 => {
-                let n = self.u16()?;
-                self.ext(n)?
-            }
-            Marker::Ext32 => {
-                let n = self.u32()?;
-                self.ext(n)?
-            }
-        })
+    /// The head of the next value (strings, bin and ext as ranges of the body), the reader
+    /// moved past it (past the bytes of a string, bin or ext; onto a container's first
+    /// element).
+    fn head(&mut self) -> Result<Head, String> {
+        // rmpv, which decoded bodies before, read the never-used marker 0xc1 as nil.
+        if self.buf.get(self.pos) == Some(&0xc1) {
+            self.pos += 1;
+            return Ok(Head::Nil);
+        }
+        let (head, next) = msgpack::head(self.buf, self.pos)
+            .map_err(|e| format!("not MessagePack: {} (byte {})", e.what, e.at))?;
+        self.pos = next;
+        Ok(head)
     }
 
     /// A container at `depth` claiming `n` elements (of at least one byte each): refused
@@ -314,23 +210,24 @@ impl<'a> Reader<'a> {
             Head::Nil => *out = Value::Null,
             Head::Bool(b) => *out = Value::Bool(b),
             Head::Int(i) => *out = Value::Int(i),
-            Head::UInt(u) => *out = Value::UInt(u),
+            // An unsigned integer is an `Int` wherever it fits one.
+            Head::UInt(u) => *out = i64::try_from(u).map_or(Value::UInt(u), Value::Int),
             Head::F32(x) => *out = Value::F32(x),
             Head::F64(x) => *out = Value::Float(x),
-            Head::Str(s) => set_str(out, text(s)?),
+            Head::Str(s) => set_str(out, text(&self.buf[s])?),
             Head::Bin(b) => match out {
-                Value::Bytes(v) => refill(v, b),
-                _ => *out = Value::Bytes(b.to_vec()),
+                Value::Bytes(v) => refill(v, &self.buf[b]),
+                _ => *out = Value::Bytes(self.buf[b].to_vec()),
             },
             Head::Ext(type_id, b) => match out {
                 Value::Ext { type_id: t, bytes } => {
                     *t = type_id;
-                    refill(bytes, b);
+                    refill(bytes, &self.buf[b]);
                 }
                 _ => {
                     *out = Value::Ext {
                         type_id,
-                        bytes: b.to_vec(),
+                        bytes: self.buf[b].to_vec(),
                     }
                 }
             },
@@ -386,7 +283,8 @@ impl<'a> Reader<'a> {
         for i in 0..n {
             let at = self.pos;
             if let Head::Str(key) = self.head()? {
-                self.value_into(slot(fields, i, text(key)?), depth)?;
+                let buf = self.buf;
+                self.value_into(slot(fields, i, text(&buf[key])?), depth)?;
                 continue;
             }
             self.pos = at;
