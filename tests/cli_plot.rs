@@ -342,8 +342,8 @@ fn inspect_deep_draws_a_sparkline_per_number_key_when_asked_or_on_a_terminal() {
     .expect_code(2);
 }
 
-/// An Icarus key: only its signal is read (the reader is told which channels the keys can
-/// name), and the plot is that signal's values with its unit.
+/// An Icarus key: the plot is that signal's values with its unit (that the reader is asked
+/// for that signal alone is `channels_for`'s unit test and the readers' own tests).
 #[test]
 fn an_icarus_signal_is_plotted_from_its_own_values() {
     let dir = tempfile::tempdir().unwrap();

@@ -62,6 +62,44 @@ struct Jumps {
     now: f64,
 }
 
+/// A tally per component of every signal (`--deep`'s non-finite values, `--discontinuity`'s
+/// jumps), found by index: values checked in every frame must not search a list.
+struct PerComponent<T> {
+    /// Index of each signal's first component.
+    base: Vec<usize>,
+    components: usize,
+    items: Vec<Option<T>>,
+}
+
+impl<T> PerComponent<T> {
+    fn new(slots: &[Slot]) -> PerComponent<T> {
+        let mut base = Vec::with_capacity(slots.len());
+        let mut components = 0;
+        for s in slots {
+            base.push(components);
+            components += s.ty.count();
+        }
+        PerComponent {
+            base,
+            components,
+            items: Vec::new(),
+        }
+    }
+
+    /// The tally of component `element` of signal `k` (`None` before its first).
+    fn entry(&mut self, k: usize, element: usize) -> &mut Option<T> {
+        if self.items.is_empty() {
+            self.items.resize_with(self.components, || None);
+        }
+        &mut self.items[self.base[k] + element]
+    }
+
+    /// Every tally, in schema order.
+    fn take(&mut self) -> impl Iterator<Item = T> {
+        std::mem::take(&mut self.items).into_iter().flatten()
+    }
+}
+
 /// Where the reader is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Phase {
@@ -120,12 +158,12 @@ pub struct IcarecReader {
     checked: Vec<usize>,
     scratch: Value,
     pub(super) dynamic_sha: Option<String>,
-    non_finite: Vec<NonFinite>,
-    /// `--discontinuity`: the frame before the loaded one (its index and bytes), and the
-    /// jumps found.
-    previous: Option<(u64, f64)>,
+    non_finite: PerComponent<NonFinite>,
+    /// `--discontinuity`: the time and bytes of the frame before the loaded one (when it was
+    /// read), and the jumps found.
+    previous: Option<f64>,
     previous_buf: Vec<u8>,
-    jumps: Vec<Jumps>,
+    jumps: PerComponent<Jumps>,
     spare: Vec<Option<Record>>,
     spare_raw: Vec<Vec<u8>>,
 }
@@ -357,6 +395,7 @@ impl IcarecReader {
             Form::Directory => c.members.iter().map(|m| m.size).sum(),
         }
         .max(dyn_len);
+        let (non_finite, jumps) = (PerComponent::new(&slots), PerComponent::new(&slots));
         Ok(IcarecReader {
             path: path.to_path_buf(),
             header,
@@ -393,10 +432,10 @@ impl IcarecReader {
             checked: Vec::new(),
             scratch: Value::Null,
             dynamic_sha: None,
-            non_finite: Vec::new(),
+            non_finite,
             previous: None,
             previous_buf: Vec::new(),
-            jumps: Vec::new(),
+            jumps,
             spare,
             spare_raw: Vec::new(),
         })
@@ -436,8 +475,7 @@ impl IcarecReader {
             .map_err(|e| ReadError::from(e).in_file(&self.path))?;
         if self.options.deep && self.options.discontinuity.is_some() {
             // The frame before this one, when it was the one loaded.
-            self.previous =
-                (!self.buf.is_empty() && self.frame + 1 == i).then_some((self.frame, self.t));
+            self.previous = (!self.buf.is_empty() && self.frame + 1 == i).then_some(self.t);
             std::mem::swap(&mut self.buf, &mut self.previous_buf);
         }
         self.buf.clear();
@@ -617,48 +655,54 @@ impl IcarecReader {
         };
         let bytes = &block[s.offset..s.offset + s.size];
         let (ty, offset, t) = (s.ty, s.offset as u64, self.t);
-        if let (true, Some(threshold), Some((_, t_before))) =
+        let at = |element: usize| base + offset + (element * ty.element.size()) as u64;
+        if let (true, Some(threshold), Some(t_before)) =
             (dynamic, self.options.discontinuity, self.previous)
         {
             let before = &self.previous_buf[8 + s.offset..8 + s.offset + s.size];
-            let list = &mut self.jumps;
+            let jumps = &mut self.jumps;
             codec::jumps(ty, bytes, before, threshold, |element, a, b| {
-                match list
-                    .iter_mut()
-                    .find(|j| j.signal == k && j.element == element)
-                {
+                match jumps.entry(k, element) {
                     Some(j) => j.count += 1,
-                    None => list.push(Jumps {
-                        signal: k,
-                        element,
-                        count: 1,
-                        frame,
-                        offset: base + offset + (element * ty.element.size()) as u64,
-                        t_before,
-                        t,
-                        before: a,
-                        now: b,
-                    }),
+                    first => {
+                        *first = Some(Jumps {
+                            signal: k,
+                            element,
+                            count: 1,
+                            frame,
+                            offset: at(element),
+                            t_before,
+                            t,
+                            before: a,
+                            now: b,
+                        })
+                    }
                 }
             });
         }
-        let list = &mut self.non_finite;
-        codec::non_finite(ty, bytes, |element| {
-            match list
-                .iter_mut()
-                .find(|n| n.signal == k && n.element == element)
-            {
-                Some(n) => n.count += 1,
-                None => list.push(NonFinite {
+        let non_finite = &mut self.non_finite;
+        codec::non_finite(ty, bytes, |element| match non_finite.entry(k, element) {
+            Some(n) => n.count += 1,
+            first => {
+                *first = Some(NonFinite {
                     signal: k,
                     element,
                     count: 1,
                     time: t,
                     frame,
-                    offset: base + offset + (element * ty.element.size()) as u64,
-                }),
+                    offset: at(element),
+                })
             }
         });
+    }
+
+    /// `Vehicle.Nav.position.y`: element `element` of signal `k`, or the signal of a scalar.
+    fn component_name(&self, k: usize, element: usize) -> String {
+        let s = &self.schema.signals[k];
+        match s.ty.component_names().get(element) {
+            Some(c) => format!("{}.{c}", s.name),
+            None => s.name.clone(),
+        }
     }
 
     /// The findings that need all of the data: the partial last frame, the irregular
@@ -694,12 +738,8 @@ impl IcarecReader {
                 ),
             ));
         }
-        for j in std::mem::take(&mut self.jumps) {
-            let s = &self.schema.signals[j.signal];
-            let component = match s.ty.component_names().get(j.element) {
-                Some(c) => format!("{}.{c}", s.name),
-                None => s.name.clone(),
-            };
+        for j in self.jumps.take() {
+            let component = self.component_name(j.signal, j.element);
             let threshold = self.options.discontinuity.unwrap_or(0.0);
             out.push(
                 Finding::new(
@@ -713,12 +753,9 @@ impl IcarecReader {
                 .at(j.offset, j.frame),
             );
         }
-        for n in std::mem::take(&mut self.non_finite) {
+        for n in self.non_finite.take() {
+            let component = self.component_name(n.signal, n.element);
             let s = &self.schema.signals[n.signal];
-            let component = match s.ty.component_names().get(n.element) {
-                Some(c) => format!("{}.{c}", s.name),
-                None => s.name.clone(),
-            };
             let f = Finding::new(
                 Severity::Warning,
                 NONFINITE_VALUE,

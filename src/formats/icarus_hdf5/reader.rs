@@ -527,13 +527,14 @@ impl Source for IcarusH5Reader {
     }
 
     /// Datasets of signals the caller does not use are not read. Taken only before the
-    /// first record.
+    /// first window is read (a slice's first frame may be any), and narrows what an earlier
+    /// call selected.
     fn select_channels(&mut self, wanted: &[bool]) {
-        if self.frame > 0 || self.signal > 0 || self.window_start > 0 || !self.times().is_empty() {
+        if !self.times().is_empty() {
             return;
         }
         for (i, w) in self.wanted.iter_mut().enumerate() {
-            *w = wanted.get(i).copied().unwrap_or(true);
+            *w &= wanted.get(i).copied().unwrap_or(true);
         }
     }
 }

@@ -376,7 +376,6 @@ fn column_time(c: usize, (t0, t1): (Nanos, Nanos), columns: usize) -> f64 {
     (t0 as f64 + (c as f64 + 0.5) * width / columns as f64) / 1e9
 }
 
-#[allow(clippy::too_many_arguments)]
 /// What is drawn: the panels in use, their series over the span, and how times are shown.
 struct Scene<'a> {
     size: (u32, u32),
@@ -459,99 +458,136 @@ fn draw<DB: DrawingBackend>(
         epoch,
     } = *scene;
     let e = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
-    {
-        root.fill(&WHITE).map_err(|x| e(&x))?;
-        let (top, bottom) = root.split_vertically(panel_height * used.len() as u32);
-        let areas = top.split_evenly((used.len(), 1));
-        let x0 = span.0 as f64 / 1e9;
-        let x1 = (span.1 as f64 + 1.0) / 1e9;
-        let digits = if span.1 - span.0 > 10_000_000_000 {
-            0
+    root.fill(&WHITE).map_err(|x| e(&x))?;
+    let (top, bottom) = root.split_vertically(panel_height * used.len() as u32);
+    let areas = top.split_evenly((used.len(), 1));
+    let x0 = span.0 as f64 / 1e9;
+    let x1 = (span.1 as f64 + 1.0) / 1e9;
+    let digits = if span.1 - span.0 > 10_000_000_000 {
+        0
+    } else {
+        3
+    };
+    let time_label = |x: &f64| {
+        time_scale::show(
+            time_format,
+            epoch.as_ref(),
+            (x * 1e9).round() as i64,
+            Some(digits),
+        )
+        .unwrap_or_default()
+    };
+    for (n, (&p, area)) in used.iter().zip(&areas).enumerate() {
+        let panel = &panels[p];
+        let lines: Vec<&Series> = series.iter().filter(|s| s.panel == p).collect();
+        let (lo, hi) = lines
+            .iter()
+            .filter_map(|s| s.data.range())
+            .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+            .unwrap_or((0.0, 1.0));
+        let (lo, hi) = if hi > lo {
+            (lo, hi)
         } else {
-            3
+            (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0))
         };
-        let time_label = |x: &f64| {
-            time_scale::show(
-                time_format,
-                epoch.as_ref(),
-                (x * 1e9).round() as i64,
-                Some(digits),
-            )
-            .unwrap_or_default()
+        let last = n + 1 == used.len();
+        let mut chart = ChartBuilder::on(area)
+            .x_label_area_size(if last { 30 } else { 0 })
+            .margin_left(10)
+            .margin_right(RIGHT)
+            .margin_top(10)
+            .y_label_area_size(LEFT - 10)
+            .build_cartesian_2d(x0..x1, lo..hi)
+            .map_err(|x| e(&x))?;
+        let y_desc = match &panel.unit {
+            Some(u) => format!("{} ({u})", panel.title),
+            None => panel.title.clone(),
         };
-        for (n, (&p, area)) in used.iter().zip(&areas).enumerate() {
-            let panel = &panels[p];
-            let lines: Vec<&Series> = series.iter().filter(|s| s.panel == p).collect();
-            let (lo, hi) = lines
-                .iter()
-                .filter_map(|s| s.data.range())
-                .reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
-                .unwrap_or((0.0, 1.0));
-            let (lo, hi) = if hi > lo {
-                (lo, hi)
-            } else {
-                (lo - 0.5 * lo.abs().max(1.0), hi + 0.5 * hi.abs().max(1.0))
-            };
-            let last = n + 1 == used.len();
-            let mut chart = ChartBuilder::on(area)
-                .x_label_area_size(if last { 30 } else { 0 })
-                .margin_left(10)
-                .margin_right(RIGHT)
-                .margin_top(10)
-                .y_label_area_size(LEFT - 10)
-                .build_cartesian_2d(x0..x1, lo..hi)
+        chart
+            .configure_mesh()
+            .y_desc(y_desc)
+            .x_labels(if last { 8 } else { 0 })
+            .x_label_formatter(&time_label)
+            .draw()
+            .map_err(|x| e(&x))?;
+        for (i, s) in lines.iter().enumerate() {
+            let colour = COLOURS[i % COLOURS.len()];
+            let points = s
+                .data
+                .points()
+                .map(|(c, y)| (column_time(c, span, columns), y));
+            let drawn = chart
+                .draw_series(LineSeries::new(points, colour.stroke_width(1)))
                 .map_err(|x| e(&x))?;
-            let y_desc = match &panel.unit {
-                Some(u) => format!("{} ({u})", panel.title),
-                None => panel.title.clone(),
-            };
-            chart
-                .configure_mesh()
-                .y_desc(y_desc)
-                .x_labels(if last { 8 } else { 0 })
-                .x_label_formatter(&time_label)
-                .draw()
-                .map_err(|x| e(&x))?;
-            for (i, s) in lines.iter().enumerate() {
-                let colour = COLOURS[i % COLOURS.len()];
-                let points = s
-                    .data
-                    .points()
-                    .map(|(c, y)| (column_time(c, span, columns), y));
-                let drawn = chart
-                    .draw_series(LineSeries::new(points, colour.stroke_width(1)))
-                    .map_err(|x| e(&x))?;
-                if lines.len() > 1 {
-                    let label = match &s.entity {
-                        Some(en) => format!("entity {en}"),
-                        None => s.label.clone(),
-                    };
-                    drawn
-                        .label(label)
-                        .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], colour));
-                }
-            }
             if lines.len() > 1 {
-                chart
-                    .configure_series_labels()
-                    .background_style(WHITE.mix(0.8))
-                    .border_style(BLACK)
-                    .draw()
-                    .map_err(|x| e(&x))?;
+                let label = match &s.entity {
+                    Some(en) => format!("entity {en}"),
+                    None => s.label.clone(),
+                };
+                drawn
+                    .label(label)
+                    .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 15, y)], colour));
             }
         }
-        let axis = match time_format {
-            TimeFormat::Met => "time (s from time zero)".to_string(),
-            f => format!("time ({})", f.to_string().to_uppercase()),
-        };
-        bottom
-            .draw_text(
-                &axis,
-                &("sans-serif", 14).into_font().color(&BLACK),
-                ((width / 2) as i32 - 60, (X_LABELS / 2) as i32),
-            )
-            .map_err(|x| e(&x))?;
-        root.present().map_err(|x| e(&x))?;
+        if lines.len() > 1 {
+            chart
+                .configure_series_labels()
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(|x| e(&x))?;
+        }
     }
+    let axis = match time_format {
+        TimeFormat::Met => "time (s from time zero)".to_string(),
+        f => format!("time ({})", f.to_string().to_uppercase()),
+    };
+    bottom
+        .draw_text(
+            &axis,
+            &("sans-serif", 14).into_font().color(&BLACK),
+            ((width / 2) as i32 - 60, (X_LABELS / 2) as i32),
+        )
+        .map_err(|x| e(&x))?;
+    root.present().map_err(|x| e(&x))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Channel, ChannelKind, Composition, FieldSpec};
+
+    /// The reader is asked only for channels whose declared keys a key can match, and for
+    /// every channel that may carry keys it does not declare.
+    #[test]
+    fn the_channels_asked_for_are_those_a_key_can_name() {
+        let mut h = Header::new("test", "1");
+        for (name, field, declares_all) in [
+            ("Vehicle.Nav.position", "position", true),
+            ("Vehicle.Aero.alpha", "alpha", true),
+            // NanoVer declares the units of a few keys; its frames carry many more.
+            ("frame", "particle.positions", false),
+        ] {
+            let mut c = Channel::new(name, ChannelKind::Signals, Composition::Independent);
+            c.fields.push(FieldSpec::new(field));
+            c.declares_all = declares_all;
+            h.add_channel(c);
+        }
+        let keys = |texts: &[&str]| -> Vec<KeySpec> {
+            texts.iter().map(|t| KeySpec::parse(t).unwrap()).collect()
+        };
+        // By the full signal name, by a glob over it, by the key alone, by an element.
+        assert_eq!(
+            channels_for(&h, &keys(&["Vehicle.Aero.alpha"])),
+            [false, true, true]
+        );
+        assert_eq!(channels_for(&h, &keys(&["Vehicle.*"])), [true, true, true]);
+        assert_eq!(channels_for(&h, &keys(&["alpha"])), [false, true, true]);
+        assert_eq!(
+            channels_for(&h, &keys(&["Vehicle.Nav.position[1]"])),
+            [true, false, true]
+        );
+        assert_eq!(channels_for(&h, &keys(&["energy.*"])), [false, false, true]);
+    }
 }
