@@ -3,7 +3,8 @@
 # NanoVer's own conversion of a legacy pair (fixtures/nanover-zip/converted-tie) must compare
 # equal to the pair, by time and by frame; every healthy fixture equals itself; a copy with one
 # value changed by sed (not simrec) is found, with that value. `plot` writes SVG that Python's
-# XML parser (not simrec) reads, with one data polyline per key.
+# XML parser (not simrec) reads, with one data polyline per key, and PNG that a decoder written
+# here on Python's zlib (not simrec's png crate) reads: its size, and the line's blue pixels.
 # Environment (set by scripts/interop.sh): SIMREC, FIXTURES, WORK; TOOLS and NANOVER_PY are not
 # used (python3 from PATH parses the SVG; without it that check is skipped and said so).
 # Prints `PASS name` or `FAIL name: why` per check; exits 1 if any failed.
@@ -57,5 +58,43 @@ PY
     ); then pass "plot-svg-parses"; else fail "plot-svg-parses" "$out"; fi
 else
     echo "PASS plot-svg-parses (skipped: no python3)"
+fi
+
+expect "plot-png" 0 "$SIMREC" plot "$FIXTURES/nanover-legacy/small.traj" --key energy.kinetic \
+    --key 'particle.positions[12].z' -o "$work/p.png"
+if command -v python3 >/dev/null; then
+    if out=$(python3 - "$work/p.png" <<'PY' 2>&1
+import struct, sys, zlib
+data = open(sys.argv[1], "rb").read()
+assert data[:8] == b"\x89PNG\r\n\x1a\n", "no PNG signature"
+at, idat, size = 8, b"", None
+while at < len(data):
+    n, kind = struct.unpack(">I4s", data[at:at + 8])
+    body = data[at + 8:at + 8 + n]
+    assert zlib.crc32(kind + body) == struct.unpack(">I", data[at + 8 + n:at + 12 + n])[0], kind
+    if kind == b"IHDR":
+        size = struct.unpack(">IIBB", body[:10])
+    elif kind == b"IDAT":
+        idat += body
+    at += 12 + n
+w, h, depth, colour = size
+# Two panels of 250 pixels and 40 for the time axis; 8-bit RGB.
+assert (w, h, depth, colour) == (1000, 540, 8, 2), size
+raw, stride, prev, blue = zlib.decompress(idat), 1 + 3 * w, bytearray(3 * w), 0
+assert len(raw) == h * stride, len(raw)
+for y in range(h):
+    f, line = raw[y * stride], bytearray(raw[y * stride + 1:(y + 1) * stride])
+    for x in range(3 * w):
+        a, b, c = (line[x - 3] if x >= 3 else 0), prev[x], (prev[x - 3] if x >= 3 else 0)
+        p = a + b - c
+        pred = [0, a, b, (a + b) // 2, a if abs(p - a) <= min(abs(p - b), abs(p - c)) else (b if abs(p - b) <= abs(p - c) else c)][f]
+        line[x] = (line[x] + pred) & 255
+    blue += sum(1 for x in range(0, 3 * w, 3) if line[x + 2] - line[x] > 60)
+    prev = line
+assert blue > 2 * 889, f"{blue} line pixels"
+PY
+    ); then pass "plot-png-decodes"; else fail "plot-png-decodes" "$out"; fi
+else
+    echo "PASS plot-png-decodes (skipped: no python3)"
 fi
 exit "$failed"

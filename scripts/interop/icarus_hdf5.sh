@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Icarus HDF5 interop: simrec writes HDF5 from every Icarus HDF5 fixture (HDF5 -> HDF5, and the
-# crashed one through `recover`) and from every Elodin fixture (Elodin -> icarus-hdf5), and h5py
+# crashed one through `recover`, a time slice of vulcan.h5) and from every Elodin fixture
+# (Elodin -> icarus-hdf5), and h5py
 # reads each output and checks the Vulcan layout (scripts/interop/icarus_hdf5_check.py): every
 # dataset's values (bit for bit against an HDF5 source), dtype, chunking, maximum shape,
 # filters, attributes, and the schema JSON. One line per check: PASS name / FAIL name: why.
@@ -86,6 +87,33 @@ if why="$(simrec_ok 3 recover "$src/crashed.h5" -o "$WORK/crashed.h5")"; then
   h5py_check "recover crashed" "$WORK/crashed.h5" "$src/crashed.h5"
 else
   fail "recover crashed" "$why"
+fi
+
+# A time slice (binary search on /time, only its rows read): h5py finds the Vulcan layout, the
+# 200 frames of [10 s, 12 s) of vulcan.h5 with their values bit for bit, and /time rebased.
+if why="$(simrec_ok 0 slice "$src/vulcan.h5" --start 10s --end 12s -o "$WORK/slice.h5")"; then
+  h5py_check "slice vulcan 10s..12s" "$WORK/slice.h5"
+  if why="$("$H5PY" - "$src/vulcan.h5" "$WORK/slice.h5" 2>&1 <<'PY'
+import sys, h5py, numpy as np
+src, cut = h5py.File(sys.argv[1], "r"), h5py.File(sys.argv[2], "r")
+t = src["time"][:]
+rows = np.nonzero((t >= 10.0) & (t < 12.0))[0]
+assert len(rows) == 200 and cut["time"].shape == (200,), (len(rows), cut["time"].shape)
+assert np.allclose(cut["time"][:], t[rows] - 10.0, rtol=0, atol=1e-9), "time not rebased"
+names = sorted(src["signals"].keys())
+assert sorted(cut["signals"].keys()) == names
+for n in names:
+    a, b = src["signals"][n][rows[0]:rows[-1] + 1], cut["signals"][n][:]
+    assert a.tobytes() == b.tobytes(), n
+print(f"{len(rows)} frames, {len(names)} signals bit for bit")
+PY
+  )"; then
+    pass "slice vulcan 10s..12s rows (h5py: $why)"
+  else
+    fail "slice vulcan 10s..12s rows" "$(echo "$why" | tail -3 | tr '\n' ';')"
+  fi
+else
+  fail "slice vulcan 10s..12s" "$why"
 fi
 
 # Another source: every Elodin replay becomes Vulcan-layout HDF5 (signals the profile cannot
