@@ -56,6 +56,10 @@ pub struct FieldSpec {
     pub semantic: Option<String>,
     /// Written once and constant for the whole recording.
     pub is_static: bool,
+    /// Names of the value's elements in storage order, when the format names them (Elodin's
+    /// `element_names`: `world_pos` is `qx, qy, qz, qw, x, y, z`): flat layouts name their
+    /// columns with them.
+    pub elements: Option<Vec<String>>,
 }
 
 impl FieldSpec {

@@ -300,7 +300,7 @@ pub type SelectionHandle = Rc<RefCell<SelectionReport>>;
 
 /// A source with a selection applied: records of unselected channels skipped (the header
 /// lists only the selected channels), unselected keys dropped.
-pub struct Selected<S> {
+pub struct Selected<S: Source> {
     inner: S,
     header: Header,
     /// New id of each input channel; `None` when skipped.
@@ -350,7 +350,6 @@ impl<S: Source> Selected<S> {
             finished: false,
             frames: FrameCounter::default(),
         };
-        selected.note_unmatched_channels();
         // Decimation counts the frames of every record, selected or not: the reader must
         // make them all.
         if selected.selection.channels.is_some() && selected.selection.decimate.unwrap_or(1) <= 1 {
@@ -364,9 +363,10 @@ impl<S: Source> Selected<S> {
         Rc::clone(&self.report)
     }
 
-    /// Warns of `--channel` / `--exclude-channel` patterns that match no channel: known as
-    /// soon as the header is.
-    fn note_unmatched_channels(&self) {
+    /// Warns of `--channel` / `--exclude-channel` patterns that match no channel: known once
+    /// the source is read or dropped, as a reader may discover channels as it reads (XREC).
+    fn note_unmatched_channels(&mut self) {
+        self.follow_new_channels();
         let Some(c) = &self.selection.channels else {
             return;
         };
@@ -402,11 +402,13 @@ impl<S: Source> Selected<S> {
         }
     }
 
-    /// Warns of key patterns that matched no key: known once every record was read.
+    /// Warns of channel patterns that matched no channel and key patterns that matched no
+    /// key: known once every record was read.
     fn note_unmatched_keys(&mut self) {
         if std::mem::replace(&mut self.finished, true) {
             return;
         }
+        self.note_unmatched_channels();
         let mut report = self.report.borrow_mut();
         for (flag, patterns) in [
             ("--include", &self.selection.keys.include),
@@ -418,6 +420,16 @@ impl<S: Source> Selected<S> {
                         .map(|p| format!("{flag} `{p}` matched no key of any record read")),
                 );
             }
+        }
+    }
+}
+
+impl<S: Source> Drop for Selected<S> {
+    /// A source left before its end (a window that stops early) still warns of channel
+    /// patterns that matched nothing it had met.
+    fn drop(&mut self) {
+        if !std::mem::replace(&mut self.finished, true) {
+            self.note_unmatched_channels();
         }
     }
 }

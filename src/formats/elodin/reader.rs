@@ -14,7 +14,7 @@ use super::dir::{self, Layout as DirLayout, NAMES_ARCHETYPE};
 use super::metadata::{Component, UNSET_MAX_TICKS};
 use super::parquet_in::{Batch, ParquetFile, BATCH_ROWS};
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::{Channel, ChannelKind, Composition, Field, Header, Record, Value};
+use crate::model::{Channel, ChannelKind, Composition, Field, FieldSpec, Header, Record, Value};
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// Header metadata key under which the reader leaves what a writer needs.
@@ -191,11 +191,22 @@ impl ElodinReader {
         header.origin.system = Some("tick 0 (simulation time)".into());
         let mut cursors = Vec::new();
         for archetype in &metadata.archetypes {
-            let channel = header.add_channel(Channel::new(
+            let mut declared = Channel::new(
                 archetype.name.clone(),
                 ChannelKind::Signals,
                 Composition::Independent,
-            ));
+            );
+            // Names only (types come from the records, as the Parquet files have them), and
+            // the elements' names where Elodin gives them, for flat layouts (`world_pos.qx`).
+            declared.fields = archetype
+                .components
+                .iter()
+                .map(|c| FieldSpec {
+                    elements: c.element_names(),
+                    ..FieldSpec::new(c.name.clone())
+                })
+                .collect();
+            let channel = header.add_channel(declared);
             let (cursor, found) = open_cursor(
                 &layout.world,
                 channel,

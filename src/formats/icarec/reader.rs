@@ -328,6 +328,7 @@ impl IcarecReader {
                     .clone()
                     .or_else(|| (s.ty.kind == Kind::Quat).then(|| QUATERNION_WXYZ.to_string())),
                 is_static,
+                elements: None,
             };
             let composition = if is_static {
                 Composition::SampleHold

@@ -8,13 +8,16 @@
 //! previous value; before its first record it is `nan`, counted as loss. The context records
 //! a window opens with (`CONTEXT_GROUP`) set held values and make no row.
 
-use std::io::Write;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use super::g15::G15;
 use super::names;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, Kind, SignalType};
-use crate::formats::output::{Destination, Outputs};
+use crate::formats::output::{self, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
     ArrayData, Channel, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
@@ -40,14 +43,13 @@ enum Tally {
     Mismatch,
     NotYet,
     NoColumn,
-    OtherEntity,
     F32,
     I32,
     Integer,
     Bool,
 }
 
-const TALLIES: usize = 10;
+const TALLIES: usize = 9;
 
 impl Tally {
     const ALL: [Tally; TALLIES] = [
@@ -56,7 +58,6 @@ impl Tally {
         Tally::Mismatch,
         Tally::NotYet,
         Tally::NoColumn,
-        Tally::OtherEntity,
         Tally::F32,
         Tally::I32,
         Tally::Integer,
@@ -70,9 +71,6 @@ impl Tally {
             Tally::Mismatch => "value does not match the declared type: written as nan",
             Tally::NotYet => "no value before its first record: written as nan",
             Tally::NoColumn => "no CSV column for this type (strings, maps, other shapes)",
-            Tally::OtherEntity => {
-                "another entity of the channel: the CSV has one column per signal"
-            }
             Tally::F32 => "float32 written as double",
             Tally::I32 => "int32 written as double",
             Tally::Integer => "integer written as double",
@@ -147,15 +145,19 @@ impl Columns {
         Some(Columns::Flat { count, dtype, xyzw })
     }
 
-    /// Column names for `signal`, in storage order.
-    fn names(self, signal: &str, shape: &[usize]) -> Vec<String> {
+    /// Column names for `signal`, in storage order: a flattened array's elements by the
+    /// names the format gives them when it names each one (Elodin's `world_pos.qx`).
+    fn names(self, signal: &str, shape: &[usize], elements: Option<&[String]>) -> Vec<String> {
         match self {
             Columns::Signal(ty) => expanded_names(signal, ty),
             Columns::Flat { xyzw: true, .. } => ["x", "y", "z", "w"]
                 .iter()
                 .map(|c| format!("{signal}.{c}"))
                 .collect(),
-            Columns::Flat { .. } => flat_names(signal, shape),
+            Columns::Flat { count, .. } => match elements {
+                Some(e) if e.len() == count => e.iter().map(|e| format!("{signal}.{e}")).collect(),
+                _ => flat_names(signal, shape),
+            },
         }
     }
 }
@@ -183,23 +185,57 @@ fn flat_names(signal: &str, shape: &[usize]) -> Vec<String> {
     names
 }
 
-/// A group of columns: one field of one channel, expanded.
-struct Group {
-    field: String,
+/// A declared field that has columns, before they are given to an entity.
+struct FieldPlan {
+    name: String,
     /// `None`: a type the format has no column for.
     ty: Option<Columns>,
-    /// Index of its first column among the signal columns.
+    shape: Vec<usize>,
+    elements: Option<Vec<String>>,
+}
+
+/// What the records of one channel fill.
+struct Plan {
+    /// The channel's columns are named by the channel alone, not `channel.field` (one Icarus
+    /// signal, spec §A10).
+    one_signal: bool,
+    holds: bool,
+    fields: Vec<FieldPlan>,
+}
+
+/// The columns of one field of one entity, expanded.
+struct Group {
+    /// Index of its first column.
     first: usize,
-    /// The entity whose values it holds (the first seen): the CSV has one column per signal.
-    entity: Option<Option<Entity>>,
     counts: [u64; TALLIES],
+}
+
+/// The columns of one entity of a channel (or of its records without an entity): one group
+/// per field of the plan.
+struct EntityColumns {
+    groups: Vec<Group>,
+    /// Laid out when the header was written for a channel that had no record yet, in case
+    /// its records have no entity; if they all have one, a rewritten file leaves it out.
+    assumed: bool,
+    used: bool,
+}
+
+/// A channel's columns, per entity in the order they were met.
+struct Entities {
+    name: String,
+    plan: Plan,
+    sets: Vec<EntityColumns>,
+    index: HashMap<Option<Entity>, usize>,
+    /// The set the last record went to, with that record's entity: the next record of the
+    /// same entity finds it without hashing (Icarus's names are shared `Arc`s).
+    last: Option<(usize, Option<Entity>)>,
 }
 
 /// A channel's place in the file.
 enum Layout {
-    Groups(Vec<Group>),
-    /// No column: why its records are lost, and how many were.
-    Dropped(&'static str, u64),
+    Entities(Entities),
+    /// No column: the channel's name, why its records are lost, and how many were.
+    Dropped(String, &'static str, u64),
 }
 
 /// A cell's text, kept until the value changes (formatted once per record, not per row).
@@ -210,23 +246,59 @@ struct Cell {
     fresh: bool,
 }
 
-pub struct CsvWriter {
-    out: Destination,
-    path: PathBuf,
-    strict: bool,
-    /// Channel names and their layout, by channel id.
-    channels: Vec<(String, Layout)>,
-    header_line: Vec<u8>,
+/// Every column of the file, in the order its cells are written.
+#[derive(Default)]
+struct Row {
     cells: Vec<Cell>,
+    names: Vec<String>,
     /// Per column: whether its value holds until the next record (sample-and-hold channels,
     /// Icarus's signals) or is written only in rows at its records' times (an empty cell
     /// elsewhere: frames, state, events, of every other source).
     holds: Vec<bool>,
-    /// Whether the source is Icarus (its 4-vectors are scalar-first quaternions).
-    icarus: bool,
     /// Columns not yet given a value (written as `nan`), and how many there are.
     unset: Vec<bool>,
     unset_left: usize,
+}
+
+impl Row {
+    fn push(&mut self, name: String, holds: bool) {
+        self.cells.push(Cell {
+            text: G15::new(f64::NAN),
+            fresh: false,
+        });
+        self.names.push(name);
+        self.holds.push(holds);
+        self.unset.push(true);
+        self.unset_left += 1;
+    }
+
+    /// Keeps only the columns at `order`, in that order (renumbering is the caller's).
+    fn reorder(&mut self, order: &[usize]) {
+        self.cells = order.iter().map(|&i| self.cells[i]).collect();
+        self.names = order
+            .iter()
+            .map(|&i| std::mem::take(&mut self.names[i]))
+            .collect();
+        self.holds = order.iter().map(|&i| self.holds[i]).collect();
+        self.unset = order.iter().map(|&i| self.unset[i]).collect();
+        self.unset_left = self.unset.iter().filter(|u| **u).count();
+    }
+}
+
+pub struct CsvWriter {
+    out: BufWriter<File>,
+    /// The temporary file being written (renamed onto the target at commit).
+    temp: PathBuf,
+    path: PathBuf,
+    strict: bool,
+    /// Channel layouts, by channel id.
+    channels: Vec<Layout>,
+    row: Row,
+    /// Bytes of the header line as written (0 before it is).
+    header_bytes: u64,
+    /// Columns were added after the header was written (an entity met late): the file is
+    /// rewritten at the end with every column in its place.
+    widened: bool,
     /// The current row: time, frame value, whether anything is in it.
     time: Nanos,
     frame: Option<i64>,
@@ -238,15 +310,40 @@ pub struct CsvWriter {
     report: WriteReport,
 }
 
-/// The name of field `f` of `channel` as a signal: the channel's name when the channel is
-/// one Icarus signal (its only field is its last name segment, spec §A10), else
-/// `channel.field`.
-fn signal_name(channel: &Channel, field: &FieldSpec) -> String {
-    let (_, last) = entity_and_field(&channel.name);
-    if channel.fields.len() == 1 && last == field.name {
-        channel.name.clone()
-    } else {
-        format!("{}.{}", channel.name, field.name)
+/// Whether the channel's name already names the entity (an Icarus signal `Nav.x` of the
+/// component `Nav`), or the entity has no name: its columns then carry no entity segment.
+fn implied(channel: &str, entity: &Option<Entity>) -> bool {
+    match entity {
+        Some(Entity::Name(e)) if e.is_empty() => true,
+        Some(Entity::Name(e)) => channel
+            .strip_prefix(&**e)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('.')),
+        _ => false,
+    }
+}
+
+/// The same entity, recognised by address first.
+fn same_entity(a: &Option<Entity>, b: &Option<Entity>) -> bool {
+    match (a, b) {
+        (Some(Entity::Name(x)), Some(Entity::Name(y))) => Arc::ptr_eq(x, y) || x == y,
+        _ => a == b,
+    }
+}
+
+impl Entities {
+    /// The signal name of field `f` for `entity`: the channel's name, then the entity, then
+    /// the field's name unless the channel is one signal.
+    fn signal(&self, f: &FieldPlan, entity: Option<&Entity>) -> String {
+        let mut name = self.name.clone();
+        if let Some(e) = entity {
+            name.push('.');
+            name.push_str(&e.to_string());
+        }
+        if !self.plan.one_signal {
+            name.push('.');
+            name.push_str(&f.name);
+        }
+        name
     }
 }
 
@@ -266,17 +363,25 @@ impl CsvWriter {
                 )))
             }
         };
-        let mut writer = CsvWriter {
-            out: outputs.create(target)?,
+        // A path, not a stream: a file whose columns grow after its header is written is
+        // read back and rewritten at the end (standard output is spooled to allow it).
+        let temp = outputs.create_path(target)?;
+        let file = File::create(&temp).map_err(|e| WriteError::io(target, e))?;
+        let icarus = header.format.starts_with("icar");
+        let channels = header
+            .channels
+            .iter()
+            .map(|c| Self::plan(c, icarus))
+            .collect();
+        Ok(CsvWriter {
+            out: BufWriter::with_capacity(1 << 20, file),
+            temp,
             path: target.to_path_buf(),
             strict,
-            channels: Vec::new(),
-            header_line: b"time".to_vec(),
-            cells: Vec::new(),
-            holds: Vec::new(),
-            icarus: header.format.starts_with("icar"),
-            unset: Vec::new(),
-            unset_left: 0,
+            channels,
+            row: Row::default(),
+            header_bytes: 0,
+            widened: false,
             time: 0,
             frame: None,
             open: false,
@@ -284,38 +389,61 @@ impl CsvWriter {
             time_lost: 0,
             line: Vec::with_capacity(1 << 16),
             report: WriteReport::default(),
-        };
-        for channel in &header.channels {
-            writer.lay_out(channel);
-        }
-        Ok(writer)
+        })
     }
 
-    /// Columns for every field of `channel` that has a type the format can hold.
-    fn lay_out(&mut self, channel: &Channel) {
+    /// The columns every entity of `channel` gets: one group per field that has a type the
+    /// format can hold.
+    fn plan(channel: &Channel, icarus: bool) -> Layout {
         // Icarus declares every field; another source may leave some undeclared (a key
         // whose values were never typed, such as NanoVer's string lists): those fields have
         // no column, the channel's other fields do.
         let complete = |f: &FieldSpec| f.is_complete();
-        let usable = if self.icarus {
+        let usable = if icarus {
             channel.fields.iter().all(complete)
         } else {
             channel.fields.iter().any(complete)
         };
         if channel.fields.is_empty() || !usable {
             let why = "fields not declared with type and shape before the first record: no column";
-            self.channels
-                .push((channel.name.clone(), Layout::Dropped(why, 0)));
-            return;
+            return Layout::Dropped(channel.name.clone(), why, 0);
         }
-        let mut groups = Vec::new();
-        for field in &channel.fields {
-            let ty = Columns::of_field(field, self.icarus);
-            let first = self.cells.len();
-            let holds = channel.composition == Composition::SampleHold;
-            if let Some(ty) = ty {
-                let shape = field.shape.as_deref().unwrap_or_default();
-                for column in ty.names(&signal_name(channel, field), shape) {
+        let (_, last) = entity_and_field(&channel.name);
+        let fields = channel
+            .fields
+            .iter()
+            .map(|f| FieldPlan {
+                name: f.name.clone(),
+                ty: Columns::of_field(f, icarus),
+                shape: f.shape.clone().unwrap_or_default(),
+                elements: f.elements.clone(),
+            })
+            .collect();
+        Layout::Entities(Entities {
+            name: channel.name.clone(),
+            plan: Plan {
+                one_signal: channel.fields.len() == 1 && last == channel.fields[0].name,
+                holds: channel.composition == Composition::SampleHold,
+                fields,
+            },
+            sets: Vec::new(),
+            index: HashMap::new(),
+            last: None,
+        })
+    }
+
+    /// Columns for `entity` of channel `c`, appended to the row.
+    fn add_set(&mut self, c: usize, entity: Option<Entity>, assumed: bool) -> usize {
+        let Some(Layout::Entities(e)) = self.channels.get_mut(c) else {
+            return 0;
+        };
+        let mut groups = Vec::with_capacity(e.plan.fields.len());
+        for f in &e.plan.fields {
+            let mut counts = [0; TALLIES];
+            let first = self.row.cells.len();
+            if let Some(ty) = f.ty {
+                let signal = e.signal(f, entity.as_ref());
+                for column in ty.names(&signal, &f.shape, f.elements.as_deref()) {
                     if names::needs_quotes(&column) {
                         self.report.warnings.push(format!(
                             "column `{}` holds a comma, a quote or a line break: quoted per RFC 4180, \
@@ -323,27 +451,102 @@ impl CsvWriter {
                             column.escape_debug()
                         ));
                     }
-                    self.header_line.push(b',');
-                    names::push_name(&mut self.header_line, &column);
-                    self.cells.push(Cell {
-                        text: G15::new(f64::NAN),
-                        fresh: false,
-                    });
-                    self.holds.push(holds);
-                    self.unset.push(true);
-                    self.unset_left += 1;
+                    self.row.push(column, e.plan.holds);
+                }
+                if e.plan.holds {
+                    // The rows already written get `nan` in these columns.
+                    counts[Tally::NotYet as usize] = self.rows;
                 }
             }
-            groups.push(Group {
-                field: field.name.clone(),
-                ty,
-                first,
-                entity: None,
-                counts: [0; TALLIES],
-            });
+            groups.push(Group { first, counts });
         }
-        self.channels
-            .push((channel.name.clone(), Layout::Groups(groups)));
+        let s = e.sets.len();
+        e.sets.push(EntityColumns {
+            groups,
+            assumed,
+            used: false,
+        });
+        e.index.insert(entity, s);
+        if self.header_bytes > 0 {
+            self.widened = true;
+        }
+        s
+    }
+
+    /// The set of columns of `entity` in channel `c`, made when the entity is new.
+    fn set_for(&mut self, c: usize, entity: &Option<Entity>) -> usize {
+        let Some(Layout::Entities(e)) = self.channels.get_mut(c) else {
+            return 0;
+        };
+        if let Some((s, last)) = &e.last {
+            if same_entity(last, entity) {
+                return *s;
+            }
+        }
+        let key = if entity.is_none() || implied(&e.name, entity) {
+            None
+        } else {
+            entity.clone()
+        };
+        let found = e.index.get(&key).copied();
+        let s = match found {
+            Some(s) => s,
+            None => self.add_set(c, key, false),
+        };
+        if let Some(Layout::Entities(e)) = self.channels.get_mut(c) {
+            e.last = Some((s, entity.clone()));
+        }
+        s
+    }
+
+    /// The columns channel by channel, each channel's entities in the order they were met,
+    /// leaving out the assumed sets that no record used in a channel that has others.
+    fn column_order(&self, leave_out_unused: bool) -> Vec<usize> {
+        let mut order = Vec::with_capacity(self.row.cells.len());
+        for layout in &self.channels {
+            let Layout::Entities(e) = layout else {
+                continue;
+            };
+            for set in &e.sets {
+                if leave_out_unused && set.assumed && !set.used && e.sets.len() > 1 {
+                    continue;
+                }
+                for (g, f) in set.groups.iter().zip(&e.plan.fields) {
+                    let n = f.ty.map_or(0, Columns::count);
+                    order.extend(g.first..g.first + n);
+                }
+            }
+        }
+        order
+    }
+
+    /// Before the first row: columns for the channels that had no record yet, then every
+    /// column in channel order, and the header line.
+    fn write_header(&mut self) -> Result<(), WriteError> {
+        for c in 0..self.channels.len() {
+            if matches!(&self.channels[c], Layout::Entities(e) if e.sets.is_empty()) {
+                self.add_set(c, None, true);
+            }
+        }
+        let order = self.column_order(false);
+        let mut new_index = vec![0; self.row.cells.len()];
+        for (new, &old) in order.iter().enumerate() {
+            new_index[old] = new;
+        }
+        for layout in &mut self.channels {
+            if let Layout::Entities(e) = layout {
+                for g in e.sets.iter_mut().flat_map(|s| s.groups.iter_mut()) {
+                    g.first = new_index.get(g.first).copied().unwrap_or(g.first);
+                }
+            }
+        }
+        self.row.reorder(&order);
+        let line = header_line(self.row.names.iter());
+        self.out
+            .write_all(&line)
+            .map_err(|e| WriteError::io(&self.path, e))?;
+        self.header_bytes = line.len() as u64;
+        Ok(())
     }
 
     /// Ends the current row: writes it (and the header before the first).
@@ -352,10 +555,7 @@ impl CsvWriter {
             return Ok(());
         }
         if self.rows == 0 {
-            self.header_line.push(b'\n');
-            self.out
-                .write_all(&self.header_line)
-                .map_err(|e| WriteError::io(&self.path, e))?;
+            self.write_header()?;
         }
         let line = &mut self.line;
         line.clear();
@@ -370,7 +570,7 @@ impl CsvWriter {
         if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
             self.time_lost += 1;
         }
-        for (cell, &holds) in self.cells.iter_mut().zip(&self.holds) {
+        for (cell, &holds) in self.row.cells.iter_mut().zip(&self.row.holds) {
             line.push(b',');
             if holds || cell.fresh {
                 line.extend_from_slice(cell.text.as_bytes());
@@ -381,12 +581,15 @@ impl CsvWriter {
         self.out
             .write_all(line)
             .map_err(|e| WriteError::io(&self.path, e))?;
-        if self.unset_left > 0 {
+        if self.row.unset_left > 0 {
             // Columns still without a value were written as nan.
-            for (_, layout) in &mut self.channels {
-                if let Layout::Groups(groups) = layout {
-                    for g in groups.iter_mut() {
-                        if g.ty.is_some() && self.holds[g.first] && self.unset[g.first] {
+            for layout in &mut self.channels {
+                let Layout::Entities(e) = layout else {
+                    continue;
+                };
+                for set in &mut e.sets {
+                    for (g, f) in set.groups.iter_mut().zip(&e.plan.fields) {
+                        if f.ty.is_some() && e.plan.holds && self.row.unset[g.first] {
                             g.counts[Tally::NotYet as usize] += 1;
                         }
                     }
@@ -400,21 +603,86 @@ impl CsvWriter {
 
     /// Whether `record` belongs in a new row: its time or frame value differs from the
     /// row's, or it brings a value for a signal the row already has.
-    fn starts_row(&self, record: &Record, groups: &[Group]) -> bool {
+    fn starts_row(&self, record: &Record, e: &Entities, set: &EntityColumns) -> bool {
         self.time != record.time
             || matches!((self.frame, record.frame), (Some(a), Some(b)) if a != b)
             || record.values.iter().any(|(key, _)| {
-                groups.iter().find(|g| g.field == *key).is_some_and(|g| {
-                    g.ty.is_some()
-                        && self.cells[g.first].fresh
-                        && g.entity.as_ref().is_none_or(|e| *e == record.entity)
-                })
+                e.plan
+                    .fields
+                    .iter()
+                    .position(|f| f.name == *key)
+                    .is_some_and(|i| {
+                        e.plan.fields[i].ty.is_some() && self.row.cells[set.groups[i].first].fresh
+                    })
             })
+    }
+
+    /// Rewrites the file with every column in its place: the header's, then those added
+    /// later (each row written before a column existed gets `nan` there if it holds, else an
+    /// empty cell), channel by channel.
+    fn rewrite(&mut self) -> Result<(), WriteError> {
+        let order = self.column_order(true);
+        let io = |e| WriteError::io(&self.path, e);
+        self.out.flush().map_err(io)?;
+        let mut input = BufReader::with_capacity(1 << 20, File::open(&self.temp).map_err(io)?);
+        input.seek(SeekFrom::Start(self.header_bytes)).map_err(io)?;
+        let (file, scratch) = output::scratch_beside(&self.temp)?;
+        let mut out = BufWriter::with_capacity(1 << 20, file);
+        out.write_all(&header_line(order.iter().map(|&i| &self.row.names[i])))
+            .map_err(io)?;
+        let pad: Vec<&[u8]> = self
+            .row
+            .holds
+            .iter()
+            .map(|&h| if h { &b"nan"[..] } else { &b""[..] })
+            .collect();
+        let (mut line, mut cells, mut next) = (Vec::new(), Vec::new(), Vec::new());
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line).map_err(io)? == 0 {
+                break;
+            }
+            // Body cells are numbers or empty: never quoted, so a comma always ends one.
+            let body = line.strip_suffix(b"\n").unwrap_or(&line);
+            cells.clear();
+            let mut start = 0;
+            for end in memchr::memchr_iter(b',', body).chain([body.len()]) {
+                cells.push(start..end);
+                start = end + 1;
+            }
+            let cell = |i: usize| {
+                cells
+                    .get(i)
+                    .map(|r: &std::ops::Range<usize>| &body[r.clone()])
+            };
+            next.clear();
+            next.extend_from_slice(cell(0).unwrap_or_default());
+            for &i in &order {
+                next.push(b',');
+                next.extend_from_slice(cell(i + 1).unwrap_or(pad[i]));
+            }
+            next.push(b'\n');
+            out.write_all(&next).map_err(io)?;
+        }
+        out.flush().map_err(io)?;
+        drop(out);
+        output::replace_with_scratch(scratch, &self.temp)
     }
 }
 
+/// `time` and the column names, quoted where they must be, and LF.
+fn header_line<'a>(columns: impl Iterator<Item = &'a String>) -> Vec<u8> {
+    let mut line = b"time".to_vec();
+    for name in columns {
+        line.push(b',');
+        names::push_name(&mut line, name);
+    }
+    line.push(b'\n');
+    line
+}
+
 /// Sets the cells of one group from a value; returns the tallies it made (a bit each).
-fn set(cells: &mut [Cell], ty: Columns, first: usize, value: &Value) -> u16 {
+fn set_cells(cells: &mut [Cell], ty: Columns, first: usize, value: &Value) -> u16 {
     let n = ty.count();
     let mut tallies = 0u16;
     let mut put = |i: usize, x: f64, exact: bool, widened: Option<Tally>| {
@@ -518,33 +786,34 @@ fn element(data: &ArrayData, i: usize) -> Option<(f64, bool, Option<Tally>)> {
 
 impl Sink for CsvWriter {
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
-        // The header is laid out before the first record: a channel met later has no column.
-        self.channels.push((
+        // The columns are planned from the header's fields: a channel met later has none.
+        self.channels.push(Layout::Dropped(
             channel.name.clone(),
-            Layout::Dropped(
-                "channel announced after the header was laid out: no column",
-                0,
-            ),
+            "channel announced after the header was laid out: no column",
+            0,
         ));
         Ok(())
     }
 
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         let c = record.channel as usize;
-        let new_row = match self.channels.get(c) {
+        match self.channels.get_mut(c) {
             None => {
                 self.report
                     .loss
                     .add("?", "*", "record of a channel the writer was not told of");
                 return Ok(());
             }
-            Some((_, Layout::Dropped(..))) => {
-                if let Some((_, Layout::Dropped(_, records))) = self.channels.get_mut(c) {
-                    *records += 1;
-                }
+            Some(Layout::Dropped(_, _, records)) => {
+                *records += 1;
                 return Ok(());
             }
-            Some((_, Layout::Groups(groups))) => self.open && self.starts_row(record, groups),
+            Some(Layout::Entities(_)) => {}
+        }
+        let s = self.set_for(c, &record.entity);
+        let new_row = match &self.channels[c] {
+            Layout::Entities(e) => self.open && self.starts_row(record, e, &e.sets[s]),
+            Layout::Dropped(..) => false,
         };
         if new_row {
             self.end_row()?;
@@ -558,30 +827,32 @@ impl Sink for CsvWriter {
             self.time = record.time;
             self.frame = record.frame;
         }
-        let Some((name, Layout::Groups(groups))) = self.channels.get_mut(c) else {
+        let Some(Layout::Entities(e)) = self.channels.get_mut(c) else {
             return Ok(());
         };
+        let set = &mut e.sets[s];
+        set.used = true;
         for (key, value) in &record.values {
-            let Some(g) = groups.iter_mut().find(|g| g.field == *key) else {
+            let Some(i) = e.plan.fields.iter().position(|f| f.name == *key) else {
                 self.report
                     .loss
-                    .add(name, key, "field not declared by its channel: no column");
+                    .add(&e.name, key, "field not declared by its channel: no column");
                 continue;
             };
-            let tallies = match (&g.entity, g.ty) {
-                (_, None) => Tally::NoColumn.bit(),
-                (Some(owner), _) if *owner != record.entity => Tally::OtherEntity.bit(),
-                (_, Some(ty)) => {
-                    g.entity.get_or_insert_with(|| record.entity.clone());
-                    let tallies = set(&mut self.cells, ty, g.first, value);
+            let g = &mut set.groups[i];
+            let tallies = match e.plan.fields[i].ty {
+                None => Tally::NoColumn.bit(),
+                Some(ty) => {
+                    let row = &mut self.row;
+                    let tallies = set_cells(&mut row.cells, ty, g.first, value);
                     let columns = g.first..g.first + ty.count();
-                    for cell in &mut self.cells[columns.clone()] {
+                    for cell in &mut row.cells[columns.clone()] {
                         cell.fresh = !context;
                     }
-                    for unset in &mut self.unset[columns] {
+                    for unset in &mut row.unset[columns] {
                         if *unset {
                             *unset = false;
-                            self.unset_left -= 1;
+                            row.unset_left -= 1;
                         }
                     }
                     tallies
@@ -606,16 +877,16 @@ impl Sink for CsvWriter {
                         .into(),
                 );
             } else {
-                self.header_line.push(b'\n');
-                self.out
-                    .write_all(&self.header_line)
-                    .map_err(|e| WriteError::io(&self.path, e))?;
+                self.write_header()?;
                 self.report.warnings.push(
                     "no frames: wrote the header line alone (Icarus writes an empty file; \
                      --csv-style icarus-strict does too)"
                         .into(),
                 );
             }
+        }
+        if self.widened {
+            self.rewrite()?;
         }
         self.out
             .flush()
@@ -627,17 +898,21 @@ impl Sink for CsvWriter {
             "time in seconds needs more than 15 significant digits (%.15g)",
             self.time_lost,
         );
-        for (name, layout) in &self.channels {
+        for layout in &self.channels {
             match layout {
-                Layout::Dropped(why, n) => loss.add_n(name, "*", why, *n),
-                Layout::Groups(groups) => {
-                    for g in groups {
+                Layout::Dropped(name, why, n) => loss.add_n(name, "*", why, *n),
+                Layout::Entities(e) => {
+                    let kept = e
+                        .sets
+                        .iter()
+                        .filter(|s| !(s.assumed && !s.used && e.sets.len() > 1));
+                    for (i, f) in e.plan.fields.iter().enumerate() {
                         for t in Tally::ALL {
-                            let n = g.counts[t as usize];
+                            let n = kept.clone().map(|s| s.groups[i].counts[t as usize]).sum();
                             if t.lost() {
-                                loss.add_n(name, &g.field, t.text(), n);
+                                loss.add_n(&e.name, &f.name, t.text(), n);
                             } else {
-                                loss.widen_n(name, &g.field, t.text(), n);
+                                loss.widen_n(&e.name, &f.name, t.text(), n);
                             }
                         }
                     }

@@ -107,6 +107,47 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
+/// A new file beside `temp` (a temporary output of [`Outputs::create_path`]), for a writer
+/// that rewrites its output whole at the end: it writes the new file, then
+/// [`replace_with_scratch`] renames it onto `temp`. Registered like every temporary output,
+/// so an interrupt removes it too.
+pub fn scratch_beside(temp: &Path) -> Result<(File, tempfile::TempPath), WriteError> {
+    let dir = match temp.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = temp
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut builder = tempfile::Builder::new();
+    let prefix = pending::prefix(&name);
+    builder.prefix(&prefix).suffix(pending::suffix());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(fs::Permissions::from_mode(0o666));
+    }
+    let mut registry = pending::lock();
+    let scratch = builder
+        .tempfile_in(dir)
+        .map_err(|e| WriteError::io(temp, e))?;
+    registry.push(scratch.path().to_path_buf());
+    drop(registry);
+    Ok(scratch.into_parts())
+}
+
+/// Renames `scratch` (from [`scratch_beside`]) onto `temp`. Dropped instead (an error on the
+/// way), the scratch file is removed.
+pub fn replace_with_scratch(scratch: tempfile::TempPath, temp: &Path) -> Result<(), WriteError> {
+    let path = scratch.to_path_buf();
+    scratch
+        .persist(temp)
+        .map_err(|e| WriteError::io(temp, e.error))?;
+    pending::unregister(&[path]);
+    Ok(())
+}
+
 /// Whether an output path is written with a trailing `/` (a directory, by the user's word).
 pub fn ends_with_separator(path: &Path) -> bool {
     (path.as_os_str().to_string_lossy()).ends_with(['/', std::path::MAIN_SEPARATOR])
