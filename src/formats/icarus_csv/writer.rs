@@ -255,7 +255,7 @@ struct Row {
     /// Icarus's signals) or is written only in rows at its records' times (an empty cell
     /// elsewhere: frames, state, events, of every other source).
     holds: Vec<bool>,
-    /// Columns not yet given a value (written as `nan`), and how many there are.
+    /// Held columns not yet given a value (written as `nan`), and how many there are.
     unset: Vec<bool>,
     unset_left: usize,
 }
@@ -268,8 +268,10 @@ impl Row {
         });
         self.names.push(name);
         self.holds.push(holds);
-        self.unset.push(true);
-        self.unset_left += 1;
+        // Only a held column is written (as `nan`) before its first value; counting only
+        // those keeps the per-row tally away when nothing holds (thousands of 3es shapes).
+        self.unset.push(holds);
+        self.unset_left += usize::from(holds);
     }
 
     /// Keeps only the columns at `order`, in that order (renumbering is the caller's).
