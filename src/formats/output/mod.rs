@@ -120,21 +120,33 @@ pub fn scratch_beside(temp: &Path) -> Result<(File, tempfile::TempPath), WriteEr
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    registered_temp(temp, dir, &pending::prefix(&name))
+}
+
+/// A new temporary file in `dir` (its name the prefix, random, `.partial`), registered as
+/// pending.
+fn registered_temp(
+    target: &Path,
+    dir: &Path,
+    prefix: &str,
+) -> Result<(File, tempfile::TempPath), WriteError> {
     let mut builder = tempfile::Builder::new();
-    let prefix = pending::prefix(&name);
-    builder.prefix(&prefix).suffix(pending::suffix());
+    builder.prefix(prefix).suffix(pending::suffix());
     #[cfg(unix)]
     {
+        // Like any new file: 0666 less the umask, not tempfile's private 0600.
         use std::os::unix::fs::PermissionsExt;
         builder.permissions(fs::Permissions::from_mode(0o666));
     }
+    // Registered while the registry is locked, so an interrupt either sees it or comes
+    // before it exists.
     let mut registry = pending::lock();
-    let scratch = builder
+    let temp = builder
         .tempfile_in(dir)
-        .map_err(|e| WriteError::io(temp, e))?;
-    registry.push(scratch.path().to_path_buf());
+        .map_err(|e| WriteError::io(target, e))?;
+    registry.push(temp.path().to_path_buf());
     drop(registry);
-    Ok(scratch.into_parts())
+    Ok(temp.into_parts())
 }
 
 /// Renames `scratch` (from [`scratch_beside`]) onto `temp`. Dropped instead (an error on the
@@ -460,23 +472,7 @@ impl Outputs {
 
     /// A temporary file in `dir`, renamed onto `target` at commit.
     fn temp_file(&mut self, target: &Path, dir: &Path, prefix: &str) -> Result<File, WriteError> {
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(prefix).suffix(pending::suffix());
-        #[cfg(unix)]
-        {
-            // Like any new file: 0666 less the umask, not tempfile's private 0600.
-            use std::os::unix::fs::PermissionsExt;
-            builder.permissions(fs::Permissions::from_mode(0o666));
-        }
-        // Registered while the registry is locked, so an interrupt either sees it or comes
-        // before it exists.
-        let mut registry = pending::lock();
-        let temp = builder
-            .tempfile_in(dir)
-            .map_err(|e| WriteError::io(target, e))?;
-        registry.push(temp.path().to_path_buf());
-        drop(registry);
-        let (file, path) = temp.into_parts();
+        let (file, path) = registered_temp(target, dir, prefix)?;
         self.pending.push((path, target.to_path_buf()));
         Ok(file)
     }
