@@ -360,6 +360,20 @@ fn icarus_recordings() {
 }
 
 #[test]
+fn xrec_sessions() {
+    let all = check_recording(&["xrec/session.xrec"]);
+    check_recording(&["xrec/session_gzip.xrec"]);
+    // The session begins at a unix instant: log time is absolute, time_ns relative to it.
+    let transform = all.iter().find(|m| m.topic == "/xrec.Transform").unwrap();
+    let json = json_of(transform);
+    assert_eq!(json["time_ns"], 500_000_000);
+    assert_eq!(json["entity"], "cube");
+    assert!(transform.log_time > 1_000_000_000_000_000_000);
+    let begin = all.iter().find(|m| m.topic == "/xrec.Chapter").unwrap();
+    assert_eq!(transform.log_time - begin.log_time, 500_000_000);
+}
+
+#[test]
 fn icarec_with_an_epoch_logs_absolute_time() {
     let all = check_recording(&["icarec/a2.icarec"]);
     // Epoch 2026-03-01T12:00:00Z, first record at 10 ms.

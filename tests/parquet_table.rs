@@ -39,6 +39,8 @@ const SOURCES: &[&[&str]] = &[
     &["fixtures/icarus-hdf5/small.h5"],
     &["fixtures/icarus-hdf5/vulcan.h5"],
     &["fixtures/icarus-csv/rocket.csv"],
+    &["fixtures/xrec/session.xrec"],
+    &["fixtures/xrec/session_gzip.xrec"],
 ];
 
 /// Records per channel, summed over `inspect`'s lines (one per input file).

@@ -59,6 +59,8 @@ done
 check icarec-a2 "$FIXTURES/icarec/a2.icarec"
 check icarec-a2-tar "$FIXTURES/icarec/a2.icarec.tar"
 check icarec-types "$FIXTURES/icarec/types.icarec"
+check xrec-session "$FIXTURES/xrec/session.xrec"
+check xrec-session-gzip "$FIXTURES/xrec/session_gzip.xrec"
 for f in small vulcan escape noschema unescaped; do
   check "icarus-hdf5-$f" "$FIXTURES/icarus-hdf5/$f.h5"
 done
