@@ -591,3 +591,24 @@ fn a_merge_packs_moved_events_in_output_time_order() {
     );
     assert_eq!(inspect(&merged)["records"], 19);
 }
+
+/// An XREC reader discovers its channels as it reads: a `--channel` pattern is judged once
+/// the session is read, so one that matches an event type met later does not warn, and one
+/// that matches nothing names every type the session had.
+#[test]
+fn channel_patterns_are_judged_after_the_events_are_read() {
+    let session = fx("session.xrec");
+    let session = session.to_str().unwrap();
+    let r = run(&["cat", session, "--channel", "xrec.Transform"]).expect_code(0);
+    assert_eq!(r.stdout.lines().count(), 8);
+    assert_eq!(r.stderr, "");
+    let r = run(&["inspect", "--format", "json", session, "--channel", "nope"]).expect_code(0);
+    assert!(
+        r.stderr.contains(
+            "warning: --channel `nope` matches no channel (channels: xrec.Chapter, \
+             xrec.ClientEnter, xrec.Transform, Custom.Score, xrec.SceneGraph)"
+        ),
+        "{}",
+        r.stderr
+    );
+}

@@ -123,13 +123,12 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
     let mut source = registry::open(path, args.read.options(args.deep, true))?;
     // Without --channel every record is summarised: no selection layer in the way of the
     // reader (inspect of a large 3es capture is compared with 3esinfo's CPU time).
+    let mut selection = None;
     if !args.channel.is_empty() {
         let channels = Selection::new(&args.channel, &[], &[])
             .map_err(|e| ReadError::Conflict(e.to_string()))?;
         let selected = Selected::new(source, channels);
-        for warning in &selected.report().borrow().unmatched {
-            say!("warning: {warning}");
-        }
+        selection = Some(selected.report());
         source = Box::new(selected);
     }
     let size = source.progress().1;
@@ -150,6 +149,11 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
             let (d, t) = source.progress();
             progress.update(d, t);
         }
+    }
+    // Patterns that matched no channel are known once the file is read (a reader may
+    // discover channels as it reads).
+    for warning in selection.iter().flat_map(|r| r.borrow().unmatched.clone()) {
+        say!("warning: {warning}");
     }
     summary.facts = source.facts();
     let mut counts = [0u64; 3];

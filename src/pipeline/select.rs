@@ -309,6 +309,8 @@ pub struct Selected<S: Source> {
     report: SelectionHandle,
     /// Whether the inner source is exhausted (and key warnings were noted).
     finished: bool,
+    /// Whether channel patterns that matched nothing were noted.
+    channels_noted: bool,
     /// Frame positions, for `decimate`.
     frames: FrameCounter,
 }
@@ -348,8 +350,14 @@ impl<S: Source> Selected<S> {
             selection,
             report,
             finished: false,
+            channels_noted: false,
             frames: FrameCounter::default(),
         };
+        // Channels declared at open are known now; a reader that declares none at open
+        // discovers them as it reads (XREC), and its patterns are judged at the end.
+        if !selected.inner.header().channels.is_empty() {
+            selected.note_unmatched_channels();
+        }
         // Decimation counts the frames of every record, selected or not: the reader must
         // make them all.
         if selected.selection.channels.is_some() && selected.selection.decimate.unwrap_or(1) <= 1 {
@@ -363,9 +371,11 @@ impl<S: Source> Selected<S> {
         Rc::clone(&self.report)
     }
 
-    /// Warns of `--channel` / `--exclude-channel` patterns that match no channel: known once
-    /// the source is read or dropped, as a reader may discover channels as it reads (XREC).
+    /// Warns (once) of `--channel` / `--exclude-channel` patterns that match no channel.
     fn note_unmatched_channels(&mut self) {
+        if std::mem::replace(&mut self.channels_noted, true) {
+            return;
+        }
         self.follow_new_channels();
         let Some(c) = &self.selection.channels else {
             return;
@@ -428,9 +438,7 @@ impl<S: Source> Drop for Selected<S> {
     /// A source left before its end (a window that stops early) still warns of channel
     /// patterns that matched nothing it had met.
     fn drop(&mut self) {
-        if !std::mem::replace(&mut self.finished, true) {
-            self.note_unmatched_channels();
-        }
+        self.note_unmatched_channels();
     }
 }
 
