@@ -179,6 +179,13 @@ impl Geometry {
         }
     }
 
+    /// Whether every declared vertex and index has arrived.
+    pub fn is_full(&self) -> bool {
+        self.vertex_count > 0
+            && self.vertices.len() as u64 >= self.vertex_count
+            && self.indices.len() as u64 >= self.index_count
+    }
+
     /// New declared counts and topology (a resource's Redefine): data past them goes.
     pub fn redefine(&mut self, topology: u64, vertex_count: u64, index_count: u64) {
         self.topology = topology;
@@ -277,6 +284,10 @@ impl Geometry {
                     } else {
                         "line segments with an index out of range or a non-finite vertex left out"
                     });
+                }
+                if indices.is_empty() && dropped {
+                    // Nothing left to draw (empty indices would mean "every vertex in order").
+                    return;
                 }
                 let colors = self.vertex_colours(tint, points.len());
                 let color = colour(tint);

@@ -5,7 +5,9 @@
 //! - A mesh shape's vertex data comes in `Data` messages after its `Create`: it is drawn at
 //!   its `End` message, as entity `mesh_shape/<id>` (a transient one, id 0, as
 //!   `mesh_shape/0/<n>`, deleted when the next frame ends, as other transient shapes are).
-//!   An `Update` draws it again at its new pose; `Destroy` deletes it.
+//!   An `Update` draws it again at its new pose; `Destroy` deletes it. The End message was
+//!   added to 3es late, so a shape whose declared vertices and indices have all arrived is
+//!   also drawn when its frame ends without one.
 //! - A mesh resource is gathered from its `Create` and component messages and is complete at
 //!   `Finalise`. A mesh set (entity `mesh_set/<id>`) draws the parts whose resources are
 //!   complete; servers send resources lazily, in the frame after the set, so each set that
@@ -65,6 +67,8 @@ pub struct Meshes {
     /// The transient mesh shape whose Data messages are arriving (Data of id 0 belongs to
     /// the last transient Create).
     transient: Option<MeshShape>,
+    /// Persistent mesh shapes not drawn yet (waiting for End or their frame's end).
+    pending: Vec<u64>,
     resources: HashMap<u64, Resource>,
     sets: HashMap<u64, MeshSet>,
     /// Transient entities of the frame being built, and of the frame shown.
@@ -91,6 +95,7 @@ impl Meshes {
             MESH_SET => self.mesh_set(message, record, stamp, &mut update, loss),
             MESH => self.resource(message, record, stamp, &mut update, loss),
             "3es/control" if message == "Frame" => {
+                self.draw_complete(stamp, &mut update, loss);
                 let gone = std::mem::replace(&mut self.shown, std::mem::take(&mut self.building));
                 update
                     .deletions
@@ -132,6 +137,7 @@ impl Meshes {
                 let replaced = if id == 0 {
                     self.transient.replace(shape)
                 } else {
+                    self.pending.push(id);
                     self.shapes.insert(id, shape)
                 };
                 if replaced.is_some_and(|s| !s.ended) {
@@ -171,28 +177,7 @@ impl Meshes {
                         return;
                     }
                 }
-                shape.ended = true;
-                let entity_id = if id == 0 {
-                    let n = self.building.len();
-                    let entity_id = format!("mesh_shape/0/{n}");
-                    self.building.push(entity_id.clone());
-                    entity_id
-                } else {
-                    format!("mesh_shape/{id}")
-                };
-                let shape = if id == 0 {
-                    self.transient.take()
-                } else {
-                    self.shapes.remove(&id)
-                };
-                if let Some(shape) = shape {
-                    update
-                        .entities
-                        .push(draw_shape(&shape, entity_id, stamp, loss));
-                    if id != 0 {
-                        self.shapes.insert(id, shape);
-                    }
-                }
+                self.end(id, stamp, update, loss);
             }
             "Update" => {
                 if let Some(shape) = self.shapes.get_mut(&id) {
@@ -212,6 +197,44 @@ impl Meshes {
                     .push(deletion(stamp, format!("mesh_shape/{id}")));
             }
             _ => {}
+        }
+    }
+
+    /// Draws mesh shape `id` (0: the transient one) as complete.
+    fn end(&mut self, id: u64, stamp: Timestamp, update: &mut SceneUpdate, loss: &mut LossReport) {
+        if id == 0 {
+            // A transient's data is needed no longer: it cannot be updated.
+            if let Some(shape) = self.transient.take() {
+                let entity_id = format!("mesh_shape/0/{}", self.building.len());
+                self.building.push(entity_id.clone());
+                update
+                    .entities
+                    .push(draw_shape(&shape, entity_id, stamp, loss));
+            }
+        } else if let Some(shape) = self.shapes.get_mut(&id) {
+            shape.ended = true;
+            let entity = draw_shape(shape, format!("mesh_shape/{id}"), stamp, loss);
+            update.entities.push(entity);
+        }
+    }
+
+    /// At a frame's end: the mesh shapes of the frame whose data is complete though no End
+    /// came (captures from before 3es had End) are drawn.
+    fn draw_complete(&mut self, stamp: Timestamp, update: &mut SceneUpdate, loss: &mut LossReport) {
+        if self
+            .transient
+            .as_ref()
+            .is_some_and(|s| s.geometry.is_full())
+        {
+            self.end(0, stamp, update, loss);
+        }
+        for id in std::mem::take(&mut self.pending) {
+            match self.shapes.get(&id) {
+                Some(s) if s.ended => {}
+                Some(s) if s.geometry.is_full() => self.end(id, stamp, update, loss),
+                Some(_) => self.pending.push(id),
+                None => {}
+            }
         }
     }
 
@@ -493,5 +516,109 @@ fn float(record: &Record, key: &str) -> f64 {
         Some(Value::Float(x)) if x.is_finite() => *x,
         Some(Value::F32(x)) if x.is_finite() => (*x).into(),
         _ => 0.0,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use prost::Message as _;
+
+    use super::*;
+    use crate::model::{Array, ArrayData, ChannelKind, Composition};
+
+    fn channel(name: &str) -> Channel {
+        Channel::new(name, ChannelKind::Events, Composition::Independent)
+    }
+
+    fn record(values: Vec<(&str, Value)>) -> Record {
+        let mut r = Record::new(0, 0);
+        r.values = values
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        r
+    }
+
+    fn data(data_type: u64, offset: u64, array: ArrayData, width: usize) -> Record {
+        let n = array_len(&array) / width;
+        record(vec![
+            ("message", Value::Str("Data".into())),
+            ("object_id", Value::UInt(0)),
+            ("data_type", Value::UInt(data_type)),
+            ("offset", Value::UInt(offset)),
+            (
+                "data",
+                Value::Array(Array::with_shape(array, vec![n, width]).unwrap()),
+            ),
+        ])
+    }
+
+    fn array_len(a: &ArrayData) -> usize {
+        match a {
+            ArrayData::F32(v) => v.len(),
+            ArrayData::U32(v) => v.len(),
+            _ => 0,
+        }
+    }
+
+    fn feed(m: &mut Meshes, name: &str, r: Record, loss: &mut LossReport) -> Option<SceneUpdate> {
+        let stamp = Timestamp::new(0, 0);
+        m.record(&channel(name), &r, stamp, loss)
+            .map(|b| SceneUpdate::decode(b.as_slice()).unwrap())
+    }
+
+    fn create_lines(vertices: u64, indices: u64) -> Record {
+        record(vec![
+            ("message", Value::Str("Create".into())),
+            ("object_id", Value::UInt(0)),
+            ("vertex_count", Value::UInt(vertices)),
+            ("index_count", Value::UInt(indices)),
+            ("topology", Value::UInt(1)),
+        ])
+    }
+
+    #[test]
+    fn a_transient_line_mesh_is_drawn_at_end_and_deleted_a_frame_later() {
+        let mut m = Meshes::default();
+        let mut loss = LossReport::default();
+        assert!(feed(&mut m, MESH_SHAPE, create_lines(2, 0), &mut loss).is_none());
+        let v = data(0, 0, ArrayData::F32(vec![0.0, 0.0, 0.0, 1.0, 2.0, 3.0]), 3);
+        assert!(feed(&mut m, MESH_SHAPE, v, &mut loss).is_none());
+        let end = record(vec![
+            ("message", Value::Str("Data".into())),
+            ("object_id", Value::UInt(0)),
+            ("data_type", Value::UInt(END)),
+        ]);
+        let u = feed(&mut m, MESH_SHAPE, end, &mut loss).unwrap();
+        let line = &u.entities[0].lines[0];
+        assert_eq!(u.entities[0].id, "mesh_shape/0/0");
+        assert_eq!(line.points.len(), 2);
+        assert!(line.indices.is_empty());
+        let frame = || record(vec![("message", Value::Str("Frame".into()))]);
+        assert!(feed(&mut m, "3es/control", frame(), &mut loss).is_none());
+        let u = feed(&mut m, "3es/control", frame(), &mut loss).unwrap();
+        assert_eq!(u.deletions[0].id, "mesh_shape/0/0");
+        assert!(m.transient.is_none());
+    }
+
+    #[test]
+    fn a_mesh_without_end_is_drawn_when_its_frame_ends_and_bad_offsets_are_loss() {
+        let mut m = Meshes::default();
+        let mut loss = LossReport::default();
+        feed(&mut m, MESH_SHAPE, create_lines(2, 2), &mut loss);
+        let v = data(0, 0, ArrayData::F32(vec![0.0; 6]), 3);
+        feed(&mut m, MESH_SHAPE, v, &mut loss);
+        // Past the declared count and with a gap: skipped, counted.
+        let far = data(1, 9, ArrayData::U32(vec![0, 1]), 1);
+        feed(&mut m, MESH_SHAPE, far, &mut loss);
+        let i = data(1, 0, ArrayData::U32(vec![0, 5]), 1);
+        feed(&mut m, MESH_SHAPE, i, &mut loss);
+        let frame = record(vec![("message", Value::Str("Frame".into()))]);
+        let u = feed(&mut m, "3es/control", frame, &mut loss).unwrap();
+        // Index 5 is out of range: the one segment is left out, and no line drawn (an empty
+        // index list would draw every vertex in order).
+        assert_eq!(u.entities[0].id, "mesh_shape/0/0");
+        assert!(u.entities[0].lines.is_empty());
+        assert!(!loss.is_empty());
     }
 }
