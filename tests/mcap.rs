@@ -435,6 +435,168 @@ fn tes_shapes_become_a_scene() {
         .any(|u| u.entities.iter().any(|e| !e.texts.is_empty())));
 }
 
+/// The source's own decode of one mesh buffer: the `data` of the record on `channel` whose
+/// `key` is `id` and whose `selector` field equals `which` (a MeshShape data type or a mesh
+/// resource message name).
+fn source_buffer(input: &str, channel: &str, key: &str, id: u64, which: &Value) -> ArrayData {
+    let mut source = open_recording(&[fixture(input)], ReadOptions::default()).unwrap();
+    while let Some(record) = source.next() {
+        let record = record.unwrap();
+        if source.header().channels[record.channel as usize].name != channel
+            || record.get(key) != Some(&Value::UInt(id))
+        {
+            continue;
+        }
+        let matches = match which {
+            Value::UInt(_) => record.get("data_type") == Some(which),
+            _ => record.get("message") == Some(which),
+        };
+        if let (true, Some(Value::Array(a))) = (matches, record.get("data")) {
+            return a.data.clone();
+        }
+    }
+    panic!("{input}: no {channel} {key}={id} {which:?}");
+}
+
+/// The rows of the loss table on stderr: (channel, reason).
+fn loss_rows(stderr: &str) -> Vec<(String, String)> {
+    stderr
+        .lines()
+        .filter_map(|l| {
+            let cells: Vec<&str> = l
+                .trim_matches(|c| c == '│' || c == ' ')
+                .split('┆')
+                .map(str::trim)
+                .collect();
+            (cells.len() == 4 && cells[1] == "3d").then(|| (cells[0].into(), cells[2].into()))
+        })
+        .collect()
+}
+
+#[test]
+fn tes_meshes_are_drawn() {
+    for input in ["tes/small_plain.3es", "tes/small_collate.3es"] {
+        let dir = tempfile::tempdir().unwrap();
+        let out = dir.path().join("out.mcap");
+        let run = run_in(
+            dir.path(),
+            &[
+                "convert",
+                &fixture(input).to_string_lossy(),
+                "-o",
+                &out.to_string_lossy(),
+            ],
+        )
+        .expect_code(3);
+        let bytes = std::fs::read(&out).unwrap();
+        let updates: Vec<SceneUpdate> = messages(&bytes)
+            .iter()
+            .filter(|m| m.topic == "/3es/scene")
+            .map(|m| SceneUpdate::decode(m.data.as_slice()).unwrap())
+            .collect();
+        let entity = |id: &str| {
+            updates
+                .iter()
+                .flat_map(|u| &u.entities)
+                .find(|e| e.id == id)
+                .unwrap_or_else(|| panic!("{input}: no entity {id}"))
+                .clone()
+        };
+
+        // Mesh shape 13: triangles, 4 vertices and 12 indices, exactly as the source's decode,
+        // at the shape's position (4, -4, 0).
+        let shape = entity("mesh_shape/13");
+        assert_eq!(shape.frame_id, "world");
+        assert_eq!(shape.triangles.len(), 1, "{input}");
+        let t = &shape.triangles[0];
+        let ArrayData::F32(vertices) =
+            source_buffer(input, "3es/mesh_shape", "object_id", 13, &Value::UInt(0))
+        else {
+            panic!("{input}: vertices not float32");
+        };
+        let ArrayData::U32(indices) =
+            source_buffer(input, "3es/mesh_shape", "object_id", 13, &Value::UInt(1))
+        else {
+            panic!("{input}: indices not uint32");
+        };
+        assert_eq!((vertices.len(), indices.len()), (12, 12));
+        let points: Vec<f64> = t.points.iter().flat_map(|p| [p.x, p.y, p.z]).collect();
+        let expected: Vec<f64> = vertices.iter().map(|&x| x.into()).collect();
+        assert_eq!(points, expected, "{input}");
+        assert_eq!(t.indices, indices, "{input}");
+        let p = t.pose.unwrap().position.unwrap();
+        assert_eq!((p.x, p.y, p.z), (4.0, -4.0, 0.0));
+        assert_eq!(t.color.unwrap().a, 1.0);
+
+        // Mesh shape 12: 400 points (spheres), coloured per vertex (0xRRGGBBAA).
+        let points12 = entity("mesh_shape/12");
+        assert_eq!(points12.spheres.len(), 400);
+        let ArrayData::U32(colours) =
+            source_buffer(input, "3es/mesh_shape", "object_id", 12, &Value::UInt(3))
+        else {
+            panic!("{input}: colours not uint32");
+        };
+        let c = points12.spheres[1].color.unwrap();
+        let [r, g, b, a] = colours[1].to_be_bytes().map(|x| f64::from(x) / 255.0);
+        assert_eq!((c.r, c.g, c.b, c.a), (r, g, b, a));
+
+        // Mesh set 16: its one part, resource 1 (300 points), drawn once the resource is
+        // finalised (a frame after the set), each point at the resource's vertex.
+        let set = entity("mesh_set/16");
+        assert_eq!(set.spheres.len(), 300, "{input}");
+        let ArrayData::F32(resource) = source_buffer(
+            input,
+            "3es/mesh",
+            "mesh_id",
+            1,
+            &Value::Str("Vertex".into()),
+        ) else {
+            panic!("{input}: resource vertices not float32");
+        };
+        for (sphere, v) in set.spheres.iter().zip(resource.chunks(3)) {
+            let p = sphere.pose.unwrap().position.unwrap();
+            assert_eq!([p.x, p.y, p.z], [v[0], v[1], v[2]].map(f64::from));
+        }
+        assert_eq!(set.timestamp.unwrap().nsec(), 33_000_000);
+
+        // Destroys delete them.
+        for id in ["mesh_shape/12", "mesh_set/16"] {
+            assert!(
+                updates
+                    .iter()
+                    .flat_map(|u| &u.deletions)
+                    .any(|d| d.id == id),
+                "{input}: {id} not deleted"
+            );
+        }
+
+        // The loss report no longer says meshes are not drawn; it names what is left.
+        let rows = loss_rows(&run.stderr);
+        assert!(
+            !rows
+                .iter()
+                .any(|(_, why)| why.contains("not drawn in /3es/scene")
+                    && !why.starts_with("shape data")),
+            "{input}: {rows:?}"
+        );
+        for (channel, why) in [
+            ("3es/mesh_shape", "points drawn as spheres"),
+            ("3es/mesh_set", "points drawn as spheres"),
+            ("3es/mesh_set", "vertex normals not carried"),
+            ("3es/star", "shape has no Foxglove primitive"),
+        ] {
+            assert!(
+                rows.iter().any(|(c, w)| c == channel && w.starts_with(why)),
+                "{input}: no loss {channel} {why}: {rows:?}"
+            );
+        }
+        assert!(
+            !rows.iter().any(|(c, _)| c == "3es/mesh"),
+            "{input}: {rows:?}"
+        );
+    }
+}
+
 #[test]
 fn refuses_to_read_mcap() {
     let dir = tempfile::tempdir().unwrap();

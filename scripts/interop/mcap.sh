@@ -2,7 +2,9 @@
 # MCAP: every small fixture converted to .mcap by simrec, then opened with the Python `mcap`
 # reader (mcap 1.x, with mcap-protobuf-support decoding the Foxglove topics): the summary
 # has statistics and chunk indexes, every JSON message parses, every protobuf message decodes
-# as its Foxglove type, and the messages per topic equal `simrec inspect`'s records.
+# as its Foxglove type, and the messages per topic equal `simrec inspect`'s records. For 3es
+# captures, each mesh shape of the JSON topic is drawn on /3es/scene (a triangle list with the
+# source's indices and points) and each mesh set whose resources are finalised is drawn.
 #
 # Environment: SIMREC, FIXTURES, WORK (see scripts/interop.sh); MCAP_PY, a python with
 # `mcap` and `mcap-protobuf-support` (default: a venv made in target/mcap-venv from PyPI;

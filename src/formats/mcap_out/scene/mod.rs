@@ -4,15 +4,23 @@
 //! shapes as `foxglove.SceneUpdate` on `/3es/scene`. The JSON topic of every channel keeps
 //! every value; what has no 3D counterpart is counted in the loss report.
 
+mod geometry;
+mod meshes;
 mod particles;
 mod shapes;
 mod transforms;
 
-use foxglove::messages::{FrameTransforms, PointCloud, SceneUpdate, Timestamp};
+use foxglove::messages::scene_entity_deletion::Type as DeletionType;
+use foxglove::messages::{
+    FrameTransforms, PointCloud, SceneEntityDeletion, SceneUpdate, Timestamp,
+};
 use foxglove::{Encode, Schema};
 
 use crate::model::{Array, ArrayData, Channel, Header, Record, Value};
 use crate::report::LossReport;
+
+/// The channel of 3es Control/Reset records.
+const RESET: &str = "3es/reset";
 
 /// A Foxglove topic simrec writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -42,11 +50,12 @@ impl Topic3d {
     }
 }
 
-/// The three mappings, each watching the records it knows.
+/// The mappings, each watching the records it knows.
 pub struct Scene {
     particles: particles::Particles,
     transforms: transforms::Transforms,
     shapes: shapes::Shapes,
+    meshes: meshes::Meshes,
 }
 
 impl Scene {
@@ -55,6 +64,7 @@ impl Scene {
             particles: particles::Particles::default(),
             transforms: transforms::Transforms::new(header),
             shapes: shapes::Shapes::default(),
+            meshes: meshes::Meshes::default(),
         }
     }
 
@@ -81,6 +91,25 @@ impl Scene {
         }
         if let Some(m) = self.shapes.record(channel, record, stamp, loss) {
             out.push((Topic3d::Scene, m));
+        }
+        if let Some(m) = self.meshes.record(channel, record, stamp, loss) {
+            out.push((Topic3d::Scene, m));
+        }
+        if channel.name == RESET {
+            // A 3es Reset clears the scene (spec §6.2): every entity on the topic goes.
+            self.shapes.reset();
+            self.meshes.reset();
+            out.push((
+                Topic3d::Scene,
+                encode(&SceneUpdate {
+                    deletions: vec![SceneEntityDeletion {
+                        timestamp: Some(stamp),
+                        r#type: DeletionType::All as i32,
+                        id: String::new(),
+                    }],
+                    entities: Vec::new(),
+                }),
+            ));
         }
     }
 

@@ -1,9 +1,9 @@
 //! 3es shapes → `foxglove.SceneUpdate`: a `Create` or `Update` of a shape on channel
 //! `3es/<shape>` becomes a scene entity `<shape>/<object id>` in frame `world`, a `Destroy`
 //! its deletion. Spheres, boxes, cylinders, cones, arrows and 3D text have a Foxglove
-//! primitive; capsules are drawn as cylinders; the rest (planes, stars, poses, meshes,
-//! point clouds, screen text, multi-shape data) has none, and each such record is counted
-//! in the loss report (its values stay in the JSON topic).
+//! primitive; capsules are drawn as cylinders; meshes are drawn by `meshes.rs`; the rest
+//! (planes, stars, poses, point clouds, screen text, multi-shape data) has none, and each
+//! such record is counted in the loss report (its values stay in the JSON topic).
 //!
 //! 3es semantics kept: an `Update` with the `UpdateMode` flag changes only the attributes
 //! its flags name; a transient shape (object id 0) lasts one frame, so it is deleted when
@@ -26,11 +26,11 @@ const FRAME: &str = "world";
 
 /// What 3es says of a shape: position, rotation (x, y, z, w), scale, colour (RGBA bytes).
 #[derive(Debug, Clone, Copy, PartialEq)]
-struct Attributes {
-    position: [f64; 3],
-    rotation: [f64; 4],
-    scale: [f64; 3],
-    colour: [f64; 4],
+pub(super) struct Attributes {
+    pub position: [f64; 3],
+    pub rotation: [f64; 4],
+    pub scale: [f64; 3],
+    pub colour: [f64; 4],
 }
 
 impl Default for Attributes {
@@ -66,16 +66,17 @@ impl Shapes {
             Some(Value::Str(m)) => m.as_str(),
             _ => return None,
         };
+        if matches!(shape, "mesh" | "mesh_shape" | "mesh_set") {
+            // Drawn by meshes.rs (vertex data comes over several records).
+            return None;
+        }
         if shape == "control" {
             return (message == "Frame")
                 .then(|| self.end_frame(stamp))
                 .flatten();
         }
         let Some(Value::UInt(_) | Value::Int(_)) = record.get("object_id") else {
-            // Resources (meshes), categories, server info: no shape of their own.
-            if shape == "mesh" {
-                loss.add(&channel.name, "3d", "mesh resource not drawn in /3es/scene");
-            }
+            // Categories, server info, resets: no shape of their own.
             return None;
         };
         let object = match record.get("object_id") {
@@ -129,6 +130,11 @@ impl Shapes {
         }
     }
 
+    /// A 3es Reset: every shape goes (the caller deletes the entities).
+    pub fn reset(&mut self) {
+        *self = Shapes::default();
+    }
+
     /// The end of a frame: the transient shapes of the frame shown until now go.
     fn end_frame(&mut self, stamp: Timestamp) -> Option<Vec<u8>> {
         let gone = std::mem::replace(&mut self.shown, std::mem::take(&mut self.building));
@@ -142,7 +148,7 @@ impl Shapes {
     }
 }
 
-fn deletion(stamp: Timestamp, id: String) -> SceneEntityDeletion {
+pub(super) fn deletion(stamp: Timestamp, id: String) -> SceneEntityDeletion {
     SceneEntityDeletion {
         timestamp: Some(stamp),
         r#type: DeletionType::MatchingId as i32,
@@ -153,14 +159,13 @@ fn deletion(stamp: Timestamp, id: String) -> SceneEntityDeletion {
 fn no_counterpart(shape: &str) -> &'static str {
     match shape {
         "text2d" => "screen-space text has no Foxglove 3D primitive",
-        "mesh_shape" | "mesh_set" => "mesh shape not drawn in /3es/scene",
         _ => "shape has no Foxglove primitive",
     }
 }
 
 /// Takes the attributes a record gives: all of them, or for an `Update` in update mode
 /// only those its flags name.
-fn apply(a: &mut Attributes, record: &Record, update: bool) {
+pub(super) fn apply(a: &mut Attributes, record: &Record, update: bool) {
     let flags: Vec<&str> = match record.get("flag_names") {
         Some(Value::List(items)) => items
             .iter()
