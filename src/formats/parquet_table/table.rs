@@ -28,7 +28,7 @@ use parquet::schema::types::ColumnPath;
 
 use super::column::{Column, Fit, Kind};
 use crate::formats::WriteError;
-use crate::model::{Channel, Entity, Record, Value};
+use crate::model::{Channel, DType, Entity, Record, Value};
 
 /// Columns every table has, and the names a key cannot take.
 pub const FIXED: [&str; 5] = ["time_ns", "channel", "entity", "frame", "removed"];
@@ -80,6 +80,45 @@ pub struct Table {
     pub rows: u64,
     pub tally: Tally,
     lost: Vec<(String, &'static str)>,
+    /// Once the layout is final: per channel, the column each key of its last record went
+    /// to, by the key's position in the record (records of a channel mostly carry the same
+    /// keys in the same order), so a row costs a string compare per value, not a hash
+    /// lookup and a kind (with its shape, allocated) per value.
+    recent: Vec<Vec<Recent>>,
+}
+
+/// A key of a channel's last record, the sort of value it had, and its column.
+struct Recent {
+    key: String,
+    sort: Sort,
+    column: usize,
+}
+
+/// What decides the column of a value once the layout is final: its kind without a list's
+/// shape (columns hold lists of any shape of their dtype).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Sort {
+    Scalar(DType),
+    List(DType),
+    Json,
+    Binary,
+}
+
+impl Sort {
+    fn of(value: &Value) -> Option<Sort> {
+        Some(match value {
+            Value::Bool(_) => Sort::Scalar(DType::Bool),
+            Value::Int(_) => Sort::Scalar(DType::I64),
+            Value::UInt(_) => Sort::Scalar(DType::U64),
+            Value::Float(_) => Sort::Scalar(DType::F64),
+            Value::F32(_) => Sort::Scalar(DType::F32),
+            Value::Str(_) => Sort::Scalar(DType::Str),
+            Value::Array(a) => Sort::List(a.dtype()),
+            Value::List(_) | Value::Map(_) | Value::Dict(_) => Sort::Json,
+            Value::Bytes(_) | Value::Ext { .. } => Sort::Binary,
+            Value::Null | Value::Removed => return None,
+        })
+    }
 }
 
 fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
@@ -110,6 +149,7 @@ impl Table {
             rows: 0,
             tally: Tally::new(),
             lost: Vec::new(),
+            recent: Vec::new(),
         }
     }
 
@@ -208,13 +248,47 @@ impl Table {
         // Columns a value creates below are filled with nulls up to this row.
         let row = self.times.len();
         let mut removed = false;
-        for (key, value) in &record.values {
+        let fast = self.schema.is_some();
+        if fast && self.recent.len() <= c {
+            self.recent.resize_with(c + 1, Vec::new);
+        }
+        for (j, (key, value)) in record.values.iter().enumerate() {
             if *value == Value::Removed {
                 self.removed.values().append_value(key);
                 removed = true;
                 continue;
             }
-            let Some(i) = self.resolve(c, key, Kind::of_value(value), None) else {
+            let sort = Sort::of(value);
+            // The layout is final: the column of a key and sort never changes.
+            let known = match (fast, sort) {
+                (true, Some(sort)) => self.recent[c]
+                    .get(j)
+                    .filter(|r| r.sort == sort && r.key == *key)
+                    .map(|r| r.column),
+                _ => None,
+            };
+            let found = match known {
+                Some(i) => Some(i),
+                None => {
+                    let i = self.resolve(c, key, Kind::of_value(value), None);
+                    if let (true, Some(sort), Some(column)) = (fast, sort, i) {
+                        let entry = Recent {
+                            key: key.clone(),
+                            sort,
+                            column,
+                        };
+                        let recent = &mut self.recent[c];
+                        match recent.len().cmp(&j) {
+                            std::cmp::Ordering::Equal => recent.push(entry),
+                            std::cmp::Ordering::Greater => recent[j] = entry,
+                            // A position before it was not cached (a null): not this one.
+                            std::cmp::Ordering::Less => {}
+                        }
+                    }
+                    i
+                }
+            };
+            let Some(i) = found else {
                 if *value != Value::Null {
                     *self
                         .tally
@@ -321,6 +395,19 @@ impl Table {
             .chain(texts)
         {
             props = props.set_column_dictionary_enabled(path, true);
+        }
+        // Float columns whose values zstd barely shrinks (positions and velocities of a
+        // simulation: every mantissa bit is noise) are stored uncompressed: compressing
+        // them cost the encoding thread a fifth of its time to save 6 %.
+        for column in &self.columns {
+            if let Some(sample) = column.float_sample(SAMPLE_BYTES) {
+                if sample.len() >= SAMPLE_BYTES / 16 && !compresses(&sample) {
+                    props = props.set_column_compression(
+                        ColumnPath::new(column.leaf_path()),
+                        Compression::UNCOMPRESSED,
+                    );
+                }
+            }
         }
         let file = File::create(&self.file).map_err(|e| WriteError::io(&self.shown, e))?;
         let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
@@ -434,6 +521,19 @@ impl Table {
             Some(Ok(Err(e))) => Err(io(&self.shown, e)),
             Some(Err(_)) => Err(io(&self.shown, "the Parquet writer failed")),
         }
+    }
+}
+
+/// Bytes of a float column's first batch compressed on trial, at most (at least a
+/// sixteenth of it: a first batch of 4,096 rows of 7 doubles is 224 KiB).
+const SAMPLE_BYTES: usize = 1 << 20;
+
+/// Whether zstd (level 1, as the file is written) saves at least an eighth of `sample`.
+fn compresses(sample: &[u8]) -> bool {
+    match zstd::bulk::compress(sample, 1) {
+        Ok(packed) => packed.len() * 8 < sample.len() * 7,
+        // Compressed as every other column, then.
+        Err(_) => true,
     }
 }
 
