@@ -557,7 +557,7 @@ impl Drop for Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{ChannelKind, Composition};
+    use crate::model::{ArrayData, ChannelKind, Composition};
 
     fn record(time: i64, values: Vec<(&str, Value)>) -> Record {
         let mut r = Record::new(time, 0);
@@ -615,5 +615,118 @@ mod tests {
         assert_eq!(table.columns.len(), 1);
         let (_, tally, _) = table.close().unwrap();
         assert_eq!(tally.values().sum::<u64>(), 1, "{tally:?}");
+    }
+
+    /// A float list column of noise is stored uncompressed, a constant one compressed, and
+    /// the fast path of later batches puts every value in its column (keys in another order,
+    /// a null, a key of another kind).
+    #[test]
+    fn noise_columns_are_stored_plain_and_later_rows_find_their_columns() {
+        use parquet::file::reader::{FileReader, SerializedFileReader};
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.parquet");
+        let mut table = Table::new(file.clone(), file.clone(), Vec::new());
+        table.add_channel(&Channel::new(
+            "body",
+            ChannelKind::Signals,
+            Composition::SampleHold,
+        ));
+        let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
+        let n = 3 * BATCH_ROWS;
+        for i in 0..n {
+            let noise: Vec<f64> = (0..7)
+                .map(|_| {
+                    s ^= s << 13;
+                    s ^= s >> 7;
+                    s ^= s << 17;
+                    f64::from_bits(s >> 12 | 0x3FF0_0000_0000_0000)
+                })
+                .collect();
+            let noise = Value::Array(crate::model::Array::flat(ArrayData::F64(noise)));
+            let constant = Value::Array(crate::model::Array::flat(ArrayData::F64(vec![1.5; 7])));
+            let mut values = vec![("pos", noise), ("inertia", constant)];
+            if i == n - 2 {
+                values.reverse();
+            }
+            if i == n - 1 {
+                values[1].1 = Value::Null;
+            }
+            table.push(0, &record(i as i64, values)).unwrap();
+        }
+        let (rows, tally, _) = table.close().unwrap();
+        assert_eq!(rows, n as u64);
+        assert!(tally.is_empty(), "{tally:?}");
+        let reader = SerializedFileReader::new(File::open(&file).unwrap()).unwrap();
+        let group = reader.metadata().row_group(0);
+        let codec = |name: &str| {
+            (0..group.num_columns())
+                .map(|c| group.column(c))
+                .find(|c| c.column_path().string() == name)
+                .map(|c| c.compression())
+                .unwrap()
+        };
+        assert_eq!(codec("pos.list.item"), Compression::UNCOMPRESSED);
+        assert!(matches!(codec("inertia.list.item"), Compression::ZSTD(_)));
+        assert!(matches!(codec("time_ns"), Compression::ZSTD(_)));
+        let values: i64 = (0..reader.metadata().num_row_groups())
+            .map(|g| {
+                let group = reader.metadata().row_group(g);
+                (0..group.num_columns())
+                    .map(|c| group.column(c))
+                    .filter(|c| c.column_path().string() == "inertia.list.item")
+                    .map(|c| c.num_values())
+                    .sum::<i64>()
+            })
+            .sum();
+        // Every row's 7 constants, but the null's one level.
+        assert_eq!(values, 7 * (n as i64 - 1) + 1);
+        // The rows whose keys came in another order, or with a null, in the right columns.
+        let batches: Vec<RecordBatch> =
+            parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+                File::open(&file).unwrap(),
+            )
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(Result::unwrap)
+            .collect();
+        let list = |name: &str, row: usize| -> Option<Vec<f64>> {
+            let mut row = row;
+            let batch = batches
+                .iter()
+                .find(|b| {
+                    let here = row < b.num_rows();
+                    if !here {
+                        row -= b.num_rows();
+                    }
+                    here
+                })
+                .unwrap();
+            let column = batch
+                .column_by_name(name)
+                .unwrap()
+                .as_any()
+                .downcast_ref::<arrow_array::ListArray>()
+                .unwrap();
+            if arrow_array::Array::is_null(column, row) {
+                return None;
+            }
+            let values = column.value(row);
+            let values = values
+                .as_any()
+                .downcast_ref::<PrimitiveArray<arrow_array::types::Float64Type>>()
+                .unwrap();
+            Some(values.values().to_vec())
+        };
+        for row in [n - 3, n - 2, n - 1] {
+            let inertia = list("inertia", row);
+            if row == n - 1 {
+                assert_eq!(inertia, None);
+            } else {
+                assert_eq!(inertia, Some(vec![1.5; 7]), "row {row}");
+            }
+            let pos = list("pos", row).unwrap();
+            assert!(pos.iter().all(|&x| (1.0..2.0).contains(&x) && x != 1.5));
+        }
     }
 }
