@@ -528,10 +528,12 @@ impl Table {
 /// sixteenth of it: a first batch of 4,096 rows of 7 doubles is 224 KiB).
 const SAMPLE_BYTES: usize = 1 << 20;
 
-/// Whether zstd (level 1, as the file is written) saves at least an eighth of `sample`.
+/// Whether zstd (level 1, as the file is written) saves at least a sixteenth of `sample`
+/// (an Elodin replay's positions and velocities save 4.5 %: stored plain; NanoVer's float32
+/// positions 10 %, compressed: plain, the NanoVer pair's file grew 97 -> 108 MB).
 fn compresses(sample: &[u8]) -> bool {
     match zstd::bulk::compress(sample, 1) {
-        Ok(packed) => packed.len() * 8 < sample.len() * 7,
+        Ok(packed) => packed.len() * 16 < sample.len() * 15,
         // Compressed as every other column, then.
         Err(_) => true,
     }
