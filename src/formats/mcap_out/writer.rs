@@ -242,7 +242,10 @@ impl McapWriter {
         let mut lost = formatted.lost.iter().peekable();
         for (i, record) in formatted.records.iter().enumerate() {
             let c = record.channel as usize;
-            let id = self.channels[c].1;
+            // Records of channels not declared were counted as lost and not batched.
+            let Some(id) = self.channels.get(c).map(|(_, id)| *id) else {
+                continue;
+            };
             let log_time = match self.log_time(record.time) {
                 Some(t) => t,
                 None => {
