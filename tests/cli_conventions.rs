@@ -407,6 +407,10 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
         convert.contains("3es: collated-gzip (default), collated, plain, file-gzip"),
         "{convert}"
     );
+    assert!(
+        convert.contains("mcap: zstd (default), zstd-fast, none"),
+        "{convert}"
+    );
     let dir = tempfile::tempdir().unwrap();
     let tes = common::fixture("../tes/small_plain.3es");
     let plain_to = |name: &str| {
@@ -425,7 +429,7 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert_eq!(
         r.stderr,
-        "error: --compression applies to 3es, xrec output; this output is jsonl\n"
+        "error: --compression applies to mcap, 3es, xrec output; this output is jsonl\n"
     );
     assert!(!out.exists());
     let (r, out) = plain_to("x.3es");

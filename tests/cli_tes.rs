@@ -625,7 +625,7 @@ fn tes_compression_for_another_output_format_is_a_usage_error() {
     .expect_code(2);
     assert_eq!(
         r.stderr,
-        "error: --tes-compression applies to 3es, xrec output; this output is jsonl\n"
+        "error: --tes-compression applies to mcap, 3es, xrec output; this output is jsonl\n"
     );
     assert!(!out.exists());
 }

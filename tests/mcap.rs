@@ -611,3 +611,75 @@ fn refuses_to_read_mcap() {
         run.stderr
     );
 }
+
+/// A recording of several formatting batches (the Elodin ball: ~6,000 records): every JSON
+/// message, in file order, is the JSON Lines line of its record without the channel, and
+/// each record's Foxglove message follows its JSON message; `--compression zstd-fast` and
+/// `none` write the same messages in chunks compressed so (or not).
+#[test]
+fn messages_follow_the_records_across_batches_and_compressions() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = fixture("elodin/ball_1200");
+    let input = input.to_string_lossy();
+    let jsonl = dir.path().join("ball.jsonl");
+    let run = run_in(
+        dir.path(),
+        &["convert", &input, "-o", &jsonl.to_string_lossy()],
+    );
+    assert!(run.code == 0 || run.code == 3, "{}", run.stderr);
+    let lines: Vec<Json> = std::fs::read_to_string(&jsonl)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            let mut j: Json = serde_json::from_str(l).unwrap();
+            j.as_object_mut().unwrap().remove("channel");
+            j
+        })
+        .collect();
+    assert!(lines.len() > 5000, "{} records", lines.len());
+
+    let mut first: Option<Vec<(String, u64, Vec<u8>)>> = None;
+    for (compression, name) in [("zstd", "zstd"), ("zstd-fast", "zstd"), ("none", "")] {
+        let out = dir.path().join(format!("{compression}.mcap"));
+        let run = run_in(
+            dir.path(),
+            &[
+                "convert",
+                &input,
+                "-o",
+                &out.to_string_lossy(),
+                "--compression",
+                compression,
+            ],
+        );
+        assert!(run.code == 0 || run.code == 3, "{}", run.stderr);
+        let bytes = std::fs::read(&out).unwrap();
+        let summary = mcap::Summary::read(&bytes).unwrap().expect("a summary");
+        assert!(!summary.chunk_indexes.is_empty());
+        for chunk in &summary.chunk_indexes {
+            assert_eq!(chunk.compression, name, "--compression {compression}");
+        }
+        let all = messages(&bytes);
+        let json: Vec<Json> = all
+            .iter()
+            .filter(|m| m.encoding == "json")
+            .map(json_of)
+            .collect();
+        assert_eq!(json, lines, "--compression {compression}");
+        // Each transform follows the JSON message of the record it comes from.
+        for (i, m) in all.iter().enumerate() {
+            if m.topic == "/tf" {
+                assert!(i > 0 && all[i - 1].encoding == "json");
+                assert_eq!(all[i - 1].log_time, m.log_time);
+            }
+        }
+        let seen: Vec<(String, u64, Vec<u8>)> = all
+            .into_iter()
+            .map(|m| (m.topic, m.log_time, m.data))
+            .collect();
+        match &first {
+            None => first = Some(seen),
+            Some(f) => assert!(f == &seen, "--compression {compression}: other messages"),
+        }
+    }
+}

@@ -29,6 +29,20 @@ fn accepted_values(flag: &str) -> Vec<&'static str> {
     values
 }
 
+/// Every older name some format accepts for `flag` (`--tes-compression`, 3es's), whichever
+/// format comes first in the registry.
+fn aliases(flag: &str) -> Vec<&'static str> {
+    let mut names: Vec<&'static str> = Vec::new();
+    for (_, o) in registry::formats_with_option(flag) {
+        for a in o.aliases {
+            if !names.contains(a) {
+                names.push(a);
+            }
+        }
+    }
+    names
+}
+
 /// An option's help: its text, then the formats that take it, their values and default.
 fn help(flag: &str, text: &str) -> String {
     let which: Vec<String> = registry::formats_with_option(flag)
@@ -68,10 +82,10 @@ impl Args for FormatOptions {
                     .value_parser(clap::builder::PossibleValuesParser::new(values.clone()))
                     .action(ArgAction::Set),
             );
-            for alias in option.aliases {
+            for alias in aliases(option.flag) {
                 cmd = cmd.arg(
-                    Arg::new(*alias)
-                        .long(*alias)
+                    Arg::new(alias)
+                        .long(alias)
                         .value_name("VALUE")
                         .hide(true)
                         .conflicts_with(option.flag)
@@ -98,7 +112,7 @@ impl FromArgMatches for FormatOptions {
                 }
                 continue;
             }
-            for name in std::iter::once(&option.flag).chain(option.aliases) {
+            for name in std::iter::once(option.flag).chain(aliases(option.flag)) {
                 if let Some(value) = matches.get_one::<String>(name) {
                     given.push((option.flag, name.to_string(), value.clone()));
                 }

@@ -19,6 +19,7 @@ pub mod icarus_compat;
 pub mod icarus_csv;
 pub mod icarus_hdf5;
 pub mod icarus_snapshot;
+pub mod json_batches;
 pub mod json_text;
 pub mod jsonl;
 pub mod mcap_out;

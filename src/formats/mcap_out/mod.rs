@@ -1,7 +1,7 @@
 //! MCAP output (`.mcap`, write-only): one topic per simrec channel with JSON messages and a
 //! JSON Schema built from the channel's field specs, plus Foxglove 3D topics in protobuf
 //! (`/particles` PointCloud, `/tf` FrameTransforms, `/3es/scene` SceneUpdate) so the
-//! recording plays in Foxglove's 3D panel. Chunked, zstd-compressed, with a summary
+//! recording plays in Foxglove's 3D panel. Chunked, zstd-compressed (`--compression`), with a summary
 //! (statistics, chunk and message indexes). docs/formats/mcap.md.
 
 mod scene;
@@ -10,9 +10,9 @@ mod writer;
 
 use std::path::Path;
 
-pub use writer::McapWriter;
+pub use writer::{McapWriter, COMPRESSIONS, COMPRESSION_KEY};
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{Detection, Format, WriteOption};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -54,6 +54,17 @@ impl Format for Mcap {
         )))
     }
 
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[WriteOption {
+            flag: "compression",
+            help: "How the output is compressed, for formats that compress",
+            aliases: &[],
+            values: COMPRESSIONS,
+            default: None,
+            setting: COMPRESSION_KEY,
+        }]
+    }
+
     /// The JSON Schema of each channel is written before its first message.
     fn needs_schema(&self) -> bool {
         true
@@ -65,7 +76,13 @@ impl Format for Mcap {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
+        let compression = outputs.setting(COMPRESSION_KEY).map(str::to_string);
         let out = outputs.create_seekable(target)?;
-        Ok(Box::new(McapWriter::create(out, target, header)?))
+        Ok(Box::new(McapWriter::create(
+            out,
+            target,
+            header,
+            compression.as_deref(),
+        )?))
     }
 }

@@ -1,5 +1,9 @@
 //! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; this file
 //! decides topics, schemas, times and message bytes.
+//!
+//! The JSON messages are formatted in batches on other threads (`json_batches`, as JSON
+//! Lines are) and written in record order when they come back, each record's Foxglove
+//! messages after its JSON message; zstd compresses chunks on its own worker threads.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -10,7 +14,7 @@ use mcap::{Compression, McapError, WriteOptions};
 
 use super::scene::{Scene, Topic3d};
 use super::schema::{channel_schema, composition};
-use crate::formats::json_text::{self, Lost};
+use crate::formats::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
@@ -18,6 +22,14 @@ use crate::model::{Channel, ChannelKind, Header, Record};
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
 /// stays small, small enough that a reader seeking to an instant decompresses little.
 const CHUNK_SIZE: u64 = 4 << 20;
+
+/// Writer setting of `--compression`: `zstd` (level 1, the default), `zstd-fast` (a negative
+/// zstd level) or `none`.
+pub const COMPRESSION_KEY: &str = "mcap.compression";
+/// The values of `--compression`, the default first.
+pub const COMPRESSIONS: &[&str] = &["zstd", "zstd-fast", "none"];
+/// zstd's level for `--compression zstd-fast`.
+const FAST_LEVEL: i32 = -3;
 
 /// The summary's library string.
 const LIBRARY: &str = concat!("simrec ", env!("CARGO_PKG_VERSION"));
@@ -33,25 +45,45 @@ pub struct McapWriter {
     topics_3d: BTreeMap<Topic3d, u16>,
     scene: Scene,
     sequence: u32,
-    line: Vec<u8>,
-    lost: Lost,
+    /// Records waiting for their JSON text.
+    batches: JsonBatches,
     messages_3d: Vec<(Topic3d, Vec<u8>)>,
     report: WriteReport,
 }
 
 impl McapWriter {
+    /// A writer to `out`; `compression` is a value of [`COMPRESSIONS`] (`None`: the first).
     pub fn create(
         out: SeekableDestination,
         path: &Path,
         header: &Header,
+        compression: Option<&str>,
     ) -> Result<McapWriter, WriteError> {
         let options = WriteOptions::new()
-            .compression(Some(Compression::Zstd))
             .library(LIBRARY)
-            .chunk_size(Some(CHUNK_SIZE))
-            // zstd's fastest level: the JSON is large and compresses well at any level, and
-            // a conversion should run at the speed of reading.
-            .compression_level(1);
+            .chunk_size(Some(CHUNK_SIZE));
+        let options = match compression.unwrap_or(COMPRESSIONS[0]) {
+            // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
+            // and a conversion should run at the speed of reading.
+            "zstd" => options
+                .compression(Some(Compression::Zstd))
+                .compression_level(1),
+            // A negative ("fast") level: about twice as fast as level 1, but without the
+            // entropy coding of literals that makes the digits small (JSON about 1.25
+            // times). The crate takes the level as a u32 and hands it to zstd as an i32,
+            // so a negative level is passed as its two's complement.
+            "zstd-fast" => options
+                .compression(Some(Compression::Zstd))
+                .compression_level(FAST_LEVEL as u32),
+            "none" => options.compression(None),
+            other => {
+                return Err(WriteError::Invalid(format!(
+                    "{}: MCAP compression {other}: takes {}",
+                    path.display(),
+                    COMPRESSIONS.join(", ")
+                )))
+            }
+        };
         let mut writer = McapWriter {
             out: Some(options.create(out).map_err(|e| error(path, e))?),
             path: path.to_path_buf(),
@@ -60,8 +92,13 @@ impl McapWriter {
             topics_3d: BTreeMap::new(),
             scene: Scene::new(header),
             sequence: 0,
-            line: Vec::with_capacity(1 << 16),
-            lost: Lost::new(),
+            batches: JsonBatches::new(
+                Style {
+                    channel: false,
+                    newline: false,
+                },
+                Vec::new(),
+            ),
             messages_3d: Vec::new(),
             report: WriteReport::default(),
         };
@@ -183,80 +220,130 @@ impl McapWriter {
             publish_time: log_time,
         };
         self.sequence = self.sequence.wrapping_add(1);
-        let path = self.path.clone();
-        self.writer()?
-            .write_to_known_channel(&header, data)
-            .map_err(|e| error(&path, e))
+        let Some(out) = self.out.as_mut() else {
+            return Err(WriteError::Invalid(format!(
+                "{}: already finished",
+                self.path.display()
+            )));
+        };
+        out.write_to_known_channel(&header, data)
+            .map_err(|e| error(&self.path, e))
+    }
+
+    fn stopped(&self) -> WriteError {
+        WriteError::Invalid(format!(
+            "{}: a JSON formatting thread stopped",
+            self.path.display()
+        ))
+    }
+
+    /// Writes the messages of a batch of records whose JSON is formatted, in order.
+    fn write_batch(&mut self, formatted: Formatted) -> Result<(), WriteError> {
+        let mut lost = formatted.lost.iter().peekable();
+        for (i, record) in formatted.records.iter().enumerate() {
+            let c = record.channel as usize;
+            // Records of channels not declared were counted as lost and not batched.
+            let Some(id) = self.channels.get(c).map(|(_, id)| *id) else {
+                continue;
+            };
+            let log_time = match self.log_time(record.time) {
+                Some(t) => t,
+                None => {
+                    self.report.loss.add(
+                        &self.channels[c].0.name,
+                        "time_ns",
+                        "log time before 1970-01-01 (or before time zero) written as 0",
+                    );
+                    0
+                }
+            };
+            self.message(id, log_time, formatted.record_text(i))?;
+
+            self.scene.record(
+                &self.channels[c].0,
+                record,
+                log_time,
+                &mut self.messages_3d,
+                &mut self.report.loss,
+            );
+            let messages = std::mem::take(&mut self.messages_3d);
+            for (topic, bytes) in &messages {
+                let topic_id = self.topic_3d(*topic)?;
+                self.message(topic_id, log_time, bytes)?;
+            }
+            self.messages_3d = messages;
+            self.messages_3d.clear();
+
+            while let Some((_, field, reason)) = lost.next_if(|(r, _, _)| *r == i) {
+                self.report
+                    .loss
+                    .add(&self.channels[c].0.name, field, reason);
+            }
+            self.report.records += 1;
+        }
+        self.batches.recycle(formatted);
+        Ok(())
+    }
+
+    /// Writes the batches taken back while more than `keep` are out; with `keep` 0, first
+    /// sends (or formats here) the batch being filled, so that every record is written.
+    fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
+        if keep == 0 {
+            if let Some(formatted) = self.batches.finish() {
+                self.write_batch(formatted)?;
+            }
+        }
+        loop {
+            let next = if keep == 0 {
+                self.batches.next(0)
+            } else {
+                self.batches.next_if_full()
+            };
+            match next {
+                Ok(Some(formatted)) => self.write_batch(formatted)?,
+                Ok(None) => return Ok(()),
+                Err(_) => return Err(self.stopped()),
+            }
+        }
     }
 }
 
 impl Sink for McapWriter {
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        // Records read before it are written first: the file's records stay in the order
+        // of a writer of one record at a time.
+        self.write_formatted(0)?;
         self.add(channel)
     }
 
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
-        let Some((channel, id)) = self.channels.get(record.channel as usize) else {
+        if self.channels.get(record.channel as usize).is_none() {
             self.report
                 .loss
                 .add("?", "*", "record of a channel the header does not declare");
             return Ok(());
-        };
-        let id = *id;
-        let name = channel.name.clone();
-        let log_time = match self.log_time(record.time) {
-            Some(t) => t,
-            None => {
-                self.report.loss.add(
-                    &name,
-                    "time_ns",
-                    "log time before 1970-01-01 (or before time zero) written as 0",
-                );
-                0
-            }
-        };
-        let mut line = std::mem::take(&mut self.line);
-        line.clear();
-        json_text::record(&mut line, record, None, &mut self.lost);
-        let written = self.message(id, log_time, &line);
-        self.line = line;
-        written?;
-
-        self.scene.record(
-            &self.channels[record.channel as usize].0,
-            record,
-            log_time,
-            &mut self.messages_3d,
-            &mut self.report.loss,
-        );
-        let messages = std::mem::take(&mut self.messages_3d);
-        for (topic, bytes) in &messages {
-            let topic_id = self.topic_3d(*topic)?;
-            self.message(topic_id, log_time, bytes)?;
         }
-        self.messages_3d = messages;
-        self.messages_3d.clear();
-
-        self.lost.sort();
-        self.lost.dedup();
-        for (field, reason) in self.lost.drain(..) {
-            self.report.loss.add(&name, &field, reason);
+        if self.batches.push(record) {
+            self.batches.send();
+            self.write_formatted(1)?;
         }
-        self.report.records += 1;
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.write_formatted(0)?;
+        self.batches.stop();
         let path = self.path.clone();
         let Some(mut out) = self.out.take() else {
-            return Ok(self.report);
+            return Ok(std::mem::take(&mut self.report));
         };
         out.finish().map_err(|e| error(&path, e))?;
         out.into_inner()
             .flush()
             .map_err(|e| WriteError::io(&path, e))?;
-        self.report.warnings.extend(self.scene.notes());
-        Ok(self.report)
+        let notes = self.scene.notes();
+        self.report.warnings.extend(notes);
+        Ok(std::mem::take(&mut self.report))
     }
 }
 

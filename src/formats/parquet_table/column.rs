@@ -203,6 +203,34 @@ impl Column {
         Field::new(&self.name, data_type, true).with_metadata(meta)
     }
 
+    /// The leaf's path in the Parquet schema (`name`, or `name.list.item` for a list).
+    pub fn leaf_path(&self) -> Vec<String> {
+        match self.kind {
+            Kind::List(..) => vec![self.name.clone(), "list".into(), "item".into()],
+            _ => vec![self.name.clone()],
+        }
+    }
+
+    /// The first of the batch's float elements (at most `max` bytes, little-endian), for a
+    /// trial compression; `None` for a column of another type.
+    pub fn float_sample(&self, max: usize) -> Option<Vec<u8>> {
+        match &self.store {
+            Store::Elements(ArrayData::F64(v)) => Some(
+                v.iter()
+                    .take(max / 8)
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            ),
+            Store::Elements(ArrayData::F32(v)) => Some(
+                v.iter()
+                    .take(max / 4)
+                    .flat_map(|x| x.to_le_bytes())
+                    .collect(),
+            ),
+            _ => None,
+        }
+    }
+
     fn is_list(&self) -> bool {
         matches!(self.kind, Kind::List(..))
     }

@@ -160,7 +160,21 @@ fn floats(value: &Value) -> Option<Vec<f64>> {
     }
 }
 
-/// `N` numbers from a value that holds exactly `N`.
+/// `N` numbers from a value that holds exactly `N` (float arrays, the common case, are
+/// read without the vector [`floats`] allocates).
 fn fixed<const N: usize>(value: &Value) -> Option<[f64; N]> {
-    floats(value)?.try_into().ok()
+    match value {
+        Value::Array(Array {
+            data: ArrayData::F64(v),
+            ..
+        }) => <[f64; N]>::try_from(v.as_slice()).ok(),
+        Value::Array(Array {
+            data: ArrayData::F32(v),
+            ..
+        }) => {
+            let v = <[f32; N]>::try_from(v.as_slice()).ok()?;
+            Some(v.map(f64::from))
+        }
+        _ => floats(value)?.try_into().ok(),
+    }
 }

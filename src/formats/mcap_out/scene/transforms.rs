@@ -22,13 +22,22 @@ const WORLD_POS: &str = "world_pos";
 const POSITION: &str = "position";
 pub const PARENT: &str = "world";
 
+struct Frame {
+    child: String,
+    translation: [f64; 3],
+    rotation: [f64; 4],
+}
+
 pub struct Transforms {
     /// Per channel id: the names of its fields declared as scalar-first quaternions.
     quaternions: Vec<Vec<String>>,
     /// Names of numbered entities, when the header's metadata lists them (Elodin's).
     names: HashMap<u64, String>,
-    /// Per child frame: translation and rotation (x, y, z, w).
-    frames: HashMap<String, ([f64; 3], [f64; 4])>,
+    /// Child frames: name, translation and rotation (x, y, z, w); one per name.
+    frames: Vec<Frame>,
+    /// The frame of each entity met (entities of one name share it), and of each name.
+    of_entity: HashMap<Entity, usize>,
+    of_name: HashMap<String, usize>,
 }
 
 impl Transforms {
@@ -36,7 +45,9 @@ impl Transforms {
         Transforms {
             quaternions: Vec::new(),
             names: entity_names(header),
-            frames: HashMap::new(),
+            frames: Vec::new(),
+            of_entity: HashMap::new(),
+            of_name: HashMap::new(),
         }
     }
 
@@ -75,25 +86,39 @@ impl Transforms {
         if translation.is_none() && rotation.is_none() {
             return None;
         }
-        let child = match entity {
-            Entity::Name(name) => name.to_string(),
-            Entity::Id(id) => self
-                .names
-                .get(id)
-                .cloned()
-                .unwrap_or_else(|| format!("entity {id}")),
+        let index = match self.of_entity.get(entity) {
+            Some(&i) => i,
+            None => {
+                let child = match entity {
+                    Entity::Name(name) => name.to_string(),
+                    Entity::Id(id) => self
+                        .names
+                        .get(id)
+                        .cloned()
+                        .unwrap_or_else(|| format!("entity {id}")),
+                };
+                let frames = &mut self.frames;
+                let i = *self.of_name.entry(child.clone()).or_insert_with(|| {
+                    frames.push(Frame {
+                        child,
+                        translation: [0.0; 3],
+                        rotation: [0.0, 0.0, 0.0, 1.0],
+                    });
+                    frames.len() - 1
+                });
+                self.of_entity.insert(entity.clone(), i);
+                i
+            }
         };
-        let frame = self
-            .frames
-            .entry(child.clone())
-            .or_insert(([0.0; 3], [0.0, 0.0, 0.0, 1.0]));
+        let frame = self.frames.get_mut(index)?;
         if let Some(t) = translation {
-            frame.0 = t;
+            frame.translation = t;
         }
         if let Some(r) = rotation {
-            frame.1 = r;
+            frame.rotation = r;
         }
-        let ([x, y, z], [qx, qy, qz, qw]) = *frame;
+        let ([x, y, z], [qx, qy, qz, qw]) = (frame.translation, frame.rotation);
+        let child = frame.child.clone();
         Some(encode(&FrameTransforms {
             transforms: vec![FrameTransform {
                 timestamp: Some(stamp),
