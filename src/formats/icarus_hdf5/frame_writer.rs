@@ -21,8 +21,8 @@ use crate::model::{Header, Nanos};
 
 /// Rows buffered per dataset before they are appended: several chunks per `append`, since
 /// hdf5-pure's cost is per call (about ten small metadata reads and writes each), not per
-/// byte. 4 chunks of 200 doubles is 6.4 MB.
-const APPEND_ROWS: usize = 4 * WINDOW as usize;
+/// byte. 8 chunks of 200 doubles is 12.8 MB.
+const APPEND_ROWS: usize = 8 * WINDOW as usize;
 
 /// A signal of the layout and the columns it is written to.
 #[derive(Debug, Clone, Copy)]
