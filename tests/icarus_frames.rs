@@ -246,3 +246,30 @@ fn a_whole_icarec_goes_by_frames_and_a_split_or_dry_run_does_not() {
         assert_eq!(records[0].time, 10_000_000);
     }
 }
+
+#[test]
+fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = any_fixture("icarec/a2.icarec");
+    let rec = tmp.path().join("cut.icarec");
+    std::fs::create_dir(&rec).unwrap();
+    for part in ["schema.json", "static_signals.bin", "metadata.json"] {
+        std::fs::copy(src.join(part), rec.join(part)).unwrap();
+    }
+    let dynamic = std::fs::read(src.join("dynamic_signals.bin")).unwrap();
+    // 3 frames of 40 bytes; 10 bytes of a fourth.
+    let mut cut = dynamic.clone();
+    cut.extend_from_slice(&dynamic[..10]);
+    std::fs::write(rec.join("dynamic_signals.bin"), &cut).unwrap();
+    let (code, stderr, _, _) = both_ways(tmp.path(), &rec);
+    assert_eq!(code, 1, "{stderr}");
+    assert!(
+        stderr.contains("the last frame is partial: 10 of its 40 bytes"),
+        "{stderr}"
+    );
+    let left: Vec<_> = std::fs::read_dir(tmp.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(left, ["cut.icarec"]);
+}
