@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # .icarec benchmark: generated recordings of 200 double signals at 100 Hz, 60,000 frames
 # (~97 MB) and 600,000 frames (~965 MB, issue 12's size). Times validate (every value decoded,
-# SHA-256 of the data), inspect (header-only walk), convert directory → archive and archive →
+# SHA-256 of the data), inspect (header-only walk), convert to Icarus HDF5 (by frames, and by
+# records with --channel '*'), convert directory → archive and archive →
 # directory (every frame copied verbatim) and a 10 s slice from the middle, best of RUNS=3, with
 # CPU time and peak RSS.
 # Usage: bench/icarec.sh [WORKDIR]   (builds the release binary first; SIZES="60000 600000")
@@ -37,6 +38,10 @@ for frames in ${SIZES:-60000 600000}; do
     measure "convert dir -> tar" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames.icarec.tar"
     measure "convert tar -> dir" "$bytes" "$bin" convert --force "$work/out-$frames.icarec.tar" -o "$work/back-$frames.icarec"
     mid=$(( frames / 200 ))
+    # Frame by frame (pipeline::frame_copy); --channel '*' forces the record path.
+    measure "convert -> HDF5" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames.h5"
+    measure "convert -> HDF5 (record path)" "$bytes" "$bin" convert --force --channel '*' "$rec" -o "$work/out-$frames.h5"
+    rm -f "$work/out-$frames.h5"
     measure "slice 10 s from the middle" "$((bytes / frames * 1000))" "$bin" slice --force --keep-time "$rec" --start "${mid}s" --end "$((mid + 10))s" -o "$work/slice-$frames.icarec"
     rm -rf "$work/out-$frames.icarec.tar" "$work/back-$frames.icarec"
 done

@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
+use super::icarus_common::{FrameLayout, FrameSink, FrameSource};
 use super::output::Outputs;
 use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
 use crate::model::{Header, TimeSpec};
@@ -182,6 +183,30 @@ pub trait Format: Sync {
         _paths: &[PathBuf],
         _options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
+    }
+
+    /// `path` read a frame at a time (the Icarus formats), for a conversion that changes
+    /// nothing record by record; `None`: not supported, or not for this file (the pipeline
+    /// then reads records).
+    fn open_frames(
+        &self,
+        _path: &Path,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+        None
+    }
+
+    /// A writer taking whole frames of `layout` (whose signals `header` declares), reporting
+    /// what [`Format::create`]'s writer would; `None`: not supported, or not for this layout
+    /// (the pipeline then writes records). Nothing is created when it returns `None`.
+    fn create_frames(
+        &self,
+        _target: &Path,
+        _header: &Header,
+        _layout: &FrameLayout,
+        _outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
         None
     }
 

@@ -6,9 +6,11 @@
 //! (`Rocket.Vehicle.position` → entity `Rocket.Vehicle`, field `position`).
 
 use std::fmt;
+use std::path::Path;
 
-use crate::formats::ReadError;
-use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
+use crate::formats::{ReadError, WriteError, WriteReport};
+use crate::model::{ChannelId, DType, FieldSpec, Header, Nanos, Seconds, TimeSpec};
+use crate::report::Findings;
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
 /// `schema.json` and `metadata.json` objects (`{"schema": {…}, "metadata": {…} or null}`).
@@ -300,6 +302,96 @@ pub fn frame_window(
         start_ns,
         end_ns,
     })
+}
+
+/// One signal of a recording read or written a frame at a time ([`FrameSource`],
+/// [`FrameSink`]): the header channel that declares it (one field: its name, unit and
+/// semantic) and where its value lies in a block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FrameSignal {
+    pub channel: ChannelId,
+    pub ty: SignalType,
+    /// Byte offset of the value in its block (the static block, or a frame's values): the
+    /// elements in storage order at their canonical size, little-endian. An int32 or a bool
+    /// may sit in an 8-byte slot (low bytes first), and a bool is true when its first byte
+    /// is not 0 (as the `.icarec` profile stores them, spec §A3), so an `.icarec` frame is
+    /// handed out as it is in the file.
+    pub offset: usize,
+}
+
+/// The signals of a frame stream: static ones (one value, in `static_block`) and dynamic
+/// ones (a value in every frame's block).
+#[derive(Debug, Clone, Default)]
+pub struct FrameLayout {
+    pub statics: Vec<FrameSignal>,
+    pub dynamics: Vec<FrameSignal>,
+    pub static_block: Vec<u8>,
+}
+
+/// One frame: its model time and the values of every dynamic signal
+/// ([`FrameSignal::offset`] into `values`).
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    pub time: Nanos,
+    /// The time as an Icarus HDF5 source stores it (what its records carry as raw bytes, so
+    /// that an HDF5 copy keeps `/time` bit for bit); `None` from other sources.
+    pub raw_seconds: Option<f64>,
+    pub values: &'a [u8],
+}
+
+/// A recording read a frame at a time, for Icarus-to-Icarus conversion: 200 signals of a
+/// frame are one call instead of 200 records. The reader makes the same checks, findings
+/// and errors as its record read.
+pub trait FrameSource {
+    /// The header its record read has (channels, one per signal, with their field specs).
+    fn header(&self) -> &Header;
+    fn layout(&self) -> &FrameLayout;
+    /// The next frame, lent until the next call; `None` at the end (after the checks that
+    /// need all of the data).
+    fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError>;
+    fn findings(&self) -> Vec<(&Path, &Findings)>;
+    /// Bytes done and in all, as [`crate::formats::Source::progress`].
+    fn progress(&self) -> (u64, u64);
+}
+
+/// A writer taking whole frames of a [`FrameLayout`]. What it reports (records, loss,
+/// widenings) is what its record writer reports for the same recording read as records.
+pub trait FrameSink {
+    fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError>;
+    fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
+}
+
+/// Element `i` (storage order) of a signal of type `ty` at `offset` in `block`, as an f64
+/// (a float widened exactly). Out of range reads as 0: the frame source checked its sizes.
+pub fn element_f64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> f64 {
+    let at = offset + i * ty.element.size();
+    match ty.element {
+        Element::Double => f64::from_le_bytes(le(block, at)),
+        Element::Float => f64::from(f32::from_le_bytes(le(block, at))),
+        Element::Int32 => f64::from(i32::from_le_bytes(le(block, at))),
+        Element::Int64 => i64::from_le_bytes(le(block, at)) as f64,
+        Element::Bool => f64::from(u8::from(block.get(at).is_some_and(|&b| b != 0))),
+    }
+}
+
+/// Element `i` (storage order) of an integer or bool signal as an i64 (a bool is 0 or 1).
+pub fn element_i64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> i64 {
+    let at = offset + i * ty.element.size();
+    match ty.element {
+        Element::Int32 => i64::from(i32::from_le_bytes(le(block, at))),
+        Element::Int64 => i64::from_le_bytes(le(block, at)),
+        Element::Bool => i64::from(block.get(at).is_some_and(|&b| b != 0)),
+        Element::Double => f64::from_le_bytes(le(block, at)) as i64,
+        Element::Float => f32::from_le_bytes(le(block, at)) as i64,
+    }
+}
+
+fn le<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    if let Some(s) = b.get(at..at + N) {
+        out.copy_from_slice(s);
+    }
+    out
 }
 
 #[cfg(test)]

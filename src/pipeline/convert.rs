@@ -10,6 +10,7 @@ use crate::model::time_scale::{self, TimeFormat};
 use crate::report::render::record_text;
 use crate::report::{Findings, LossReport};
 
+use super::frame_copy;
 use super::frames::FrameCounter;
 use super::select::{Selected, Selection, SelectionHandle};
 use super::write::{write, WriteRequest, Written};
@@ -54,17 +55,23 @@ pub struct Opened<'a> {
     inputs: &'a [PathBuf],
     source: Box<dyn Source>,
     selection: SelectionHandle,
+    /// The options to read the input frame by frame with, when nothing is done record by
+    /// record ([`frame_copy`]).
+    frames: Option<ReadOptions>,
 }
 
 impl<'a> ReadRequest<'a> {
     /// Opens what the request asks for.
     pub fn open(self) -> Result<Opened<'a>, ReadError> {
         let inputs = self.inputs;
+        let whole = self.window.is_none() && self.selection.is_everything();
+        let frames = (whole && frame_copy::eligible(inputs, &self.options)).then_some(self.options);
         let (source, selection) = open(self)?;
         Ok(Opened {
             inputs,
             source,
             selection,
+            frames,
         })
     }
 }
@@ -107,7 +114,13 @@ pub fn convert(
         inputs,
         mut source,
         selection,
+        frames,
     } = opened;
+    if let Some(options) = frames {
+        if let Some(done) = frame_copy::write_frames(inputs, options, &request, progress) {
+            return done;
+        }
+    }
     let written = write(&mut *source, inputs, request, &selection, progress);
     (written, Notes::of(&*source, &selection))
 }

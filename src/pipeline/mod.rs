@@ -3,6 +3,7 @@
 pub mod batch;
 pub mod convert;
 pub mod diff;
+pub mod frame_copy;
 pub mod frames;
 pub mod lookahead;
 pub mod merge;

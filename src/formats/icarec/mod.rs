@@ -7,6 +7,7 @@ mod codec;
 pub mod codes;
 mod container;
 mod facts;
+mod frames;
 mod merge;
 pub mod metadata;
 mod reader;
@@ -23,6 +24,7 @@ pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 use std::path::PathBuf;
 
 use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::icarus_common::FrameSource;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -111,6 +113,16 @@ impl Format for Icarec {
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
         Ok(Box::new(IcarecReader::open(path, options)?))
+    }
+
+    /// Each frame's dynamic block as it is in the file (directory or archive).
+    fn open_frames(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+        frames::IcarecFrames::open(path, options)
+            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
     }
 
     fn create(

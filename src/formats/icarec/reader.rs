@@ -17,7 +17,9 @@ use super::schema::{self, hex, Lifecycle, Schema};
 use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
-use crate::formats::icarus_common::{entity_and_field, frame_window, Kind};
+use crate::formats::icarus_common::{
+    entity_and_field, frame_window, Frame, FrameLayout, FrameSignal, Kind,
+};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -923,6 +925,83 @@ impl IcarecReader {
             );
         }
         Ok(self)
+    }
+
+    /// The layout of a frame read ([`IcarecFrames`](super::frames::IcarecFrames)), when one
+    /// gives what the record read gives: a whole, decoded, unsliced recording with frames and
+    /// dynamic signals, every static signal inside the static block, and nothing read yet.
+    pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
+        let whole = self.first == 0 && self.end == self.frames && !self.sliced;
+        let fits = self.statics.len() + self.dynamics.len() == self.slots.len();
+        let plain = self.options.decode && !self.options.check_only;
+        // Without a dynamic signal the record read makes one frame of the static records.
+        let framed = self.frames > 0 && !self.dynamics.is_empty();
+        if !(whole && fits && plain && framed && self.phase == Phase::Start) {
+            return None;
+        }
+        let signal = |&k: &usize| FrameSignal {
+            channel: self.slots[k].channel,
+            ty: self.slots[k].ty,
+            offset: self.slots[k].offset,
+        };
+        Some(FrameLayout {
+            statics: self.statics.iter().map(signal).collect(),
+            dynamics: self.dynamics.iter().map(signal).collect(),
+            static_block: self.static_block.clone(),
+        })
+    }
+
+    /// Reads the next frame for a frame read, with every check the record read makes in
+    /// the same order (the frame's time, then the static values once, then the values that
+    /// can hold a quirk, or all with `deep`); `None` after the end's checks.
+    pub(super) fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
+        match self.phase {
+            Phase::Start => {
+                let deep = self.options.deep;
+                let slots = &self.slots;
+                self.checked = (self.dynamics.iter().copied())
+                    .filter(|&k| deep || codec::can_have_quirks(slots[k].ty, slots[k].size))
+                    .collect();
+                if self.end > self.first {
+                    self.load(self.first)?;
+                }
+                let mut value = std::mem::replace(&mut self.scratch, Value::Null);
+                for i in 0..self.statics.len() {
+                    self.decode(self.statics[i], self.first, false, &mut value);
+                }
+                self.scratch = value;
+                self.phase = if self.end > self.first {
+                    Phase::Frame(0)
+                } else {
+                    Phase::Finish
+                };
+            }
+            Phase::Frame(_) => {
+                let next = self.frame + 1;
+                if next < self.end {
+                    self.load(next)?;
+                } else {
+                    self.phase = Phase::Finish;
+                }
+            }
+            Phase::Statics(_) | Phase::Finish | Phase::Done => {}
+        }
+        match self.phase {
+            Phase::Frame(_) => {
+                self.check_frame();
+                Ok(Some(Frame {
+                    time: self.time_ns.saturating_sub(self.shift),
+                    raw_seconds: None,
+                    values: self.buf.get(8..).unwrap_or_default(),
+                }))
+            }
+            Phase::Finish => {
+                self.phase = Phase::Done;
+                self.finish()?;
+                Ok(None)
+            }
+            _ => Ok(None),
+        }
     }
 
     /// What `inspect` shows of the recording (see `facts.rs`).

@@ -5,6 +5,7 @@
 mod bytes;
 pub mod codes;
 mod column;
+mod frame_writer;
 mod layout;
 mod reader;
 pub mod schema;
@@ -14,10 +15,12 @@ mod writer;
 use std::path::{Path, PathBuf};
 
 pub use bytes::Bytes;
+pub use frame_writer::IcarusH5FrameWriter;
 pub use reader::IcarusH5Reader;
 pub use writer::IcarusH5Writer;
 
 use crate::formats::format::{Detection, Format, SliceRequest};
+use crate::formats::icarus_common::{FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -107,5 +110,17 @@ impl Format for IcarusHdf5 {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(IcarusH5Writer::create(target, header, outputs)?))
+    }
+
+    /// Frames go straight into the columns when the layout covers the header's datasets.
+    fn create_frames(
+        &self,
+        target: &Path,
+        header: &Header,
+        layout: &FrameLayout,
+        outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+        IcarusH5FrameWriter::create(target, header, layout, outputs)
+            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
     }
 }

@@ -25,7 +25,7 @@ use crate::report::LossReport;
 
 /// How a column stores its values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Store {
+pub(super) enum Store {
     F64,
     I32,
     I64,
@@ -57,18 +57,18 @@ enum Slot {
 }
 
 /// One output dataset.
-struct Column {
+pub(super) struct Column {
     dataset: hdf5_pure::Dataset,
-    store: Store,
+    pub(super) store: Store,
     /// Its value in the frame being assembled (held from the previous frames).
     current: Slot,
     has_value: bool,
     set_in_frame: bool,
     /// Frames written before the first value (NaN or 0): lost.
     before_first: u64,
-    f64s: Vec<f64>,
-    i32s: Vec<i32>,
-    i64s: Vec<i64>,
+    pub(super) f64s: Vec<f64>,
+    pub(super) i32s: Vec<i32>,
+    pub(super) i64s: Vec<i64>,
 }
 
 impl Column {
@@ -108,12 +108,12 @@ impl Column {
 }
 
 /// A declared field written to columns `first..first + count`.
-struct FieldBinding {
+pub(super) struct FieldBinding {
     key: String,
-    ty: SignalType,
-    first: usize,
+    pub(super) ty: SignalType,
+    pub(super) first: usize,
     /// Records whose value was kept in a wider type (`float`, `bool`).
-    widened: u64,
+    pub(super) widened: u64,
     /// Records whose value did not fit the declared type: not written (the previous value
     /// holds).
     mismatched: u64,
@@ -121,15 +121,15 @@ struct FieldBinding {
 
 /// What one channel of the source becomes.
 #[derive(Default)]
-struct ChannelBinding {
+pub(super) struct ChannelBinding {
     name: String,
-    fields: Vec<FieldBinding>,
+    pub(super) fields: Vec<FieldBinding>,
     /// The entity whose records the columns hold (the first one seen).
     entity: Option<Option<Entity>>,
     /// Records of other entities: not written.
     other_entities: u64,
     /// Keys the header did not declare with a type the profile has, and their records.
-    dropped: BTreeMap<String, (u64, &'static str)>,
+    pub(super) dropped: BTreeMap<String, (u64, &'static str)>,
     /// Announced after the layout was written: nothing of it is written.
     late: u64,
     is_late: bool,
@@ -148,14 +148,14 @@ pub struct IcarusH5Writer {
     file: Option<hdf5_pure::File>,
     path: PathBuf,
     time: Option<hdf5_pure::Dataset>,
-    times: Vec<f64>,
-    columns: Vec<Column>,
+    pub(super) times: Vec<f64>,
+    pub(super) columns: Vec<Column>,
     /// The (channel, field) each column belongs to, for the loss report.
     column_owner: Vec<(usize, usize)>,
-    channels: Vec<ChannelBinding>,
+    pub(super) channels: Vec<ChannelBinding>,
     /// The frame being assembled: its model time and its time in seconds.
     frame: Option<(Nanos, f64)>,
-    records: u64,
+    pub(super) records: u64,
     loss: LossReport,
 }
 
@@ -176,14 +176,14 @@ fn signal_name(channel: &Channel, field: &FieldSpec) -> String {
 }
 
 /// What `create` lays out: the columns in order, with their schema entries.
-struct Plan {
+pub(super) struct Plan {
     schema: Vec<SchemaSignal>,
-    channels: Vec<ChannelBinding>,
+    pub(super) channels: Vec<ChannelBinding>,
     owners: Vec<(usize, usize)>,
     stores: Vec<Store>,
 }
 
-fn plan(header: &Header) -> Plan {
+pub(super) fn plan(header: &Header) -> Plan {
     let mut plan = Plan {
         schema: Vec::new(),
         channels: Vec::new(),
@@ -367,7 +367,7 @@ impl IcarusH5Writer {
         Ok(())
     }
 
-    fn flush(&mut self) -> Result<(), WriteError> {
+    pub(super) fn flush(&mut self) -> Result<(), WriteError> {
         if self.times.is_empty() {
             return Ok(());
         }

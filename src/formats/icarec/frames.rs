@@ -1,0 +1,51 @@
+//! A recording read a frame at a time (`Format::open_frames`): each frame's dynamic block is
+//! lent as it is in the file, with the record read's checks, so an Icarus-to-Icarus
+//! conversion does not build a record per signal and frame.
+
+use std::path::Path;
+
+use super::reader::IcarecReader;
+use crate::formats::icarus_common::{Frame, FrameLayout, FrameSource};
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::Header;
+use crate::report::Findings;
+
+pub struct IcarecFrames {
+    reader: IcarecReader,
+    layout: FrameLayout,
+}
+
+impl IcarecFrames {
+    /// `path` read by frames, or `None` when its record read gives something frames do not
+    /// say (see `IcarecReader::frame_layout`).
+    pub fn open(path: &Path, options: ReadOptions) -> Option<Result<IcarecFrames, ReadError>> {
+        let reader = match IcarecReader::open(path, options) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        let layout = reader.frame_layout()?;
+        Some(Ok(IcarecFrames { reader, layout }))
+    }
+}
+
+impl FrameSource for IcarecFrames {
+    fn header(&self) -> &Header {
+        self.reader.header()
+    }
+
+    fn layout(&self) -> &FrameLayout {
+        &self.layout
+    }
+
+    fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
+        self.reader.next_frame()
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        self.reader.findings()
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        self.reader.progress()
+    }
+}
