@@ -84,7 +84,7 @@ impl Input {
 
     /// Sets how much is read beyond what is asked, for walks that skip most bytes.
     pub fn set_read_ahead(&mut self, bytes: usize) {
-        self.read_ahead = bytes.max(64);
+        self.read_ahead = bytes.max(16);
     }
 
     /// `n` bytes at `offset`. The caller checks `offset + n <= len` first, so

@@ -89,6 +89,10 @@ struct Packet {
     last_time: Option<f64>,
 }
 
+/// What a walk over packets reads at a time: a packet's header and its Event bounds (more
+/// would make a compressed file's walk a large share of what it reads).
+const WALK_READ: usize = HEADER_LEN + BOUNDS_LEN;
+
 /// Entities seen, so that a transform's id is one shared string (bounded).
 const ENTITY_CACHE: usize = 4096;
 
@@ -193,7 +197,7 @@ impl XrecReader {
 
     fn new(
         path: &Path,
-        mut input: Input,
+        input: Input,
         mut walk: Input,
         options: ReadOptions,
         cut: Option<u64>,
@@ -205,15 +209,18 @@ impl XrecReader {
                 "the file is empty (0 bytes)",
             )));
         }
+        // The Start and the packet walk are read through `walk`, in small reads: a query
+        // reads little more than the packets it keeps, and `input` starts at the first packet.
+        walk.set_read_ahead(WALK_READ);
         let head_len = len.min(12) as usize;
-        let head = input.bytes(0, head_len)?.to_vec();
+        let head = walk.bytes(0, head_len)?.to_vec();
         if !layout::is_profile(&head, len) {
             return Err(ReadError::invalid(
                 err(NOT_PROFILE, layout::NOT_PROFILE_TEXT).offset(0),
             ));
         }
         let start_len = u32::from_le_bytes([head[4], head[5], head[6], head[7]]) as usize;
-        let payload = input.bytes(HEADER_LEN as u64, start_len)?;
+        let payload = walk.bytes(HEADER_LEN as u64, start_len)?;
         let mut found = Vec::new();
         let start =
             layout::parse_start(payload, &mut found).map_err(|f| ReadError::invalid(f.at(0, 0)))?;
@@ -225,7 +232,6 @@ impl XrecReader {
             }
             findings.push(f.at(0, 0));
         }
-        walk.set_read_ahead(512);
         let data_end = cut.map_or(len, |c| c.min(len));
         let scan = scan(&mut walk, first, data_end, start.revision);
         let header = header(&start, &scan, len);
@@ -270,7 +276,7 @@ impl XrecReader {
         }
         if !query.is_whole() {
             // Bounds and a few headers are all that is read of most packets.
-            self.input.set_read_ahead(512);
+            self.input.set_read_ahead(WALK_READ);
         }
         self.query = query;
         self
