@@ -120,6 +120,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// Reads one file leniently into a summary; counts of (info, warning, error) findings.
 fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+    if let Some(summarised) = summarise_frames(path, args) {
+        return summarised;
+    }
     let mut source = registry::open(path, args.read.options(args.deep, true))?;
     // Without --channel every record is summarised: no selection layer in the way of the
     // reader (inspect of a large 3es capture is compared with 3esinfo's CPU time).
@@ -165,6 +168,62 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
     Ok((summary, counts))
 }
 
+/// The summary of a recording whose format reads it a frame at a time (`.icarec`): each
+/// frame counts one record per dynamic signal without making them (a 1 GB recording of 200
+/// signals is 600,000 frames, not 120 million records), the static signals one record at
+/// the first frame, as the record read gives them. `None` (the record read then runs) with
+/// `--deep`, `--channel`, `--epoch` or `--time-system`, for formats without frames, and for
+/// a recording that has no frame or that the frame read cannot open (the record read says
+/// why).
+fn summarise_frames(path: &Path, args: &Args) -> Option<Result<(Summary, [u64; 3]), ReadError>> {
+    let options = args.read.options(false, true);
+    // An origin given on the command line is applied to the record read's header.
+    let origin_given = options.epoch.is_some() || options.time_system.is_some();
+    if args.deep || !args.channel.is_empty() || origin_given {
+        return None;
+    }
+    let format = registry::detect(path).ok()?;
+    let mut frames = format.open_frames(path, options)?.ok()?;
+    let layout = frames.layout();
+    let statics: Vec<_> = layout.statics.iter().map(|s| s.channel).collect();
+    let dynamics: Vec<_> = layout.dynamics.iter().map(|s| s.channel).collect();
+    let name = display_name(path).display().to_string();
+    let mut summary = Summary::new(&name, frames.progress().1, frames.header(), false);
+    summary.time_format = match time_format(args.time_format.as_deref(), frames.header(), path) {
+        Ok(f) => f,
+        Err(e) => return Some(Err(e)),
+    };
+    let progress = Progress::new("reading");
+    let mut n = 0u64;
+    loop {
+        let time = match frames.next_frame() {
+            Ok(Some(frame)) => frame.time,
+            Ok(None) => break,
+            Err(e) => return Some(Err(e)),
+        };
+        if n == 0 {
+            summary.observe_instant(time, &statics);
+        }
+        summary.observe_instant(time, &dynamics);
+        n += 1;
+        if n.is_multiple_of(1024) {
+            let (d, t) = frames.progress();
+            progress.update(d, t);
+        }
+    }
+    if n == 0 {
+        return None;
+    }
+    summary.facts = frames.facts();
+    let mut counts = [0u64; 3];
+    for (_, f) in frames.findings() {
+        counts[0] += f.count(Severity::Info);
+        counts[1] += f.count(Severity::Warning);
+        counts[2] += f.count(Severity::Error);
+    }
+    Some(Ok((summary, counts)))
+}
+
 /// The scale `--time-format` names, checked against what `header` can show: every scale
 /// but MET needs an absolute start.
 pub fn time_format(
@@ -186,4 +245,71 @@ pub fn time_format(
         )));
     }
     Ok(Some(format))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cmd {
+        #[command(flatten)]
+        args: Args,
+    }
+
+    fn args(list: &[&str]) -> Args {
+        let mut argv = vec!["inspect"];
+        argv.extend(list);
+        Cmd::parse_from(argv).args
+    }
+
+    fn json(summarised: (Summary, [u64; 3])) -> String {
+        let mut out = Vec::new();
+        summarised.0.write_json(&mut out, &[]).unwrap();
+        format!("{} {:?}", String::from_utf8(out).unwrap(), summarised.1)
+    }
+
+    /// A `.icarec` is summarised frame by frame (one call per frame, not a record per
+    /// signal), and the summary is the record read's: every fixture, and the recording cut
+    /// at every byte of its frames.
+    #[test]
+    fn an_icarec_is_summarised_by_frames_as_its_records_would_be() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec");
+        let dir = tempfile::tempdir().unwrap();
+        let cut = dir.path().join("cut.icarec");
+        std::fs::create_dir(&cut).unwrap();
+        for member in ["schema.json", "metadata.json", "static_signals.bin"] {
+            std::fs::copy(root.join("types.icarec").join(member), cut.join(member)).unwrap();
+        }
+        let frames = std::fs::read(root.join("types.icarec/dynamic_signals.bin")).unwrap();
+        let mut paths: Vec<PathBuf> = ["a2.icarec", "a2.icarec.tar", "types.icarec"]
+            .iter()
+            .map(|f| root.join(f))
+            .collect();
+        let mut by_frames = 0;
+        for n in 0..=frames.len() {
+            std::fs::write(cut.join("dynamic_signals.bin"), &frames[..n]).unwrap();
+            paths.push(cut.clone());
+            for path in &paths {
+                let p = path.to_str().unwrap();
+                let records = summarise(path, &args(&[p, "--channel", "*"]));
+                match summarise_frames(path, &args(&[p])) {
+                    Some(framed) => {
+                        by_frames += 1;
+                        match (framed, records) {
+                            (Ok(f), Ok(r)) => assert_eq!(json(f), json(r), "{p} cut at {n}"),
+                            (Err(f), Err(r)) => assert_eq!(f.to_string(), r.to_string()),
+                            (f, r) => panic!("{p} cut at {n}: {:?} against {:?}", f.err(), r.err()),
+                        }
+                    }
+                    // No frame: the record read summarises it.
+                    None => assert!(n < 153 || records.is_err(), "{p} cut at {n}"),
+                }
+            }
+            paths.pop();
+        }
+        // The fixtures each time, and every cut that holds a whole frame.
+        assert!(by_frames > 3 * frames.len(), "{by_frames}");
+    }
 }

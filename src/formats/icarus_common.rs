@@ -10,7 +10,7 @@ use std::path::Path;
 
 use crate::formats::{ReadError, WriteError, WriteReport};
 use crate::model::{ChannelId, DType, FieldSpec, Header, Nanos, Seconds, TimeSpec};
-use crate::report::Findings;
+use crate::report::{Fact, Findings};
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
 /// `schema.json` and `metadata.json` objects (`{"schema": {…}, "metadata": {…} or null}`).
@@ -352,6 +352,9 @@ pub trait FrameSource {
     fn findings(&self) -> Vec<(&Path, &Findings)>;
     /// Bytes done and in all, as [`crate::formats::Source::progress`].
     fn progress(&self) -> (u64, u64);
+    /// What `inspect` shows of the recording, as its record read's
+    /// [`crate::formats::Source::facts`].
+    fn facts(&self) -> Vec<Fact>;
 }
 
 /// A writer taking whole frames of a [`FrameLayout`]. What it reports (records, loss,

@@ -9,7 +9,7 @@ use serde_json::{json, Value as Json};
 
 use super::Fact;
 use crate::model::time_scale::{self, TimeFormat};
-use crate::model::{Composition, DType, Header, Nanos, Record, TimeOrigin, Value};
+use crate::model::{ChannelId, Composition, DType, Header, Nanos, Record, TimeOrigin, Value};
 
 /// What was seen of one key.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -218,6 +218,22 @@ impl Summary {
                 } else {
                     channel.untracked_values += 1;
                 }
+            }
+        }
+    }
+
+    /// One record without values in each of `channels`, all at `time` (a frame of a
+    /// recording read a frame at a time): what [`Summary::observe`] makes of such records.
+    pub fn observe_instant(&mut self, time: Nanos, channels: &[ChannelId]) {
+        if channels.is_empty() {
+            return;
+        }
+        self.records += channels.len() as u64;
+        self.start_ns = Some(self.start_ns.map_or(time, |s| s.min(time)));
+        self.end_ns = Some(self.end_ns.map_or(time, |e| e.max(time)));
+        for &c in channels {
+            if let Some(channel) = self.channels.get_mut(c as usize) {
+                channel.records += 1;
             }
         }
     }

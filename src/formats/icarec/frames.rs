@@ -8,7 +8,7 @@ use super::reader::IcarecReader;
 use crate::formats::icarus_common::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::Header;
-use crate::report::Findings;
+use crate::report::{Fact, Findings};
 
 pub struct IcarecFrames {
     reader: IcarecReader,
@@ -47,5 +47,9 @@ impl FrameSource for IcarecFrames {
 
     fn progress(&self) -> (u64, u64) {
         self.reader.progress()
+    }
+
+    fn facts(&self) -> Vec<Fact> {
+        self.reader.facts()
     }
 }

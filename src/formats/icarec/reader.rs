@@ -933,7 +933,9 @@ impl IcarecReader {
     pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
         let whole = self.first == 0 && self.end == self.frames && !self.sliced;
         let fits = self.statics.len() + self.dynamics.len() == self.slots.len();
-        let plain = self.options.decode && !self.options.check_only;
+        // Without `decode` (inspect), frames are read for their times and checks, as the
+        // record read then reads them.
+        let plain = !self.options.check_only;
         // Without a dynamic signal the record read makes one frame of the static records.
         let framed = self.frames > 0 && !self.dynamics.is_empty();
         if !(whole && fits && plain && framed && self.phase == Phase::Start) {
@@ -959,14 +961,18 @@ impl IcarecReader {
             Phase::Start => {
                 let deep = self.options.deep;
                 let slots = &self.slots;
+                // Without `decode` the record read checks no value, and neither does this.
+                let decode = self.options.decode;
                 self.checked = (self.dynamics.iter().copied())
-                    .filter(|&k| deep || codec::can_have_quirks(slots[k].ty, slots[k].size))
+                    .filter(|&k| {
+                        decode && (deep || codec::can_have_quirks(slots[k].ty, slots[k].size))
+                    })
                     .collect();
                 if self.end > self.first {
                     self.load(self.first)?;
                 }
                 let mut value = std::mem::replace(&mut self.scratch, Value::Null);
-                for i in 0..self.statics.len() {
+                for i in (0..self.statics.len()).filter(|_| decode) {
                     self.decode(self.statics[i], self.first, false, &mut value);
                 }
                 self.scratch = value;
