@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Icarus HDF5 interop: simrec writes HDF5 from every Icarus HDF5 fixture (HDF5 -> HDF5, and the
-# crashed one through `recover`, a time slice of vulcan.h5) and from every Elodin fixture
+# crashed one through `recover`, a time slice of vulcan.h5), from every .icarec fixture (frame
+# by frame, compared with the record path's output) and from every Elodin fixture
 # (Elodin -> icarus-hdf5), and h5py
 # reads each output and checks the Vulcan layout (scripts/interop/icarus_hdf5_check.py): every
 # dataset's values (bit for bit against an HDF5 source), dtype, chunking, maximum shape,
@@ -115,6 +116,25 @@ PY
 else
   fail "slice vulcan 10s..12s" "$why"
 fi
+
+# .icarec -> HDF5 goes frame by frame (a frame's block, not a record per signal): h5py finds
+# the Vulcan layout, and the output equals the record path's (`--channel '*'` reads records)
+# object for object and bit for bit (bench/h5_same.py; only /metadata created_at differs).
+for rec in "$FIXTURES"/icarec/*.icarec "$FIXTURES"/icarec/*.icarec.tar; do
+  name="$(basename "$rec")"
+  out="$WORK/frames-$name.h5" ref="$WORK/records-$name.h5"
+  if why="$(simrec_ok 0 convert "$rec" -o "$out")" \
+    && why="$(simrec_ok 0 convert "$rec" --channel '*' -o "$ref")"; then
+    h5py_check "icarec-to-hdf5 by frames $name" "$out"
+    if why="$("$H5PY" "$root/bench/h5_same.py" "$out" "$ref" 2>&1)"; then
+      pass "icarec-to-hdf5 $name: frames = records (h5py: $why)"
+    else
+      fail "icarec-to-hdf5 $name: frames = records" "$(echo "$why" | head -3 | tr '\n' ';')"
+    fi
+  else
+    fail "icarec-to-hdf5 $name" "$why"
+  fi
+done
 
 # Another source: every Elodin replay becomes Vulcan-layout HDF5 (signals the profile cannot
 # type are in the loss report, exit 3).
