@@ -17,7 +17,7 @@ use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
 use crate::report::summary::SCHEMA_VERSION;
-use crate::report::{Severity, Summary};
+use crate::report::{Findings, Severity, Summary};
 
 /// Show format, size, records, time span, channels, resets and keys of each file
 #[derive(clap::Args, Debug)]
@@ -159,13 +159,18 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         say!("warning: {warning}");
     }
     summary.facts = source.facts();
+    Ok((summary, severity_counts(source.findings())))
+}
+
+/// How many (info, warning, error) findings there are.
+fn severity_counts(findings: Vec<(&Path, &Findings)>) -> [u64; 3] {
     let mut counts = [0u64; 3];
-    for (_, f) in source.findings() {
+    for (_, f) in findings {
         counts[0] += f.count(Severity::Info);
         counts[1] += f.count(Severity::Warning);
         counts[2] += f.count(Severity::Error);
     }
-    Ok((summary, counts))
+    counts
 }
 
 /// The summary of a recording whose format reads it a frame at a time (`.icarec`): each
@@ -215,13 +220,7 @@ fn summarise_frames(path: &Path, args: &Args) -> Option<Result<(Summary, [u64; 3
         return None;
     }
     summary.facts = frames.facts();
-    let mut counts = [0u64; 3];
-    for (_, f) in frames.findings() {
-        counts[0] += f.count(Severity::Info);
-        counts[1] += f.count(Severity::Warning);
-        counts[2] += f.count(Severity::Error);
-    }
-    Some(Ok((summary, counts)))
+    Some(Ok((summary, severity_counts(frames.findings()))))
 }
 
 /// The scale `--time-format` names, checked against what `header` can show: every scale

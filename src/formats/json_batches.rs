@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::formats::json_text::{self, Lost};
-use crate::model::{Record, Value};
+use crate::model::Record;
 
 /// Threads formatting batches.
 const FORMATTERS: usize = 2;
@@ -122,7 +122,7 @@ impl JsonBatches {
     /// Takes a copy of `record` (without its original bytes, which no JSON writer writes).
     /// Returns whether a batch is full: [`send`](Self::send) it then.
     pub fn push(&mut self, record: &Record) -> bool {
-        self.batch_bytes += weight(record);
+        self.batch_bytes += record.approx_bytes();
         self.batch.push(Record {
             time: record.time,
             channel: record.channel,
@@ -307,28 +307,4 @@ fn format(job: Job) -> Formatted {
         lost,
         records: job.records,
     }
-}
-
-/// Roughly the bytes a record's copy holds, for the batch size: its values' data, and what
-/// each value and the record cost besides (key strings, enums, vectors). Without the
-/// overhead, batches of small records (an Elodin body per tick: six short arrays) held
-/// four times the memory of their weight.
-fn weight(record: &Record) -> usize {
-    record
-        .values
-        .iter()
-        .map(|(k, v)| {
-            k.len()
-                + 64
-                + match v {
-                    Value::Array(a) => a.len() * 4,
-                    Value::Str(s) => s.len(),
-                    Value::Bytes(b) => b.len(),
-                    Value::List(l) => l.len() * 8,
-                    Value::Map(m) => m.len() * 16,
-                    _ => 8,
-                }
-        })
-        .sum::<usize>()
-        + 96
 }

@@ -139,6 +139,32 @@ impl Record {
         }
     }
 
+    /// Roughly the bytes a copy of the record holds: each value's key, its data and what a
+    /// value costs besides (enum, vector and string headers), and the record itself. For
+    /// memory budgets: batches of records held by a writer, records read ahead. (Counting
+    /// the data alone, batches of small records, an Elodin body per tick, held four times
+    /// their weight.)
+    pub fn approx_bytes(&self) -> usize {
+        use super::Value;
+        let values: usize = self
+            .values
+            .iter()
+            .map(|(k, v)| {
+                k.len()
+                    + 64
+                    + match v {
+                        Value::Array(a) => a.data.byte_len(),
+                        Value::Str(s) => s.len(),
+                        Value::Bytes(b) | Value::Ext { bytes: b, .. } => b.len(),
+                        Value::List(l) => l.len() * 8,
+                        Value::Map(m) => m.len() * 16,
+                        _ => 8,
+                    }
+            })
+            .sum();
+        values + 96
+    }
+
     /// The value of `key`, if the record has it.
     pub fn get(&self, key: &str) -> Option<&super::Value> {
         self.values.iter().find(|(k, _)| k == key).map(|(_, v)| v)

@@ -158,6 +158,11 @@ impl ArrayData {
         self.len() == 0
     }
 
+    /// Bytes the elements take (a string element counts its `String`, not its text).
+    pub fn byte_len(&self) -> usize {
+        with_array_data!(self, v => std::mem::size_of_val(v.as_slice()))
+    }
+
     /// Element `i` as text (`0.5`, `true`, `"C"`), for people.
     pub fn element_text(&self, i: usize) -> Option<String> {
         with_array_data!(self, v => v.get(i).map(|x| format!("{x:?}")))

@@ -37,7 +37,8 @@ pub struct Notes {
 }
 
 impl Notes {
-    fn of(source: &dyn Source, selection: &SelectionHandle) -> Notes {
+    /// The findings of `source` and what `selection` matched nothing of, so far.
+    pub(super) fn of(source: &dyn Source, selection: &SelectionHandle) -> Notes {
         Notes {
             read_findings: source
                 .findings()

@@ -50,24 +50,6 @@ fn typed(value: &Value) -> Option<(DType, Vec<usize>)> {
     })
 }
 
-/// Roughly what a record holds in memory, for the byte budget.
-fn size_of(record: &Record) -> usize {
-    record
-        .values
-        .iter()
-        .map(|(k, v)| {
-            k.len()
-                + match v {
-                    Value::Array(a) => a.data.len() * 8,
-                    Value::Str(s) => s.len(),
-                    Value::Bytes(b) | Value::Ext { bytes: b, .. } => b.len(),
-                    _ => 16,
-                }
-        })
-        .sum::<usize>()
-        + 64
-}
-
 /// Fills in `channel`'s specs from one record's values: a field it lacks is added, a field
 /// without type or shape takes the value's. The first value seen decides.
 fn learn(channel: &mut Channel, record: &Record) {
@@ -122,7 +104,7 @@ impl<'s> Completed<'s> {
                     learn(channel, &record);
                     seen[record.channel as usize] = true;
                 }
-                bytes += size_of(&record);
+                bytes += record.approx_bytes();
                 held.push_back(record);
             }
         }

@@ -196,8 +196,7 @@ impl Summary {
             self.resets.push(self.records);
         }
         self.records += 1;
-        self.start_ns = Some(self.start_ns.map_or(record.time, |s| s.min(record.time)));
-        self.end_ns = Some(self.end_ns.map_or(record.time, |e| e.max(record.time)));
+        self.span(record.time);
         let spark = self.start_ns.filter(|_| self.sparklines);
         if let Some(channel) = self.channels.get_mut(c) {
             channel.records += 1;
@@ -229,13 +228,18 @@ impl Summary {
             return;
         }
         self.records += channels.len() as u64;
-        self.start_ns = Some(self.start_ns.map_or(time, |s| s.min(time)));
-        self.end_ns = Some(self.end_ns.map_or(time, |e| e.max(time)));
+        self.span(time);
         for &c in channels {
             if let Some(channel) = self.channels.get_mut(c as usize) {
                 channel.records += 1;
             }
         }
+    }
+
+    /// Widens the time span to `time`.
+    fn span(&mut self, time: Nanos) {
+        self.start_ns = Some(self.start_ns.map_or(time, |s| s.min(time)));
+        self.end_ns = Some(self.end_ns.map_or(time, |e| e.max(time)));
     }
 
     pub fn duration_ns(&self) -> Option<Nanos> {

@@ -217,15 +217,7 @@ impl Side {
     }
 
     fn notes(&self) -> Notes {
-        Notes {
-            read_findings: self
-                .source
-                .findings()
-                .into_iter()
-                .map(|(p, f)| (p.to_path_buf(), f.clone()))
-                .collect(),
-            unmatched: self.selection.borrow().unmatched.clone(),
-        }
+        Notes::of(&*self.source, &self.selection)
     }
 }
 

@@ -281,14 +281,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
         }
         source.recycle(record);
     }
-    *notes = Notes {
-        read_findings: source
-            .findings()
-            .into_iter()
-            .map(|(p, f)| (p.to_path_buf(), f.clone()))
-            .collect(),
-        unmatched: selection.borrow().unmatched.clone(),
-    };
+    *notes = Notes::of(&*source, &selection);
     if too_many {
         skipped.push(format!(
             "more than {MAX_SERIES} series matched: the first {MAX_SERIES} are drawn"
