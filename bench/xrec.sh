@@ -28,10 +28,17 @@ measure() { # label, bytes, command...: the best wall time of $runs runs, CPU ti
     printf '%-34s %7s s wall  %7s s user+sys  %7.0f MB/s  %7s KiB peak RSS\n' "$label" "$wall" \
         "$(echo "$user + $sys" | bc)" "$(echo "$bytes / 1000000 / ($wall + 0.0001)" | bc -l)" "$rss"
 }
-bytes_read() { # command...: bytes the process read from files (read and pread64 results)
-    strace -f -e trace=read,pread64 -o "$work/strace.out" "$@" >/dev/null 2>&1 || true
-    # Every read of the process (the recording, and a few KiB of shared libraries).
-    grep -E '(read|pread64)\(' "$work/strace.out" | awk -F'= ' '{n=$NF+0; if (n>0) s+=n} END {print s+0}'
+bytes_read() { # file command...: bytes the process read from `file` (read and pread64 results)
+    local file="$1"; shift
+    strace -f -e trace=openat,close,read,pread64 -o "$work/strace.out" "$@" >/dev/null 2>&1 || true
+    # Only reads of descriptors opened on the recording (not the shared libraries'): an
+    # openat of the file marks its descriptor until it is closed.
+    awk -v file="\"$file\"" '
+        /openat\(/ { split($0, r, "= "); fd = r[2] + 0; if (index($0, file) && fd >= 0) mine[fd] = 1; next }
+        /close\(/ { split($0, a, "("); split(a[2], b, ")"); delete mine[b[1] + 0]; next }
+        /(read|pread64)\(/ { split($0, a, "("); split(a[2], b, ","); split($0, r, "= ");
+            if ((b[1] + 0) in mine && r[2] + 0 > 0) s += r[2] + 0 }
+        END { print s + 0 }' "$work/strace.out"
 }
 plain="$work/bench-$events.xrec"
 gz="$work/bench-$events-gzip.xrec"
@@ -44,7 +51,7 @@ for rec in "$plain" "$gz"; do
     measure "inspect" "$size" "$bin" inspect "$rec"
     measure "convert (same format)" "$size" "$bin" convert --force "$rec" -o "$work/out.xrec"
     measure "cat --start 133s --end 134s" "$size" "$bin" cat --format ndjson "$rec" --start 133s --end 134s
-    read_bytes=$(bytes_read "$bin" cat --format ndjson "$rec" --start 133s --end 134s)
+    read_bytes=$(bytes_read "$rec" "$bin" cat --format ndjson "$rec" --start 133s --end 134s)
     printf '%-34s %d of %d bytes (%.3f%%)\n' "  bytes read by the 1 s query" "$read_bytes" "$size" \
         "$(echo "100 * $read_bytes / $size" | bc -l)"
     rm -f "$work/out.xrec"

@@ -647,7 +647,10 @@ fn a_time_query_keeps_t0_drops_t1_and_reads_overlapping_packets() {
             ..Query::default()
         });
     assert_eq!(r.by_ref().count(), 0);
-    assert_eq!(r.bytes_read(), 47 + 2 * 48 + 8 + 32);
+    // The Start (47 bytes); the walk at open: three packet headers, the two Event packets'
+    // spans (frames and times, 32 bytes) and the End's payload; then the End's payload again.
+    // The skipped packets are not read a second time.
+    assert_eq!(r.bytes_read(), 47 + (3 * 8 + 2 * 32 + 32) + 32);
     let got = query(
         std::fs::read(fixture("session.xrec")).unwrap(),
         Query {
@@ -656,6 +659,58 @@ fn a_time_query_keeps_t0_drops_t1_and_reads_overlapping_packets() {
         },
     );
     assert_eq!(got.len(), 4, "three chapters and the client");
+}
+
+#[test]
+fn a_query_without_the_walks_packets_reads_them_again_and_finds_the_same() {
+    // Each query with the number of Event packets it decodes.
+    let queries = [
+        (
+            Query {
+                t0: Some(1_000_000_000),
+                t1: Some(1_500_000_000),
+                ..Query::default()
+            },
+            2,
+        ),
+        (
+            Query {
+                f0: Some(13),
+                ..Query::default()
+            },
+            1,
+        ),
+        (
+            Query {
+                t0: Some(5_000_000_000),
+                ..Query::default()
+            },
+            0,
+        ),
+        (Query::default(), 2),
+    ];
+    for (q, decoded) in queries {
+        let read = |forget: bool| {
+            let r = XrecReader::from_bytes(overlapping(), ReadOptions::default()).unwrap();
+            let mut r = if forget { r.forget_walk() } else { r }.with_query(q.clone());
+            let got: Vec<(i64, Option<i64>)> = r
+                .by_ref()
+                .map(|r| r.unwrap())
+                .map(|r| (r.time, r.frame))
+                .collect();
+            (got, r.bytes_read())
+        };
+        let (kept, kept_bytes) = read(false);
+        let (again, again_bytes) = read(true);
+        assert_eq!(kept, again, "{q:?}");
+        // Without the walk's packets, the End's header and each Event packet's header and
+        // bounds are read again (but for a decoded packet, whose bounds are read either way).
+        assert_eq!(
+            again_bytes - kept_bytes,
+            8 + 2 * 48 - decoded * 40,
+            "{q:?}: {kept:?}"
+        );
+    }
 }
 
 // ---- Truncation at every byte ------------------------------------------------------------

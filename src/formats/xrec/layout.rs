@@ -10,6 +10,9 @@ use crate::report::{Finding, Severity};
 pub const HEADER_LEN: usize = 8;
 /// Bounds, event count and events_bytes at the start of every Event payload (never compressed).
 pub const BOUNDS_LEN: usize = 40;
+/// The frame and rtss bounds: the first 32 bytes of the bounds, all a walk needs to place a
+/// packet.
+pub const SPAN_LEN: usize = 32;
 pub const START_MIN: usize = 34;
 pub const END_MIN: usize = 32;
 /// An event record without its type name and body.
@@ -322,6 +325,14 @@ impl Bounds {
             event_count: u(32),
             events_bytes: u(36),
         }
+    }
+
+    /// The frame and rtss bounds from the first [`SPAN_LEN`] bytes, with counts 0.
+    pub fn parse_span(b: &[u8]) -> Bounds {
+        let mut full = [0u8; BOUNDS_LEN];
+        let n = b.len().min(SPAN_LEN);
+        full[..n].copy_from_slice(&b[..n]);
+        Bounds::parse(&full)
     }
 
     pub fn encode(&self) -> [u8; BOUNDS_LEN] {

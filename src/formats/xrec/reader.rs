@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::body;
 use super::codes::*;
-use super::layout::{self, Bounds, End, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN};
+use super::layout::{self, Bounds, End, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN, SPAN_LEN};
 use super::{HEADER_KEY, RAW};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -75,7 +75,27 @@ pub struct Scan {
     pub packets: u64,
     /// Lowest and highest rtss bounds of the Event packets.
     pub rtss: Option<(f64, f64)>,
+    /// The first [`WALK_INDEX_PACKETS`] packets as the walk read them, so that reading
+    /// (a query above all) takes headers and bounds from here instead of reading them again:
+    /// on a compressed file a second walk costs as much as the packets a query keeps.
+    walked: Vec<Walked>,
+    /// Bytes the walk read.
+    bytes: u64,
 }
+
+/// A packet as the walk at open read it.
+#[derive(Debug, Clone, Copy)]
+struct Walked {
+    offset: u64,
+    header: PacketHeader,
+    /// An Event packet's span, its counts 0 ([`Bounds::parse_span`]; `None` for other
+    /// packets, or a payload too short for bounds).
+    span: Option<Bounds>,
+}
+
+/// Packets whose header and bounds the walk keeps: 64 bytes each, 4 MiB at most (65,536
+/// packets of the 1 MiB a writer puts in one are 64 GiB); packets beyond are read again.
+const WALK_INDEX_PACKETS: usize = 1 << 16;
 
 /// The Event packet whose events are being returned.
 struct Packet {
@@ -89,9 +109,13 @@ struct Packet {
     last_time: Option<f64>,
 }
 
-/// What a walk over packets reads at a time: a packet's header and its Event bounds (more
-/// would make a compressed file's walk a large share of what it reads).
-const WALK_READ: usize = HEADER_LEN + BOUNDS_LEN;
+/// What the walk at open reads at a time: a packet's header and its Event span (more would
+/// make a compressed file's walk a large share of what a query reads).
+const WALK_READ: usize = HEADER_LEN + SPAN_LEN;
+
+/// What a query reads at a time: a packet's header and its Event bounds, for the packets the
+/// walk did not keep, then only the packets it decodes.
+const QUERY_READ: usize = HEADER_LEN + BOUNDS_LEN;
 
 /// Entities seen, so that a transform's id is one shared string (bounded).
 const ENTITY_CACHE: usize = 4096;
@@ -234,6 +258,7 @@ impl XrecReader {
         }
         let data_end = cut.map_or(len, |c| c.min(len));
         let scan = scan(&mut walk, first, data_end, start.revision);
+        let bytes_read = first + scan.bytes;
         let header = header(&start, &scan, len);
         Ok(XrecReader {
             path: path.to_path_buf(),
@@ -265,7 +290,7 @@ impl XrecReader {
             frames: None,
             last_create_time: None,
             chapters: Vec::new(),
-            bytes_read: first,
+            bytes_read,
         })
     }
 
@@ -276,9 +301,17 @@ impl XrecReader {
         }
         if !query.is_whole() {
             // Bounds and a few headers are all that is read of most packets.
-            self.input.set_read_ahead(WALK_READ);
+            self.input.set_read_ahead(QUERY_READ);
         }
         self.query = query;
+        self
+    }
+
+    /// Forgets the packets the walk at open kept, so that reading reads every header and
+    /// bounds again, as it does past the kept ones (tests compare both ways).
+    #[doc(hidden)]
+    pub fn forget_walk(mut self) -> XrecReader {
+        self.scan.walked.clear();
         self
     }
 
@@ -302,7 +335,8 @@ impl XrecReader {
         &self.scan
     }
 
-    /// Bytes read from the input so far (what a query costs).
+    /// Bytes read from the file so far, the Start and the walk at open included (what a
+    /// query costs).
     pub fn bytes_read(&self) -> u64 {
         self.bytes_read
     }
@@ -310,6 +344,12 @@ impl XrecReader {
     /// Record time of an RTSS reading, before any shift.
     pub fn record_time(&self, t: f64) -> i64 {
         layout::record_time(t, self.start.begin_rtss)
+    }
+
+    /// Packet `index` at `off` as the walk at open read it, if it kept it.
+    fn walked(&self, off: u64, index: u64) -> Option<Walked> {
+        let i = usize::try_from(index.checked_sub(1)?).ok()?;
+        self.scan.walked.get(i).filter(|w| w.offset == off).copied()
     }
 
     /// Records `f`; an error stops a strict reader.
@@ -345,8 +385,13 @@ impl XrecReader {
             )?;
             return Ok(false);
         }
-        let h = PacketHeader::parse(self.input.bytes(off, HEADER_LEN)?);
-        self.bytes_read += HEADER_LEN as u64;
+        let h = match self.walked(off, index) {
+            Some(w) => w.header,
+            None => {
+                self.bytes_read += HEADER_LEN as u64;
+                PacketHeader::parse(self.input.bytes(off, HEADER_LEN)?)
+            }
+        };
         let payload_end = off + HEADER_LEN as u64 + h.payload_len as u64;
         if payload_end > len {
             self.report(
@@ -516,8 +561,14 @@ impl XrecReader {
                 .at(off, index),
             );
         }
-        let b = Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?);
-        self.bytes_read += BOUNDS_LEN as u64;
+        let walked = self.walked(off, index).and_then(|w| w.span);
+        let b = match walked {
+            Some(span) => span,
+            None => {
+                self.bytes_read += BOUNDS_LEN as u64;
+                Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?)
+            }
+        };
         self.event_packets += 1;
         if !(b.rtss_begin.is_finite() && b.rtss_end.is_finite()) {
             return self.report(
@@ -556,6 +607,14 @@ impl XrecReader {
             self.skipped = true;
             return Ok(());
         }
+        // The walk kept the span only: the counts are read for the packets decoded.
+        let b = match walked {
+            Some(_) => {
+                self.bytes_read += BOUNDS_LEN as u64;
+                Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?)
+            }
+            None => b,
+        };
         let area_len = h.payload_len as usize - BOUNDS_LEN;
         let area_off = off + (HEADER_LEN + BOUNDS_LEN) as u64;
         self.area.clear();
@@ -1053,22 +1112,34 @@ fn scan(input: &mut Input, from: u64, end: u64, revision: u16) -> Scan {
             break;
         };
         let h = PacketHeader::parse(b);
+        s.bytes += HEADER_LEN as u64;
         let end = pos + HEADER_LEN as u64 + h.payload_len as u64;
         if end > len {
             break;
         }
+        let mut span = None;
         if h.kind == layout::END && s.end.is_none() {
             if let Ok(p) = input.bytes(pos + HEADER_LEN as u64, h.payload_len as usize) {
+                s.bytes += p.len() as u64;
                 s.end = layout::parse_end(p, revision, &mut Vec::new()).ok();
             }
         }
         if h.kind == layout::EVENT && h.payload_len as usize >= BOUNDS_LEN {
-            if let Ok(p) = input.bytes(pos + HEADER_LEN as u64, BOUNDS_LEN) {
-                let b = Bounds::parse(p);
+            if let Ok(p) = input.bytes(pos + HEADER_LEN as u64, SPAN_LEN) {
+                s.bytes += SPAN_LEN as u64;
+                let b = Bounds::parse_span(p);
                 if b.rtss_begin.is_finite() && b.rtss_end.is_finite() {
                     s.rtss = minmax(minmax(s.rtss, b.rtss_begin), b.rtss_end);
                 }
+                span = Some(b);
             }
+        }
+        if s.walked.len() < WALK_INDEX_PACKETS {
+            s.walked.push(Walked {
+                offset: pos,
+                header: h,
+                span,
+            });
         }
         s.packets += 1;
         pos = end;
