@@ -3,8 +3,9 @@
 # (~97 MB) and 600,000 frames (~965 MB, issue 12's size). Times validate (every value decoded,
 # SHA-256 of the data), inspect (header-only walk), convert to Icarus HDF5 (by frames, and by
 # records with --channel '*'), convert directory → archive and archive →
-# directory (every frame copied verbatim) and a 10 s slice from the middle, best of RUNS=3, with
-# CPU time and peak RSS.
+# directory (every frame copied verbatim), convert to an Elodin replay directory (`simrec
+# convert run.icarec out/`, then its files and row groups per file) and a 10 s slice from
+# the middle, best of RUNS=3, with CPU time and peak RSS.
 # Usage: bench/icarec.sh [WORKDIR]   (builds the release binary first; SIZES="60000 600000")
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -42,6 +43,13 @@ for frames in ${SIZES:-60000 600000}; do
     measure "convert -> HDF5" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames.h5"
     measure "convert -> HDF5 (record path)" "$bytes" "$bin" convert --force --channel '*' "$rec" -o "$work/out-$frames.h5"
     rm -f "$work/out-$frames.h5"
+    measure "convert -> Elodin replay dir" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames-elodin/"
+    "$bin" inspect --format json "$work/out-$frames-elodin" | python3 -c '
+import json, sys
+a = json.load(sys.stdin)["archetypes"]
+groups = sorted(x["row_groups"] for x in a)
+print(f"  {len(a)} Parquet files, row groups per file {groups[0]}..{groups[-1]} (median {groups[len(groups) // 2]})")'
+    rm -rf "$work/out-$frames-elodin"
     measure "slice 10 s from the middle" "$((bytes / frames * 1000))" "$bin" slice --force --keep-time "$rec" --start "${mid}s" --end "$((mid + 10))s" -o "$work/slice-$frames.icarec"
     rm -rf "$work/out-$frames.icarec.tar" "$work/back-$frames.icarec"
 done

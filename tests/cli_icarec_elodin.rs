@@ -1,6 +1,7 @@
 //! `simrec convert run.icarec out/`: an Icarus recording as an Elodin replay (issue 12's
-//! mapping): one entity per component path, one component per signal (its last name
-//! segment), one tick per frame, the step from the frames, read back value by value.
+//! mapping): one entity and one archetype per component path, one component per signal (its
+//! last name segment), one tick per frame, the step from the frames, read back value by
+//! value.
 
 mod common;
 
@@ -60,23 +61,16 @@ fn the_a2_recording_becomes_a_replay_with_one_entity_per_component() {
             })
             .collect();
         let want = [
-            (0, "Vehicle.Nav.position", r#"{"position":[1.0,2.0,3.0]}"#),
-            (0, "Vehicle.Aero.alpha", r#"{"alpha":0.5}"#),
-            (0, "Vehicle.Mass.dry", r#"{"dry":1250.0}"#),
-            (
-                10_000_000,
-                "Vehicle.Nav.position",
-                r#"{"position":[1.5,2.5,3.5]}"#,
-            ),
-            (10_000_000, "Vehicle.Aero.alpha", r#"{"alpha":0.25}"#),
-            (10_000_000, "Vehicle.Mass.dry", r#"{"dry":1250.0}"#),
-            (
-                20_000_000,
-                "Vehicle.Nav.position",
-                r#"{"position":[2.0,3.0,4.0]}"#,
-            ),
-            (20_000_000, "Vehicle.Aero.alpha", r#"{"alpha":-0.125}"#),
-            (20_000_000, "Vehicle.Mass.dry", r#"{"dry":1250.0}"#),
+            // The archetypes are the components (one signal each here).
+            (0, "Vehicle.Nav", r#"{"position":[1.0,2.0,3.0]}"#),
+            (0, "Vehicle.Aero", r#"{"alpha":0.5}"#),
+            (0, "Vehicle.Mass", r#"{"dry":1250.0}"#),
+            (10_000_000, "Vehicle.Nav", r#"{"position":[1.5,2.5,3.5]}"#),
+            (10_000_000, "Vehicle.Aero", r#"{"alpha":0.25}"#),
+            (10_000_000, "Vehicle.Mass", r#"{"dry":1250.0}"#),
+            (20_000_000, "Vehicle.Nav", r#"{"position":[2.0,3.0,4.0]}"#),
+            (20_000_000, "Vehicle.Aero", r#"{"alpha":-0.125}"#),
+            (20_000_000, "Vehicle.Mass", r#"{"dry":1250.0}"#),
         ];
         let want: Vec<(i64, String, String)> = want
             .iter()
@@ -107,6 +101,53 @@ fn every_type_of_the_profile_converts_without_loss() {
         r.stderr
     );
     assert!(!r.stderr.contains("could not be kept"), "{}", r.stderr);
+    // One archetype per component (`Sim`, `Body`), each signal a component of it, in
+    // metadata order (a component's archetype where its first signal is), and one row per
+    // tick for the component's entity with every signal's value of that frame.
+    let meta: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(tmp.path().join("out/metadata.json")).unwrap())
+            .unwrap();
+    let archetypes: Vec<(&str, Vec<&str>)> = meta["archetypes"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, components)| {
+            let names = components.as_array().unwrap().iter();
+            (
+                name.as_str(),
+                names.map(|c| c["name"].as_str().unwrap()).collect(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        archetypes,
+        [
+            (
+                "Sim",
+                vec!["armed", "armed_slot", "count", "gain", "mode", "mode_slot"]
+            ),
+            ("Body", vec!["ids", "inertia", "m", "offsets", "q", "r"]),
+            (
+                "system_globals",
+                vec!["simulation_tick", "simulation_time_step"]
+            ),
+            (
+                "asset_handle_entity_metadata",
+                vec!["asset_handle_entity_metadata"]
+            ),
+        ]
+    );
+    let r = run_in(
+        tmp.path(),
+        &["cat", "--format", "ndjson", "--channel", "Sim", "out"],
+    )
+    .expect_code(0);
+    let first = &r.json_lines()[0];
+    assert_eq!(first["entity"], serde_json::json!(1u64 << 48));
+    assert_eq!(
+        first["values"].to_string(),
+        r#"{"armed":1,"armed_slot":1,"count":1152921504606846976,"gain":0.7854,"mode":-3,"mode_slot":-3}"#
+    );
 }
 
 /// The command simrec is known by, as written: the output as the last argument, no `-o`.
@@ -117,10 +158,7 @@ fn convert_run_icarec_out_as_written() {
     let r = common::run_in(tmp.path(), &["convert", common::s(&a2), "out/"]).expect_code(0);
     assert_eq!(r.stderr, "wrote 7 records to out/\n");
     assert!(tmp.path().join("out/metadata.json").is_file());
-    assert!(tmp
-        .path()
-        .join("out/Vehicle.Nav.position.parquet")
-        .is_file());
+    assert!(tmp.path().join("out/Vehicle.Nav.parquet").is_file());
     let r = common::run_in(tmp.path(), &["convert", common::s(&a2)]).expect_code(2);
     assert_eq!(
         r.stderr,

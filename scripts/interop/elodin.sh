@@ -8,7 +8,8 @@
 #
 # Checks:
 # - convert: every small healthy fixture of every format simrec reads (NanoVer legacy pairs
-#   and upstream recordings, .nanover.zip files, 3es captures, Elodin replays) to a replay
+#   and upstream recordings, .nanover.zip files, 3es captures, Elodin replays, Icarus
+#   recordings, and a generated .icarec of 40 signals in 4 components) to a replay
 #   directory; readcheck loads it, and no component is a scalar U8/U16 (Elodin cannot load
 #   those; simrec widens them). A recording without records is refused (exit 2, nothing
 #   written): Elodin cannot load a replay without ticks.
@@ -134,6 +135,12 @@ for i in "$F"/icarec/*.icarec "$F"/icarec/*.icarec.tar "$F"/icarus-hdf5/*.h5 "$F
         *) ;; # damaged fixtures are for validate and recover
     esac
 done
+# A generated Icarus recording of several components with the same signal names (the
+# benchmark's shape, bench/icarec_gen.py: 40 signals `Bench.Cmp<k>.s<j>` and a static one):
+# one archetype per component, the repeated names prefixed, row groups shared out.
+gen="$WORK/gen.icarec"
+python3 "$(dirname "$0")/../../bench/icarec_gen.py" "$gen" 3000 40
+check_convert icarus-generated "$gen"
 
 # Two readcheck dumps hold the same replay (every component at every tick, entity ids, steps,
 # assets).

@@ -24,8 +24,10 @@ impl Folded {
         let mut absent = Vec::new();
         match composition {
             Composition::Independent | Composition::SampleHold => {
-                self.entries.clear();
-                self.merge(&record.values, &mut absent);
+                if !self.replace_one(&record.values) {
+                    self.entries.clear();
+                    self.merge(&record.values, &mut absent);
+                }
             }
             Composition::FrameDelta => {
                 if record.frame == Some(0) {
@@ -36,6 +38,32 @@ impl Folded {
             Composition::StateDelta => self.merge(&record.values, &mut absent),
         }
         absent
+    }
+
+    /// For a record of one value whose key is the one held (a signal's value, record after
+    /// record): replaces the held value in place, keeping its key and buffers, and says so.
+    /// Clearing and inserting allocated a key, a map node and the value each time.
+    fn replace_one(&mut self, values: &[Field]) -> bool {
+        let [(key, value)] = values else {
+            return false;
+        };
+        if self.entries.len() != 1 || matches!(value, Value::Removed) {
+            return false;
+        }
+        let Some(held) = self.entries.get_mut(key) else {
+            return false;
+        };
+        let in_place = match (&mut *held, value) {
+            (Value::Array(h), Value::Array(v)) => {
+                h.shape.clone_from(&v.shape);
+                h.data.assign(&v.data)
+            }
+            _ => false,
+        };
+        if !in_place {
+            *held = value.clone();
+        }
+        true
     }
 
     fn merge(&mut self, values: &[Field], absent: &mut Vec<String>) {

@@ -189,6 +189,28 @@ impl ArrayData {
         true
     }
 
+    /// Replaces the elements by `other`'s when it has the same dtype, in the same buffer
+    /// (`clone_from`: no allocation when it is large enough); `false` (nothing changed) when
+    /// it does not.
+    pub fn assign(&mut self, other: &ArrayData) -> bool {
+        match (self, other) {
+            (ArrayData::Bool(d), ArrayData::Bool(s)) => d.clone_from(s),
+            (ArrayData::U8(d), ArrayData::U8(s)) => d.clone_from(s),
+            (ArrayData::U16(d), ArrayData::U16(s)) => d.clone_from(s),
+            (ArrayData::U32(d), ArrayData::U32(s)) => d.clone_from(s),
+            (ArrayData::U64(d), ArrayData::U64(s)) => d.clone_from(s),
+            (ArrayData::I8(d), ArrayData::I8(s)) => d.clone_from(s),
+            (ArrayData::I16(d), ArrayData::I16(s)) => d.clone_from(s),
+            (ArrayData::I32(d), ArrayData::I32(s)) => d.clone_from(s),
+            (ArrayData::I64(d), ArrayData::I64(s)) => d.clone_from(s),
+            (ArrayData::F32(d), ArrayData::F32(s)) => d.clone_from(s),
+            (ArrayData::F64(d), ArrayData::F64(s)) => d.clone_from(s),
+            (ArrayData::Str(d), ArrayData::Str(s)) => d.clone_from(s),
+            _ => return false,
+        }
+        true
+    }
+
     /// An empty vector of the given dtype.
     pub fn empty(dtype: DType) -> ArrayData {
         match dtype {

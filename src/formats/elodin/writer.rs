@@ -3,7 +3,9 @@
 //! From an Elodin source the archetypes, components and `assets.bin` of the source are
 //! kept and every value is copied exactly; ticks are renumbered from the first one
 //! written (a slice starts at tick 0). From any other source each channel becomes an
-//! archetype; see docs/formats/elodin.md for the mapping and what it cannot carry.
+//! archetype, except the channels that are the components of one named entity (Icarus
+//! signals), which share one ([`Group`]); see docs/formats/elodin.md for the mapping and what
+//! it cannot carry.
 
 use std::collections::BTreeMap;
 use std::fs;
@@ -14,7 +16,7 @@ use serde_json::{json, Map, Value as Json};
 use super::assets::{Assets, EntityMetadata};
 use super::dir::{read_small, NAMES_ARCHETYPE};
 use super::metadata::{self, safe_file_stem, Component, Primitive, UNSET_MAX_TICKS};
-use super::parquet_out::{widening, Cell, Table};
+use super::parquet_out::{widening, Cell, Table, Tables};
 use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -38,9 +40,11 @@ fn as_f64s(data: &ArrayData) -> Option<Vec<f64>> {
 }
 
 pub struct ElodinWriter {
-    /// The directory being filled (a temporary one beside the target).
-    world: PathBuf,
+    /// Before `tables`: its tables are dropped before the encoding threads they share.
     mode: Mode,
+    /// The directory being filled (a temporary one beside the target), and the encoding
+    /// threads and buffer budget of its tables.
+    tables: Tables,
     report: WriteReport,
 }
 
@@ -104,8 +108,8 @@ impl ElodinWriter {
             None => Mode::Foreign(Foreign::new(header)),
         };
         Ok(ElodinWriter {
-            world,
             mode,
+            tables: Tables::new(world)?,
             report: WriteReport::default(),
         })
     }
@@ -114,8 +118,8 @@ impl ElodinWriter {
 impl Sink for ElodinWriter {
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         match &mut self.mode {
-            Mode::Same(s) => s.write(&self.world, record, &mut self.report)?,
-            Mode::Foreign(f) => f.write(&self.world, record, &mut self.report)?,
+            Mode::Same(s) => s.write(&self.tables, record, &mut self.report)?,
+            Mode::Foreign(f) => f.write(&self.tables, record, &mut self.report)?,
         }
         self.report.records += 1;
         Ok(())
@@ -130,13 +134,17 @@ impl Sink for ElodinWriter {
         Ok(())
     }
 
-    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
-        let world = self.world.clone();
-        match self.mode {
-            Mode::Same(s) => s.finish(&world, &mut self.report)?,
-            Mode::Foreign(f) => f.finish(&world, &mut self.report)?,
+    fn finish(self: Box<Self>) -> Result<WriteReport, WriteError> {
+        let ElodinWriter {
+            mode,
+            tables,
+            mut report,
+        } = *self;
+        match mode {
+            Mode::Same(s) => s.finish(&tables, &mut report)?,
+            Mode::Foreign(f) => f.finish(&tables, &mut report)?,
         }
-        Ok(self.report)
+        Ok(report)
     }
 }
 
@@ -242,7 +250,7 @@ impl Same {
 
     fn write(
         &mut self,
-        world: &Path,
+        tables: &Tables,
         record: &Record,
         report: &mut WriteReport,
     ) -> Result<(), WriteError> {
@@ -280,7 +288,7 @@ impl Same {
                 .iter()
                 .filter_map(|c| widening(c).map(|why| (c.name.clone(), why)))
                 .collect();
-            arch.table = Some(Table::create(world, &arch.name, present)?);
+            arch.table = Some(tables.create(&arch.name, present)?);
             arch.first_tick = Some(out_tick);
         }
         if arch.cur_tick != Some(out_tick) {
@@ -338,7 +346,8 @@ impl Same {
         Ok(())
     }
 
-    fn finish(self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn finish(self, tables: &Tables, report: &mut WriteReport) -> Result<(), WriteError> {
+        let world = tables.dir();
         let Some(last_tick) = self.last_tick else {
             return Err(WriteError::Unsupported(NO_TICKS.into()));
         };
@@ -429,7 +438,8 @@ fn merged_assets(worlds: &[PathBuf]) -> Result<Vec<u8>, WriteError> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Any other source: one archetype per channel, sample-and-hold per tick.
+// Any other source: one archetype per channel (or per entity, for the channels that are its
+// components), sample-and-hold per tick.
 
 /// Elodin has no bool columns (its loader cannot build one): bools are stored as 0 or 1,
 /// in U8 tensors, or U32 scalars (see `parquet_out::stored`).
@@ -467,6 +477,51 @@ fn scalar_as(data: ArrayData, dtype: DType) -> ArrayData {
         _ => None,
     };
     converted.unwrap_or(data)
+}
+
+/// Copies `value` into `held` when it is of `held`'s type (the component's) and shape, or a
+/// scalar that [`scalar_as`] turns into it (a signal's value, tick after tick): in `held`'s
+/// buffer, where [`elements`] and [`scalar_as`] make a new one each time. `false` (nothing
+/// changed) otherwise.
+fn hold_in_place(held: &mut ArrayData, value: &Value, component: &Component) -> bool {
+    fn set<T: Copy>(held: &mut [T], x: Option<T>) -> bool {
+        match (held, x) {
+            ([h], Some(x)) => {
+                *h = x;
+                true
+            }
+            _ => false,
+        }
+    }
+    if let Value::Array(v) = value {
+        return v.shape == component.shape
+            && v.data.len() == component.elements
+            && held.assign(&v.data);
+    }
+    if !component.shape.is_empty() {
+        return false;
+    }
+    match (held, value) {
+        (ArrayData::F64(h), Value::Float(x)) => set(h, Some(*x)),
+        (ArrayData::F64(h), Value::F32(x)) => set(h, Some(f64::from(*x))),
+        (ArrayData::F32(h), Value::F32(x)) => set(h, Some(*x)),
+        (ArrayData::I64(h), Value::Int(x)) => set(h, Some(*x)),
+        (ArrayData::I32(h), Value::Int(x)) => set(h, i32::try_from(*x).ok()),
+        (ArrayData::U32(h), Value::Int(x)) => set(h, u32::try_from(*x).ok()),
+        (ArrayData::U64(h), Value::Int(x)) => set(h, u64::try_from(*x).ok()),
+        (ArrayData::U64(h), Value::UInt(x)) => set(h, Some(*x)),
+        (ArrayData::I64(h), Value::UInt(x)) => set(h, i64::try_from(*x).ok()),
+        _ => false,
+    }
+}
+
+/// Whether [`elements`] takes the value (without copying it).
+fn is_numeric(value: &Value) -> bool {
+    match value {
+        Value::Array(a) => a.dtype() != DType::Str,
+        Value::Int(_) | Value::UInt(_) | Value::Float(_) | Value::F32(_) | Value::Bool(_) => true,
+        _ => false,
+    }
 }
 
 /// A value as Elodin elements: data, shape, and whether it had to change type.
@@ -511,8 +566,41 @@ struct ForeignArch {
     slots: Option<Vec<Slot>>,
     /// Entities written (a prefix of `entities`).
     written: usize,
-    table: Option<Table>,
+    /// Their Elodin ids, found at the first row written (a named entity's is looked up by
+    /// name, which at every row was half the writer's time for a 200-signal recording).
+    ids: Vec<u64>,
+    out: Out,
     skip: bool,
+    /// For a channel named `P.k`: `P` and `k`. It may share an archetype with the other
+    /// channels of `P` (see [`Group`]).
+    group_key: Option<(String, String)>,
+}
+
+/// Where a channel's rows go.
+enum Out {
+    /// Not started (no records yet, or no numeric values).
+    None,
+    /// An archetype of its own, a row per entity (boxed: a channel is usually neither).
+    Own(Box<Table>),
+    /// A component of the group's archetype (an index into `Foreign::groups`).
+    Group(usize),
+}
+
+/// One archetype for the channels that are components of one named source entity: those
+/// named `P.k` whose records all carry entity `P` and one value `k` (an Icarus signal
+/// `Vehicle.Nav.position` is component `position` of entity `Vehicle.Nav`), one row per
+/// tick with every component of `P`. Elodin's archetype is a set of components of the same
+/// entities, and one table per signal made one Parquet file (and one encoder's memory) per
+/// signal: 201 for a 200-signal recording, where its 21 entities need 21.
+struct Group {
+    entity: Entity,
+    /// Its Elodin id, once its first row is written.
+    id: Option<u64>,
+    /// The member channels, in channel order.
+    members: Vec<usize>,
+    table: Table,
+    /// Per component of the table, in its order: the member channel and its slot.
+    cells: Vec<(usize, usize)>,
 }
 
 /// Elodin numbers its entities: a named source entity (an Icarus component, an XREC id
@@ -524,6 +612,7 @@ const LATE_CHANNELS: u64 = 1 << 47;
 
 struct Foreign {
     archs: Vec<ForeignArch>,
+    groups: Vec<Group>,
     /// Archetype names in use.
     taken: Vec<String>,
     /// Named source entities, in order of appearance.
@@ -554,24 +643,51 @@ struct WorldPos {
 /// Where a value is held: archetype, entity index, slot.
 type Held = (usize, usize, usize);
 
+/// An archetype name (a file stem) made from `base`: characters other than ASCII letters,
+/// digits and `_.-` become `_`, and `_<index>` follows when that is not a plain file name or
+/// `taken` has it already (then `_` until it is new). The name is added to `taken`.
+fn archetype_name(base: &str, index: usize, taken: &mut Vec<String>) -> String {
+    let mut name: String = base
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
+                ch
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !safe_file_stem(&name) || taken.contains(&name) {
+        name = format!("{name}_{index}");
+        while taken.contains(&name) {
+            name.push('_');
+        }
+    }
+    taken.push(name.clone());
+    name
+}
+
+/// A named entity's Elodin id: `NAMED_ENTITIES` + its order of appearance in `named`.
+fn named_id(named: &mut Vec<Entity>, entity: &Entity) -> u64 {
+    let k = match named.iter().position(|n| n == entity) {
+        Some(k) => k,
+        None => {
+            named.push(entity.clone());
+            named.len() - 1
+        }
+    };
+    NAMED_ENTITIES + k as u64
+}
+
 impl ForeignArch {
     /// The archetype for channel `index`, named after it unless `taken` has the name.
     fn new(index: usize, channel: &Channel, taken: &mut Vec<String>) -> ForeignArch {
-        let mut name: String = channel
+        let name = archetype_name(&channel.name, index, taken);
+        let group_key = channel
             .name
-            .chars()
-            .map(|ch| {
-                if ch.is_ascii_alphanumeric() || "_.-".contains(ch) {
-                    ch
-                } else {
-                    '_'
-                }
-            })
-            .collect();
-        if !safe_file_stem(&name) || taken.contains(&name) {
-            name = format!("{name}_{index}");
-        }
-        taken.push(name.clone());
+            .rsplit_once('.')
+            .filter(|(entity, key)| !entity.is_empty() && !key.is_empty())
+            .map(|(entity, key)| (entity.to_string(), key.to_string()));
         ForeignArch {
             channel: channel.name.clone(),
             name,
@@ -585,8 +701,10 @@ impl ForeignArch {
                 .collect(),
             slots: None,
             written: 0,
-            table: None,
+            ids: Vec::new(),
+            out: Out::None,
             skip: false,
+            group_key,
         }
     }
 }
@@ -602,6 +720,7 @@ impl Foreign {
             .collect();
         Foreign {
             archs,
+            groups: Vec::new(),
             taken,
             named: Vec::new(),
             channels: header.channels.len() as u64,
@@ -639,7 +758,7 @@ impl Foreign {
 
     fn write(
         &mut self,
-        world: &Path,
+        tables: &Tables,
         record: &Record,
         report: &mut WriteReport,
     ) -> Result<(), WriteError> {
@@ -653,7 +772,7 @@ impl Foreign {
                 if self.step_ns.is_none() {
                     self.step_ns = Some(t - self.first_time.unwrap_or(cur));
                 }
-                self.close_tick(world, report)?;
+                self.close_tick(tables, report)?;
                 self.cur_time = Some(t);
                 self.tick += 1;
             }
@@ -666,7 +785,7 @@ impl Foreign {
             if *value == Value::Removed {
                 continue;
             }
-            if elements(value).is_none() {
+            if !is_numeric(value) {
                 report
                     .loss
                     .add(&arch.channel, key, "not a number or numeric array");
@@ -693,7 +812,7 @@ impl Foreign {
     }
 
     /// Writes one row per (archetype, entity) for the tick that just ended.
-    fn close_tick(&mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn close_tick(&mut self, tables: &Tables, report: &mut WriteReport) -> Result<(), WriteError> {
         let tick = self.tick;
         let channels = self.channels;
         if let (Some(first), Some(cur), Some(step)) = (self.first_time, self.cur_time, self.step_ns)
@@ -707,37 +826,60 @@ impl Foreign {
                 );
             }
         }
+        // The components of the channels whose first records came in this tick, in channel
+        // order (a component name goes to the first channel that has it), before any of
+        // their archetypes is made: a group's archetype needs all of its members'.
+        let mut started = Vec::new();
         for a in 0..self.archs.len() {
-            if self.archs[a].skip || self.archs[a].entities.is_empty() {
+            let arch = &self.archs[a];
+            if arch.skip || arch.entities.is_empty() || arch.slots.is_some() {
                 continue;
             }
-            if self.archs[a].slots.is_none() {
-                self.start_arch(world, a, report)?;
-                if self.archs[a].skip {
-                    continue;
-                }
+            self.start_arch(a, report);
+            if !self.archs[a].skip {
+                started.push(a);
+            }
+        }
+        for a in 0..self.archs.len() {
+            if self.archs[a].skip || self.archs[a].slots.is_none() {
+                continue;
+            }
+            if matches!(self.archs[a].out, Out::None) {
+                self.open_archetype(tables, a, &started)?;
                 if tick > 0 {
-                    let arch = &self.archs[a];
-                    for _ in 0..tick * arch.written as u64 {
-                        report.loss.add(
+                    let (members, group) = match self.archs[a].out {
+                        Out::Group(g) => (self.groups[g].members.clone(), Some(g)),
+                        _ => (vec![a], None),
+                    };
+                    for &m in &members {
+                        let arch = &self.archs[m];
+                        report.loss.add_n(
                             &arch.channel,
                             "*",
                             "no value before the channel's first record: its first values are repeated",
+                            tick * arch.written as u64,
                         );
                     }
                     for t in 0..tick {
-                        self.write_rows(a, t, channels, report)?;
+                        for &m in &members {
+                            self.write_rows(m, t, channels, report)?;
+                        }
+                        if let Some(g) = group {
+                            self.push_group(g, t)?;
+                        }
                     }
                 }
             }
             self.write_rows(a, tick, channels, report)?;
         }
+        for g in 0..self.groups.len() {
+            self.push_group(g, tick)?;
+        }
         // system_globals, every tick (the entity names are written at the end, when every
         // entity is known).
         let step_s = self.step_ns.unwrap_or(1_000_000_000) as f64 / 1e9;
         if self.globals.is_none() {
-            self.globals = Some(Table::create(
-                world,
+            self.globals = Some(tables.create(
                 GLOBALS,
                 vec![
                     scalar_component("simulation_tick", Primitive::U64),
@@ -751,7 +893,7 @@ impl Foreign {
         }
         if !self.bodies_sought {
             self.bodies_sought = true;
-            self.world_pos = self.find_bodies(world)?;
+            self.world_pos = self.find_bodies(tables)?;
         }
         if let Some(w) = self.world_pos.as_mut() {
             for (id, [pos, quat]) in &w.bodies {
@@ -774,7 +916,7 @@ impl Foreign {
 
     /// The bodies whose `world_pos` can be written: named entities with a Vec3 `position`
     /// and a scalar-first quaternion among the components laid out at the first tick.
-    fn find_bodies(&mut self, world: &Path) -> Result<Option<WorldPos>, WriteError> {
+    fn find_bodies(&mut self, tables: &Tables) -> Result<Option<WorldPos>, WriteError> {
         let mut found: Vec<(Entity, [Option<Held>; 2])> = Vec::new();
         for (a, arch) in self.archs.iter().enumerate() {
             let Some(slots) = &arch.slots else { continue };
@@ -821,7 +963,7 @@ impl Foreign {
         let component = Component::new(WORLD_POS, Primitive::F64, vec![7])
             .unwrap_or_else(|| unreachable_component(WORLD_POS));
         Ok(Some(WorldPos {
-            table: Table::create(world, &name, vec![component])?,
+            table: tables.create(&name, vec![component])?,
             bodies,
         }))
     }
@@ -849,12 +991,9 @@ impl Foreign {
         names
     }
 
-    fn start_arch(
-        &mut self,
-        world: &Path,
-        a: usize,
-        report: &mut WriteReport,
-    ) -> Result<(), WriteError> {
+    /// Fixes channel `a`'s components (its slots) at its first tick; its archetype is made
+    /// by [`Foreign::open_archetype`].
+    fn start_arch(&mut self, a: usize, report: &mut WriteReport) {
         let arch = &mut self.archs[a];
         let mut slots: Vec<Slot> = Vec::new();
         // What the source declared (or the pipeline's look-ahead completed), then what the
@@ -879,9 +1018,18 @@ impl Foreign {
             let Some(primitive) = Primitive::from_dtype(dtype) else {
                 continue;
             };
+            // A component name is Elodin's component id, one for all archetypes: a key another
+            // channel has (`position` of two Icarus components) gets a prefix. For a channel
+            // `P.k` whose key is `k` that is its own name (`Target.Nav.position`, what the
+            // source calls the signal); otherwise its archetype's name.
+            let used =
+                |n: &str| self.used_names.iter().any(|u| u == n) || n == "tick" || n == "entity_id";
             let mut name = key.clone();
-            if self.used_names.contains(&name) || name == "tick" || name == "entity_id" {
-                name = format!("{}.{key}", arch.name);
+            if used(&name) {
+                name = match &arch.group_key {
+                    Some((_, k)) if *k == key && !used(&arch.name) => arch.name.clone(),
+                    _ => format!("{}.{key}", arch.name),
+                };
             }
             let Some(component) =
                 Component::new(&name, primitive, shape).filter(|c| c.elements > 0)
@@ -911,16 +1059,126 @@ impl Foreign {
                 "*",
                 "no numeric values at its first tick: no archetype written",
             );
-            return Ok(());
+            return;
         }
         slots.sort_by(|x, y| x.component.name.cmp(&y.component.name));
         arch.written = arch.entities.len();
         for s in &mut slots {
             s.last = vec![None; arch.written];
         }
-        let components = slots.iter().map(|s| s.component.clone()).collect();
-        arch.table = Some(Table::create(world, &arch.name, components)?);
         arch.slots = Some(slots);
+    }
+
+    /// The channels that make one archetype with channel `a` (a [`Group`]), in channel
+    /// order: of the channels that started in this tick (`started`), those named `P.k` for
+    /// `a`'s `P` whose records all carried entity `P` and whose one component is `k`, each
+    /// `k` once (a second channel of the same name keeps an archetype of its own). Empty when
+    /// `a` is not such a channel, or when `P` has its archetype already (a channel of `P`
+    /// whose first record comes after the others' keeps an archetype of its own: the group's
+    /// components are fixed at its first row).
+    fn group_of(&self, a: usize, started: &[usize]) -> Vec<usize> {
+        let member = |b: usize| -> Option<(&str, &str)> {
+            let arch = &self.archs[b];
+            let (entity, key) = arch.group_key.as_ref()?;
+            let one_entity = matches!(
+                &arch.entities[..],
+                [(Some(Entity::Name(e)), _)] if **e == **entity
+            );
+            let one_component = matches!(arch.slots.as_deref(), Some([s]) if s.key == *key);
+            let free = matches!(arch.out, Out::None);
+            (one_entity && one_component && free).then_some((entity.as_str(), key.as_str()))
+        };
+        let Some((entity, _)) = member(a) else {
+            return Vec::new();
+        };
+        if self
+            .groups
+            .iter()
+            .any(|g| matches!(&g.entity, Entity::Name(e) if **e == *entity))
+        {
+            return Vec::new();
+        }
+        let mut keys: Vec<&str> = Vec::new();
+        let mut members = Vec::new();
+        for &b in started {
+            if let Some((e, k)) = member(b) {
+                if e == entity && !keys.contains(&k) {
+                    keys.push(k);
+                    members.push(b);
+                }
+            }
+        }
+        members
+    }
+
+    /// Makes the archetype of channel `a`, started in this tick: its group's (with the other
+    /// members, see [`Foreign::group_of`]) or its own.
+    fn open_archetype(
+        &mut self,
+        tables: &Tables,
+        a: usize,
+        started: &[usize],
+    ) -> Result<(), WriteError> {
+        let members = self.group_of(a, started);
+        let Some((entity, _)) = self.archs[a]
+            .group_key
+            .clone()
+            .filter(|_| !members.is_empty())
+        else {
+            let arch = &mut self.archs[a];
+            let components = arch
+                .slots
+                .iter()
+                .flatten()
+                .map(|s| s.component.clone())
+                .collect();
+            arch.out = Out::Own(Box::new(tables.create(&arch.name, components)?));
+            return Ok(());
+        };
+        // The table sorts its components by name: the cells are put in that order here.
+        let mut components: Vec<(Component, (usize, usize))> = members
+            .iter()
+            .flat_map(|&m| {
+                let slots = self.archs[m].slots.iter().flatten();
+                slots
+                    .enumerate()
+                    .map(move |(s, slot)| (slot.component.clone(), (m, s)))
+            })
+            .collect();
+        components.sort_by(|x, y| x.0.name.cmp(&y.0.name));
+        let (components, cells): (Vec<Component>, Vec<(usize, usize)>) =
+            components.into_iter().unzip();
+        let name = archetype_name(&entity, a, &mut self.taken);
+        let table = tables.create(&name, components)?;
+        let g = self.groups.len();
+        for &m in &members {
+            self.archs[m].out = Out::Group(g);
+        }
+        self.groups.push(Group {
+            entity: Entity::Name(entity.into()),
+            id: None,
+            members,
+            table,
+            cells,
+        });
+        Ok(())
+    }
+
+    /// Writes group `g`'s row for `tick`: each member's value held for its entity (its
+    /// [`Foreign::write_rows`] of the tick has updated it and counted what it lacked).
+    fn push_group(&mut self, g: usize, tick: u64) -> Result<(), WriteError> {
+        let group = &mut self.groups[g];
+        let id = *group
+            .id
+            .get_or_insert_with(|| named_id(&mut self.named, &group.entity));
+        let archs = &self.archs;
+        let cells = &group.cells;
+        group.table.push_with(tick, id, |i, _| {
+            let held = cells
+                .get(i)
+                .and_then(|&(m, s)| archs[m].slots.as_ref()?.get(s)?.last.first()?.as_ref());
+            held.map_or(Cell::Zeros, Cell::Data)
+        })?;
         Ok(())
     }
 
@@ -931,22 +1189,13 @@ impl Foreign {
         channels: u64,
         report: &mut WriteReport,
     ) -> Result<(), WriteError> {
-        let mut entity_ids = Vec::with_capacity(self.archs[a].written);
-        for i in 0..self.archs[a].written {
-            entity_ids.push(match &self.archs[a].entities[i].0 {
+        for i in self.archs[a].ids.len()..self.archs[a].written {
+            let id = match &self.archs[a].entities[i].0 {
                 None => self.channel_entity(a),
                 Some(Entity::Id(e)) => e.saturating_add(channels + 1),
-                Some(named) => {
-                    let k = match self.named.iter().position(|n| n == named) {
-                        Some(k) => k,
-                        None => {
-                            self.named.push(named.clone());
-                            self.named.len() - 1
-                        }
-                    };
-                    NAMED_ENTITIES + k as u64
-                }
-            });
+                Some(named) => named_id(&mut self.named, named),
+            };
+            self.archs[a].ids.push(id);
         }
         let arch = &mut self.archs[a];
         let late = arch.entities.len() - arch.written;
@@ -957,18 +1206,21 @@ impl Foreign {
                 "entity first seen after the channel's first tick: not written",
             );
         }
-        let (Some(slots), Some(table)) = (arch.slots.as_mut(), arch.table.as_mut()) else {
+        let Some(slots) = arch.slots.as_mut() else {
             return Ok(());
         };
-        for (i, id) in entity_ids.iter().enumerate() {
+        for (i, id) in arch.ids.iter().enumerate() {
             let folded = &arch.entities[i].1;
             for s in slots.iter_mut() {
-                let fresh = folded
-                    .get(&s.key)
-                    .and_then(elements)
-                    .map(|(data, shape, b)| {
-                        (scalar_as(data, s.component.primitive.dtype()), shape, b)
-                    });
+                let current = folded.get(&s.key);
+                if let (Some(value), Some(held)) = (current, s.last[i].as_mut()) {
+                    if hold_in_place(held, value, &s.component) {
+                        continue;
+                    }
+                }
+                let fresh = current.and_then(elements).map(|(data, shape, b)| {
+                    (scalar_as(data, s.component.primitive.dtype()), shape, b)
+                });
                 match fresh {
                     Some((data, shape, _))
                         if data.dtype() == s.component.primitive.dtype() && shape == s.component.shape =>
@@ -993,26 +1245,30 @@ impl Foreign {
                     report.loss.widen(&arch.channel, &s.key, why);
                 }
             }
-            let cells: Vec<Cell<'_>> = slots
-                .iter()
-                .map(|s| match &s.last[i] {
-                    Some(d) => Cell::Data(d),
-                    None => Cell::Zeros,
-                })
-                .collect();
-            table.push(tick, *id, &cells)?;
+            // A group member's value goes into the group's row (`push_group`).
+            if let Out::Own(table) = &mut arch.out {
+                let cells: Vec<Cell<'_>> = slots
+                    .iter()
+                    .map(|s| match &s.last[i] {
+                        Some(d) => Cell::Data(d),
+                        None => Cell::Zeros,
+                    })
+                    .collect();
+                table.push(tick, *id, &cells)?;
+            }
         }
         Ok(())
     }
 
-    fn finish(mut self, world: &Path, report: &mut WriteReport) -> Result<(), WriteError> {
+    fn finish(mut self, tables: &Tables, report: &mut WriteReport) -> Result<(), WriteError> {
+        let world = tables.dir();
         if self.cur_time.is_none() {
             return Err(WriteError::Unsupported(NO_TICKS.into()));
         }
         if self.step_ns.is_none() {
             self.step_ns = Some(1_000_000_000);
         }
-        self.close_tick(world, report)?;
+        self.close_tick(tables, report)?;
         let ticks = self.tick + 1;
         let step_ns = self.step_ns.unwrap_or(1_000_000_000).max(1);
         let mut archetypes = Map::new();
@@ -1025,31 +1281,47 @@ impl Foreign {
             })
         };
         let entity_names = self.entity_names();
-        let mut handle = scalar_component(NAMES_ARCHETYPE, Primitive::U64);
-        handle.asset = true;
-        let mut names = Table::create(world, NAMES_ARCHETYPE, vec![handle])?;
-        for tick in 0..ticks {
-            for (item, (id, _)) in entity_names.iter().enumerate() {
-                names.push(tick, *id, &[Cell::U64(item as u64)])?;
-            }
-        }
+        // A group's archetype is listed where its first member's own would have been.
+        let mut groups: Vec<Option<Table>> =
+            self.groups.into_iter().map(|g| Some(g.table)).collect();
+        let mut tables_done = Vec::new();
         for a in self.archs {
-            if let Some(t) = a.table {
-                archetypes.insert(
-                    a.name.clone(),
-                    Json::Array(t.stored_components().iter().map(component_json).collect()),
-                );
-                t.close()?;
-            }
+            let table = match a.out {
+                Out::Own(t) => Some(*t),
+                Out::Group(g) => groups.get_mut(g).and_then(Option::take),
+                Out::None => None,
+            };
+            tables_done.extend(table);
         }
         let world_pos = self.world_pos.map(|w| w.table);
-        for t in self.globals.into_iter().chain(world_pos).chain([names]) {
+        tables_done.extend(self.globals.into_iter().chain(world_pos));
+        for t in tables_done {
             archetypes.insert(
                 t.name.clone(),
                 Json::Array(t.stored_components().iter().map(component_json).collect()),
             );
             t.close()?;
         }
+        // The entity names last, once the other tables are closed and their buffers free.
+        let mut handle = scalar_component(NAMES_ARCHETYPE, Primitive::U64);
+        handle.asset = true;
+        let mut names = tables.create(NAMES_ARCHETYPE, vec![handle])?;
+        for tick in 0..ticks {
+            for (item, (id, _)) in entity_names.iter().enumerate() {
+                names.push(tick, *id, &[Cell::U64(item as u64)])?;
+            }
+        }
+        archetypes.insert(
+            names.name.clone(),
+            Json::Array(
+                names
+                    .stored_components()
+                    .iter()
+                    .map(component_json)
+                    .collect(),
+            ),
+        );
+        names.close()?;
         let step_s = step_ns as f64 / 1e9;
         let meta = json!({
             "archetypes": archetypes,
