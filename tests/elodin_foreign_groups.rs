@@ -7,47 +7,22 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use serde_json::Value as Json;
-use simrec::formats::{format_named, registry, ReadError, Source};
+use simrec::formats::{format_named, registry, Source};
 use simrec::model::{
-    Array, ArrayData, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record,
-    Value, QUATERNION_WXYZ,
+    Array, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record, Value,
+    QUATERNION_WXYZ,
 };
 use simrec::pipeline::{write, WriteRequest, Written};
-use simrec::report::Findings;
 
-struct Listed {
-    header: Header,
-    records: VecDeque<Record>,
-}
-
-impl Iterator for Listed {
-    type Item = Result<Record, ReadError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        self.records.pop_front().map(Ok)
-    }
-}
-
-impl Source for Listed {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        Vec::new()
-    }
-    fn progress(&self) -> (u64, u64) {
-        (0, 0)
-    }
-}
+#[path = "support/listed.rs"]
+mod listed;
+use listed::{f64s, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
     c.fields = vec![field];
     c.declares_all = true;
     c
-}
-
-fn f64s(v: &[f64]) -> Value {
-    Value::Array(Array::flat(ArrayData::F64(v.to_vec())))
 }
 
 /// One record: time `tick` × 10 ms, frame `tick`.

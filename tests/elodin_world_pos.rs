@@ -2,48 +2,22 @@
 //! quaternion of one named entity (the shape of an Icarus vehicle), read back.
 
 use std::collections::VecDeque;
-use std::path::Path;
 
-use simrec::formats::{format_named, registry, ReadError, Source};
+use simrec::formats::{format_named, registry, Source};
 use simrec::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record,
     Value, QUATERNION_WXYZ,
 };
 use simrec::pipeline::{write, WriteRequest};
-use simrec::report::Findings;
 
-struct Listed {
-    header: Header,
-    records: VecDeque<Record>,
-}
-
-impl Iterator for Listed {
-    type Item = Result<Record, ReadError>;
-    fn next(&mut self) -> Option<Self::Item> {
-        self.records.pop_front().map(Ok)
-    }
-}
-
-impl Source for Listed {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        Vec::new()
-    }
-    fn progress(&self) -> (u64, u64) {
-        (0, 0)
-    }
-}
+#[path = "support/listed.rs"]
+mod listed;
+use listed::{f64s, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
     c.fields = vec![field];
     c
-}
-
-fn f64s(v: &[f64]) -> Value {
-    Value::Array(Array::flat(ArrayData::F64(v.to_vec())))
 }
 
 /// Two ticks of a vehicle at (1, 2, 3) then (4, 5, 6), turning from the identity to a

@@ -1,0 +1,38 @@
+//! A source of records a test builds in memory, for writer tests that need no input file.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use simrec::formats::{ReadError, Source};
+use simrec::model::{Array, ArrayData, Header, Record, Value};
+use simrec::report::Findings;
+
+pub struct Listed {
+    pub header: Header,
+    pub records: VecDeque<Record>,
+}
+
+impl Iterator for Listed {
+    type Item = Result<Record, ReadError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.records.pop_front().map(Ok)
+    }
+}
+
+impl Source for Listed {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        Vec::new()
+    }
+    fn progress(&self) -> (u64, u64) {
+        (0, 0)
+    }
+}
+
+/// A flat float64 array value.
+pub fn f64s(v: &[f64]) -> Value {
+    Value::Array(Array::flat(ArrayData::F64(v.to_vec())))
+}
