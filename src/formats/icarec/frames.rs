@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::reader::IcarecReader;
-use crate::formats::icarus_common::{Frame, FrameLayout, FrameSource};
+use crate::formats::frames::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::Header;
 use crate::report::{Fact, Findings};

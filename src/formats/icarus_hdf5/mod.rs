@@ -20,7 +20,7 @@ pub use reader::IcarusH5Reader;
 pub use writer::IcarusH5Writer;
 
 use crate::formats::format::{Detection, Format, SliceRequest};
-use crate::formats::icarus_common::{FrameLayout, FrameSink};
+use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
