@@ -4,7 +4,10 @@
 # input, peak RSS from GNU time), and `convert --each` over 8 inputs against a loop of 8
 # sequential converts. Inputs: bench-data/legacy-w1000-f3000.traj/.state (the 109 MB NanoVer
 # pair, bench/nanover_legacy.sh makes it) and bench-data/elodin/gen (the 157.6 MB replay,
-# bench/elodin.sh); a symlink to /work/main/bench-data does. Usage: bench/tables.sh [SIMREC]
+# bench/elodin.sh); a symlink to /work/main/bench-data does. When they are there, also the
+# Icarus recordings to Parquet: bench-data/icarec/bench-{60000,600000}.icarec (97 and 965 MB,
+# bench/icarec.sh) and bench-data/icarus-hdf5/gen.h5 (970 MB, bench/icarus_hdf5.sh), by frames
+# and (`--channel '*'`) by records. Usage: bench/tables.sh [SIMREC]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 simrec="${1:-target/release/simrec}"
@@ -39,6 +42,18 @@ measure "Elodin replay -> parquet" "$el_bytes" "$simrec" convert "$elodin" -o "$
 measure "NanoVer pair -> csv" "$nv_bytes" "$simrec" convert "${nv[@]}" -o "$work/nv.csv"
 measure "Elodin replay -> csv" "$el_bytes" "$simrec" convert "$elodin" -o "$work/el.csv"
 ls -l "$work/nv.parquet" "$work/el.parquet" "$work/nv.csv" "$work/el.csv" | awk '{print "  output", $9, $5/1e6, "MB"}'
+
+# Icarus to Parquet: a frame at a time, and (--channel '*') a record per signal and frame.
+for input in "$data/icarec/bench-60000.icarec" "$data/icarec/bench-600000.icarec" "$data/icarus-hdf5/gen.h5"; do
+  [ -e "$input" ] || continue
+  size=$(bytes "$input")
+  name="$(basename "$input") $((size / 1000000)) MB"
+  measure "$name -> parquet" "$size" "$simrec" convert "$input" -o "$work/icarus.parquet"
+  ls -l "$work/icarus.parquet" | awk '{print "  output", $5/1e6, "MB"}'
+  rm -f "$work/icarus.parquet"
+  measure "$name -> parquet (records)" "$size" "$simrec" convert --channel '*' "$input" -o "$work/icarus.parquet"
+  rm -f "$work/icarus.parquet"
+done
 
 # --each over 8 inputs: copies of the NanoVer .traj (without its .state) under 8 names.
 mkdir -p "$work/in"

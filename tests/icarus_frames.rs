@@ -273,3 +273,42 @@ fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
         .collect();
     assert_eq!(left, ["cut.icarec"]);
 }
+
+#[test]
+fn an_hdf5_file_copied_by_frames_is_the_record_paths_copy() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in [
+        "escape.h5",
+        "noschema.h5",
+        "small.h5",
+        "unescaped.h5",
+        "vulcan.h5",
+        "crashed.h5",
+    ] {
+        let input = any_fixture(&format!("icarus-hdf5/{name}"));
+        let (code, stderr, records, _) = both_ways(tmp.path(), &input);
+        if name == "crashed.h5" {
+            assert_eq!(code, 1, "{name}: {stderr}");
+            continue;
+        }
+        assert_eq!(code, 0, "{name}: {stderr}");
+        assert!(!records.is_empty(), "{name}");
+        // Each record carries its frame's time as `/time` stores it.
+        let raw = records[0].raw.as_ref().expect("the time's bytes");
+        assert_eq!(raw.bytes.len(), 8);
+    }
+    // Without a selection, it went by frames.
+    let out = tmp.path().join("small.h5");
+    let request = WriteRequest {
+        output: &out,
+        format: format_named("icarus-hdf5").unwrap(),
+        force: false,
+        dry_run: false,
+        settings: Vec::new(),
+        split: false,
+    };
+    let input = vec![any_fixture("icarus-hdf5/small.h5")];
+    let (written, _) = write_frames(&input, ReadOptions::default(), &request, &mut |_, _| {})
+        .expect("an HDF5 file into HDF5 goes by frames");
+    assert_eq!(written.unwrap().report.records, 6);
+}

@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::icarus_common::{FrameLayout, FrameSink, FrameSource};
+use super::frames::{FrameLayout, FrameSink, FrameSource};
 use super::output::Outputs;
 use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
 use crate::model::{Header, TimeSpec};

@@ -6,11 +6,10 @@
 //! (`Rocket.Vehicle.position` → entity `Rocket.Vehicle`, field `position`).
 
 use std::fmt;
-use std::path::Path;
 
-use crate::formats::{ReadError, WriteError, WriteReport};
-use crate::model::{ChannelId, DType, FieldSpec, Header, Nanos, Seconds, TimeSpec};
-use crate::report::{Fact, Findings};
+use crate::formats::frames::{le_bytes, Packed};
+use crate::formats::ReadError;
+use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
 /// `schema.json` and `metadata.json` objects (`{"schema": {…}, "metadata": {…} or null}`).
@@ -191,6 +190,31 @@ impl SignalType {
     }
 }
 
+impl SignalType {
+    /// How a value of this type lies in a frame block ([`Packed`]): Mat3 column-major.
+    pub fn packed(self) -> Packed {
+        Packed {
+            dtype: self.element.dtype(),
+            shape: self.shape().to_vec(),
+            column_major: self.kind == Kind::Mat3,
+        }
+    }
+
+    /// The type whose values are packed as `packed` says, when the profile has one.
+    pub fn of_packed(packed: &Packed) -> Option<SignalType> {
+        let element = Element::from_dtype(packed.dtype)?;
+        let kind = match packed.shape.as_slice() {
+            [] => Kind::Scalar,
+            [3] => Kind::Vec3,
+            [4] => Kind::Quat,
+            [3, 3] => Kind::Mat3,
+            _ => return None,
+        };
+        let ty = SignalType { kind, element };
+        (ty.packed() == *packed).then_some(ty)
+    }
+}
+
 impl fmt::Display for SignalType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let element = self.element.name();
@@ -304,75 +328,15 @@ pub fn frame_window(
     })
 }
 
-/// One signal of a recording read or written a frame at a time ([`FrameSource`],
-/// [`FrameSink`]): the header channel that declares it (one field: its name, unit and
-/// semantic) and where its value lies in a block.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct FrameSignal {
-    pub channel: ChannelId,
-    pub ty: SignalType,
-    /// Byte offset of the value in its block (the static block, or a frame's values): the
-    /// elements in storage order at their canonical size, little-endian. An int32 or a bool
-    /// may sit in an 8-byte slot (low bytes first), and a bool is true when its first byte
-    /// is not 0 (as the `.icarec` profile stores them, spec §A3), so an `.icarec` frame is
-    /// handed out as it is in the file.
-    pub offset: usize,
-}
-
-/// The signals of a frame stream: static ones (one value, in `static_block`) and dynamic
-/// ones (a value in every frame's block).
-#[derive(Debug, Clone, Default)]
-pub struct FrameLayout {
-    pub statics: Vec<FrameSignal>,
-    pub dynamics: Vec<FrameSignal>,
-    pub static_block: Vec<u8>,
-}
-
-/// One frame: its model time and the values of every dynamic signal
-/// ([`FrameSignal::offset`] into `values`).
-#[derive(Debug, Clone, Copy)]
-pub struct Frame<'a> {
-    pub time: Nanos,
-    /// The time as an Icarus HDF5 source stores it (what its records carry as raw bytes, so
-    /// that an HDF5 copy keeps `/time` bit for bit); `None` from other sources.
-    pub raw_seconds: Option<f64>,
-    pub values: &'a [u8],
-}
-
-/// A recording read a frame at a time, for Icarus-to-Icarus conversion: 200 signals of a
-/// frame are one call instead of 200 records. The reader makes the same checks, findings
-/// and errors as its record read.
-pub trait FrameSource {
-    /// The header its record read has (channels, one per signal, with their field specs).
-    fn header(&self) -> &Header;
-    fn layout(&self) -> &FrameLayout;
-    /// The next frame, lent until the next call; `None` at the end (after the checks that
-    /// need all of the data).
-    fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError>;
-    fn findings(&self) -> Vec<(&Path, &Findings)>;
-    /// Bytes done and in all, as [`crate::formats::Source::progress`].
-    fn progress(&self) -> (u64, u64);
-    /// What `inspect` shows of the recording, as its record read's
-    /// [`crate::formats::Source::facts`].
-    fn facts(&self) -> Vec<Fact>;
-}
-
-/// A writer taking whole frames of a [`FrameLayout`]. What it reports (records, loss,
-/// widenings) is what its record writer reports for the same recording read as records.
-pub trait FrameSink {
-    fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError>;
-    fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
-}
-
 /// Element `i` (storage order) of a signal of type `ty` at `offset` in `block`, as an f64
 /// (a float widened exactly). Out of range reads as 0: the frame source checked its sizes.
 pub fn element_f64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> f64 {
     let at = offset + i * ty.element.size();
     match ty.element {
-        Element::Double => f64::from_le_bytes(le(block, at)),
-        Element::Float => f64::from(f32::from_le_bytes(le(block, at))),
-        Element::Int32 => f64::from(i32::from_le_bytes(le(block, at))),
-        Element::Int64 => i64::from_le_bytes(le(block, at)) as f64,
+        Element::Double => f64::from_le_bytes(le_bytes(block, at)),
+        Element::Float => f64::from(f32::from_le_bytes(le_bytes(block, at))),
+        Element::Int32 => f64::from(i32::from_le_bytes(le_bytes(block, at))),
+        Element::Int64 => i64::from_le_bytes(le_bytes(block, at)) as f64,
         Element::Bool => f64::from(u8::from(block.get(at).is_some_and(|&b| b != 0))),
     }
 }
@@ -381,20 +345,12 @@ pub fn element_f64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> f64
 pub fn element_i64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> i64 {
     let at = offset + i * ty.element.size();
     match ty.element {
-        Element::Int32 => i64::from(i32::from_le_bytes(le(block, at))),
-        Element::Int64 => i64::from_le_bytes(le(block, at)),
+        Element::Int32 => i64::from(i32::from_le_bytes(le_bytes(block, at))),
+        Element::Int64 => i64::from_le_bytes(le_bytes(block, at)),
         Element::Bool => i64::from(block.get(at).is_some_and(|&b| b != 0)),
-        Element::Double => f64::from_le_bytes(le(block, at)) as i64,
-        Element::Float => f32::from_le_bytes(le(block, at)) as i64,
+        Element::Double => f64::from_le_bytes(le_bytes(block, at)) as i64,
+        Element::Float => f32::from_le_bytes(le_bytes(block, at)) as i64,
     }
-}
-
-fn le<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
-    let mut out = [0u8; N];
-    if let Some(s) = b.get(at..at + N) {
-        out.copy_from_slice(s);
-    }
-    out
 }
 
 #[cfg(test)]
@@ -434,6 +390,30 @@ mod tests {
         assert_eq!(order, [0, 3, 6, 1, 4, 7, 2, 5, 8]);
         assert_eq!(m.component_names()[1], "m10");
         assert_eq!(m.shape(), &[3, 3]);
+    }
+
+    #[test]
+    fn every_type_is_packed_as_the_profile_stores_it_and_back() {
+        for text in [
+            "double",
+            "bool",
+            "Vec3<float>",
+            "Quat<int64>",
+            "Mat3<int32>",
+        ] {
+            let ty = SignalType::parse(text).unwrap();
+            let packed = ty.packed();
+            assert_eq!(packed.count(), ty.count());
+            assert_eq!(packed.element_size(), ty.element.size());
+            assert_eq!(packed.column_major, ty.kind == Kind::Mat3);
+            let order: Vec<usize> = (0..ty.count()).map(|i| packed.model_index(i)).collect();
+            let want: Vec<usize> = (0..ty.count()).map(|i| ty.model_index(i)).collect();
+            assert_eq!(order, want, "{text}");
+            assert_eq!(SignalType::of_packed(&packed), Some(ty));
+        }
+        let mut matrix = SignalType::parse("Mat3<double>").unwrap().packed();
+        matrix.column_major = false;
+        assert_eq!(SignalType::of_packed(&matrix), None);
     }
 
     #[test]

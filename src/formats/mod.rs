@@ -6,6 +6,7 @@
 
 pub mod digest;
 pub mod format;
+pub mod frames;
 pub mod input;
 pub mod msgpack;
 pub mod origin;

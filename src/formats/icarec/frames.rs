@@ -1,11 +1,11 @@
 //! A recording read a frame at a time (`Format::open_frames`): each frame's dynamic block is
-//! lent as it is in the file, with the record read's checks, so an Icarus-to-Icarus
-//! conversion does not build a record per signal and frame.
+//! lent as it is in the file, with the record read's checks, so a conversion into a writer
+//! that takes frames (HDF5, the Parquet table) does not build a record per signal and frame.
 
 use std::path::Path;
 
 use super::reader::IcarecReader;
-use crate::formats::icarus_common::{Frame, FrameLayout, FrameSource};
+use crate::formats::frames::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::Header;
 use crate::report::{Fact, Findings};

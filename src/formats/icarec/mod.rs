@@ -24,7 +24,7 @@ pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 use std::path::PathBuf;
 
 use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
-use crate::formats::icarus_common::FrameSource;
+use crate::formats::frames::FrameSource;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;

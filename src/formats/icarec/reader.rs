@@ -17,9 +17,8 @@ use super::schema::{self, hex, Lifecycle, Schema};
 use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
-use crate::formats::icarus_common::{
-    entity_and_field, frame_window, Frame, FrameLayout, FrameSignal, Kind,
-};
+use crate::formats::frames::{Frame, FrameLayout, FrameSignal};
+use crate::formats::icarus_common::{entity_and_field, frame_window, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -943,7 +942,8 @@ impl IcarecReader {
         }
         let signal = |&k: &usize| FrameSignal {
             channel: self.slots[k].channel,
-            ty: self.slots[k].ty,
+            entity: self.slots[k].entity.clone(),
+            packed: self.slots[k].ty.packed(),
             offset: self.slots[k].offset,
         };
         Some(FrameLayout {

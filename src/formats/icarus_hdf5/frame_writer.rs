@@ -12,9 +12,8 @@ use std::path::Path;
 
 use super::reader::{nanos, WINDOW};
 use super::writer::{plan, IcarusH5Writer, Store};
-use crate::formats::icarus_common::{
-    element_f64, element_i64, Element, Frame, FrameLayout, FrameSignal, FrameSink, SignalType,
-};
+use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
+use crate::formats::icarus_common::{element_f64, element_i64, Element, SignalType};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Header, Nanos};
@@ -51,15 +50,14 @@ fn bind(header: &Header, layout: &FrameLayout) -> Option<(Vec<Bound>, Vec<Bound>
                 let [f] = c.fields.as_slice() else {
                     return None;
                 };
-                if f.ty != s.ty
-                    || !c.dropped.is_empty()
-                    || std::mem::replace(&mut covered[ci], true)
+                let ty = SignalType::of_packed(&s.packed)?;
+                if f.ty != ty || !c.dropped.is_empty() || std::mem::replace(&mut covered[ci], true)
                 {
                     return None;
                 }
                 Some(Bound {
                     offset: s.offset,
-                    ty: s.ty,
+                    ty,
                     first: f.first,
                     channel: ci,
                 })

@@ -6,6 +6,7 @@ mod bytes;
 pub mod codes;
 mod column;
 mod frame_writer;
+mod frames;
 mod layout;
 mod reader;
 pub mod schema;
@@ -20,7 +21,7 @@ pub use reader::IcarusH5Reader;
 pub use writer::IcarusH5Writer;
 
 use crate::formats::format::{Detection, Format, SliceRequest};
-use crate::formats::icarus_common::{FrameLayout, FrameSink};
+use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -96,6 +97,16 @@ impl Format for IcarusHdf5 {
                 .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
                 .map(|r| Box::new(r) as Box<dyn Source>),
         )
+    }
+
+    /// Each frame's value of every signal, packed from the windows the record read reads.
+    fn open_frames(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+        frames::IcarusH5Frames::open(path, options)
+            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
     }
 
     /// The datasets are laid out before the first frame is written.

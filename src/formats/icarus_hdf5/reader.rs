@@ -13,6 +13,7 @@ use super::column::{Elem, Values};
 use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
 use super::RAW_FORMAT;
+use crate::formats::frames::{FrameLayout, FrameSignal, Packed};
 use crate::formats::icarus_common::{entity_and_field, frame_window};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -371,6 +372,97 @@ impl IcarusH5Reader {
     }
 }
 
+impl IcarusH5Reader {
+    /// The layout of a frame read ([`IcarusH5Frames`](super::frames::IcarusH5Frames)), when
+    /// one gives what the record read gives: a whole, decoded recording with frames and
+    /// signals, every signal read, nothing read yet. Every signal is dynamic (the file
+    /// stores static ones in every frame too), packed one after the other.
+    pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
+        let fresh = self.frame == 0 && self.checked == 0 && self.times().is_empty() && !self.done;
+        let whole = self.end == self.layout.frames && self.shift == 0;
+        let plain = self.options.decode && !self.options.check_only;
+        let framed = self.layout.frames > 0 && !self.layout.signals.is_empty();
+        if !(fresh && whole && plain && framed && self.wanted.iter().all(|w| *w)) {
+            return None;
+        }
+        let mut offset = 0;
+        let mut dynamics = Vec::with_capacity(self.layout.signals.len());
+        for (s, signal) in self.layout.signals.iter().enumerate() {
+            let elem = signal.column.elem;
+            dynamics.push(FrameSignal {
+                channel: s as u32,
+                entity: self.entities[s].clone(),
+                packed: Packed {
+                    dtype: elem_dtype(elem),
+                    shape: Vec::new(),
+                    column_major: false,
+                },
+                offset,
+            });
+            offset += elem.size() as usize;
+        }
+        Some(FrameLayout {
+            statics: Vec::new(),
+            dynamics,
+            static_block: Vec::new(),
+        })
+    }
+
+    /// Reads the next frame for a frame read into `block` (every signal's value, packed as
+    /// [`IcarusH5Reader::frame_layout`] says), with the checks the record read makes: its
+    /// time as stored and as model time; `None` at the end.
+    pub(super) fn next_frame(
+        &mut self,
+        block: &mut Vec<u8>,
+    ) -> Result<Option<(f64, Nanos)>, ReadError> {
+        if self.done || self.frame >= self.end {
+            self.finish();
+            return Ok(None);
+        }
+        let (t, ns) = match self.start_frame() {
+            Ok(t) => t,
+            Err(e) => {
+                self.finish();
+                self.frame = self.end;
+                return if self.options.lenient {
+                    Ok(None)
+                } else {
+                    Err(e)
+                };
+            }
+        };
+        let i = (self.frame - self.window_start) as usize;
+        block.clear();
+        for v in &self.values {
+            match v {
+                Values::F64(v) => {
+                    block.extend_from_slice(&v.get(i).copied().unwrap_or(0.0).to_le_bytes())
+                }
+                Values::F32(v) => {
+                    block.extend_from_slice(&v.get(i).copied().unwrap_or(0.0).to_le_bytes())
+                }
+                Values::I32(v) => {
+                    block.extend_from_slice(&v.get(i).copied().unwrap_or(0).to_le_bytes())
+                }
+                Values::I64(v) => {
+                    block.extend_from_slice(&v.get(i).copied().unwrap_or(0).to_le_bytes())
+                }
+            }
+        }
+        self.frame += 1;
+        Ok(Some((t, ns)))
+    }
+}
+
+fn elem_dtype(elem: Elem) -> DType {
+    match elem {
+        Elem::F64 => DType::F64,
+        Elem::F32 => DType::F32,
+        Elem::I32 => DType::I32,
+        Elem::I64 => DType::I64,
+    }
+}
+
 /// Whether raw bytes are this format's (the tag compared by address first: it is the same
 /// constant).
 fn is_ours(format: &str) -> bool {
@@ -388,12 +480,7 @@ fn header(layout: &Layout) -> Header {
         .insert("schema".into(), json!(layout.schema.name()));
     for s in &layout.signals {
         let (_, field) = entity_and_field(&s.name);
-        let dtype = match s.column.elem {
-            Elem::F64 => DType::F64,
-            Elem::F32 => DType::F32,
-            Elem::I32 => DType::I32,
-            Elem::I64 => DType::I64,
-        };
+        let dtype = elem_dtype(s.column.elem);
         let mut channel = Channel::new(&s.name, ChannelKind::Signals, Composition::SampleHold);
         channel.fields.push(FieldSpec {
             unit: s.unit.clone(),

@@ -7,10 +7,11 @@ use std::sync::Arc;
 use arrow_array::builder::{BinaryBuilder, StringBuilder};
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, BooleanArray, ListArray, PrimitiveArray, StringArray};
-use arrow_buffer::{BooleanBuffer, NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_buffer::{BooleanBuffer, NullBuffer, NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field};
 
 use super::json;
+use crate::formats::frames::{le_bytes, Packed};
 use crate::model::{ArrayData, DType, FieldSpec, Value};
 
 /// Field metadata key: the declared shape of a list column's values (`[21,3]`), which are
@@ -152,10 +153,14 @@ pub struct Column {
     /// Laid out from a field spec: every value of the key goes here, converted.
     pub declared: bool,
     store: Store,
-    valid: Vec<bool>,
+    /// Which rows of an element column hold a value (text and binary builders keep their
+    /// own).
+    valid: NullBufferBuilder,
     /// List columns: where each row's elements start (and the end of the last).
     offsets: Vec<i32>,
-    /// Rows in the batch.
+    /// Rows of the batch written so far: a row without a value is written (as a null) only
+    /// when a later row's value comes, or the batch is taken ([`Column::pad`]), not once
+    /// per row.
     pub len: usize,
     /// Bytes buffered, roughly.
     pub bytes: usize,
@@ -175,7 +180,7 @@ impl Column {
             unit,
             declared: false,
             store,
-            valid: Vec::new(),
+            valid: NullBufferBuilder::new(0),
             offsets: vec![0],
             len: 0,
             bytes: 0,
@@ -235,23 +240,135 @@ impl Column {
         matches!(self.kind, Kind::List(..))
     }
 
+    /// Writes a null in the next row.
     pub fn push_null(&mut self) {
+        self.nulls(1);
+    }
+
+    /// Writes nulls up to row `rows` (the rows before it that have no value).
+    pub fn pad(&mut self, rows: usize) {
+        if self.len < rows {
+            self.nulls(rows - self.len);
+        }
+    }
+
+    fn nulls(&mut self, n: usize) {
         let list = self.is_list();
         match &mut self.store {
-            Store::Text(b) => b.append_null(),
-            Store::Binary(b) => b.append_null(),
+            Store::Text(b) => b.append_nulls(n),
+            Store::Binary(b) => b.append_nulls(n),
             Store::Elements(data) => {
                 if !list {
-                    push_default(data);
+                    extend_default(data, n);
                 }
-                self.valid.push(false);
+                self.valid.append_n_nulls(n);
             }
         }
         if list {
             let end = *self.offsets.last().unwrap_or(&0);
-            self.offsets.push(end);
+            self.offsets.resize(self.offsets.len() + n, end);
         }
+        self.len += n;
+    }
+
+    /// Appends the array packed at `offset` in `block` as this row's, in the model's
+    /// (row-major) order: a list column of its element type, which the caller checked
+    /// ([`Column::takes_packed`]).
+    pub fn push_packed_array(&mut self, packed: &Packed, block: &[u8], offset: usize) {
+        let Store::Elements(data) = &mut self.store else {
+            return;
+        };
+        let n = packed.count();
+        let size = packed.element_size();
+        let start = data.len();
+        extend_default(data, n);
+        for i in 0..n {
+            set_element(
+                data,
+                start + packed.model_index(i),
+                block,
+                offset + i * size,
+            );
+        }
+        self.offsets
+            .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
+        self.bytes += n * 8;
+        self.valid.append_non_null();
         self.len += 1;
+    }
+
+    /// Appends `n` rows to a scalar column at once (the frame path): row `at[k] - first`
+    /// of them holds the element packed at `offsets[at[k]]` in `block`, the others are
+    /// null. `at` is ascending, every `at[k] - first` below `n`.
+    pub fn push_packed_rows(
+        &mut self,
+        n: usize,
+        first: usize,
+        at: &[usize],
+        offsets: &[usize],
+        block: &[u8],
+    ) {
+        let Store::Elements(data) = &mut self.store else {
+            return;
+        };
+        let start = data.len();
+        extend_default(data, n);
+        let rows = at.iter().map(|&r| (start + r - first, offsets[r]));
+        fn fill<T, const N: usize>(
+            v: &mut [T],
+            rows: impl Iterator<Item = (usize, usize)>,
+            block: &[u8],
+            read: fn([u8; N]) -> T,
+        ) {
+            for (i, o) in rows {
+                if let Some(x) = v.get_mut(i) {
+                    *x = read(le_bytes(block, o));
+                }
+            }
+        }
+        match data {
+            ArrayData::F64(v) => fill(v, rows, block, f64::from_le_bytes),
+            ArrayData::F32(v) => fill(v, rows, block, f32::from_le_bytes),
+            ArrayData::I64(v) => fill(v, rows, block, i64::from_le_bytes),
+            ArrayData::I32(v) => fill(v, rows, block, i32::from_le_bytes),
+            ArrayData::Bool(v) => fill(v, rows, block, |[b]: [u8; 1]| b != 0),
+            // Not packed ([`Column::takes_packed`]).
+            _ => {}
+        }
+        if at.len() == n {
+            self.valid.append_n_non_nulls(n);
+        } else {
+            let bit = self.valid.len();
+            self.valid.append_n_nulls(n);
+            if let Some(bits) = self.valid.as_slice_mut() {
+                for &r in at {
+                    let i = bit + r - first;
+                    if let Some(b) = bits.get_mut(i >> 3) {
+                        *b |= 1 << (i & 7);
+                    }
+                }
+            }
+        }
+        self.bytes += 8 * at.len();
+        self.len += n;
+    }
+
+    /// Whether values packed as `packed` go into this column exactly as their model values
+    /// would through [`Column::push`] ([`Column::push_packed_rows`],
+    /// [`Column::push_packed_array`]): a scalar column of their element type, or a list
+    /// column of it for an array (of numbers).
+    pub fn takes_packed(&self, packed: &Packed) -> bool {
+        let numeric = matches!(
+            packed.dtype,
+            DType::F64 | DType::F32 | DType::I32 | DType::I64 | DType::Bool
+        );
+        let list = !packed.shape.is_empty();
+        numeric
+            && match &self.kind {
+                Kind::Scalar(d) => !list && *d == packed.dtype,
+                Kind::List(d, _) => list && *d == packed.dtype && packed.dtype != DType::Bool,
+                _ => false,
+            }
     }
 
     /// Appends `value` as this row's; a value the column cannot hold is a null.
@@ -301,7 +418,7 @@ impl Column {
                         self.bytes += a.len() * 8;
                         self.offsets
                             .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
-                        self.valid.push(true);
+                        self.valid.append_non_null();
                     }
                     fit
                 }
@@ -311,7 +428,7 @@ impl Column {
                 let fit = push_scalar(data, value);
                 if !matches!(fit, Fit::Lost(_)) {
                     self.bytes += 8;
-                    self.valid.push(true);
+                    self.valid.append_non_null();
                 }
                 fit
             }
@@ -350,23 +467,25 @@ impl Column {
         };
     }
 
-    /// The batch as an Arrow array; the column starts the next batch empty.
-    pub fn take(&mut self) -> Result<ArrayRef, ArrowError> {
+    /// The batch of `rows` rows as an Arrow array; the column starts the next batch empty,
+    /// with room for as many values when `reserve` (the frame path: filled a run of rows at
+    /// a time, not grown a doubling at a time; the record path grows them as it goes, so the
+    /// memory the last batch let go is there to take).
+    pub fn take(&mut self, rows: usize, reserve: bool) -> Result<ArrayRef, ArrowError> {
+        self.pad(rows);
         self.len = 0;
         self.bytes = 0;
-        let valid = std::mem::take(&mut self.valid);
-        let nulls = if valid.iter().all(|&v| v) {
-            None
-        } else {
-            Some(NullBuffer::from(valid))
-        };
+        let nulls = self.valid.finish();
+        self.valid = NullBufferBuilder::new(rows);
         Ok(match &mut self.store {
             Store::Text(b) => Arc::new(b.finish()) as ArrayRef,
             Store::Binary(b) => Arc::new(b.finish()),
             Store::Elements(data) => {
                 if let Kind::List(d, _) = &self.kind {
-                    let values = elements(data, None);
-                    let offsets = std::mem::replace(&mut self.offsets, vec![0]);
+                    let values = elements(data, None, reserve);
+                    let mut next = Vec::with_capacity(self.offsets.len());
+                    next.push(0);
+                    let offsets = std::mem::replace(&mut self.offsets, next);
                     let item = Arc::new(Field::new("item", arrow_type(*d), false));
                     Arc::new(ListArray::try_new(
                         item,
@@ -375,7 +494,7 @@ impl Column {
                         nulls,
                     )?)
                 } else {
-                    elements(data, nulls)
+                    elements(data, nulls, reserve)
                 }
             }
         })
@@ -388,20 +507,69 @@ pub fn shape_text(shape: &[usize]) -> String {
     format!("[{}]", dims.join(","))
 }
 
-fn push_default(data: &mut ArrayData) {
+fn reserve(data: &mut ArrayData, n: usize) {
     match data {
-        ArrayData::Bool(v) => v.push(false),
-        ArrayData::U8(v) => v.push(0),
-        ArrayData::U16(v) => v.push(0),
-        ArrayData::U32(v) => v.push(0),
-        ArrayData::U64(v) => v.push(0),
-        ArrayData::I8(v) => v.push(0),
-        ArrayData::I16(v) => v.push(0),
-        ArrayData::I32(v) => v.push(0),
-        ArrayData::I64(v) => v.push(0),
-        ArrayData::F32(v) => v.push(0.0),
-        ArrayData::F64(v) => v.push(0.0),
-        ArrayData::Str(v) => v.push(String::new()),
+        ArrayData::Bool(v) => v.reserve(n),
+        ArrayData::U8(v) => v.reserve(n),
+        ArrayData::U16(v) => v.reserve(n),
+        ArrayData::U32(v) => v.reserve(n),
+        ArrayData::U64(v) => v.reserve(n),
+        ArrayData::I8(v) => v.reserve(n),
+        ArrayData::I16(v) => v.reserve(n),
+        ArrayData::I32(v) => v.reserve(n),
+        ArrayData::I64(v) => v.reserve(n),
+        ArrayData::F32(v) => v.reserve(n),
+        ArrayData::F64(v) => v.reserve(n),
+        ArrayData::Str(v) => v.reserve(n),
+    }
+}
+
+/// Appends `n` zeros (the values under nulls).
+fn extend_default(data: &mut ArrayData, n: usize) {
+    fn zeros<T: Default + Clone>(v: &mut Vec<T>, n: usize) {
+        v.resize(v.len() + n, T::default());
+    }
+    match data {
+        ArrayData::Bool(v) => zeros(v, n),
+        ArrayData::U8(v) => zeros(v, n),
+        ArrayData::U16(v) => zeros(v, n),
+        ArrayData::U32(v) => zeros(v, n),
+        ArrayData::U64(v) => zeros(v, n),
+        ArrayData::I8(v) => zeros(v, n),
+        ArrayData::I16(v) => zeros(v, n),
+        ArrayData::I32(v) => zeros(v, n),
+        ArrayData::I64(v) => zeros(v, n),
+        ArrayData::F32(v) => zeros(v, n),
+        ArrayData::F64(v) => zeros(v, n),
+        ArrayData::Str(v) => zeros(v, n),
+    }
+}
+
+/// Sets element `i` of `data` to the number packed at `at` in `block`.
+fn set_element(data: &mut ArrayData, i: usize, block: &[u8], at: usize) {
+    match data {
+        ArrayData::F64(v) => {
+            if let Some(x) = v.get_mut(i) {
+                *x = f64::from_le_bytes(le_bytes(block, at));
+            }
+        }
+        ArrayData::F32(v) => {
+            if let Some(x) = v.get_mut(i) {
+                *x = f32::from_le_bytes(le_bytes(block, at));
+            }
+        }
+        ArrayData::I32(v) => {
+            if let Some(x) = v.get_mut(i) {
+                *x = i32::from_le_bytes(le_bytes(block, at));
+            }
+        }
+        ArrayData::I64(v) => {
+            if let Some(x) = v.get_mut(i) {
+                *x = i64::from_le_bytes(le_bytes(block, at));
+            }
+        }
+        // Not packed ([`Column::takes_packed`]).
+        _ => {}
     }
 }
 
@@ -591,12 +759,16 @@ fn push_scalar(data: &mut ArrayData, value: &Value) -> Fit {
 }
 
 /// The buffered elements as an Arrow array; `data` starts again empty.
-fn elements(data: &mut ArrayData, nulls: Option<NullBuffer>) -> ArrayRef {
+fn elements(data: &mut ArrayData, nulls: Option<NullBuffer>, reserve_next: bool) -> ArrayRef {
     fn prim<T: ArrowPrimitiveType>(v: Vec<T::Native>, n: Option<NullBuffer>) -> ArrayRef {
         Arc::new(PrimitiveArray::<T>::new(ScalarBuffer::from(v), n))
     }
     let dtype = data.dtype();
-    let data = std::mem::replace(data, ArrayData::empty(dtype));
+    let mut next = ArrayData::empty(dtype);
+    if reserve_next {
+        reserve(&mut next, data.len());
+    }
+    let data = std::mem::replace(data, next);
     match data {
         ArrayData::U8(v) => prim::<UInt8Type>(v, nulls),
         ArrayData::U16(v) => prim::<UInt16Type>(v, nulls),

@@ -4,6 +4,8 @@
 //! Write-only.
 
 mod column;
+mod encoder;
+mod frames;
 mod json;
 mod table;
 mod writer;
@@ -11,10 +13,11 @@ mod writer;
 use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
-pub use table::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
+pub use encoder::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
 pub use writer::{file_name, TableWriter, FOLD_KEY};
 
 use crate::formats::format::{Detection, Format, WriteOption};
+use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -101,5 +104,17 @@ impl Format for ParquetTable {
         } else {
             Ok(Box::new(TableWriter::single(target, header, outputs)?))
         }
+    }
+
+    /// One file, when every signal's values go into their column exactly (`frames.rs`).
+    fn create_frames(
+        &self,
+        target: &Path,
+        header: &Header,
+        layout: &FrameLayout,
+        outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+        frames::TableFrames::create(target, header, layout, outputs)
+            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
     }
 }

@@ -4,41 +4,40 @@
 //! (a key met after that has no column: its values are counted as lost).
 //!
 //! Rows are buffered in batches bounded by rows and bytes; encoding and compressing run on
-//! a thread of their own while the next batch fills (the channel holds one batch), and the
-//! Parquet writer closes a row group at [`MAX_ROW_GROUP_ROWS`] rows or
-//! [`MAX_ROW_GROUP_BYTES`] encoded, so memory stays bounded whatever the input's length.
+//! other threads, column by column, while the next batch fills ([`Encoder`]), and a row
+//! group closes at `MAX_ROW_GROUP_ROWS` rows or `MAX_ROW_GROUP_BYTES` encoded, so memory
+//! stays bounded whatever the input's length.
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{sync_channel, SyncSender};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 
 use arrow_array::builder::{ListBuilder, StringBuilder};
 use arrow_array::types::{Int32Type, Int64Type, UInt64Type};
-use arrow_array::{ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch, StringArray};
-use arrow_buffer::{NullBuffer, ScalarBuffer};
+use arrow_array::StringArray;
+use arrow_array::{new_null_array, ArrayRef, DictionaryArray, PrimitiveArray, RecordBatch};
+use arrow_buffer::{NullBufferBuilder, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Schema, SchemaRef};
-use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use super::column::{Column, Fit, Kind};
+use super::encoder::Encoder;
+use crate::formats::frames::Packed;
 use crate::formats::WriteError;
 use crate::model::{Channel, DType, Entity, Record, Value};
 
 /// Columns every table has, and the names a key cannot take.
 pub const FIXED: [&str; 5] = ["time_ns", "channel", "entity", "frame", "removed"];
 
-pub const MAX_ROW_GROUP_ROWS: usize = 1 << 20;
-/// The Parquet writer keeps a row group's compressed pages until it is complete.
-pub const MAX_ROW_GROUP_BYTES: usize = 16 << 20;
 /// Rows and bytes of a batch. The first batch, which decides the columns of keys no field
 /// spec declared, may hold more bytes (at 32 MiB, the look-ahead's bound, the 109 MB NanoVer
-/// pair peaked at 111 MiB RSS; at 8 MiB, 59 MiB).
+/// pair peaked at 111 MiB RSS; at 8 MiB, 59 MiB). Larger batches (8,192 to 32,768 rows)
+/// encoded no faster and cost page faults: vectors over 128 KiB go back to the system
+/// between batches (mimalloc's purge delay, src/main.rs).
 const BATCH_ROWS: usize = 4096;
 const BATCH_BYTES: usize = 4 << 20;
 const FIRST_BATCH_BYTES: usize = 8 << 20;
@@ -67,16 +66,21 @@ pub struct Table {
     metadata: Vec<KeyValue>,
     times: Vec<i64>,
     channel_keys: Vec<i32>,
-    entities: Vec<Option<Entity>>,
-    frames: Vec<Option<i64>>,
-    removed: ListBuilder<StringBuilder>,
-    /// Whether the entity column holds integer ids (decided with the first batch).
-    entity_ids: Option<bool>,
+    entities: Entities,
+    frames: Vec<i64>,
+    frame_valid: NullBufferBuilder,
+    /// The keys each row removes: (row of the batch, key).
+    removed: Vec<(usize, String)>,
+    /// Bytes of the batch's values (of every column), roughly.
     bytes: usize,
     /// Set once the first batch is written: the layout is final.
     schema: Option<SchemaRef>,
-    batches: Option<SyncSender<RecordBatch>>,
-    thread: Option<JoinHandle<Result<(), String>>>,
+    encoder: Option<Encoder>,
+    /// The `channel` column's dictionary, while no channel is added.
+    names: Option<ArrayRef>,
+    /// Rows come a frame at a time ([`Table::push_packed`]), faster than one thread
+    /// encodes them.
+    packed: bool,
     pub rows: u64,
     pub tally: Tally,
     lost: Vec<(String, &'static str)>,
@@ -138,14 +142,15 @@ impl Table {
             metadata,
             times: Vec::new(),
             channel_keys: Vec::new(),
-            entities: Vec::new(),
+            entities: Entities::Undecided(Vec::new()),
             frames: Vec::new(),
-            removed: ListBuilder::new(StringBuilder::new()),
-            entity_ids: None,
+            frame_valid: NullBufferBuilder::new(0),
+            removed: Vec::new(),
             bytes: 0,
             schema: None,
-            batches: None,
-            thread: None,
+            encoder: None,
+            names: None,
+            packed: false,
             rows: 0,
             tally: Tally::new(),
             lost: Vec::new(),
@@ -231,10 +236,8 @@ impl Table {
                     n += 1;
                 }
                 let name = name.unwrap_or_default();
-                let mut column = Column::new(name, key.to_string(), kind, unit);
-                for _ in 0..self.times.len() {
-                    column.push_null();
-                }
+                // Null in the rows before this one ([`Column::pad`]).
+                let column = Column::new(name, key.to_string(), kind, unit);
                 self.columns.push(column);
                 self.columns.len() - 1
             }
@@ -245,17 +248,14 @@ impl Table {
 
     /// Appends `record` as a row of channel `c`.
     pub fn push(&mut self, c: usize, record: &Record) -> Result<(), WriteError> {
-        // Columns a value creates below are filled with nulls up to this row.
         let row = self.times.len();
-        let mut removed = false;
         let fast = self.schema.is_some();
         if fast && self.recent.len() <= c {
             self.recent.resize_with(c + 1, Vec::new);
         }
         for (j, (key, value)) in record.values.iter().enumerate() {
             if *value == Value::Removed {
-                self.removed.values().append_value(key);
-                removed = true;
+                self.removed.push((row, key.clone()));
                 continue;
             }
             let sort = Sort::of(value);
@@ -308,7 +308,11 @@ impl Table {
                     .or_default() += 1;
                 continue;
             }
-            match column.push(value, &mut self.lost) {
+            column.pad(row);
+            let before = column.bytes;
+            let fit = column.push(value, &mut self.lost);
+            self.bytes += column.bytes - before;
+            match fit {
                 Fit::Exact => {}
                 Fit::Widened(why) => {
                     *self.tally.entry((c, key.clone(), why, false)).or_default() += 1
@@ -321,36 +325,170 @@ impl Table {
         for (key, why) in self.lost.drain(..) {
             *self.tally.entry((c, key, why, true)).or_default() += 1;
         }
-        self.removed.append(removed);
         self.times.push(record.time);
         self.channel_keys.push(c as i32);
-        self.entities.push(record.entity.clone());
-        self.frames.push(record.frame);
-        let mut bytes = 32;
-        for column in &mut self.columns {
-            if column.len == row {
-                column.push_null();
-            }
-            bytes += column.bytes;
+        self.push_entity(c, record.entity.as_ref())?;
+        self.frames.push(record.frame.unwrap_or(0));
+        self.frame_valid.append(record.frame.is_some());
+        self.end_row()
+    }
+
+    fn push_entity(&mut self, c: usize, entity: Option<&Entity>) -> Result<(), WriteError> {
+        if self.entities.push(entity) {
+            *self
+                .tally
+                .entry((c, "entity".into(), ENTITY_NAME, true))
+                .or_default() += 1;
         }
-        self.bytes = bytes;
+        if self.entities.text_len() > i32::MAX as usize {
+            return Err(io(
+                &self.shown,
+                "the entity names of one batch exceed 2 GiB",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Counts the row just filled, and writes the batch when it is full.
+    fn end_row(&mut self) -> Result<(), WriteError> {
         self.rows += 1;
-        let limit = if self.schema.is_some() {
-            BATCH_BYTES
-        } else {
-            FIRST_BATCH_BYTES
-        };
-        if self.times.len() >= BATCH_ROWS || self.bytes >= limit {
+        let (rows, bytes) = self.limits();
+        // As when the batch's bytes were summed over the columns at every row.
+        if self.times.len() >= rows || 32 + self.bytes >= bytes {
             self.flush()?;
         }
         Ok(())
     }
 
+    /// The column of channel `c`'s field `key` whose values are packed as `packed`, when
+    /// the values go into it exactly as their model values would through [`Table::push`],
+    /// with nothing to count ([`Column::takes_packed`]), and no column is made for them.
+    pub fn packed_column(&mut self, c: usize, key: &str, packed: &Packed) -> Option<usize> {
+        // The kind of the value a record would carry: integers are 64-bit (`Value::Int`).
+        let kind = match (packed.shape.is_empty(), packed.dtype) {
+            (true, DType::I32 | DType::I64) => Kind::Scalar(DType::I64),
+            (true, d) => Kind::Scalar(d),
+            (false, d) => Kind::List(d, packed.shape.clone()),
+        };
+        let before = self.columns.len();
+        let i = self.resolve(c, key, Some(kind), None)?;
+        (i < before && self.columns[i].takes_packed(packed)).then_some(i)
+    }
+
+    /// Appends a row per signal of `rows`, in order, their values packed in `block`, at
+    /// `time` and `frame`: as [`Table::push`] would append their records (the batches end at
+    /// the same rows), a run of rows at a time.
+    pub fn push_packed(
+        &mut self,
+        rows: &PackedRows,
+        time: i64,
+        frame: i64,
+        block: &[u8],
+    ) -> Result<(), WriteError> {
+        self.packed = true;
+        let mut a = 0;
+        while a < rows.len() {
+            let (max_rows, max_bytes) = self.limits();
+            // The rows up to the batch's end: by rows, or the row whose value fills it.
+            let room = max_rows.saturating_sub(self.times.len()).max(1);
+            let mut b = a;
+            let mut bytes = self.bytes;
+            while b < rows.len() && b - a < room {
+                bytes += rows.bytes[b];
+                b += 1;
+                if 32 + bytes >= max_bytes {
+                    break;
+                }
+            }
+            let n = b - a;
+            let first = self.times.len();
+            // Scalars: a column's rows of the run appended at once, its values set in place.
+            for (column, at) in &rows.scalars {
+                let Some(column) = self.columns.get_mut(*column) else {
+                    continue;
+                };
+                let (lo, hi) = (
+                    at.partition_point(|&r| r < a),
+                    at.partition_point(|&r| r < b),
+                );
+                column.pad(first);
+                column.push_packed_rows(n, a, &at[lo..hi], &rows.offsets, block);
+            }
+            let (lo, hi) = (
+                rows.lists.partition_point(|&r| r < a),
+                rows.lists.partition_point(|&r| r < b),
+            );
+            for &r in &rows.lists[lo..hi] {
+                let Some(column) = self.columns.get_mut(rows.columns[r]) else {
+                    continue;
+                };
+                column.pad(first + r - a);
+                column.push_packed_array(&rows.packed[r], block, rows.offsets[r]);
+            }
+            self.bytes = bytes;
+            self.times.resize(first + n, time);
+            self.channel_keys.extend_from_slice(&rows.channels[a..b]);
+            self.frames.resize(first + n, frame);
+            self.frame_valid.append_n_non_nulls(n);
+            self.push_entities(rows, a, b)?;
+            self.rows += n as u64;
+            if self.times.len() >= max_rows || 32 + self.bytes >= max_bytes {
+                self.flush()?;
+            }
+            a = b;
+        }
+        Ok(())
+    }
+
+    /// The entities of `rows[a..b]`: their names copied in one piece where the column holds
+    /// text.
+    fn push_entities(&mut self, rows: &PackedRows, a: usize, b: usize) -> Result<(), WriteError> {
+        let Entities::Text {
+            bytes,
+            offsets,
+            valid,
+        } = &mut self.entities
+        else {
+            for r in a..b {
+                self.push_entity(rows.channels[r] as usize, rows.entities[r].as_ref())?;
+            }
+            return Ok(());
+        };
+        let start = match a {
+            0 => 0,
+            _ => rows.text_ends[a - 1],
+        };
+        let end = rows.text_ends[b - 1];
+        if bytes.len() + (end - start) > i32::MAX as usize {
+            return Err(io(
+                &self.shown,
+                "the entity names of one batch exceed 2 GiB",
+            ));
+        }
+        let base = bytes.len() - start;
+        bytes.extend_from_slice(&rows.text[start..end]);
+        offsets.extend(rows.text_ends[a..b].iter().map(|e| (base + e) as i32));
+        if rows.named {
+            valid.append_n_non_nulls(b - a);
+        } else {
+            for e in &rows.entities[a..b] {
+                valid.append(e.is_some());
+            }
+        }
+        Ok(())
+    }
+
+    /// Rows and bytes of the batch being filled, at most.
+    fn limits(&self) -> (usize, usize) {
+        match self.schema {
+            Some(_) => (BATCH_ROWS, BATCH_BYTES),
+            None => (BATCH_ROWS, FIRST_BATCH_BYTES),
+        }
+    }
+
     /// The layout, final from now on, and the thread that encodes it.
     fn start(&mut self) -> Result<SchemaRef, WriteError> {
-        let ids = self.entities.iter().flatten().all(|e| e.id().is_some())
-            && self.entities.iter().any(Option::is_some);
-        self.entity_ids = Some(ids);
+        let ids = self.entities.decide();
         let mut fields = vec![
             Field::new("time_ns", DataType::Int64, false),
             Field::new(
@@ -378,8 +516,6 @@ impl Table {
         let schema: SchemaRef = Arc::new(Schema::new(fields));
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
-            .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
             .set_key_value_metadata(Some(self.metadata.clone()))
             // A dictionary tried on float columns only costs time before the writer falls
             // back to PLAIN: dictionaries where values repeat (names, JSON state, entities).
@@ -410,20 +546,9 @@ impl Table {
             }
         }
         let file = File::create(&self.file).map_err(|e| WriteError::io(&self.shown, e))?;
-        let mut writer = ArrowWriter::try_new(file, schema.clone(), Some(props.build()))
+        let encoder = Encoder::new(file, schema.clone(), props, self.packed)
             .map_err(|e| io(&self.shown, e))?;
-        let (tx, rx) = sync_channel::<RecordBatch>(1);
-        let thread = std::thread::Builder::new()
-            .name("parquet-table".into())
-            .spawn(move || {
-                for batch in rx {
-                    writer.write(&batch).map_err(|e| e.to_string())?;
-                }
-                writer.close().map(drop).map_err(|e| e.to_string())
-            })
-            .map_err(|e| WriteError::io(&self.shown, e))?;
-        self.batches = Some(tx);
-        self.thread = Some(thread);
+        self.encoder = Some(encoder);
         self.schema = Some(schema.clone());
         Ok(schema)
     }
@@ -444,83 +569,253 @@ impl Table {
             None,
         )));
         let keys = std::mem::replace(&mut self.channel_keys, Vec::with_capacity(rows));
-        let entities = std::mem::replace(&mut self.entities, Vec::with_capacity(rows));
-        let entity: ArrayRef = if self.entity_ids == Some(true) {
-            for (e, &c) in entities.iter().zip(&keys) {
-                if matches!(e, Some(Entity::Name(_))) {
-                    *self
-                        .tally
-                        .entry((c as usize, "entity".into(), ENTITY_NAME, true))
-                        .or_default() += 1;
-                }
-            }
-            let valid = entities
-                .iter()
-                .map(|e| e.as_ref().and_then(Entity::id).is_some())
-                .collect();
-            let ids: Vec<u64> = entities
-                .iter()
-                .map(|e| e.as_ref().and_then(Entity::id).unwrap_or(0))
-                .collect();
-            Arc::new(PrimitiveArray::<UInt64Type>::new(
-                ScalarBuffer::from(ids),
-                nulls(valid),
-            ))
-        } else {
-            let texts: StringArray = entities
-                .iter()
-                .map(|e| match e {
-                    Some(Entity::Id(id)) => Some(id.to_string()),
-                    Some(Entity::Name(n)) => Some(n.to_string()),
-                    None => None,
-                })
-                .collect();
-            Arc::new(texts)
-        };
         let keys = PrimitiveArray::<Int32Type>::new(ScalarBuffer::from(keys), None);
-        let names = Arc::new(StringArray::from_iter_values(self.channels.iter()));
+        let names = match &self.names {
+            Some(names) if names.len() == self.channels.len() => names.clone(),
+            _ => {
+                let names: ArrayRef = Arc::new(StringArray::from_iter_values(self.channels.iter()));
+                self.names = Some(names.clone());
+                names
+            }
+        };
         arrays.push(Arc::new(
             DictionaryArray::<Int32Type>::try_new(keys, names).map_err(|e| io(&self.shown, e))?,
         ));
-        arrays.push(entity);
+        arrays.push(self.entities.take().map_err(|e| io(&self.shown, e))?);
         let frames = std::mem::replace(&mut self.frames, Vec::with_capacity(rows));
-        let valid: Vec<bool> = frames.iter().map(Option::is_some).collect();
         arrays.push(Arc::new(PrimitiveArray::<Int64Type>::new(
-            ScalarBuffer::from(frames.iter().map(|f| f.unwrap_or(0)).collect::<Vec<_>>()),
-            nulls(valid),
+            ScalarBuffer::from(frames),
+            self.frame_valid.finish(),
         )));
         for column in &mut self.columns {
-            arrays.push(column.take().map_err(|e| io(&self.shown, e))?);
+            let column = column.take(rows, self.packed);
+            arrays.push(column.map_err(|e| io(&self.shown, e))?);
         }
-        arrays.push(Arc::new(self.removed.finish()));
+        arrays.push(removed(std::mem::take(&mut self.removed), rows));
         self.bytes = 0;
         let batch = RecordBatch::try_new(schema, arrays).map_err(|e| io(&self.shown, e))?;
-        let sent = self.batches.as_ref().map(|tx| tx.send(batch));
-        if let Some(Err(_)) = sent {
-            // The thread stopped on an error: that error is the one to report.
-            self.batches = None;
-            self.join()?;
-            return Err(io(&self.shown, "the Parquet writer stopped"));
+        match &mut self.encoder {
+            Some(encoder) => encoder.write(batch).map_err(|e| io(&self.shown, e)),
+            None => Err(io(&self.shown, "the Parquet writer stopped")),
         }
-        Ok(())
     }
 
     /// Writes what is buffered and the footer; the name of each channel for the tally.
     pub fn close(mut self) -> Result<(u64, Tally, Vec<String>), WriteError> {
         self.flush()?;
-        self.batches = None;
-        self.join()?;
+        if let Some(encoder) = self.encoder.take() {
+            encoder.close().map_err(|e| io(&self.shown, e))?;
+        }
         let tally = std::mem::take(&mut self.tally);
         let channels = std::mem::take(&mut self.channels);
         Ok((self.rows, tally, channels))
     }
+}
 
-    fn join(&mut self) -> Result<(), WriteError> {
-        match self.thread.take().map(JoinHandle::join) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(io(&self.shown, e)),
-            Some(Err(_)) => Err(io(&self.shown, "the Parquet writer failed")),
+/// Rows of signals whose values come packed in a block ([`Table::push_packed`]), one per
+/// signal, each bound to its column ([`Table::packed_column`]).
+#[derive(Default)]
+pub struct PackedRows {
+    channels: Vec<i32>,
+    entities: Vec<Option<Entity>>,
+    /// The entities as text (a name, an id in decimal), one after the other, and where each
+    /// row's ends.
+    text: Vec<u8>,
+    text_ends: Vec<usize>,
+    /// Whether every row has an entity.
+    named: bool,
+    columns: Vec<usize>,
+    packed: Vec<Packed>,
+    offsets: Vec<usize>,
+    /// Bytes each row's value adds to the batch (as [`Column::bytes`] counts them).
+    bytes: Vec<usize>,
+    /// The rows of each column of scalars, and the rows of arrays (into list columns).
+    scalars: Vec<(usize, Vec<usize>)>,
+    lists: Vec<usize>,
+}
+
+impl PackedRows {
+    pub fn new() -> PackedRows {
+        PackedRows {
+            named: true,
+            ..PackedRows::default()
         }
+    }
+
+    /// Adds a row of channel `c` and `entity`, its value packed as `packed` at `offset`,
+    /// into `column`.
+    pub fn add(
+        &mut self,
+        c: usize,
+        entity: Option<Entity>,
+        column: usize,
+        packed: Packed,
+        offset: usize,
+    ) {
+        match &entity {
+            Some(Entity::Name(n)) => self.text.extend_from_slice(n.as_bytes()),
+            Some(Entity::Id(id)) => self
+                .text
+                .extend_from_slice(itoa::Buffer::new().format(*id).as_bytes()),
+            None => self.named = false,
+        }
+        self.text_ends.push(self.text.len());
+        let row = self.columns.len();
+        if packed.shape.is_empty() {
+            match self.scalars.iter_mut().find(|(i, _)| *i == column) {
+                Some((_, rows)) => rows.push(row),
+                None => self.scalars.push((column, vec![row])),
+            }
+        } else {
+            self.lists.push(row);
+        }
+        self.channels.push(i32::try_from(c).unwrap_or(i32::MAX));
+        self.entities.push(entity);
+        self.columns.push(column);
+        self.bytes.push(packed.count() * 8);
+        self.packed.push(packed);
+        self.offsets.push(offset);
+    }
+
+    pub fn len(&self) -> usize {
+        self.columns.len()
+    }
+}
+
+/// The `removed` column of a batch of `rows` rows: the keys each row removes, null where
+/// it removes none.
+fn removed(keys: Vec<(usize, String)>, rows: usize) -> ArrayRef {
+    let item = Arc::new(Field::new("item", DataType::Utf8, true));
+    if keys.is_empty() {
+        return new_null_array(&DataType::List(item), rows);
+    }
+    let mut list = ListBuilder::new(StringBuilder::new());
+    let mut keys = keys.into_iter().peekable();
+    for row in 0..rows {
+        let mut any = false;
+        while let Some((_, key)) = keys.next_if(|(r, _)| *r == row) {
+            list.values().append_value(key);
+            any = true;
+        }
+        list.append(any);
+    }
+    Arc::new(list.finish())
+}
+
+/// The `entity` column of a batch.
+enum Entities {
+    /// Before the layout is final: the first batch decides between integer ids and text.
+    Undecided(Vec<Option<Entity>>),
+    Ids {
+        ids: Vec<u64>,
+        valid: NullBufferBuilder,
+    },
+    Text {
+        bytes: Vec<u8>,
+        offsets: Vec<i32>,
+        valid: NullBufferBuilder,
+    },
+}
+
+impl Entities {
+    /// Appends a row's entity; true for a name in a column of integer ids (written as
+    /// null, and counted).
+    fn push(&mut self, entity: Option<&Entity>) -> bool {
+        match self {
+            Entities::Undecided(v) => v.push(entity.cloned()),
+            Entities::Ids { ids, valid } => {
+                let id = entity.and_then(Entity::id);
+                ids.push(id.unwrap_or(0));
+                valid.append(id.is_some());
+                return matches!(entity, Some(Entity::Name(_)));
+            }
+            Entities::Text {
+                bytes,
+                offsets,
+                valid,
+            } => {
+                match entity {
+                    Some(Entity::Name(n)) => bytes.extend_from_slice(n.as_bytes()),
+                    Some(Entity::Id(id)) => {
+                        bytes.extend_from_slice(itoa::Buffer::new().format(*id).as_bytes())
+                    }
+                    None => {}
+                }
+                offsets.push(i32::try_from(bytes.len()).unwrap_or(i32::MAX));
+                valid.append(entity.is_some());
+            }
+        }
+        false
+    }
+
+    /// Bytes of text buffered.
+    fn text_len(&self) -> usize {
+        match self {
+            Entities::Text { bytes, .. } => bytes.len(),
+            _ => 0,
+        }
+    }
+
+    /// Decides from the rows so far (the first batch) whether the column holds integer
+    /// ids: when every entity is one and there is at least one.
+    fn decide(&mut self) -> bool {
+        let Entities::Undecided(rows) = self else {
+            return matches!(self, Entities::Ids { .. });
+        };
+        let rows = std::mem::take(rows);
+        let ids =
+            rows.iter().flatten().all(|e| e.id().is_some()) && rows.iter().any(Option::is_some);
+        *self = if ids {
+            Entities::Ids {
+                ids: Vec::new(),
+                valid: NullBufferBuilder::new(0),
+            }
+        } else {
+            Entities::Text {
+                bytes: Vec::new(),
+                offsets: vec![0],
+                valid: NullBufferBuilder::new(0),
+            }
+        };
+        for e in &rows {
+            self.push(e.as_ref());
+        }
+        ids
+    }
+
+    /// The batch as an Arrow array; the next batch starts empty.
+    fn take(&mut self) -> Result<ArrayRef, arrow_schema::ArrowError> {
+        Ok(match self {
+            Entities::Undecided(_) => {
+                return Err(arrow_schema::ArrowError::InvalidArgumentError(
+                    "the entity column's type is not decided".into(),
+                ))
+            }
+            Entities::Ids { ids, valid } => {
+                let n = ids.len();
+                Arc::new(PrimitiveArray::<UInt64Type>::new(
+                    ScalarBuffer::from(std::mem::replace(ids, Vec::with_capacity(n))),
+                    valid.finish(),
+                ))
+            }
+            Entities::Text {
+                bytes,
+                offsets,
+                valid,
+            } => {
+                let mut next = Vec::with_capacity(offsets.len());
+                next.push(0);
+                let offsets = std::mem::replace(offsets, next);
+                let text = std::mem::replace(bytes, Vec::with_capacity(bytes.len()));
+                let nulls = valid.finish();
+                *valid = NullBufferBuilder::new(offsets.len());
+                Arc::new(StringArray::try_new(
+                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                    text.into(),
+                    nulls,
+                )?)
+            }
+        })
     }
 }
 
@@ -539,20 +834,11 @@ fn compresses(sample: &[u8]) -> bool {
     }
 }
 
-fn nulls(valid: Vec<bool>) -> Option<NullBuffer> {
-    if valid.iter().all(|&v| v) {
-        None
-    } else {
-        Some(NullBuffer::from(valid))
-    }
-}
-
 impl Drop for Table {
-    /// A table dropped unfinished (an error elsewhere) still ends its thread before the
+    /// A table dropped unfinished (an error elsewhere) still ends its threads before the
     /// output is removed.
     fn drop(&mut self) {
-        self.batches = None;
-        let _ = self.join();
+        self.encoder = None;
     }
 }
 

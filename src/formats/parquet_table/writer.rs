@@ -233,17 +233,22 @@ impl Sink for TableWriter {
         }
         let _ = channels;
         for (tally, names) in closed {
-            let mut entries: Vec<_> = tally.into_iter().collect();
-            entries.sort();
-            for ((c, key, why, lost), n) in entries {
-                let name = names.get(c).map(String::as_str).unwrap_or("?");
-                if lost {
-                    report.loss.add_n(name, &key, why, n);
-                } else {
-                    report.loss.widen_n(name, &key, why, n);
-                }
-            }
+            add_tally(&mut report, tally, &names);
         }
         Ok(report)
+    }
+}
+
+/// Adds what a table counted to `report`, by channel name (`names`, by channel index).
+pub(super) fn add_tally(report: &mut WriteReport, tally: Tally, names: &[String]) {
+    let mut entries: Vec<_> = tally.into_iter().collect();
+    entries.sort();
+    for ((c, key, why, lost), n) in entries {
+        let name = names.get(c).map(String::as_str).unwrap_or("?");
+        if lost {
+            report.loss.add_n(name, &key, why, n);
+        } else {
+            report.loss.widen_n(name, &key, why, n);
+        }
     }
 }

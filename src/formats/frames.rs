@@ -1,0 +1,156 @@
+//! Recordings read and written a frame at a time (`Format::open_frames`,
+//! `Format::create_frames`): for a conversion that changes nothing record by record, a
+//! reader lends each frame's values packed as one block and a writer takes them from it,
+//! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
+//! million records). The Icarus formats read and write frames, and the Parquet table
+//! writes them; these types say nothing of any one format, so none imports another.
+
+use std::path::Path;
+
+use super::{ReadError, WriteError, WriteReport};
+use crate::model::{ChannelId, DType, Entity, Header, Nanos};
+use crate::report::{Fact, Findings};
+
+/// How a signal's value is packed in a block: its elements at their canonical size (8 bytes
+/// for a float64 or an int64, 4 for a float32 or an int32, 1 for a bool, nonzero is true),
+/// little-endian, one after the other in storage order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Packed {
+    pub dtype: DType,
+    /// The value's shape in the model: `[]` for a scalar, `[3]`, `[3, 3]`.
+    pub shape: Vec<usize>,
+    /// A two-dimensional value stored column by column (the model's arrays are row-major).
+    pub column_major: bool,
+}
+
+impl Packed {
+    /// Number of elements.
+    pub fn count(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Canonical size of one element in bytes (0 for strings, which are not packed).
+    pub fn element_size(&self) -> usize {
+        match self.dtype {
+            DType::Bool | DType::U8 | DType::I8 => 1,
+            DType::U16 | DType::I16 => 2,
+            DType::U32 | DType::I32 | DType::F32 => 4,
+            DType::U64 | DType::I64 | DType::F64 => 8,
+            DType::Str => 0,
+        }
+    }
+
+    /// The model's (row-major) index of the element at storage index `i`.
+    pub fn model_index(&self, i: usize) -> usize {
+        match (self.column_major, self.shape.as_slice()) {
+            (true, &[rows, columns]) if rows > 0 => (i % rows) * columns + i / rows,
+            _ => i,
+        }
+    }
+}
+
+/// One signal of a recording read or written a frame at a time ([`FrameSource`],
+/// [`FrameSink`]): the header channel that declares it (one field: its name, type, unit and
+/// semantic; the key of its records' one value), the entity of its records, how its value
+/// is packed and where it lies in a block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrameSignal {
+    pub channel: ChannelId,
+    pub entity: Option<Entity>,
+    pub packed: Packed,
+    /// Byte offset of the value in its block (the static block, or a frame's values). A
+    /// scalar int32 or bool may sit in an 8-byte slot, low bytes first (as the `.icarec`
+    /// profile stores them, spec §A3), so a frame is handed out as it is in the file; its
+    /// value is in the first bytes.
+    pub offset: usize,
+}
+
+/// The signals of a frame stream: static ones (one value, in `static_block`) and dynamic
+/// ones (a value in every frame's block).
+#[derive(Debug, Clone, Default)]
+pub struct FrameLayout {
+    pub statics: Vec<FrameSignal>,
+    pub dynamics: Vec<FrameSignal>,
+    pub static_block: Vec<u8>,
+}
+
+/// One frame: its model time and the values of every dynamic signal
+/// ([`FrameSignal::offset`] into `values`).
+#[derive(Debug, Clone, Copy)]
+pub struct Frame<'a> {
+    pub time: Nanos,
+    /// The time as an Icarus HDF5 source stores it (what its records carry as raw bytes, so
+    /// that an HDF5 copy keeps `/time` bit for bit); `None` from other sources.
+    pub raw_seconds: Option<f64>,
+    pub values: &'a [u8],
+}
+
+/// A recording read a frame at a time. Its record read, for the same file and options,
+/// gives first one record per static signal (in layout order, at the first frame's time
+/// and frame value 0), then for each frame `i` (from 0) one record per dynamic signal (in
+/// layout order, at the frame's time, frame value `i`), each with its signal's entity and
+/// one value under its channel's field name; the frame read makes the same checks, findings
+/// and errors.
+pub trait FrameSource {
+    /// The header its record read has (channels, one per signal, with their field specs).
+    fn header(&self) -> &Header;
+    fn layout(&self) -> &FrameLayout;
+    /// The next frame, lent until the next call; `None` at the end (after the checks that
+    /// need all of the data).
+    fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError>;
+    fn findings(&self) -> Vec<(&Path, &Findings)>;
+    /// Bytes done and in all, as [`crate::formats::Source::progress`].
+    fn progress(&self) -> (u64, u64);
+    /// What `inspect` shows of the recording, as its record read's
+    /// [`crate::formats::Source::facts`].
+    fn facts(&self) -> Vec<Fact>;
+}
+
+/// A writer taking whole frames of a [`FrameLayout`]. What it writes and reports (records,
+/// loss, widenings) is what its record writer writes and reports for the same recording
+/// read as records.
+pub trait FrameSink {
+    fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError>;
+    fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
+}
+
+/// The `N` bytes at `at` in `block`; zeros when the block holds fewer (a frame source
+/// checked its sizes).
+pub fn le_bytes<const N: usize>(block: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0u8; N];
+    if let Some(s) = at.checked_add(N).and_then(|end| block.get(at..end)) {
+        out.copy_from_slice(s);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_column_major_matrix_maps_to_row_major_indices() {
+        let m = Packed {
+            dtype: DType::F64,
+            shape: vec![3, 3],
+            column_major: true,
+        };
+        let order: Vec<usize> = (0..9).map(|i| m.model_index(i)).collect();
+        assert_eq!(order, [0, 3, 6, 1, 4, 7, 2, 5, 8]);
+        let v = Packed {
+            dtype: DType::F32,
+            shape: vec![4],
+            column_major: false,
+        };
+        assert_eq!((v.count(), v.element_size(), v.model_index(2)), (4, 4, 2));
+        let s = Packed {
+            dtype: DType::Bool,
+            shape: vec![],
+            column_major: false,
+        };
+        assert_eq!((s.count(), s.element_size()), (1, 1));
+        assert_eq!(le_bytes::<4>(&[1, 2, 3, 4, 5], 1), [2, 3, 4, 5]);
+        assert_eq!(le_bytes::<4>(&[1, 2, 3], 1), [0; 4]);
+        assert_eq!(le_bytes::<2>(&[1, 2, 3], usize::MAX), [0, 0]);
+    }
+}
