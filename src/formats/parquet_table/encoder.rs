@@ -10,9 +10,11 @@
 //! that fills the batches whenever it would otherwise wait for room. A column's batches are
 //! written in order, one job at a time, so the file is what one thread would write.
 //!
-//! Memory: one batch in the channel (by columns: [`IN_FLIGHT`] batches), plus the row
-//! group's encoded pages until it is complete (a row group closes at [`MAX_ROW_GROUP_ROWS`]
-//! rows, or before its encoded size passes [`MAX_ROW_GROUP_BYTES`]).
+//! Memory: one batch in the channel and the row group's encoded pages until it is complete
+//! (a row group closes at [`MAX_ROW_GROUP_ROWS`] rows, or before its encoded size passes
+//! [`MAX_ROW_GROUP_BYTES`]); by columns, [`IN_FLIGHT`] batches and two row groups (one
+//! closing and going into the file while the next one fills: at a row group's end one
+//! thread would otherwise wait for the other's last column).
 
 use std::collections::VecDeque;
 use std::fs::File;
@@ -33,12 +35,11 @@ use parquet::file::writer::SerializedFileWriter;
 pub const MAX_ROW_GROUP_ROWS: usize = 1 << 20;
 /// The row group's encoded pages are kept until it is complete.
 pub const MAX_ROW_GROUP_BYTES: usize = 16 << 20;
-/// Batches handed over and not yet written by every column, at most, when the thread
-/// filling them helps (one fewer otherwise).
+/// Batches handed over and not yet written by every column, at most.
 const IN_FLIGHT: usize = 3;
 
-/// One top-level column of the current row group: its leaves' writers (a list column has
-/// one leaf, as every column of the table does), and how far it got.
+/// One top-level column of a row group: its leaves' writers (a list column has one leaf,
+/// as every column of the table does), and how far it got.
 struct Slot {
     /// `None` while a job has them, and once they are closed.
     writers: Option<Vec<ArrowColumnWriter>>,
@@ -52,21 +53,55 @@ struct Slot {
     cost: u64,
 }
 
-struct State {
-    /// Batches of the row group not yet written by every column; the first is number
-    /// `first` of the row group.
+/// A row group being encoded.
+struct Group {
+    /// Its place in the file.
+    index: usize,
+    /// Batches not yet written by every column; the first is number `first` of the group.
     batches: VecDeque<RecordBatch>,
     first: usize,
-    /// Batches of the row group handed over, and their rows.
+    /// Batches handed over, and their rows.
     pushed: usize,
     rows: usize,
     slots: Vec<Slot>,
-    /// The row group ends with the batches handed over: each column closes after them,
-    /// then the row group goes into the file.
+    /// No batch comes any more: each column closes after the ones it has, then the row
+    /// group goes into the file.
     closing: bool,
+}
+
+impl Group {
+    /// Lets go of the batches every column has written.
+    fn release(&mut self) {
+        let oldest = self.slots.iter().map(|s| s.done).min().unwrap_or(0);
+        while self.first < oldest && self.batches.pop_front().is_some() {
+            self.first += 1;
+        }
+    }
+
+    /// The column whose next job is due (the one furthest behind, the dearest first), and
+    /// the batch it writes (`None`: it closes).
+    fn next(&self) -> Option<(usize, Option<RecordBatch>)> {
+        let column = (0..self.slots.len())
+            .filter(|&c| {
+                let s = &self.slots[c];
+                s.writers.is_some() && (s.done < self.pushed || self.closing)
+            })
+            .min_by_key(|&c| (self.slots[c].done, std::cmp::Reverse(self.slots[c].cost)))?;
+        let done = self.slots[column].done;
+        let batch = match done < self.pushed {
+            true => Some(self.batches.get(done.checked_sub(self.first)?)?.clone()),
+            false => None,
+        };
+        Some((column, batch))
+    }
+}
+
+struct State {
+    /// The row groups being encoded, oldest first: the one being filled, and before it at
+    /// most one closing (its last jobs and its append overlap the next one's first).
+    groups: VecDeque<Group>,
     /// The file (`None` while a job appends a row group to it), and its row groups.
     file: Option<SerializedFileWriter<File>>,
-    groups: usize,
     error: Option<String>,
     stop: bool,
     /// Threads waiting for a change: told of one only when there are (a notification is a
@@ -74,30 +109,45 @@ struct State {
     waiting: usize,
 }
 
+impl State {
+    fn group(&mut self, index: usize) -> Option<&mut Group> {
+        self.groups.iter_mut().find(|g| g.index == index)
+    }
+
+    /// Batches handed over and not yet written by every column.
+    fn in_flight(&self) -> usize {
+        self.groups.iter().map(|g| g.batches.len()).sum()
+    }
+
+    /// The row group being filled, if one is.
+    fn open(&self) -> Option<&Group> {
+        self.groups.back().filter(|g| !g.closing)
+    }
+}
+
 /// What a job does.
 enum Job {
-    /// Write a column of a batch.
-    Write(usize, Vec<ArrowColumnWriter>, RecordBatch),
+    /// Write a column (of row group `.0`) of a batch.
+    Write(usize, usize, Vec<ArrowColumnWriter>, RecordBatch),
     /// Close a column's writers.
-    Close(usize, Vec<ArrowColumnWriter>),
-    /// Append the closed row group's chunks (by column) to the file, and make the next row
-    /// group's writers. Done by a thread that encodes, as the rest of the row group: the
-    /// pages are let go by the thread that made them (the allocator reuses them sooner).
+    Close(usize, usize, Vec<ArrowColumnWriter>),
+    /// Append the oldest row group, closed, (its chunks by column) to the file. Done by a
+    /// thread that encodes, as the rest of the row group: the pages are let go by the
+    /// thread that made them (the allocator reuses them sooner).
     Append(Vec<Vec<ArrowColumnChunk>>, SerializedFileWriter<File>),
 }
 
 enum Outcome {
-    Written(usize, Vec<ArrowColumnWriter>, u64),
-    Closed(usize, Vec<ArrowColumnChunk>),
-    Appended(SerializedFileWriter<File>, Vec<Slot>),
+    Written(usize, usize, Vec<ArrowColumnWriter>, u64),
+    Closed(usize, usize, Vec<ArrowColumnChunk>),
+    Appended(SerializedFileWriter<File>),
 }
 
 struct Shared {
     state: Mutex<State>,
-    /// Signalled whenever a job ends, a batch comes, the row group closes, or the run stops.
+    /// Signalled whenever a job ends, a batch comes, a row group closes, or the run stops.
     changed: Condvar,
     schema: SchemaRef,
-    factory: ArrowRowGroupWriterFactory,
 }
 
 impl Shared {
@@ -107,43 +157,38 @@ impl Shared {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The next job, taken out of the state: the column furthest behind (the dearest
-    /// first), a column to close, or the closed row group to append.
+    /// The next job, taken out of the state: the oldest row group's append once it is
+    /// closed, else a column's next batch or its close, the oldest row group first.
     fn take_job(&self, state: &mut State) -> Option<Job> {
         if state.error.is_some() || state.stop {
             return None;
         }
-        let closed = state.slots.iter().all(|s| s.chunks.is_some());
-        if state.closing && closed && state.file.is_some() {
-            let chunks = (state.slots.iter_mut())
-                .map(|s| s.chunks.take().unwrap_or_default())
+        let closed = state
+            .groups
+            .front()
+            .is_some_and(|g| g.closing && g.slots.iter().all(|s| s.chunks.is_some()));
+        if closed && state.file.is_some() {
+            let group = state.groups.pop_front()?;
+            let chunks = group
+                .slots
+                .into_iter()
+                .map(|s| s.chunks.unwrap_or_default())
                 .collect();
             return Some(Job::Append(chunks, state.file.take()?));
         }
-        let pushed = state.pushed;
-        let closing = state.closing;
-        let column = (0..state.slots.len())
-            .filter(|&c| {
-                let s = &state.slots[c];
-                s.writers.is_some() && (s.done < pushed || closing)
-            })
-            .min_by_key(|&c| (state.slots[c].done, std::cmp::Reverse(state.slots[c].cost)))?;
-        let done = state.slots[column].done;
-        let batch = match done < pushed {
-            true => Some(state.batches.get(done.checked_sub(state.first)?)?.clone()),
-            false => None,
-        };
-        let writers = state.slots[column].writers.take()?;
+        let group = state.groups.iter_mut().find(|g| g.next().is_some())?;
+        let (column, batch) = group.next()?;
+        let writers = group.slots[column].writers.take()?;
         Some(match batch {
-            Some(batch) => Job::Write(column, writers, batch),
-            None => Job::Close(column, writers),
+            Some(batch) => Job::Write(group.index, column, writers, batch),
+            None => Job::Close(group.index, column, writers),
         })
     }
 
     /// Runs `job` without the lock.
     fn run(&self, job: Job) -> Result<Outcome, String> {
         let ran = catch_unwind(AssertUnwindSafe(|| match job {
-            Job::Write(column, mut writers, batch) => {
+            Job::Write(group, column, mut writers, batch) => {
                 let start = std::time::Instant::now();
                 let field = self.schema.field(column);
                 let leaves =
@@ -155,15 +200,14 @@ impl Shared {
                     writer.write(leaf).map_err(|e| e.to_string())?;
                 }
                 let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                Ok(Outcome::Written(column, writers, took))
+                Ok(Outcome::Written(group, column, writers, took))
             }
-            Job::Close(column, writers) => writers
+            Job::Close(group, column, writers) => writers
                 .into_iter()
                 .map(|w| w.close().map_err(|e| e.to_string()))
                 .collect::<Result<Vec<_>, _>>()
-                .map(|chunks| Outcome::Closed(column, chunks)),
+                .map(|chunks| Outcome::Closed(group, column, chunks)),
             Job::Append(chunks, mut file) => {
-                let index = file.flushed_row_groups().len();
                 let mut group = file.next_row_group().map_err(|e| e.to_string())?;
                 for chunk in chunks.into_iter().flatten() {
                     chunk
@@ -171,8 +215,7 @@ impl Shared {
                         .map_err(|e| e.to_string())?;
                 }
                 group.close().map_err(|e| e.to_string())?;
-                let next = slots(&self.factory, &self.schema, index + 1)?;
-                Ok(Outcome::Appended(file, next))
+                Ok(Outcome::Appended(file))
             }
         }));
         ran.unwrap_or_else(|_| Err("the Parquet encoder failed".to_string()))
@@ -181,29 +224,22 @@ impl Shared {
     /// Puts what a job gave back into the state.
     fn settle(&self, state: &mut State, outcome: Result<Outcome, String>) {
         match outcome {
-            Ok(Outcome::Written(column, writers, cost)) => {
-                let slot = &mut state.slots[column];
-                slot.bytes = writers.iter().map(|w| w.get_estimated_total_bytes()).sum();
-                slot.writers = Some(writers);
-                slot.done += 1;
-                slot.cost = cost;
-                // Batches every column has written are let go.
-                let oldest = state.slots.iter().map(|s| s.done).min().unwrap_or(0);
-                while state.first < oldest && state.batches.pop_front().is_some() {
-                    state.first += 1;
+            Ok(Outcome::Written(group, column, writers, cost)) => {
+                if let Some(g) = state.group(group) {
+                    let slot = &mut g.slots[column];
+                    slot.bytes = writers.iter().map(|w| w.get_estimated_total_bytes()).sum();
+                    slot.writers = Some(writers);
+                    slot.done += 1;
+                    slot.cost = cost;
+                    g.release();
                 }
             }
-            Ok(Outcome::Closed(column, chunks)) => state.slots[column].chunks = Some(chunks),
-            Ok(Outcome::Appended(file, next)) => {
-                state.file = Some(file);
-                state.slots = next;
-                state.batches.clear();
-                state.first = 0;
-                state.pushed = 0;
-                state.rows = 0;
-                state.closing = false;
-                state.groups += 1;
+            Ok(Outcome::Closed(group, column, chunks)) => {
+                if let Some(g) = state.group(group) {
+                    g.slots[column].chunks = Some(chunks);
+                }
             }
+            Ok(Outcome::Appended(file)) => state.file = Some(file),
             Err(e) => {
                 state.error.get_or_insert(e);
             }
@@ -237,6 +273,23 @@ impl Shared {
             }
         }
     }
+
+    /// Helps (or waits) until `done` holds of the state; `Err` on an error.
+    fn until<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+        done: impl Fn(&State) -> bool,
+    ) -> Result<MutexGuard<'a, State>, String> {
+        loop {
+            if let Some(e) = &state.error {
+                return Err(e.clone());
+            }
+            if done(&state) {
+                return Ok(state);
+            }
+            state = self.work_or_wait(state);
+        }
+    }
 }
 
 fn worker(shared: Arc<Shared>) {
@@ -256,6 +309,9 @@ fn workers() -> usize {
 struct Columns {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
+    factory: ArrowRowGroupWriterFactory,
+    /// The next row group's place in the file.
+    next: usize,
 }
 
 impl Columns {
@@ -264,24 +320,16 @@ impl Columns {
         let writer =
             ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
         let (file, factory) = writer.into_serialized_writer().map_err(|e| e.to_string())?;
-        let slots = slots(&factory, &schema, 0)?;
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
-                batches: VecDeque::new(),
-                first: 0,
-                pushed: 0,
-                rows: 0,
-                slots,
-                closing: false,
+                groups: VecDeque::new(),
                 file: Some(file),
-                groups: 0,
                 error: None,
                 stop: false,
                 waiting: 0,
             }),
             changed: Condvar::new(),
             schema,
-            factory,
         });
         let mut threads = Vec::new();
         for _ in 0..workers() {
@@ -292,7 +340,12 @@ impl Columns {
                 .map_err(|e| e.to_string())?;
             threads.push(thread);
         }
-        Ok(Columns { shared, threads })
+        Ok(Columns {
+            shared,
+            threads,
+            factory,
+            next: 0,
+        })
     }
 
     /// Hands `batch` over to be written, closing the row group where it is full, as the
@@ -307,22 +360,23 @@ impl Columns {
                 if let Some(e) = &state.error {
                     return Err(e.clone());
                 }
-                let bytes = state.slots.iter().map(|s| s.bytes).sum::<usize>();
-                // The batches not encoded yet count at the row group's encoded size per row.
-                let encoded = state.slots.iter().map(|s| s.done).min().unwrap_or(0);
-                let waiting: usize = (state.batches.iter())
-                    .skip(encoded.saturating_sub(state.first))
-                    .map(RecordBatch::num_rows)
-                    .sum();
-                let done_rows = state.rows - waiting;
-                let projected = match done_rows {
-                    0 => bytes,
-                    n => bytes + bytes / n * waiting,
-                };
-                (state.rows, projected)
+                state.open().map_or((0, 0), |g| {
+                    let bytes = g.slots.iter().map(|s| s.bytes).sum::<usize>();
+                    // The batches not encoded yet count at the group's encoded size per row.
+                    let encoded = g.slots.iter().map(|s| s.done).min().unwrap_or(0);
+                    let waiting: usize = (g.batches.iter())
+                        .skip(encoded.saturating_sub(g.first))
+                        .map(RecordBatch::num_rows)
+                        .sum();
+                    let projected = match g.rows - waiting {
+                        0 => bytes,
+                        n => bytes + bytes / n * waiting,
+                    };
+                    (g.rows, projected)
+                })
             };
             if rows > 0 && bytes >= MAX_ROW_GROUP_BYTES {
-                self.end_group()?;
+                self.end_group();
                 continue;
             }
             if let Some(per_row) = bytes.checked_div(rows).filter(|&b| b > 0) {
@@ -332,7 +386,7 @@ impl Columns {
                         self.push(batch.slice(0, fit))?;
                         batch = batch.slice(fit, batch.num_rows() - fit);
                     }
-                    self.end_group()?;
+                    self.end_group();
                     continue;
                 }
             }
@@ -340,7 +394,7 @@ impl Columns {
             if batch.num_rows() > room {
                 let rest = batch.slice(room, batch.num_rows() - room);
                 self.push(batch.slice(0, room))?;
-                self.end_group()?;
+                self.end_group();
                 batch = rest;
                 continue;
             }
@@ -348,61 +402,71 @@ impl Columns {
         }
     }
 
-    /// Adds `batch` to the row group, waiting for room (and helping meanwhile).
+    /// Adds `batch` to the row group being filled (opening one if none is), waiting for
+    /// room (and helping meanwhile).
     fn push(&mut self, batch: RecordBatch) -> Result<(), String> {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        let shared = &self.shared;
+        let shared = self.shared.clone();
         let mut state = shared.lock();
-        loop {
-            if let Some(e) = &state.error {
-                return Err(e.clone());
-            }
-            if state.batches.len() < IN_FLIGHT {
-                break;
-            }
-            state = shared.work_or_wait(state);
+        if state.open().is_none() {
+            // At most one row group closing behind the one being filled.
+            state = shared.until(state, |s| s.groups.len() < 2)?;
+            drop(state);
+            let slots = slots(&self.factory, &self.shared.schema, self.next)?;
+            state = shared.lock();
+            state.groups.push_back(Group {
+                index: self.next,
+                batches: VecDeque::new(),
+                first: 0,
+                pushed: 0,
+                rows: 0,
+                slots,
+                closing: false,
+            });
+            self.next += 1;
         }
-        state.rows += batch.num_rows();
-        state.batches.push_back(batch);
-        state.pushed += 1;
-        let full = state.rows >= MAX_ROW_GROUP_ROWS;
+        let mut state = shared.until(state, |s| s.in_flight() < IN_FLIGHT)?;
+        let full = match state.groups.back_mut() {
+            Some(g) => {
+                g.rows += batch.num_rows();
+                g.batches.push_back(batch);
+                g.pushed += 1;
+                g.rows >= MAX_ROW_GROUP_ROWS
+            }
+            None => return Err("no row group to write to".to_string()),
+        };
         shared.notify(&state);
         drop(state);
         if full {
-            self.end_group()?;
+            self.end_group();
         }
         Ok(())
     }
 
-    /// Closes the row group: every column writes what it has and closes, and the row group
-    /// goes into the file (this thread helps).
-    fn end_group(&mut self) -> Result<(), String> {
-        let shared = &self.shared;
-        let mut state = shared.lock();
-        if state.pushed == 0 {
-            return Ok(());
-        }
-        let group = state.groups;
-        state.closing = true;
-        shared.notify(&state);
-        loop {
-            if let Some(e) = &state.error {
-                return Err(e.clone());
-            }
-            if state.groups > group {
-                return Ok(());
-            }
-            state = shared.work_or_wait(state);
+    /// Closes the row group being filled: its columns write what they have and close, and
+    /// it goes into the file, while the next one fills.
+    fn end_group(&mut self) {
+        let mut state = self.shared.lock();
+        if let Some(g) = state.groups.back_mut().filter(|g| g.pushed > 0) {
+            g.closing = true;
+            self.shared.notify(&state);
         }
     }
 
-    /// Writes the last row group and the footer.
+    /// Writes the last row groups and the footer.
     fn close(mut self) -> Result<(), String> {
-        self.end_group()?;
+        self.end_group();
+        let shared = self.shared.clone();
+        let state = shared.lock();
+        // An open row group without rows (none was pushed) is no row group.
+        let mut state = shared.until(state, |s| {
+            s.file.is_some() && s.groups.iter().all(|g| !g.closing && g.pushed == 0)
+        })?;
+        let file = state.file.take();
+        drop(state);
         self.stop();
-        let file = self.shared.lock().file.take();
         let file = file.ok_or("the Parquet file is closed")?;
         file.close().map(drop).map_err(|e| e.to_string())
     }
