@@ -9,7 +9,7 @@ mod common;
 
 use std::path::{Path, PathBuf};
 
-use common::{any_fixture, run_in, s};
+use common::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 use simrec::formats::icarus_hdf5::IcarusH5Reader;
 use simrec::formats::{format_named, ReadOptions, Source};
 use simrec::model::{Header, Record, Value};
@@ -250,17 +250,7 @@ fn a_whole_icarec_goes_by_frames_and_a_split_or_dry_run_does_not() {
 #[test]
 fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = any_fixture("icarec/a2.icarec");
-    let rec = tmp.path().join("cut.icarec");
-    std::fs::create_dir(&rec).unwrap();
-    for part in ["schema.json", "static_signals.bin", "metadata.json"] {
-        std::fs::copy(src.join(part), rec.join(part)).unwrap();
-    }
-    let dynamic = std::fs::read(src.join("dynamic_signals.bin")).unwrap();
-    // 3 frames of 40 bytes; 10 bytes of a fourth.
-    let mut cut = dynamic.clone();
-    cut.extend_from_slice(&dynamic[..10]);
-    std::fs::write(rec.join("dynamic_signals.bin"), &cut).unwrap();
+    let rec = icarec_with_partial_last_frame(tmp.path());
     let (code, stderr, _, _) = both_ways(tmp.path(), &rec);
     assert_eq!(code, 1, "{stderr}");
     assert!(

@@ -15,7 +15,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use common::{any_fixture, run_in, s};
+use common::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::metadata::KeyValue;
 use simrec::formats::{format_named, ReadOptions};
@@ -345,16 +345,7 @@ fn a_layout_whose_values_need_converting_goes_the_record_path() {
 #[test]
 fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
-    let src = any_fixture("icarec/a2.icarec");
-    let rec = tmp.path().join("cut.icarec");
-    std::fs::create_dir(&rec).unwrap();
-    for part in ["schema.json", "static_signals.bin", "metadata.json"] {
-        std::fs::copy(src.join(part), rec.join(part)).unwrap();
-    }
-    let mut dynamic = std::fs::read(src.join("dynamic_signals.bin")).unwrap();
-    // 3 frames of 40 bytes; 10 bytes of a fourth.
-    dynamic.extend_from_within(..10);
-    std::fs::write(rec.join("dynamic_signals.bin"), &dynamic).unwrap();
+    let rec = icarec_with_partial_last_frame(tmp.path());
     let (code, stderr, _) = both_ways(tmp.path(), &rec);
     assert_eq!(code, 1, "{stderr}");
     assert!(stderr.contains("the last frame is partial"), "{stderr}");

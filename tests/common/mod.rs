@@ -345,3 +345,19 @@ pub fn nanover_zip_archive(messages: &[u8], index: &[u8]) -> Vec<u8> {
     out.extend_from_slice(&[0, 0]);
     out
 }
+
+/// A copy of `fixtures/icarec/a2.icarec` in `dir` as `cut.icarec`, its three 40-byte frames
+/// followed by the first 10 bytes of a fourth: a recording whose last frame is partial.
+pub fn icarec_with_partial_last_frame(dir: &Path) -> PathBuf {
+    let src = any_fixture("icarec/a2.icarec");
+    let rec = dir.join("cut.icarec");
+    std::fs::create_dir(&rec).unwrap();
+    for part in ["schema.json", "static_signals.bin", "metadata.json"] {
+        std::fs::copy(src.join(part), rec.join(part)).unwrap();
+    }
+    let mut dynamic = std::fs::read(src.join("dynamic_signals.bin")).unwrap();
+    assert_eq!(dynamic.len(), 120, "three frames of 40 bytes");
+    dynamic.extend_from_within(..10);
+    std::fs::write(rec.join("dynamic_signals.bin"), &dynamic).unwrap();
+    rec
+}
