@@ -25,28 +25,87 @@ use std::thread::JoinHandle;
 
 use arrow_array::RecordBatch;
 use arrow_schema::{DataType, Schema, SchemaRef};
+use bytes::Bytes;
 use parquet::arrow::arrow_writer::{
     compute_leaves, ArrowColumnChunk, ArrowColumnWriter, ArrowRowGroupWriterFactory,
 };
 use parquet::arrow::ArrowWriter;
+use parquet::column::writer::ColumnCloseResult;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
+use parquet::schema::types::ColumnDescPtr;
+
+use super::labels::{self, LabelColumn};
 
 pub const MAX_ROW_GROUP_ROWS: usize = 1 << 20;
 /// The row group's encoded pages are kept until it is complete.
-pub const MAX_ROW_GROUP_BYTES: usize = 16 << 20;
+pub const MAX_ROW_GROUP_BYTES: usize = 8 << 20;
 /// Batches handed over and not yet written by every column, at most.
 const IN_FLIGHT: usize = 3;
 
-/// One top-level column of a row group: its leaves' writers (a list column has one leaf,
-/// as every column of the table does), and how far it got.
+/// The writers of one top-level column: the crate's, one per leaf (a list column has one
+/// leaf, as every column of the table does), or simrec's for a label column.
+enum Writers {
+    Arrow(Vec<ArrowColumnWriter>),
+    Labels(Box<LabelColumn>),
+}
+
+/// A top-level column of a row group, encoded.
+enum Chunks {
+    Arrow(Vec<ArrowColumnChunk>),
+    Labels(Bytes, Box<ColumnCloseResult>),
+}
+
+impl Writers {
+    fn write(
+        &mut self,
+        field: &arrow_schema::Field,
+        array: &arrow_array::ArrayRef,
+    ) -> Result<(), String> {
+        match self {
+            Writers::Labels(column) => column.write(array),
+            Writers::Arrow(writers) => {
+                let leaves = compute_leaves(field, array).map_err(|e| e.to_string())?;
+                if leaves.len() != writers.len() {
+                    return Err(format!("column {}: leaves do not match", field.name()));
+                }
+                for (leaf, writer) in leaves.iter().zip(writers.iter_mut()) {
+                    writer.write(leaf).map_err(|e| e.to_string())?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    fn estimated_bytes(&self) -> usize {
+        match self {
+            Writers::Arrow(writers) => writers.iter().map(|w| w.get_estimated_total_bytes()).sum(),
+            Writers::Labels(column) => column.estimated_bytes(),
+        }
+    }
+
+    fn close(self) -> Result<Chunks, String> {
+        match self {
+            Writers::Arrow(writers) => writers
+                .into_iter()
+                .map(|w| w.close().map_err(|e| e.to_string()))
+                .collect::<Result<Vec<_>, _>>()
+                .map(Chunks::Arrow),
+            Writers::Labels(column) => column
+                .close()
+                .map(|(bytes, close)| Chunks::Labels(bytes, Box::new(close))),
+        }
+    }
+}
+
+/// One top-level column of a row group: its writers, and how far it got.
 struct Slot {
     /// `None` while a job has them, and once they are closed.
-    writers: Option<Vec<ArrowColumnWriter>>,
+    writers: Option<Writers>,
     /// Batches of the row group written.
     done: usize,
     /// The encoded chunks, once the row group is complete.
-    chunks: Option<Vec<ArrowColumnChunk>>,
+    chunks: Option<Chunks>,
     /// The encoded size so far, as the writers estimate it.
     bytes: usize,
     /// Nanoseconds its last batch took: the dearer columns are taken first.
@@ -128,18 +187,18 @@ impl State {
 /// What a job does.
 enum Job {
     /// Write a column (of row group `.0`) of a batch.
-    Write(usize, usize, Vec<ArrowColumnWriter>, RecordBatch),
+    Write(usize, usize, Writers, RecordBatch),
     /// Close a column's writers.
-    Close(usize, usize, Vec<ArrowColumnWriter>),
+    Close(usize, usize, Writers),
     /// Append the oldest row group, closed, (its chunks by column) to the file. Done by a
     /// thread that encodes, as the rest of the row group: the pages are let go by the
     /// thread that made them (the allocator reuses them sooner).
-    Append(Vec<Vec<ArrowColumnChunk>>, SerializedFileWriter<File>),
+    Append(Vec<Chunks>, SerializedFileWriter<File>),
 }
 
 enum Outcome {
-    Written(usize, usize, Vec<ArrowColumnWriter>, u64),
-    Closed(usize, usize, Vec<ArrowColumnChunk>),
+    Written(usize, usize, Writers, u64),
+    Closed(usize, usize, Chunks),
     Appended(SerializedFileWriter<File>),
 }
 
@@ -172,7 +231,7 @@ impl Shared {
             let chunks = group
                 .slots
                 .into_iter()
-                .map(|s| s.chunks.unwrap_or_default())
+                .map(|s| s.chunks.unwrap_or(Chunks::Arrow(Vec::new())))
                 .collect();
             return Some(Job::Append(chunks, state.file.take()?));
         }
@@ -190,29 +249,28 @@ impl Shared {
         let ran = catch_unwind(AssertUnwindSafe(|| match job {
             Job::Write(group, column, mut writers, batch) => {
                 let start = std::time::Instant::now();
-                let field = self.schema.field(column);
-                let leaves =
-                    compute_leaves(field, batch.column(column)).map_err(|e| e.to_string())?;
-                if leaves.len() != writers.len() {
-                    return Err(format!("column {}: leaves do not match", field.name()));
-                }
-                for (leaf, writer) in leaves.iter().zip(writers.iter_mut()) {
-                    writer.write(leaf).map_err(|e| e.to_string())?;
-                }
+                writers.write(self.schema.field(column), batch.column(column))?;
                 let took = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
                 Ok(Outcome::Written(group, column, writers, took))
             }
             Job::Close(group, column, writers) => writers
-                .into_iter()
-                .map(|w| w.close().map_err(|e| e.to_string()))
-                .collect::<Result<Vec<_>, _>>()
+                .close()
                 .map(|chunks| Outcome::Closed(group, column, chunks)),
             Job::Append(chunks, mut file) => {
                 let mut group = file.next_row_group().map_err(|e| e.to_string())?;
-                for chunk in chunks.into_iter().flatten() {
-                    chunk
-                        .append_to_row_group(&mut group)
-                        .map_err(|e| e.to_string())?;
+                for chunk in chunks {
+                    match chunk {
+                        Chunks::Arrow(chunks) => {
+                            for chunk in chunks {
+                                chunk
+                                    .append_to_row_group(&mut group)
+                                    .map_err(|e| e.to_string())?;
+                            }
+                        }
+                        Chunks::Labels(bytes, close) => group
+                            .append_column(&bytes, *close)
+                            .map_err(|e| e.to_string())?,
+                    }
                 }
                 group.close().map_err(|e| e.to_string())?;
                 Ok(Outcome::Appended(file))
@@ -227,7 +285,7 @@ impl Shared {
             Ok(Outcome::Written(group, column, writers, cost)) => {
                 if let Some(g) = state.group(group) {
                     let slot = &mut g.slots[column];
-                    slot.bytes = writers.iter().map(|w| w.get_estimated_total_bytes()).sum();
+                    slot.bytes = writers.estimated_bytes();
                     slot.writers = Some(writers);
                     slot.done += 1;
                     slot.cost = cost;
@@ -310,16 +368,30 @@ struct Columns {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     factory: ArrowRowGroupWriterFactory,
+    /// Per top-level column, its leaf's description if simrec writes it (a label column).
+    labels: Vec<Option<ColumnDescPtr>>,
+    props: Arc<WriterProperties>,
     /// The next row group's place in the file.
     next: usize,
 }
 
 impl Columns {
-    /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata).
+    /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata);
+    /// the columns named in [`labels::LABELS`] are written by [`LabelColumn`] where it can.
     fn new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Columns, String> {
-        let writer =
-            ArrowWriter::try_new(file, schema.clone(), Some(props)).map_err(|e| e.to_string())?;
+        let writer = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))
+            .map_err(|e| e.to_string())?;
         let (file, factory) = writer.into_serialized_writer().map_err(|e| e.to_string())?;
+        let mut leaf = 0;
+        let labels = (schema.fields().iter())
+            .map(|f| {
+                let descr = file.schema_descr().column(leaf);
+                leaf += leaves(f.data_type());
+                (labels::LABELS.contains(&f.name().as_str())
+                    && labels::takes(f.data_type(), &descr, &props))
+                .then_some(descr)
+            })
+            .collect();
         let shared = Arc::new(Shared {
             state: Mutex::new(State {
                 groups: VecDeque::new(),
@@ -344,6 +416,8 @@ impl Columns {
             shared,
             threads,
             factory,
+            labels,
+            props: Arc::new(props),
             next: 0,
         })
     }
@@ -414,7 +488,13 @@ impl Columns {
             // At most one row group closing behind the one being filled.
             state = shared.until(state, |s| s.groups.len() < 2)?;
             drop(state);
-            let slots = slots(&self.factory, &self.shared.schema, self.next)?;
+            let slots = slots(
+                &self.factory,
+                &self.shared.schema,
+                &self.labels,
+                &self.props,
+                self.next,
+            )?;
             state = shared.lock();
             state.groups.push_back(Group {
                 index: self.next,
@@ -480,25 +560,34 @@ impl Columns {
     }
 }
 
-/// A slot per column of `schema` for row group `group`, with the writers of its leaves.
+/// A slot per top-level column for row group `group`, with the writers of its leaves
+/// (`labels`: per column, its leaf if simrec writes it).
 fn slots(
     factory: &ArrowRowGroupWriterFactory,
     schema: &Schema,
+    labels: &[Option<ColumnDescPtr>],
+    props: &WriterProperties,
     group: usize,
 ) -> Result<Vec<Slot>, String> {
     let mut writers = factory
         .create_column_writers(group)
         .map_err(|e| e.to_string())?
         .into_iter();
-    let slots: Vec<Slot> = (schema.fields().iter())
-        .map(|f| Slot {
-            writers: Some(writers.by_ref().take(leaves(f.data_type())).collect()),
+    let mut slots = Vec::with_capacity(labels.len());
+    for (f, label) in schema.fields().iter().zip(labels) {
+        let arrow: Vec<_> = writers.by_ref().take(leaves(f.data_type())).collect();
+        let writers = match label {
+            Some(descr) => Writers::Labels(Box::new(LabelColumn::new(descr.clone(), props)?)),
+            None => Writers::Arrow(arrow),
+        };
+        slots.push(Slot {
+            writers: Some(writers),
             done: 0,
             chunks: None,
             bytes: 0,
             cost: 0,
-        })
-        .collect();
+        });
+    }
     match writers.next() {
         None => Ok(slots),
         Some(_) => Err("the Parquet schema has more leaves than its columns".to_string()),
@@ -769,5 +858,121 @@ mod tests {
             .close()
             .unwrap();
         assert!(groups(&empty, 0).is_empty());
+    }
+
+    /// `rows` rows of a `channel` dictionary column and a nullable `entity` column: runs
+    /// and single values, nulls in runs and alone, and a name longer than the statistics'
+    /// 64 bytes.
+    fn labelled(rows: usize) -> (SchemaRef, Vec<RecordBatch>) {
+        use arrow_array::{DictionaryArray, StringArray};
+        let schema = Arc::new(Schema::new(vec![
+            Field::new("n", DataType::Int64, false),
+            Field::new(
+                "channel",
+                DataType::Dictionary(Box::new(DataType::Int32), Box::new(DataType::Utf8)),
+                false,
+            ),
+            Field::new("entity", DataType::Utf8, true),
+        ]));
+        let long = format!("{}é~", "z".repeat(63));
+        let names: Vec<String> = (0..30)
+            .map(|c| format!("ch{c:02}"))
+            .chain([long.clone()])
+            .collect();
+        let batches = (0..rows)
+            .step_by(4096)
+            .map(|start| {
+                let range = start..(start + 4096).min(rows);
+                let n: ArrayRef = Arc::new(Int64Array::from_iter_values(
+                    range.clone().map(|r| r as i64),
+                ));
+                let keys = arrow_array::Int32Array::from_iter_values(
+                    range
+                        .clone()
+                        .map(|r| ((r / 7) % 17 + (r % 3) * (r % 11)) as i32 % 31),
+                );
+                let names = Arc::new(StringArray::from_iter_values(&names));
+                let channel: ArrayRef = Arc::new(DictionaryArray::try_new(keys, names).unwrap());
+                let entity: ArrayRef =
+                    Arc::new(StringArray::from_iter(range.map(|r| match r % 1000 {
+                        0..=99 => None,
+                        500 => Some(long.clone()),
+                        x if x % 37 == 0 => None,
+                        x => Some(format!("e{}", x / 90)),
+                    })));
+                RecordBatch::try_new(schema.clone(), vec![n, channel, entity]).unwrap()
+            })
+            .collect();
+        (schema, batches)
+    }
+
+    #[test]
+    fn label_columns_read_back_as_the_crate_writes_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let (schema, batches) = labelled(45_000);
+        let mut files = Vec::new();
+        for (name, by_columns) in [("crate", false), ("labels", true)] {
+            let path = dir.path().join(format!("{name}.parquet"));
+            let props = props()
+                .set_dictionary_enabled(false)
+                .set_column_dictionary_enabled("channel".into(), true)
+                .set_column_dictionary_enabled("entity".into(), true);
+            let mut encoder = Encoder::new(
+                File::create(&path).unwrap(),
+                schema.clone(),
+                props,
+                by_columns,
+            )
+            .unwrap();
+            for b in &batches {
+                encoder.write(b.clone()).unwrap();
+            }
+            encoder.close().unwrap();
+            files.push(path);
+        }
+        let read = |path: &std::path::Path| -> Vec<RecordBatch> {
+            ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
+                .unwrap()
+                .build()
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let (a, b) = (read(&files[0]), read(&files[1]));
+        // The reader's batches are of a fixed size: the same in both files.
+        assert_eq!(a, b);
+        assert_eq!(b.iter().map(RecordBatch::num_rows).sum::<usize>(), 45_000);
+
+        let meta =
+            |path: &std::path::Path| SerializedFileReader::new(File::open(path).unwrap()).unwrap();
+        let (ra, rb) = (meta(&files[0]), meta(&files[1]));
+        for column in 1..3 {
+            let x = ra.metadata().row_group(0).column(column);
+            let y = rb.metadata().row_group(0).column(column);
+            assert_eq!(x.statistics(), y.statistics(), "column {column}");
+            assert_eq!(x.num_values(), y.num_values());
+            assert_eq!(x.compression(), y.compression());
+            assert!(y.dictionary_page_offset().is_some());
+        }
+        // The long name bounds the statistics without being them.
+        let channel = rb.metadata().row_group(0).column(1).statistics().unwrap();
+        assert!(!channel.max_is_exact());
+        assert_eq!(channel.min_bytes_opt(), Some(&b"ch00"[..]));
+        let entity = rb.metadata().row_group(0).column(2).statistics().unwrap();
+        assert_eq!(entity.null_count_opt(), Some(45 * 125));
+        // Three data pages of at most 20,000 rows, found through the offset index.
+        let options = parquet::file::serialized_reader::ReadOptionsBuilder::new()
+            .with_page_index()
+            .build();
+        let reader =
+            SerializedFileReader::new_with_options(File::open(&files[1]).unwrap(), options)
+                .unwrap();
+        let offsets = reader.metadata().offset_index().unwrap();
+        let pages: Vec<i64> = offsets[0][1]
+            .page_locations()
+            .iter()
+            .map(|p| p.first_row_index)
+            .collect();
+        assert_eq!(pages, [0, 20_000, 40_000]);
     }
 }

@@ -7,6 +7,7 @@ mod column;
 mod encoder;
 mod frames;
 mod json;
+mod labels;
 mod table;
 mod writer;
 
