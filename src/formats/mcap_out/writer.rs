@@ -3,11 +3,14 @@
 //!
 //! The JSON messages are formatted in batches on other threads (`json_batches`, as JSON
 //! Lines are) and written in record order when they come back, each record's Foxglove
-//! messages after its JSON message; zstd compresses each chunk on the writing thread.
+//! messages after its JSON message, by a thread of their own ([`Messages`]: the `mcap`
+//! crate, zstd and the 3D scene), so that the caller's thread only reads and batches.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
 
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions};
@@ -34,7 +37,30 @@ const FAST_LEVEL: i32 = -3;
 /// The summary's library string.
 const LIBRARY: &str = concat!("simrec ", env!("CARGO_PKG_VERSION"));
 
+/// The MCAP sink: batches records for the formatting threads and hands their formatted
+/// batches, in order, to the thread that writes them.
 pub struct McapWriter {
+    path: PathBuf,
+    /// Channels declared: a record of another channel is counted as lost here.
+    declared: usize,
+    /// Records waiting for their JSON text.
+    batches: JsonBatches,
+    /// To the writing thread (`None` once finished).
+    to_writer: Option<SyncSender<ToWriter>>,
+    /// Batches written, given back for their buffers.
+    written: Receiver<Formatted>,
+    writer: Option<JoinHandle<Result<WriteReport, WriteError>>>,
+    report: WriteReport,
+}
+
+/// What the writing thread is given, in the order of the records.
+enum ToWriter {
+    Batch(Formatted),
+    Channel(Channel),
+}
+
+/// What the writing thread owns: the file, topics and scene.
+struct Messages {
     out: Option<mcap::Writer<SeekableDestination>>,
     path: PathBuf,
     /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
@@ -45,8 +71,6 @@ pub struct McapWriter {
     topics_3d: BTreeMap<Topic3d, u16>,
     scene: Scene,
     sequence: u32,
-    /// Records waiting for their JSON text.
-    batches: JsonBatches,
     messages_3d: Vec<(Topic3d, Vec<u8>)>,
     report: WriteReport,
 }
@@ -59,6 +83,153 @@ impl McapWriter {
         header: &Header,
         compression: Option<&str>,
     ) -> Result<McapWriter, WriteError> {
+        let mut messages = Messages::create(out, path, header, compression)?;
+        // One batch waits while one is written: the formatting threads hold the rest.
+        let (to_writer, batches) = sync_channel::<ToWriter>(1);
+        let (give_back, written) = channel::<Formatted>();
+        let writer = std::thread::Builder::new()
+            .name("mcap-writer".into())
+            .spawn(move || {
+                for job in batches {
+                    match job {
+                        ToWriter::Channel(c) => messages.add(&c)?,
+                        ToWriter::Batch(formatted) => {
+                            messages.write_batch(&formatted)?;
+                            // The caller may be gone (an error of its own): nothing to keep.
+                            let _ = give_back.send(formatted);
+                        }
+                    }
+                }
+                messages.finish()
+            })
+            .map_err(|e| WriteError::io(path, e))?;
+        Ok(McapWriter {
+            path: path.to_path_buf(),
+            declared: header.channels.len(),
+            batches: JsonBatches::new(
+                Style {
+                    channel: false,
+                    newline: false,
+                },
+                Vec::new(),
+            ),
+            to_writer: Some(to_writer),
+            written,
+            writer: Some(writer),
+            report: WriteReport::default(),
+        })
+    }
+
+    fn stopped(&self) -> WriteError {
+        WriteError::Invalid(format!(
+            "{}: a JSON formatting thread stopped",
+            self.path.display()
+        ))
+    }
+
+    /// Ends the writing thread: its report, or the error it stopped on.
+    fn join(&mut self) -> Result<WriteReport, WriteError> {
+        self.to_writer = None;
+        let path = &self.path;
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(WriteError::Invalid(format!(
+                "{}: the MCAP writing thread failed",
+                path.display()
+            ))),
+            None => Err(WriteError::Invalid(format!(
+                "{}: already finished",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Hands `job` to the writing thread; if it stopped, its error.
+    fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
+        let sent = self.to_writer.as_ref().map(|w| w.send(job));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // The thread stopped on an error: that error is the one to report.
+            _ => Err(self.join().err().unwrap_or_else(|| self.stopped())),
+        }
+    }
+
+    /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
+    /// first sends (or formats here) the batch being filled, so that every record goes.
+    fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
+        while let Ok(formatted) = self.written.try_recv() {
+            self.batches.recycle(formatted);
+        }
+        if keep == 0 {
+            if let Some(formatted) = self.batches.finish() {
+                self.send(ToWriter::Batch(formatted))?;
+            }
+        }
+        loop {
+            let next = if keep == 0 {
+                self.batches.next(0)
+            } else {
+                self.batches.next_if_full()
+            };
+            match next {
+                Ok(Some(formatted)) => self.send(ToWriter::Batch(formatted))?,
+                Ok(None) => return Ok(()),
+                Err(_) => return Err(self.stopped()),
+            }
+        }
+    }
+}
+
+impl Sink for McapWriter {
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        // Records read before it are written first: the file's records stay in the order
+        // of a writer of one record at a time.
+        self.write_formatted(0)?;
+        self.declared += 1;
+        self.send(ToWriter::Channel(channel.clone()))
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        if record.channel as usize >= self.declared {
+            self.report
+                .loss
+                .add("?", "*", "record of a channel the header does not declare");
+            return Ok(());
+        }
+        if self.batches.push(record) {
+            self.batches.send();
+            self.write_formatted(1)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.write_formatted(0)?;
+        self.batches.stop();
+        let mut report = self.join()?;
+        report.loss.merge(&self.report.loss);
+        Ok(report)
+    }
+}
+
+impl Drop for McapWriter {
+    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
+    fn drop(&mut self) {
+        self.to_writer = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Messages {
+    /// The file's metadata and the header's channels, written to `out`.
+    fn create(
+        out: SeekableDestination,
+        path: &Path,
+        header: &Header,
+        compression: Option<&str>,
+    ) -> Result<Messages, WriteError> {
         let options = WriteOptions::new()
             .library(LIBRARY)
             .chunk_size(Some(CHUNK_SIZE))
@@ -88,7 +259,7 @@ impl McapWriter {
                 )))
             }
         };
-        let mut writer = McapWriter {
+        let mut writer = Messages {
             out: Some(options.create(out).map_err(|e| error(path, e))?),
             path: path.to_path_buf(),
             epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
@@ -96,13 +267,6 @@ impl McapWriter {
             topics_3d: BTreeMap::new(),
             scene: Scene::new(header),
             sequence: 0,
-            batches: JsonBatches::new(
-                Style {
-                    channel: false,
-                    newline: false,
-                },
-                Vec::new(),
-            ),
             messages_3d: Vec::new(),
             report: WriteReport::default(),
         };
@@ -234,15 +398,8 @@ impl McapWriter {
             .map_err(|e| error(&self.path, e))
     }
 
-    fn stopped(&self) -> WriteError {
-        WriteError::Invalid(format!(
-            "{}: a JSON formatting thread stopped",
-            self.path.display()
-        ))
-    }
-
     /// Writes the messages of a batch of records whose JSON is formatted, in order.
-    fn write_batch(&mut self, formatted: Formatted) -> Result<(), WriteError> {
+    fn write_batch(&mut self, formatted: &Formatted) -> Result<(), WriteError> {
         let mut lost = formatted.lost.iter().peekable();
         for (i, record) in formatted.records.iter().enumerate() {
             let c = record.channel as usize;
@@ -285,61 +442,14 @@ impl McapWriter {
             }
             self.report.records += 1;
         }
-        self.batches.recycle(formatted);
         Ok(())
     }
 
-    /// Writes the batches taken back while more than `keep` are out; with `keep` 0, first
-    /// sends (or formats here) the batch being filled, so that every record is written.
-    fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
-        if keep == 0 {
-            if let Some(formatted) = self.batches.finish() {
-                self.write_batch(formatted)?;
-            }
-        }
-        loop {
-            let next = if keep == 0 {
-                self.batches.next(0)
-            } else {
-                self.batches.next_if_full()
-            };
-            match next {
-                Ok(Some(formatted)) => self.write_batch(formatted)?,
-                Ok(None) => return Ok(()),
-                Err(_) => return Err(self.stopped()),
-            }
-        }
-    }
-}
-
-impl Sink for McapWriter {
-    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
-        // Records read before it are written first: the file's records stay in the order
-        // of a writer of one record at a time.
-        self.write_formatted(0)?;
-        self.add(channel)
-    }
-
-    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
-        if self.channels.get(record.channel as usize).is_none() {
-            self.report
-                .loss
-                .add("?", "*", "record of a channel the header does not declare");
-            return Ok(());
-        }
-        if self.batches.push(record) {
-            self.batches.send();
-            self.write_formatted(1)?;
-        }
-        Ok(())
-    }
-
-    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
-        self.write_formatted(0)?;
-        self.batches.stop();
+    /// Writes the summary and the footer.
+    fn finish(mut self) -> Result<WriteReport, WriteError> {
         let path = self.path.clone();
         let Some(mut out) = self.out.take() else {
-            return Ok(std::mem::take(&mut self.report));
+            return Ok(self.report);
         };
         out.finish().map_err(|e| error(&path, e))?;
         out.into_inner()
@@ -347,7 +457,7 @@ impl Sink for McapWriter {
             .map_err(|e| WriteError::io(&path, e))?;
         let notes = self.scene.notes();
         self.report.warnings.extend(notes);
-        Ok(std::mem::take(&mut self.report))
+        Ok(self.report)
     }
 }
 

@@ -24,8 +24,8 @@ pub use pending::{is_partial, remove_all_and_exit};
 pub type Destination = BufWriter<Box<dyn Write>>;
 
 /// Something a writer can write and seek in (to patch a header at the end).
-pub trait WriteSeek: Write + Seek {}
-impl<T: Write + Seek> WriteSeek for T {}
+pub trait WriteSeek: Write + Seek + Send {}
+impl<T: Write + Seek + Send> WriteSeek for T {}
 
 /// Destination for writers that seek back: a file, even for standard output (spooled
 /// and copied out at commit).
