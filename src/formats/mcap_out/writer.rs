@@ -150,7 +150,12 @@ impl McapWriter {
         match sent {
             Some(Ok(())) => Ok(()),
             // The thread stopped on an error: that error is the one to report.
-            _ => Err(self.join().err().unwrap_or_else(|| self.stopped())),
+            _ => Err(self.join().err().unwrap_or_else(|| {
+                WriteError::Invalid(format!(
+                    "{}: the MCAP writing thread stopped",
+                    self.path.display()
+                ))
+            })),
         }
     }
 
