@@ -52,6 +52,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         states_only: args.states_only,
         current: current.as_ref(),
         options,
+        whole: false,
     })?;
     let name = args.input.display();
     for f in &taken.findings {

@@ -1,15 +1,20 @@
 //! `snapshot --at T` (spec §A13, warm start): the values of every signal at the frame
 //! nearest T, as JSON. Two walks over the recording: record times only to choose the frame
-//! (a header walk, which the Icarus readers do without decoding values), then values up to
-//! that frame.
+//! (a header walk, which the Icarus readers do without decoding values), then the values:
+//! of that frame alone where the format slices by itself and the frame holds every signal
+//! (`.icarec` and Icarus HDF5 find it by binary search, the static signals with it), else
+//! the latest of each signal up to that frame.
 
 use std::path::Path;
 
 use serde_json::Value as Json;
 
 use super::frames::FrameCounter;
-use crate::formats::{icarus_compat, icarus_snapshot, registry, ReadError, ReadOptions};
-use crate::model::{Nanos, TimeSpec, Value};
+use crate::formats::origin::with_origin;
+use crate::formats::{
+    icarus_compat, icarus_snapshot, registry, Format, ReadError, ReadOptions, SliceRequest,
+};
+use crate::model::{Header, Nanos, TimeSpec, Value};
 use crate::report::{Finding, Severity};
 
 pub const WARMSTART_INCOMPATIBLE: &str = "ICAREC_WARMSTART_INCOMPATIBLE";
@@ -24,6 +29,9 @@ pub struct SnapshotRequest<'a> {
     /// The current schema (`--against`): its state and required signals must be present.
     pub current: Option<&'a Json>,
     pub options: ReadOptions,
+    /// Read every frame up to the chosen one, even where the frame alone would do (tests
+    /// compare the two ways).
+    pub whole: bool,
 }
 
 /// The snapshot's JSON text (`None` when an error finding forbids a warm start), and the
@@ -122,27 +130,14 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         _ => requested < first.time || last.is_some_and(|l| requested > l.time),
     };
 
-    // Values: the latest record of each channel up to the end of the chosen frame.
-    let mut source = registry::open_as(format, req.path, req.options)?;
-    let mut values: Vec<Option<Value>> = vec![None; source.header().channels.len()];
-    let mut counter = FrameCounter::default();
-    for record in source.by_ref() {
-        let mut record = record?;
-        if counter
-            .observe(&record)
-            .is_some_and(|p| p > chosen.position)
-        {
-            break;
-        }
-        let c = record.channel as usize;
-        if c >= values.len() {
-            values.resize(c + 1, None);
-        }
-        if let Some(field) = record.values.pop() {
-            values[c] = Some(field.1);
-        }
-    }
-    let header = source.header().clone();
+    let found = match req.whole {
+        true => None,
+        false => frame_alone(format, req, chosen, &header)?,
+    };
+    let (values, header) = match found {
+        Some(values) => (values, header),
+        None => up_to(format, req, chosen)?,
+    };
 
     let mut findings = Vec::new();
     let error = |code, message: String| Finding::new(Severity::Error, code, message);
@@ -229,10 +224,139 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     })
 }
 
+/// The latest value of each channel up to the end of the chosen frame, read from the start.
+fn up_to(
+    format: &dyn Format,
+    req: &SnapshotRequest,
+    chosen: Frame,
+) -> Result<(Vec<Option<Value>>, Header), ReadError> {
+    let mut source = registry::open_as(format, req.path, req.options)?;
+    let mut values: Vec<Option<Value>> = vec![None; source.header().channels.len()];
+    let mut counter = FrameCounter::default();
+    for record in source.by_ref() {
+        let mut record = record?;
+        if counter
+            .observe(&record)
+            .is_some_and(|p| p > chosen.position)
+        {
+            break;
+        }
+        keep(&mut values, &mut record);
+    }
+    Ok((values, source.header().clone()))
+}
+
+/// The values of the chosen frame alone, from a slice that starts at it, if the format
+/// slices by itself, the slice's first frame is the chosen one (same time and frame
+/// number) and it holds a value of every channel of `header`; else `None`.
+fn frame_alone(
+    format: &dyn Format,
+    req: &SnapshotRequest,
+    chosen: Frame,
+    header: &Header,
+) -> Result<Option<Vec<Option<Value>>>, ReadError> {
+    let Some(number) = chosen.value else {
+        return Ok(None);
+    };
+    let request = SliceRequest {
+        start: Some(TimeSpec::At(chosen.time)),
+        ..SliceRequest::default()
+    };
+    let paths = [req.path.to_path_buf()];
+    let Some(source) = format.open_slice(&paths, &request, req.options) else {
+        return Ok(None);
+    };
+    let mut source = with_origin(source?, req.path, req.options)?;
+    if source.header().channels.len() != header.channels.len() {
+        return Ok(None);
+    }
+    let mut values: Vec<Option<Value>> = vec![None; header.channels.len()];
+    let mut counter = FrameCounter::default();
+    for record in source.by_ref() {
+        let mut record = record?;
+        if counter.observe(&record).is_some_and(|p| p > 0) {
+            break;
+        }
+        if record.time != chosen.time || record.frame.is_some_and(|f| f != number) {
+            return Ok(None);
+        }
+        keep(&mut values, &mut record);
+    }
+    Ok(values.iter().all(Option::is_some).then_some(values))
+}
+
+/// `record`'s value as its channel's latest.
+fn keep(values: &mut Vec<Option<Value>>, record: &mut crate::model::Record) {
+    let c = record.channel as usize;
+    if c >= values.len() {
+        values.resize(c + 1, None);
+    }
+    if let Some(field) = record.values.pop() {
+        values[c] = Some(field.1);
+    }
+}
+
 fn seconds(t: Nanos) -> f64 {
     t as f64 / 1e9
 }
 
 fn json_string(s: Option<&str>) -> String {
     s.map_or_else(|| "null".into(), |s| Json::String(s.into()).to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The frame alone serves the formats that slice by binary search (whose static
+    /// signals come with the slice's first frame), and not the CSV, which would be read
+    /// whole to find it.
+    #[test]
+    fn the_frame_alone_serves_icarec_and_hdf5() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        for (fixture, served) in [
+            ("fixtures/icarec/a2.icarec", true),
+            ("fixtures/icarus-hdf5/small.h5", true),
+            ("fixtures/icarus-csv/rocket.csv", false),
+        ] {
+            let path = root.join(fixture);
+            let format = registry::detect(&path).unwrap();
+            let req = SnapshotRequest {
+                path: &path,
+                at: TimeSpec::Frame(1),
+                states_only: false,
+                current: None,
+                options: ReadOptions::default(),
+                whole: true,
+            };
+            let header = registry::open_as(format, &path, req.options)
+                .unwrap()
+                .header()
+                .clone();
+            let (whole, _) = up_to(format, &req, frame_one(format, &path)).unwrap();
+            let alone = frame_alone(format, &req, frame_one(format, &path), &header).unwrap();
+            assert_eq!(alone.is_some(), served, "{fixture}");
+            if let Some(alone) = alone {
+                assert_eq!(alone, whole, "{fixture}");
+                assert!(alone.iter().all(Option::is_some), "{fixture}");
+            }
+        }
+    }
+
+    /// The second frame (`#1`) of the recording at `path`.
+    fn frame_one(format: &dyn Format, path: &Path) -> Frame {
+        let mut counter = FrameCounter::default();
+        let source = registry::open_as(format, path, ReadOptions::default()).unwrap();
+        for record in source {
+            let record = record.unwrap();
+            if counter.observe(&record) == Some(1) {
+                return Frame {
+                    position: 1,
+                    value: record.frame,
+                    time: record.time,
+                };
+            }
+        }
+        panic!("{}: no second frame", path.display());
+    }
 }
