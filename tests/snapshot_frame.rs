@@ -17,6 +17,7 @@ const FIXTURES: &[&str] = &[
     "fixtures/icarus-hdf5/escape.h5",
     "fixtures/icarus-hdf5/unescaped.h5",
     "fixtures/icarus-hdf5/noschema.h5",
+    "fixtures/icarus-hdf5/crashed.h5",
     "fixtures/icarus-csv/rocket.csv",
 ];
 

@@ -132,7 +132,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
 
     let found = match req.whole {
         true => None,
-        false => frame_alone(format, req, chosen, &header)?,
+        false => frame_alone(format, req, chosen, &header),
     };
     let (values, header) = match found {
         Some(values) => (values, header),
@@ -248,41 +248,38 @@ fn up_to(
 
 /// The values of the chosen frame alone, from a slice that starts at it, if the format
 /// slices by itself, the slice's first frame is the chosen one (same time and frame
-/// number) and it holds a value of every channel of `header`; else `None`.
+/// number) and it holds a value of every channel of `header`; else `None`, also on an
+/// error (the whole read then finds it and says it as it always has).
 fn frame_alone(
     format: &dyn Format,
     req: &SnapshotRequest,
     chosen: Frame,
     header: &Header,
-) -> Result<Option<Vec<Option<Value>>>, ReadError> {
-    let Some(number) = chosen.value else {
-        return Ok(None);
-    };
+) -> Option<Vec<Option<Value>>> {
+    let number = chosen.value?;
     let request = SliceRequest {
         start: Some(TimeSpec::At(chosen.time)),
         ..SliceRequest::default()
     };
     let paths = [req.path.to_path_buf()];
-    let Some(source) = format.open_slice(&paths, &request, req.options) else {
-        return Ok(None);
-    };
-    let mut source = with_origin(source?, req.path, req.options)?;
+    let source = format.open_slice(&paths, &request, req.options)?.ok()?;
+    let mut source = with_origin(source, req.path, req.options).ok()?;
     if source.header().channels.len() != header.channels.len() {
-        return Ok(None);
+        return None;
     }
     let mut values: Vec<Option<Value>> = vec![None; header.channels.len()];
     let mut counter = FrameCounter::default();
     for record in source.by_ref() {
-        let mut record = record?;
+        let mut record = record.ok()?;
         if counter.observe(&record).is_some_and(|p| p > 0) {
             break;
         }
         if record.time != chosen.time || record.frame.is_some_and(|f| f != number) {
-            return Ok(None);
+            return None;
         }
         keep(&mut values, &mut record);
     }
-    Ok(values.iter().all(Option::is_some).then_some(values))
+    values.iter().all(Option::is_some).then_some(values)
 }
 
 /// `record`'s value as its channel's latest.
@@ -334,7 +331,7 @@ mod tests {
                 .header()
                 .clone();
             let (whole, _) = up_to(format, &req, frame_one(format, &path)).unwrap();
-            let alone = frame_alone(format, &req, frame_one(format, &path), &header).unwrap();
+            let alone = frame_alone(format, &req, frame_one(format, &path), &header);
             assert_eq!(alone.is_some(), served, "{fixture}");
             if let Some(alone) = alone {
                 assert_eq!(alone, whole, "{fixture}");
