@@ -7,16 +7,16 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use serde_json::Value as Json;
-use simrec::formats::{format_named, registry, Source};
+use simrec::formats::{registry, Source};
 use simrec::model::{
     Array, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record, Value,
     QUATERNION_WXYZ,
 };
-use simrec::pipeline::{write, WriteRequest, Written};
+use simrec::pipeline::Written;
 
 #[path = "support/listed.rs"]
 mod listed;
-use listed::{f64s, Listed};
+use listed::{f64s, write_elodin, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
@@ -37,16 +37,7 @@ fn record(tick: i64, channel: u32, entity: Option<&str>, key: &str, value: Value
 /// Writes `source` as a replay in `dir/out/`.
 fn convert(source: &mut Listed, dir: &Path) -> (Written, std::path::PathBuf) {
     let out = dir.join("out/");
-    let request = WriteRequest {
-        output: &out,
-        format: format_named("elodin").unwrap(),
-        force: false,
-        dry_run: false,
-        settings: Vec::new(),
-        split: false,
-    };
-    let written = write(source, &[], request, &Default::default(), &mut |_, _| {}).unwrap();
-    (written, out)
+    (write_elodin(source, &out), out)
 }
 
 /// Archetype → its component names, in `metadata.json` order.

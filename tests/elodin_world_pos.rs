@@ -3,16 +3,15 @@
 
 use std::collections::VecDeque;
 
-use simrec::formats::{format_named, registry, Source};
+use simrec::formats::{registry, Source};
 use simrec::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record,
     Value, QUATERNION_WXYZ,
 };
-use simrec::pipeline::{write, WriteRequest};
 
 #[path = "support/listed.rs"]
 mod listed;
-use listed::{f64s, Listed};
+use listed::{f64s, write_elodin, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
@@ -61,22 +60,7 @@ fn vehicle() -> Listed {
 fn a_named_body_with_position_and_quaternion_gets_world_pos_scalar_last() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("replay/");
-    let request = WriteRequest {
-        output: &out,
-        format: format_named("elodin").unwrap(),
-        force: false,
-        dry_run: false,
-        settings: Vec::new(),
-        split: false,
-    };
-    let written = write(
-        &mut vehicle(),
-        &[],
-        request,
-        &Default::default(),
-        &mut |_, _| {},
-    )
-    .unwrap();
+    let written = write_elodin(&mut vehicle(), &out);
     assert!(written.report.loss.is_empty(), "{:?}", written.report.loss);
     let back = registry::open(&out, Default::default()).unwrap();
     let header = back.header().clone();

@@ -7,7 +7,7 @@
 
 use std::path::Path;
 
-use super::{ReadError, WriteError, WriteReport};
+use super::{ReadError, Source, WriteError, WriteReport};
 use crate::model::{ChannelId, DType, Entity, Header, Nanos};
 use crate::report::{Fact, Findings};
 
@@ -92,18 +92,29 @@ pub struct Frame<'a> {
 /// one value under its channel's field name; the frame read makes the same checks, findings
 /// and errors.
 pub trait FrameSource {
-    /// The header its record read has (channels, one per signal, with their field specs).
-    fn header(&self) -> &Header;
+    /// The record read the frames come from: its header, findings, progress and facts are
+    /// the frame read's.
+    fn records(&self) -> &dyn Source;
     fn layout(&self) -> &FrameLayout;
     /// The next frame, lent until the next call; `None` at the end (after the checks that
     /// need all of the data).
     fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError>;
-    fn findings(&self) -> Vec<(&Path, &Findings)>;
-    /// Bytes done and in all, as [`crate::formats::Source::progress`].
-    fn progress(&self) -> (u64, u64);
-    /// What `inspect` shows of the recording, as its record read's
-    /// [`crate::formats::Source::facts`].
-    fn facts(&self) -> Vec<Fact>;
+
+    /// The header its record read has (channels, one per signal, with their field specs).
+    fn header(&self) -> &Header {
+        self.records().header()
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        self.records().findings()
+    }
+    /// Bytes done and in all, as [`Source::progress`].
+    fn progress(&self) -> (u64, u64) {
+        self.records().progress()
+    }
+    /// What `inspect` shows of the recording, as [`Source::facts`].
+    fn facts(&self) -> Vec<Fact> {
+        self.records().facts()
+    }
 }
 
 /// A writer taking whole frames of a [`FrameLayout`]. What it writes and reports (records,

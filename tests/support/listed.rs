@@ -4,8 +4,9 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use simrec::formats::{ReadError, Source};
+use simrec::formats::{format_named, ReadError, Source};
 use simrec::model::{Array, ArrayData, Header, Record, Value};
+use simrec::pipeline::{write, WriteRequest, Written};
 use simrec::report::Findings;
 
 pub struct Listed {
@@ -35,4 +36,17 @@ impl Source for Listed {
 /// A flat float64 array value.
 pub fn f64s(v: &[f64]) -> Value {
     Value::Array(Array::flat(ArrayData::F64(v.to_vec())))
+}
+
+/// Writes `source` as an Elodin replay in the directory `out`.
+pub fn write_elodin(source: &mut Listed, out: &Path) -> Written {
+    let request = WriteRequest {
+        output: out,
+        format: format_named("elodin").unwrap(),
+        force: false,
+        dry_run: false,
+        settings: Vec::new(),
+        split: false,
+    };
+    write(source, &[], request, &Default::default(), &mut |_, _| {}).unwrap()
 }

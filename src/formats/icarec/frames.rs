@@ -7,8 +7,6 @@ use std::path::Path;
 use super::reader::IcarecReader;
 use crate::formats::frames::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::Header;
-use crate::report::{Fact, Findings};
 
 pub struct IcarecFrames {
     reader: IcarecReader,
@@ -29,8 +27,8 @@ impl IcarecFrames {
 }
 
 impl FrameSource for IcarecFrames {
-    fn header(&self) -> &Header {
-        self.reader.header()
+    fn records(&self) -> &dyn Source {
+        &self.reader
     }
 
     fn layout(&self) -> &FrameLayout {
@@ -39,17 +37,5 @@ impl FrameSource for IcarecFrames {
 
     fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
         self.reader.next_frame()
-    }
-
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.reader.findings()
-    }
-
-    fn progress(&self) -> (u64, u64) {
-        self.reader.progress()
-    }
-
-    fn facts(&self) -> Vec<Fact> {
-        self.reader.facts()
     }
 }

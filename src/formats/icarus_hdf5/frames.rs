@@ -8,8 +8,6 @@ use std::path::Path;
 use super::reader::IcarusH5Reader;
 use crate::formats::frames::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::Header;
-use crate::report::{Fact, Findings};
 
 pub struct IcarusH5Frames {
     reader: IcarusH5Reader,
@@ -35,8 +33,8 @@ impl IcarusH5Frames {
 }
 
 impl FrameSource for IcarusH5Frames {
-    fn header(&self) -> &Header {
-        self.reader.header()
+    fn records(&self) -> &dyn Source {
+        &self.reader
     }
 
     fn layout(&self) -> &FrameLayout {
@@ -52,17 +50,5 @@ impl FrameSource for IcarusH5Frames {
                 raw_seconds: Some(seconds),
                 values: &self.block,
             }))
-    }
-
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.reader.findings()
-    }
-
-    fn progress(&self) -> (u64, u64) {
-        self.reader.progress()
-    }
-
-    fn facts(&self) -> Vec<Fact> {
-        self.reader.facts()
     }
 }
