@@ -13,7 +13,8 @@
 # Checks, one line each (`PASS name` or `FAIL name: why`):
 #   write-*    simrec writes a .nanover.zip: from each legacy pair, from each zip fixture
 #              (convert), slices, the split parts of every zip fixture, the recovered
-#              crash archives and a recovered archive whose index was emptied;
+#              crash archives and a recovered archive whose index was emptied, and from a
+#              recording of each other family (mapped-*: docs/formats/mapping.md);
 #   reader-*   NanoVer's NanoverRecordingReader opens each of them and reads every
 #              message (scripts/interop/nanover_read_check.py), with as many messages as
 #              `simrec inspect` counts;
@@ -83,6 +84,14 @@ with zipfile.ZipFile(sys.argv[1]) as src, zipfile.ZipFile(sys.argv[2], "w") as d
 PY
 write recover-empty-index recover "$WORK/nanover-in/empty-index.nanover.zip" \
     -o "$out/recover-empty-index.nanover.zip"
+
+# Recordings of the other families, mapped into NanoVer (docs/formats/mapping.md): exit 3,
+# the positions' unit conversion reported.
+for src in elodin/ball_1200/world elodin/types_300 icarec/a2.icarec icarus-csv/rocket.csv \
+    icarus-hdf5/vulcan.h5 tes/small_plain.3es tes/medium_collate.3es xrec/session.xrec; do
+    b="mapped-$(echo "$src" | tr '/.' '--')"
+    write "$b" convert "$FIXTURES/$src" -o "$out/$b.nanover.zip"
+done
 
 if [[ -z "$NANOVER_PY" ]]; then
     echo "PASS nanover-skipped: NANOVER_PY is empty, so NanoVer's reader and split tool were not run (reader-* and split-* checks skipped)"

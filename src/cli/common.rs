@@ -4,13 +4,14 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use clap::ValueEnum;
+use serde_json::Value as Json;
 
 use super::diag::say;
 use super::format_options::FormatOptions;
 use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
-use crate::formats::{Format, ReadOptions, SliceRequest};
+use crate::formats::{Format, ReadOptions, SliceRequest, WriteReport};
 use crate::model::Epoch;
 use crate::pipeline::select::{ChannelRules, PatternError, Selection};
 use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
@@ -238,7 +239,11 @@ pub fn read_request<'a>(
 }
 
 /// Runs `pipeline::convert` for `read` into the output `args` names, and says what it did.
-pub fn write_recording(read: ReadRequest, args: &WriteArgs) -> anyhow::Result<Outcome> {
+pub fn write_recording(
+    read: ReadRequest,
+    args: &WriteArgs,
+    report: ReportFormat,
+) -> anyhow::Result<Outcome> {
     let opened = read.open()?;
     let format = output_format(args)?;
     let request = WriteRequest {
@@ -249,11 +254,16 @@ pub fn write_recording(read: ReadRequest, args: &WriteArgs) -> anyhow::Result<Ou
         settings: args.options.settings(format)?,
         split: false,
     };
-    write_with(opened, request)
+    write_with(opened, request, report)
 }
 
-/// [`write_recording`] with the request made.
-pub fn write_with(opened: Opened, request: WriteRequest) -> anyhow::Result<Outcome> {
+/// [`write_recording`] with the request made; the report as tables for people (loss on
+/// stderr, or on stdout for a dry run) or as one JSON object on stdout.
+pub fn write_with(
+    opened: Opened,
+    request: WriteRequest,
+    format: ReportFormat,
+) -> anyhow::Result<Outcome> {
     let (dry_run, name) = (request.dry_run, request.format.name());
     let progress = Progress::new("writing");
     let (written, notes) = pipeline::convert(opened, request, &mut |d, t| progress.update(d, t));
@@ -263,7 +273,11 @@ pub fn write_with(opened: Opened, request: WriteRequest) -> anyhow::Result<Outco
     for warning in &report.warnings {
         say!("warning: {warning}");
     }
-    if dry_run {
+    if format == ReportFormat::Json {
+        let mut out = stdout();
+        writeln!(out, "{}", report_json(&report, &paths, name, dry_run))?;
+        out.flush()?;
+    } else if dry_run {
         let mut out = stdout();
         writeln!(out, "{} records would be written as {name}", report.records)?;
         if report.loss.is_empty() {
@@ -294,6 +308,31 @@ pub fn write_with(opened: Opened, request: WriteRequest) -> anyhow::Result<Outco
         Outcome::Ok
     } else {
         Outcome::Loss
+    })
+}
+
+/// A write's report for scripts: the output format and files, records, and per channel and
+/// field what was lost and what was widened (records affected).
+fn report_json(report: &WriteReport, paths: &[PathBuf], format: &str, dry_run: bool) -> Json {
+    let rows = |rows: &mut dyn Iterator<Item = (&str, &str, &str, u64)>| -> Vec<Json> {
+        rows.map(|(channel, field, reason, records)| {
+            serde_json::json!({
+                "channel": channel,
+                "field": field,
+                "reason": reason,
+                "records": records,
+            })
+        })
+        .collect()
+    };
+    serde_json::json!({
+        "format": format,
+        "dry_run": dry_run,
+        "outputs": paths.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        "records": report.records,
+        "lost": rows(&mut report.loss.entries()),
+        "widened": rows(&mut report.loss.widenings()),
+        "warnings": report.warnings,
     })
 }
 

@@ -37,8 +37,9 @@ pub struct Args {
     /// Recordings converted at a time with --each (default: the number of cores)
     #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
-    /// The --each summary: a table (text) or one JSON object per recording (json)
-    #[arg(long, value_enum, default_value_t, requires = "each")]
+    /// The report: tables (text), or JSON on standard output (json): one object with the
+    /// loss per channel and field, or with --each one object per recording
+    #[arg(long, value_enum, default_value_t)]
     format: ReportFormat,
     #[command(flatten)]
     format_select: FormatSelectArgs,
@@ -64,5 +65,5 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         ..SliceRequest::default()
     });
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
-    write_recording(read, &args.write)
+    write_recording(read, &args.write, args.format)
 }

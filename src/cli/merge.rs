@@ -2,7 +2,9 @@
 
 use std::path::PathBuf;
 
-use super::common::{read_request, write_recording, AlignArgs, ReadArgs, SelectArgs, WriteArgs};
+use super::common::{
+    read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+};
 use super::Outcome;
 
 /// Merge recordings by time (memory bounded by the number of inputs)
@@ -34,5 +36,5 @@ pub struct Args {
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     args.write.name_output(&mut args.inputs, false)?;
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
-    write_recording(read, &args.write)
+    write_recording(read, &args.write, ReportFormat::Text)
 }

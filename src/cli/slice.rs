@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use super::common::{
     companion_notes, output_format, read_request, write_recording, write_with, AlignArgs, ReadArgs,
-    SelectArgs, WriteArgs,
+    ReportFormat, SelectArgs, WriteArgs,
 };
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
@@ -94,7 +94,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             settings: args.write.options.settings(format)?,
             split: true,
         };
-        return write_with(opened, request);
+        return write_with(opened, request, ReportFormat::Text);
     }
     let (start, end) = match &args.frames {
         Some(f) => {
@@ -121,5 +121,5 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         &args.select,
         Some(window),
     )?;
-    write_recording(read, &args.write)
+    write_recording(read, &args.write, ReportFormat::Text)
 }

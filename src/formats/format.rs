@@ -78,6 +78,23 @@ impl SliceRequest {
     }
 }
 
+/// A family of formats sharing one model of a recording, which recordings of other
+/// families are mapped into before one of its writers takes them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// NanoVer: `frame` and `state` channels, particles in nanometres.
+    NanoVer,
+}
+
+impl Family {
+    /// Whether a recording whose header names `format` is of this family already.
+    pub fn holds(self, format: &str) -> bool {
+        match self {
+            Family::NanoVer => format.starts_with("nanover"),
+        }
+    }
+}
+
 /// One format: detection, reader, writer.
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
@@ -124,6 +141,12 @@ pub trait Format: Sync {
     /// (`out/`, or an existing directory) means when no `--to` names another.
     fn writes_directories(&self) -> bool {
         false
+    }
+
+    /// The family whose model this writer takes: a recording of any other family is mapped
+    /// into it first (`pipeline::mapping`). `None`: the writer takes every channel as it is.
+    fn family(&self) -> Option<Family> {
+        None
     }
 
     /// Whether the writer lays out its columns before the first record (Parquet, HDF5,

@@ -2,6 +2,7 @@
 
 pub mod fold;
 pub mod header;
+pub mod pose;
 pub mod record;
 pub mod time;
 pub mod time_scale;

@@ -6,6 +6,7 @@ pub mod diff;
 pub mod frame_copy;
 pub mod frames;
 pub mod lookahead;
+pub mod mapping;
 pub mod merge;
 pub mod plot;
 pub mod recover;

@@ -5,9 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::output::Outputs;
-use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
+use crate::formats::{registry, Detection, Family, Format, Sink, Source, WriteError, WriteReport};
 
 use super::lookahead::Completed;
+use super::mapping::ToNanover;
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
 use super::SplitAtResets;
@@ -65,6 +66,14 @@ pub fn write(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, PipelineError> {
     let format = request.format;
+    // A writer of one family takes another family's recording in its own model.
+    let mut mapped = None;
+    let source: &mut dyn Source = match format.family() {
+        Some(family @ Family::NanoVer) if !family.holds(&source.header().format) => {
+            mapped.insert(ToNanover::new(source))
+        }
+        _ => source,
+    };
     let mut completed;
     let source: &mut dyn Source = if format.needs_schema() {
         completed = Completed::new(source);
@@ -92,7 +101,11 @@ pub fn write(
                 .create(request.output, &header, &mut outputs)
                 .map_err(|e| in_output(request.output, e))?
         };
-        copy(source, sink, progress)?
+        let mut report = copy(source, sink, progress)?;
+        if let Some(mapped) = &mapped {
+            report.loss.merge(mapped.loss());
+        }
+        report
     };
     if let Some(why) = selection.borrow().empty_because() {
         return Err(PipelineError::Empty(why));

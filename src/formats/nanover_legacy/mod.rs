@@ -78,6 +78,10 @@ impl Format for NanoverLegacy {
         "NanoVer legacy .traj/.state"
     }
 
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::NanoVer)
+    }
+
     fn name(&self) -> &'static str {
         "nanover-legacy"
     }

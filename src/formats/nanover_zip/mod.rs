@@ -57,6 +57,10 @@ impl Format for NanoverZip {
         "NanoVer .nanover.zip"
     }
 
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::NanoVer)
+    }
+
     fn name(&self) -> &'static str {
         "nanover-zip"
     }

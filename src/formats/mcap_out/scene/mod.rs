@@ -16,7 +16,8 @@ use foxglove::messages::{
 };
 use foxglove::{Encode, Schema};
 
-use crate::model::{Array, ArrayData, Channel, Header, Record, Value};
+use crate::model::pose::{fixed, floats};
+use crate::model::{Channel, Header, Record};
 use crate::report::LossReport;
 
 /// The channel of 3es Control/Reset records.
@@ -127,54 +128,4 @@ fn timestamp(log_time: u64) -> Timestamp {
 /// A protobuf message's bytes.
 fn encode(message: &impl prost::Message) -> Vec<u8> {
     message.encode_to_vec()
-}
-
-/// The elements of a numeric value as f64 (an array of any numeric dtype, or a list of
-/// numbers), `None` for anything else.
-fn floats(value: &Value) -> Option<Vec<f64>> {
-    match value {
-        Value::Array(Array { data, .. }) => Some(match data {
-            ArrayData::F32(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::F64(v) => v.clone(),
-            ArrayData::I8(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::I16(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::I32(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::I64(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::U8(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::U16(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::U32(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::U64(v) => v.iter().map(|&x| x as f64).collect(),
-            ArrayData::Bool(_) | ArrayData::Str(_) => return None,
-        }),
-        Value::List(items) => items
-            .iter()
-            .map(|v| match v {
-                Value::Float(x) => Some(*x),
-                Value::F32(x) => Some(*x as f64),
-                Value::Int(i) => Some(*i as f64),
-                Value::UInt(u) => Some(*u as f64),
-                _ => None,
-            })
-            .collect(),
-        _ => None,
-    }
-}
-
-/// `N` numbers from a value that holds exactly `N` (float arrays, the common case, are
-/// read without the vector [`floats`] allocates).
-fn fixed<const N: usize>(value: &Value) -> Option<[f64; N]> {
-    match value {
-        Value::Array(Array {
-            data: ArrayData::F64(v),
-            ..
-        }) => <[f64; N]>::try_from(v.as_slice()).ok(),
-        Value::Array(Array {
-            data: ArrayData::F32(v),
-            ..
-        }) => {
-            let v = <[f32; N]>::try_from(v.as_slice()).ok()?;
-            Some(v.map(f64::from))
-        }
-        _ => floats(value)?.try_into().ok(),
-    }
 }

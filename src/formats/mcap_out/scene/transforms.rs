@@ -1,11 +1,5 @@
 //! Bodies and components → `foxglove.FrameTransforms`: one child frame per entity under
-//! `world`, updated by each record that carries its position or attitude.
-//!
-//! - `world_pos` (7 numbers: Elodin's spatial transform) is a scalar-last quaternion
-//!   `[qx, qy, qz, qw]` then the position `[x, y, z]`;
-//! - a field declared with semantic [`QUATERNION_WXYZ`] (4 numbers: an Icarus `Quat`) is
-//!   a scalar-first quaternion `[w, x, y, z]`;
-//! - a field named `position` (3 numbers) is the position.
+//! `world`, updated by each record that carries its position or attitude ([`Pose`]).
 //!
 //! Foxglove's quaternions are (x, y, z, w). A frame's missing part holds at zero
 //! translation or the identity rotation until a record gives it.
@@ -13,13 +7,11 @@
 use std::collections::HashMap;
 
 use foxglove::messages::{FrameTransform, FrameTransforms, Quaternion, Timestamp, Vector3};
-use serde_json::Value as Json;
 
-use super::{encode, fixed};
-use crate::model::{Channel, Entity, Header, Record, QUATERNION_WXYZ};
+use super::encode;
+use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose};
+use crate::model::{Channel, Entity, Header, Record};
 
-const WORLD_POS: &str = "world_pos";
-const POSITION: &str = "position";
 pub const PARENT: &str = "world";
 
 struct Frame {
@@ -52,51 +44,23 @@ impl Transforms {
     }
 
     pub fn add_channel(&mut self, channel: &Channel) {
-        self.quaternions.push(
-            channel
-                .fields
-                .iter()
-                .filter(|f| f.semantic.as_deref() == Some(QUATERNION_WXYZ))
-                .map(|f| f.name.clone())
-                .collect(),
-        );
+        self.quaternions.push(wxyz_fields(channel));
     }
 
     pub fn record(&mut self, record: &Record, stamp: Timestamp) -> Option<Vec<u8>> {
         let entity = record.entity.as_ref()?;
         let quaternions = self.quaternions.get(record.channel as usize);
-        let mut translation = None;
-        let mut rotation = None;
-        for (key, value) in &record.values {
-            if key == WORLD_POS {
-                if let Some([qx, qy, qz, qw, x, y, z]) = fixed::<7>(value) {
-                    rotation = Some([qx, qy, qz, qw]);
-                    translation = Some([x, y, z]);
-                }
-            } else if key == POSITION {
-                if let Some(p) = fixed::<3>(value) {
-                    translation = Some(p);
-                }
-            } else if quaternions.is_some_and(|q| q.iter().any(|n| n == key)) {
-                if let Some([w, x, y, z]) = fixed::<4>(value) {
-                    rotation = Some([x, y, z, w]);
-                }
-            }
-        }
+        let Pose {
+            translation,
+            rotation,
+        } = Pose::of(record, quaternions.map_or(&[][..], Vec::as_slice));
         if translation.is_none() && rotation.is_none() {
             return None;
         }
         let index = match self.of_entity.get(entity) {
             Some(&i) => i,
             None => {
-                let child = match entity {
-                    Entity::Name(name) => name.to_string(),
-                    Entity::Id(id) => self
-                        .names
-                        .get(id)
-                        .cloned()
-                        .unwrap_or_else(|| format!("entity {id}")),
-                };
+                let child = entity_name(entity, &self.names);
                 let frames = &mut self.frames;
                 let i = *self.of_name.entry(child.clone()).or_insert_with(|| {
                     frames.push(Frame {
@@ -134,20 +98,4 @@ impl Transforms {
             }],
         }))
     }
-}
-
-/// `{"entities": {"0": "Ball", ...}}` under any key of the header's metadata (the Elodin
-/// reader lists its entity names so).
-fn entity_names(header: &Header) -> HashMap<u64, String> {
-    let mut names = HashMap::new();
-    for value in header.metadata.values() {
-        if let Some(Json::Object(entities)) = value.get("entities") {
-            for (id, name) in entities {
-                if let (Ok(id), Json::String(name)) = (id.parse::<u64>(), name) {
-                    names.insert(id, name.clone());
-                }
-            }
-        }
-    }
-    names
 }
