@@ -629,19 +629,3 @@ fn tes_compression_for_another_output_format_is_a_usage_error() {
     );
     assert!(!out.exists());
 }
-
-#[test]
-fn other_formats_into_3es_are_refused_before_anything_is_written() {
-    let dir = tempfile::tempdir().unwrap();
-    let out = dir.path().join("x.3es");
-    let traj = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-legacy/small.traj");
-    let r = sim(&["convert", s(&traj), "-o", s(&out)]).expect_code(2);
-    assert_eq!(
-        r.stderr,
-        format!(
-            "error: cannot write {}: nothing to write: simrec writes 3es only from 3es captures (re-encoding nanover-traj records is not supported)\n",
-            out.display()
-        )
-    );
-    assert!(!out.exists());
-}

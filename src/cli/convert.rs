@@ -3,12 +3,14 @@
 use std::path::PathBuf;
 
 use super::common::{
-    read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+    output_format, read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs,
+    WriteArgs,
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
 use super::Outcome;
 use crate::formats::SliceRequest;
+use crate::model::TimeSpec;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -43,6 +45,24 @@ pub struct Args {
     format: ReportFormat,
     #[command(flatten)]
     format_select: FormatSelectArgs,
+    /// Convert only from this time on (inclusive; 12.5s, 850ms, #120, -5s), with the context
+    /// the window needs, as `slice` cuts it; times stay the recording's own (an Elodin
+    /// replay's ticks start at the window)
+    #[arg(
+        long,
+        value_name = "TIME",
+        allow_hyphen_values = true,
+        conflicts_with = "each"
+    )]
+    start: Option<TimeSpec>,
+    /// Convert only up to this time (exclusive)
+    #[arg(
+        long,
+        value_name = "TIME",
+        allow_hyphen_values = true,
+        conflicts_with = "each"
+    )]
+    end: Option<TimeSpec>,
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
@@ -58,11 +78,16 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             format: args.format,
         });
     }
-    // Format selectors (XREC's --type, --chapter) go to the format's own slice.
+    // A time window and format selectors (XREC's --type, --chapter) go to the format's own
+    // slice.
     let selectors = args.format_select.selectors();
-    let window = (!selectors.is_empty()).then(|| SliceRequest {
+    let windowed = args.start.is_some() || args.end.is_some();
+    let rebase = windowed && output_format(&args.write)?.keeps_time().is_err();
+    let window = (windowed || !selectors.is_empty()).then(|| SliceRequest {
+        start: args.start,
+        end: args.end,
+        rebase,
         selectors,
-        ..SliceRequest::default()
     });
     let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
     write_recording(read, &args.write, args.format)

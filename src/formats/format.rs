@@ -84,6 +84,8 @@ impl SliceRequest {
 pub enum Family {
     /// NanoVer: `frame` and `state` channels, particles in nanometres.
     NanoVer,
+    /// 3es: shapes and frames (`3es/…` channels), metres.
+    Tes,
 }
 
 impl Family {
@@ -91,6 +93,7 @@ impl Family {
     pub fn holds(self, format: &str) -> bool {
         match self {
             Family::NanoVer => format.starts_with("nanover"),
+            Family::Tes => format == "3es",
         }
     }
 }

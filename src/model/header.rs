@@ -33,6 +33,11 @@ pub enum ChannelKind {
     Events,
 }
 
+/// Key of [`Header::metadata`] naming the format a recording was mapped from, on a header a
+/// mapping made (`pipeline::mapping`): its records have no bytes of their own, and a writer
+/// builds them from their values.
+pub const MAPPED_FROM: &str = "simrec.mapped_from";
+
 /// [`FieldSpec::semantic`] of a unit quaternion stored scalar first: w, x, y, z (an Icarus
 /// `Quat<T>`). Writers that store rotations another way reorder it (Elodin's `world_pos`).
 pub const QUATERNION_WXYZ: &str = "quaternion_wxyz";

@@ -13,7 +13,9 @@ use std::collections::HashMap;
 
 use serde_json::Value as Json;
 
-use super::{Array, ArrayData, Channel, Entity, Header, Record, Value, QUATERNION_WXYZ};
+use super::{
+    Array, ArrayData, Channel, Entity, Header, Record, Value, QUATERNION_WXYZ, QUATERNION_XYZW,
+};
 
 /// Elodin's spatial transform: quaternion (scalar last) then position.
 pub const WORLD_POS: &str = "world_pos";
@@ -63,6 +65,17 @@ pub fn wxyz_fields(channel: &Channel) -> Vec<String> {
         .fields
         .iter()
         .filter(|f| f.semantic.as_deref() == Some(QUATERNION_WXYZ))
+        .map(|f| f.name.clone())
+        .collect()
+}
+
+/// The names of `channel`'s fields declared as scalar-last quaternions (an XREC
+/// transform's `rotation`).
+pub fn xyzw_fields(channel: &Channel) -> Vec<String> {
+    channel
+        .fields
+        .iter()
+        .filter(|f| f.semantic.as_deref() == Some(QUATERNION_XYZW))
         .map(|f| f.name.clone())
         .collect()
 }

@@ -130,10 +130,14 @@ impl Merged {
         let Some(earliest) = earliest else {
             return Ok(merged);
         };
+        // Unix time is UTC without its leap seconds (none since 2016): one clock to line up.
         let systems: Vec<Option<&str>> = merged
             .inputs
             .iter()
-            .map(|i| i.source.header().origin.system.as_deref())
+            .map(|i| match i.source.header().origin.system.as_deref() {
+                Some("unix") => Some("UTC"),
+                system => system,
+            })
             .collect();
         if systems.iter().any(|s| *s != systems[0]) {
             return Err(ReadError::Conflict(format!(

@@ -353,11 +353,9 @@ impl<S: Source> Selected<S> {
             channels_noted: false,
             frames: FrameCounter::default(),
         };
-        // Channels declared at open are known now; a reader that declares none at open
-        // discovers them as it reads (XREC), and its patterns are judged at the end.
-        if !selected.inner.header().channels.is_empty() {
-            selected.note_unmatched_channels();
-        }
+        // Patterns are judged once reading ends (or stops, on drop): a reader may discover
+        // channels as it reads (XREC), also behind the channels another input declared at
+        // open (a merge).
         // Decimation counts the frames of every record, selected or not: the reader must
         // make them all.
         if selected.selection.channels.is_some() && selected.selection.decimate.unwrap_or(1) <= 1 {

@@ -8,7 +8,7 @@ use crate::formats::output::Outputs;
 use crate::formats::{registry, Detection, Family, Format, Sink, Source, WriteError, WriteReport};
 
 use super::lookahead::Completed;
-use super::mapping::ToNanover;
+use super::mapping::{ToNanover, ToTes};
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
 use super::SplitAtResets;
@@ -67,12 +67,12 @@ pub fn write(
 ) -> Result<Written, PipelineError> {
     let format = request.format;
     // A writer of one family takes another family's recording in its own model.
-    let mut mapped = None;
+    let (mut nanover, mut tes) = (None, None);
     let source: &mut dyn Source = match format.family() {
-        Some(family @ Family::NanoVer) if !family.holds(&source.header().format) => {
-            mapped.insert(ToNanover::new(source))
-        }
-        _ => source,
+        Some(family) if family.holds(&source.header().format) => source,
+        Some(Family::NanoVer) => nanover.insert(ToNanover::new(source)),
+        Some(Family::Tes) => tes.insert(ToTes::new(source)),
+        None => source,
     };
     let mut completed;
     let source: &mut dyn Source = if format.needs_schema() {
@@ -102,7 +102,10 @@ pub fn write(
                 .map_err(|e| in_output(request.output, e))?
         };
         let mut report = copy(source, sink, progress)?;
-        if let Some(mapped) = &mapped {
+        if let Some(mapped) = &nanover {
+            report.loss.merge(mapped.loss());
+        }
+        if let Some(mapped) = &tes {
             report.loss.merge(mapped.loss());
         }
         report

@@ -3,6 +3,7 @@
 
 mod codes;
 pub mod decode;
+pub mod encode;
 mod merge;
 pub mod names;
 pub mod packet;
@@ -119,6 +120,10 @@ impl Format for Tes {
             default: None,
             setting: COMPRESSION_KEY,
         }]
+    }
+
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::Tes)
     }
 
     fn name(&self) -> &'static str {

@@ -12,10 +12,10 @@ use super::decode::{self, C_FRAME, C_FRAME_COUNT, R_CONTROL, R_SERVER_INFO};
 use super::packet::{self, PacketHeader, HEADER_LEN};
 use super::reader::{DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
 use super::repair::{SceneGuard, Verdict};
-use super::{names, RAW_FORMAT};
+use super::{encode, names, RAW_FORMAT};
 use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Header, Record};
+use crate::model::{Header, Record, MAPPED_FROM};
 
 /// Writer setting ([`Outputs::set`]) that picks the output scheme.
 pub const COMPRESSION_KEY: &str = "tes.compression";
@@ -92,6 +92,9 @@ pub struct TesWriter {
     channels: Vec<String>,
     /// Set for `recover` ([`REPAIR_KEY`]).
     repair: Option<SceneGuard>,
+    /// The records were mapped from another family ([`MAPPED_FROM`]): they are built from
+    /// their values ([`encode`]).
+    mapped: bool,
     report: WriteReport,
 }
 
@@ -110,7 +113,8 @@ impl TesWriter {
                 ))
             })?,
         };
-        if !header.channels.is_empty() && header.format != RAW_FORMAT {
+        let mapped = header.metadata.contains_key(MAPPED_FROM);
+        if !header.channels.is_empty() && header.format != RAW_FORMAT && !mapped {
             // Every record would be dropped (packets are written from their own bytes only):
             // say so before writing an empty capture.
             return Err(WriteError::Unsupported(format!(
@@ -120,7 +124,8 @@ impl TesWriter {
         }
         let out = outputs.create_seekable(target)?;
         let meta = |k: &str| header.metadata.get(k).and_then(|v| v.as_u64());
-        let from_3es = header.format == "3es";
+        // A mapping sets the timing it wants; another format's metadata means nothing here.
+        let from_3es = header.format == "3es" || mapped;
         Ok(TesWriter {
             path: target.to_path_buf(),
             body: Body::Raw(out),
@@ -140,6 +145,7 @@ impl TesWriter {
             frames: 0,
             channels: header.channels.iter().map(|c| c.name.clone()).collect(),
             repair: outputs.setting(REPAIR_KEY).map(|_| SceneGuard::default()),
+            mapped,
             report: WriteReport::default(),
         })
     }
@@ -243,8 +249,19 @@ impl Sink for TesWriter {
                 .map_or("?", |c| c.as_str())
                 .to_string()
         };
+        let encoded;
         let raw = match &record.raw {
             Some(raw) if raw.format == RAW_FORMAT => &raw.bytes,
+            _ if self.mapped => match encode::packet(&channel(self), record) {
+                Ok(p) => {
+                    encoded = p;
+                    &encoded
+                }
+                Err(why) => {
+                    self.report.loss.add(&channel(self), "*", &why);
+                    return Ok(());
+                }
+            },
             _ => {
                 // Only a key filter takes a 3es record's bytes away (a recording of another
                 // format is refused in `create`). Writing the rest would keep an object's
@@ -324,7 +341,9 @@ impl Sink for TesWriter {
         let raw = raw.clone();
         self.packet(&raw, is_frame)?;
         self.report.records += 1;
-        self.report.verbatim += 1;
+        if record.raw.is_some() {
+            self.report.verbatim += 1;
+        }
         Ok(())
     }
 

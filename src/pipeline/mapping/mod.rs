@@ -2,5 +2,61 @@
 //! own family's channels (docs/formats/mapping.md).
 
 pub mod nanover;
+pub mod tes;
+
+use std::sync::Arc;
 
 pub use nanover::ToNanover;
+pub use tes::ToTes;
+
+use crate::model::pose::number;
+use crate::model::{Entity, Record};
+
+/// What a particle or shape stands for: a named entity is one thing on every channel (an
+/// Icarus component's position and attitude signals, an XREC object), a numbered one only
+/// within its channel (a 3es sphere and box may both be object 1).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Thing {
+    Named(Arc<str>),
+    Numbered(u32, u64),
+}
+
+/// The thing a record of channel `channel` (named `name`) is about; a record without an
+/// entity is about its channel.
+pub fn thing(channel: u32, entity: Option<&Entity>, name: &str) -> Thing {
+    match entity {
+        Some(Entity::Name(n)) => Thing::Named(n.clone()),
+        Some(Entity::Id(id)) => Thing::Numbered(channel, *id),
+        None => Thing::Named(Arc::from(name)),
+    }
+}
+
+/// One component of a position or attitude that an Icarus CSV or HDF5 file stores as a
+/// scalar signal of its own.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Part {
+    /// `x`, `y` or `z` of `NAME.position`: 0, 1, 2.
+    Position(usize),
+    /// `w`, `x`, `y` or `z` of the quaternion `NAME.attitude`, as its index in scalar-last
+    /// order (x, y, z, w): 3, 0, 1, 2.
+    Attitude(usize),
+}
+
+/// The record of entity `NAME.position` (or `NAME.attitude`) holding one number `x`, `y`,
+/// `z` (or `w`) gives (NAME, the part, the value).
+pub fn flat_part(record: &Record) -> Option<(String, Part, f64)> {
+    let Some(Entity::Name(entity)) = &record.entity else {
+        return None;
+    };
+    let [(key, value)] = record.values.as_slice() else {
+        return None;
+    };
+    let value = number(value)?;
+    if let Some(owner) = entity.strip_suffix(".position") {
+        let axis = ["x", "y", "z"].iter().position(|a| a == key)?;
+        return Some((owner.to_string(), Part::Position(axis), value));
+    }
+    let owner = entity.strip_suffix(".attitude")?;
+    let index = ["x", "y", "z", "w"].iter().position(|a| a == key)?;
+    Some((owner.to_string(), Part::Attitude(index), value))
+}

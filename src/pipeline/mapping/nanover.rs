@@ -18,11 +18,13 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
+use super::{flat_part, thing, Part, Thing};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::{ReadError, Source};
-use crate::model::pose::{entity_name, entity_names, fixed, number, POSITION, WORLD_POS};
+use crate::model::pose::{entity_name, entity_names, fixed, POSITION, WORLD_POS};
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Field, Header, Record, Value,
+    MAPPED_FROM,
 };
 use crate::report::{Fact, Findings, LossReport};
 
@@ -31,8 +33,6 @@ pub const STATE_PREFIX: &str = "simrec.";
 
 const FRAME: u32 = 0;
 const STATE: u32 = 1;
-/// The channel of a particle whose `x`, `y`, `z` come on channels of their own.
-const FLAT: u32 = u32::MAX;
 
 /// How many nanometres one unit of a position is; `None` for a unit that is not a length
 /// simrec knows.
@@ -59,10 +59,7 @@ pub struct ToNanover<'a> {
     scales: Vec<(f64, String)>,
     particles: Vec<[f32; 3]>,
     particle_names: Vec<String>,
-    /// The particle of each (source channel, entity): ids may repeat across channels (a
-    /// 3es sphere and box each have an object 1). An Icarus position of scalar channels
-    /// is one particle across them: channel [`FLAT`].
-    of_entity: HashMap<(u32, Entity), usize>,
+    of_thing: HashMap<Thing, usize>,
     /// The instant being gathered.
     step: Option<i64>,
     moved: bool,
@@ -83,6 +80,9 @@ impl<'a> ToNanover<'a> {
         let mut header = Header::new(source.format.clone(), source.format_version.clone());
         header.origin = source.origin.clone();
         header.metadata = source.metadata.clone();
+        header
+            .metadata
+            .insert(MAPPED_FROM.into(), source.format.clone().into());
         let mut frame = Channel::new("frame", ChannelKind::Signals, Composition::FrameDelta);
         frame.fields = frame_fields();
         header.add_channel(frame);
@@ -98,7 +98,7 @@ impl<'a> ToNanover<'a> {
             scales: Vec::new(),
             particles: Vec::new(),
             particle_names: Vec::new(),
-            of_entity: HashMap::new(),
+            of_thing: HashMap::new(),
             step: None,
             moved: false,
             grew: false,
@@ -150,15 +150,14 @@ impl<'a> ToNanover<'a> {
             .unwrap_or((1e9, String::new()))
     }
 
-    /// The particle of `entity` on `channel`, added (named `name`) when first met.
-    fn particle(&mut self, channel: u32, entity: Entity, name: impl FnOnce() -> String) -> usize {
-        let key = (channel, entity);
-        if let Some(&i) = self.of_entity.get(&key) {
+    /// The particle of `thing`, added (named `name`) when first met.
+    fn particle(&mut self, thing: Thing, name: impl FnOnce() -> String) -> usize {
+        if let Some(&i) = self.of_thing.get(&thing) {
             return i;
         }
         self.particles.push([0.0; 3]);
         self.particle_names.push(name());
-        self.of_entity.insert(key, self.particles.len() - 1);
+        self.of_thing.insert(thing, self.particles.len() - 1);
         self.grew = true;
         self.particles.len() - 1
     }
@@ -173,7 +172,10 @@ impl<'a> ToNanover<'a> {
             .map(|c| c.name.clone())
             .unwrap_or_else(|| format!("channel {}", record.channel));
         let mut rest: Vec<Field> = Vec::with_capacity(record.values.len());
-        let flat = flat_position(&record);
+        let flat = match flat_part(&record) {
+            Some((owner, Part::Position(axis), v)) => Some((owner, axis, v)),
+            _ => None,
+        };
         for (key, value) in record.values {
             let whole = key == WORLD_POS;
             let position = if whole {
@@ -189,13 +191,13 @@ impl<'a> ToNanover<'a> {
                 }
                 continue;
             };
-            let entity = record
-                .entity
-                .clone()
-                .unwrap_or_else(|| Entity::Name(Arc::from(channel_name.as_str())));
-            let name = particle_name(&entity, &channel_name, &self.names);
+            let name = match &record.entity {
+                Some(entity) => particle_name(entity, &channel_name, &self.names),
+                None => channel_name.clone(),
+            };
             let (scale, reason) = self.scale(record.channel);
-            let i = self.particle(record.channel, entity, || name);
+            let thing = thing(record.channel, record.entity.as_ref(), &channel_name);
+            let i = self.particle(thing, || name);
             self.particles[i] = position.map(|v| (v * scale) as f32);
             self.moved = true;
             self.loss.add(&channel_name, &key, &reason);
@@ -205,7 +207,7 @@ impl<'a> ToNanover<'a> {
         }
         if let Some((owner, axis, v)) = flat {
             let (scale, reason) = self.scale(record.channel);
-            let i = self.particle(FLAT, Entity::Name(Arc::from(owner.as_str())), || owner);
+            let i = self.particle(Thing::Named(Arc::from(owner.as_str())), || owner);
             self.particles[i][axis] = (v * scale) as f32;
             self.moved = true;
             self.loss.add(&channel_name, ["x", "y", "z"][axis], &reason);
@@ -265,20 +267,6 @@ impl<'a> ToNanover<'a> {
         self.moved = false;
         self.grew = false;
     }
-}
-
-/// An Icarus CSV/HDF5 position component: the record of entity `NAME.position` holding one
-/// number `x`, `y` or `z` gives (NAME, axis, value).
-fn flat_position(record: &Record) -> Option<(String, usize, f64)> {
-    let Some(Entity::Name(entity)) = &record.entity else {
-        return None;
-    };
-    let owner = entity.strip_suffix(".position")?;
-    let [(key, value)] = record.values.as_slice() else {
-        return None;
-    };
-    let axis = ["x", "y", "z"].iter().position(|a| a == key)?;
-    Some((owner.to_string(), axis, number(value)?))
 }
 
 /// What an entity is called: its name, the header's name for its number, or the number.
