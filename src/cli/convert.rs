@@ -83,7 +83,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     let selectors = args.format_select.selectors();
     let windowed = args.start.is_some() || args.end.is_some();
     let rebase = windowed && output_format(&args.write)?.keeps_time().is_err();
-    let window = (windowed || !selectors.is_empty()).then(|| SliceRequest {
+    let window = (windowed || !selectors.is_empty()).then_some(SliceRequest {
         start: args.start,
         end: args.end,
         rebase,
