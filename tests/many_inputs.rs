@@ -55,8 +55,7 @@ fn an_icarec_run_and_an_xrec_session_share_one_timeline() {
 #[test]
 fn selections_apply_to_every_input_in_the_same_pass() {
     let records = convert(&["--channel", "Vehicle.*", "--channel", "xrec.Transform"]);
-    let channels: std::collections::BTreeSet<&str> =
-        records.iter().map(|r| common::channel(r)).collect();
+    let channels: std::collections::BTreeSet<&str> = records.iter().map(common::channel).collect();
     assert_eq!(
         channels.into_iter().collect::<Vec<_>>(),
         vec![
