@@ -112,18 +112,9 @@ fn check(source: &str) {
         let t = common::time_ns(r) / 1000;
         let channel = common::channel(r).to_string();
         let values = r["values"].as_object().unwrap();
-        let Some(scene) = scenes.get(&t) else {
-            // A record earlier than the one before it (XREC's score at 0.75 s after the
-            // transforms of 1 s) is shown in that one's frame; it has no position.
-            assert_eq!(
-                (source, channel.as_str()),
-                ("xrec/session.xrec", "Custom.Score")
-            );
-            for key in values.keys() {
-                *dropped.entry((channel.clone(), key.clone())).or_default() += 1;
-            }
-            continue;
-        };
+        let scene = scenes
+            .get(&t)
+            .unwrap_or_else(|| panic!("{source}: no frame at {t} µs"));
         let entity = r["entity"].as_str().unwrap_or_default();
         let mut position = None;
         for (key, v) in values {
@@ -184,16 +175,14 @@ fn check(source: &str) {
         }
     }
     // One frame per instant, starting at it (an empty first frame up to the source's first
-    // instant); XREC's events are not in time order, and a late one joins the frame before.
+    // instant); XREC's late event (arrived after later ones) has its own frame too.
     let mut expected: Vec<i64> = instants.clone();
     expected.sort();
     expected.dedup();
     if expected.first() != Some(&0) {
         expected.insert(0, 0);
     }
-    if source != "xrec/session.xrec" {
-        assert_eq!(frame_starts, expected, "{source}: frame times");
-    }
+    assert_eq!(frame_starts, expected, "{source}: frame times");
     // The report counts every value without a 3es counterpart.
     let mut reported: BTreeMap<(String, String), u64> = BTreeMap::new();
     for row in report["lost"].as_array().unwrap() {

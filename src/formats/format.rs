@@ -152,6 +152,14 @@ pub trait Format: Sync {
         None
     }
 
+    /// Whether the writer needs its records in time order (frames, rows and ticks that
+    /// never go back): the pipeline then gives a record earlier than the one before it that
+    /// record's time (`pipeline::ordered`), unless the source is of the format's own family,
+    /// which is copied as recorded.
+    fn needs_time_order(&self) -> bool {
+        false
+    }
+
     /// Whether the writer lays out its columns before the first record (Parquet, HDF5,
     /// `.icarec`, Elodin). For such a format the pipeline completes every channel's field
     /// specs before `create`: from the source's declarations, else from a bounded look-ahead

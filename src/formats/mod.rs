@@ -212,6 +212,28 @@ impl<S: Source + ?Sized> Source for Box<S> {
     }
 }
 
+/// A borrowed source is a source (so a stage can wrap a source it does not own).
+impl<S: Source + ?Sized> Source for &mut S {
+    fn header(&self) -> &Header {
+        (**self).header()
+    }
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        (**self).findings()
+    }
+    fn progress(&self) -> (u64, u64) {
+        (**self).progress()
+    }
+    fn facts(&self) -> Vec<Fact> {
+        (**self).facts()
+    }
+    fn recycle(&mut self, record: Record) {
+        (**self).recycle(record)
+    }
+    fn select_channels(&mut self, wanted: &[bool]) {
+        (**self).select_channels(wanted)
+    }
+}
+
 /// What a writer did: records written and what it could not represent.
 #[derive(Debug, Clone, Default)]
 pub struct WriteReport {

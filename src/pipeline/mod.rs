@@ -8,6 +8,7 @@ pub mod frames;
 pub mod lookahead;
 pub mod mapping;
 pub mod merge;
+pub mod ordered;
 pub mod plot;
 pub mod recover;
 pub mod run;
@@ -37,6 +38,10 @@ pub use split::SplitAtResets;
 pub use validate::validate;
 pub use window::{resolve, Span, Window};
 pub use write::{write, WriteRequest, Written};
+
+/// What the stages between a source and a writer changed (`mapping::adapt`), shared with
+/// the run that reports it.
+pub type LossHandle = std::rc::Rc<std::cell::RefCell<crate::report::LossReport>>;
 
 /// Opens inputs as one recording: one source, or their k-way merge by time.
 pub fn open_recording(

@@ -5,12 +5,13 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::output::Outputs;
-use crate::formats::{registry, Detection, Family, Format, Sink, Source, WriteError, WriteReport};
+use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
 
 use super::lookahead::Completed;
-use super::mapping::{ToNanover, ToTes};
+use super::mapping::adapt;
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
+use super::LossHandle;
 use super::SplitAtResets;
 
 /// Where and how to write.
@@ -66,14 +67,9 @@ pub fn write(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Written, PipelineError> {
     let format = request.format;
-    // A writer of one family takes another family's recording in its own model.
-    let (mut nanover, mut tes) = (None, None);
-    let source: &mut dyn Source = match format.family() {
-        Some(family) if family.holds(&source.header().format) => source,
-        Some(Family::NanoVer) => nanover.insert(ToNanover::new(source)),
-        Some(Family::Tes) => tes.insert(ToTes::new(source)),
-        None => source,
-    };
+    let loss = LossHandle::default();
+    let mut adapted = adapt(source, format, &loss);
+    let source: &mut dyn Source = &mut adapted;
     let mut completed;
     let source: &mut dyn Source = if format.needs_schema() {
         completed = Completed::new(source);
@@ -102,12 +98,7 @@ pub fn write(
                 .map_err(|e| in_output(request.output, e))?
         };
         let mut report = copy(source, sink, progress)?;
-        if let Some(mapped) = &nanover {
-            report.loss.merge(mapped.loss());
-        }
-        if let Some(mapped) = &tes {
-            report.loss.merge(mapped.loss());
-        }
+        report.loss.merge(&loss.borrow());
         report
     };
     if let Some(why) = selection.borrow().empty_because() {

@@ -60,6 +60,10 @@ impl Format for Elodin {
         "Elodin replay directories"
     }
 
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "elodin"
     }

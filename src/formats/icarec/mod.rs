@@ -46,6 +46,10 @@ pub fn walk_tar(bytes: &[u8]) -> usize {
 pub struct Icarec;
 
 impl Format for Icarec {
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "icarec"
     }

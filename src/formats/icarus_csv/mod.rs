@@ -36,6 +36,10 @@ pub fn looks_like_csv(head: &[u8]) -> bool {
 pub struct IcarusCsv;
 
 impl Format for IcarusCsv {
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "icarus-csv"
     }

@@ -64,6 +64,10 @@ impl Format for IcarusHdf5 {
         "Icarus HDF5 recordings (Vulcan layout)"
     }
 
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "icarus-hdf5"
     }

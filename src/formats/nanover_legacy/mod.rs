@@ -82,6 +82,10 @@ impl Format for NanoverLegacy {
         Some(crate::formats::Family::NanoVer)
     }
 
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "nanover-legacy"
     }

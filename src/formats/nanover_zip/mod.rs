@@ -61,6 +61,10 @@ impl Format for NanoverZip {
         Some(crate::formats::Family::NanoVer)
     }
 
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "nanover-zip"
     }

@@ -43,6 +43,10 @@ fn is_dataset(dir: &Path) -> bool {
 }
 
 impl Format for ParquetTable {
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "parquet"
     }

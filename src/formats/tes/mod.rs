@@ -126,6 +126,10 @@ impl Format for Tes {
         Some(crate::formats::Family::Tes)
     }
 
+    fn needs_time_order(&self) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         "3es"
     }

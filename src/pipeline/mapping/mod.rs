@@ -9,8 +9,37 @@ use std::sync::Arc;
 pub use nanover::ToNanover;
 pub use tes::ToTes;
 
+use crate::formats::{Family, Format, Source};
 use crate::model::pose::number;
 use crate::model::{Entity, Record};
+
+use super::ordered::InTimeOrder;
+use super::LossHandle;
+
+/// `source` as the writer of `format` takes it: in time order where the writer needs it, and
+/// in the model of its family when the source is of another; what that changes is counted
+/// in `loss`. A source of the format's own family passes as it is (copied as recorded).
+pub fn adapt<'a>(
+    source: &'a mut dyn Source,
+    format: &dyn Format,
+    loss: &LossHandle,
+) -> Box<dyn Source + 'a> {
+    let from = source.header().format.clone();
+    let own =
+        format.names().contains(&from.as_str()) || format.family().is_some_and(|f| f.holds(&from));
+    let mut source: Box<dyn Source + 'a> = Box::new(source);
+    if own {
+        return source;
+    }
+    if format.needs_time_order() {
+        source = Box::new(InTimeOrder::new(source, loss.clone()));
+    }
+    match format.family() {
+        Some(Family::NanoVer) => Box::new(ToNanover::new(source, loss.clone())),
+        Some(Family::Tes) => Box::new(ToTes::new(source, loss.clone())),
+        None => source,
+    }
+}
 
 /// What a particle or shape stands for: a named entity is one thing on every channel (an
 /// Icarus component's position and attitude signals, an XREC object), a numbered one only

@@ -26,7 +26,8 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Field, Header, Record, Value,
     MAPPED_FROM,
 };
-use crate::report::{Fact, Findings, LossReport};
+use crate::pipeline::LossHandle;
+use crate::report::{Fact, Findings};
 
 /// Prefix of the state keys of values that are not positions.
 pub const STATE_PREFIX: &str = "simrec.";
@@ -51,7 +52,7 @@ fn nanometres_per(unit: &str) -> Option<f64> {
 
 /// A source of any family, read as NanoVer's `frame` and `state` channels.
 pub struct ToNanover<'a> {
-    inner: &'a mut dyn Source,
+    inner: Box<dyn Source + 'a>,
     header: Header,
     names: HashMap<u64, String>,
     /// Per source channel id: the scale to nanometres of its `position`/`world_pos`, and
@@ -70,12 +71,12 @@ pub struct ToNanover<'a> {
     /// Instants written: the group of each one's frame and state update.
     instants: u64,
     out: VecDeque<Record>,
-    loss: LossReport,
+    loss: LossHandle,
     finished: bool,
 }
 
 impl<'a> ToNanover<'a> {
-    pub fn new(inner: &'a mut dyn Source) -> ToNanover<'a> {
+    pub fn new(inner: Box<dyn Source + 'a>, loss: LossHandle) -> ToNanover<'a> {
         let source = inner.header();
         let mut header = Header::new(source.format.clone(), source.format_version.clone());
         header.origin = source.origin.clone();
@@ -107,14 +108,9 @@ impl<'a> ToNanover<'a> {
             frames: 0,
             instants: 0,
             out: VecDeque::new(),
-            loss: LossReport::default(),
+            loss,
             finished: false,
         }
-    }
-
-    /// What the mapping could not carry as it was (positions scaled and narrowed).
-    pub fn loss(&self) -> &LossReport {
-        &self.loss
     }
 
     /// The scale of channel `id`'s positions to nanometres, and the loss reason naming it.
@@ -200,7 +196,7 @@ impl<'a> ToNanover<'a> {
             let i = self.particle(thing, || name);
             self.particles[i] = position.map(|v| (v * scale) as f32);
             self.moved = true;
-            self.loss.add(&channel_name, &key, &reason);
+            self.loss.borrow_mut().add(&channel_name, &key, &reason);
             if whole {
                 rest.push((key, value));
             }
@@ -210,7 +206,9 @@ impl<'a> ToNanover<'a> {
             let i = self.particle(Thing::Named(Arc::from(owner.as_str())), || owner);
             self.particles[i][axis] = (v * scale) as f32;
             self.moved = true;
-            self.loss.add(&channel_name, ["x", "y", "z"][axis], &reason);
+            self.loss
+                .borrow_mut()
+                .add(&channel_name, ["x", "y", "z"][axis], &reason);
         }
         if !rest.is_empty() {
             let key = state_key(&channel_name, record.entity.as_ref(), &self.names);

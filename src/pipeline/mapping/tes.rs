@@ -22,7 +22,8 @@ use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
-use crate::report::{Fact, Findings, LossReport};
+use crate::pipeline::LossHandle;
+use crate::report::{Fact, Findings};
 
 const CONTROL: u32 = 0;
 const CATEGORY: u32 = 1;
@@ -84,7 +85,7 @@ struct Shape {
 
 /// A source of any family, read as 3es shapes and frames.
 pub struct ToTes<'a> {
-    inner: &'a mut dyn Source,
+    inner: Box<dyn Source + 'a>,
     header: Header,
     /// Per source channel: its scalar-first and scalar-last quaternion fields.
     quaternions: Vec<(Vec<String>, Vec<String>)>,
@@ -98,12 +99,12 @@ pub struct ToTes<'a> {
     /// NanoVer's particles at the latest instant, metres.
     cloud: Option<Vec<f32>>,
     out: VecDeque<Record>,
-    loss: LossReport,
+    loss: LossHandle,
     finished: bool,
 }
 
 impl<'a> ToTes<'a> {
-    pub fn new(inner: &'a mut dyn Source) -> ToTes<'a> {
+    pub fn new(inner: Box<dyn Source + 'a>, loss: LossHandle) -> ToTes<'a> {
         let source = inner.header();
         let mut header = Header::new("3es", "0.4");
         header.origin = source.origin.clone();
@@ -139,14 +140,9 @@ impl<'a> ToTes<'a> {
             step: None,
             cloud: None,
             out: VecDeque::new(),
-            loss: LossReport::default(),
+            loss,
             finished: false,
         }
-    }
-
-    /// What has no 3es counterpart, and the positions converted.
-    pub fn loss(&self) -> &LossReport {
-        &self.loss
     }
 
     /// The source's channels known so far, with their quaternion fields.
@@ -213,7 +209,7 @@ impl<'a> ToTes<'a> {
             None => 0,
         };
         let value32 = u32::try_from(length).unwrap_or_else(|_| {
-            self.loss.add(
+            self.loss.borrow_mut().add(
                 "3es/control",
                 "value32",
                 "a frame longer than 2³² µs: cut to 71 minutes",
@@ -245,6 +241,7 @@ impl<'a> ToTes<'a> {
         let channel = self.header_name(record.channel);
         if record.time % 1000 != 0 {
             self.loss
+                .borrow_mut()
                 .add(&channel, "time", "time truncated to whole microseconds");
         }
         if let Some((owner, part, v)) = flat_part(&record) {
@@ -278,7 +275,9 @@ impl<'a> ToTes<'a> {
                 false
             };
             if !used {
-                self.loss.add(&channel, key, "no 3es counterpart: dropped");
+                self.loss
+                    .borrow_mut()
+                    .add(&channel, key, "no 3es counterpart: dropped");
             }
         }
         if pose.is_empty() {
@@ -298,7 +297,7 @@ impl<'a> ToTes<'a> {
             ArrayData::F64(v) => v.iter().map(|&x| (x * 1e-9) as f32).collect(),
             _ => return false,
         };
-        self.loss.add(
+        self.loss.borrow_mut().add(
             channel,
             PARTICLES,
             "into a 3es point cloud (MeshShape points): nm → m (×1e-9), as float32",
@@ -480,7 +479,7 @@ impl Iterator for ToTes<'_> {
                             // 3es time only moves on (frames have durations): a record from
                             // before the instant is shown in it.
                             let channel = self.header_name(record.channel);
-                            self.loss.add(
+                            self.loss.borrow_mut().add(
                                 &channel,
                                 "time",
                                 "earlier than the record before it: shown in that record's frame",
