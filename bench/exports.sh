@@ -5,7 +5,8 @@
 # bench-data/ (a symlink to /work/main/bench-data does), made by bench/nanover_legacy.sh,
 # bench/nanover_zip.sh, bench/elodin.sh, bench/xrec.sh, bench/tes.sh and bench/icarec.sh;
 # a missing one is skipped.
-# Usage: bench/exports.sh [SIMREC] [FORMAT...]   (FORMAT: mcap, parquet; default both)
+# Usage: bench/exports.sh [SIMREC] [FORMAT...]   (FORMAT: an output extension, default
+# `mcap parquet`; `nanover.zip 3es` measures issue 16's mappings between families)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 simrec="${1:-target/release/simrec}"

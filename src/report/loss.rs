@@ -6,7 +6,9 @@
 
 use std::collections::BTreeMap;
 
-type Entries = BTreeMap<(String, String, String), u64>;
+/// Records per channel, field and reason; nested so that counting one more record of a
+/// known entry looks it up without making its key (a writer may count every value).
+type Entries = BTreeMap<String, BTreeMap<String, BTreeMap<String, u64>>>;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LossReport {
@@ -14,18 +16,28 @@ pub struct LossReport {
     widened: Entries,
 }
 
+/// The value under `key`, made when absent.
+fn slot<'m, V: Default>(map: &'m mut BTreeMap<String, V>, key: &str) -> &'m mut V {
+    if !map.contains_key(key) {
+        map.insert(key.to_string(), V::default());
+    }
+    map.get_mut(key).expect("inserted above")
+}
+
 fn count(entries: &mut Entries, channel: &str, field: &str, reason: &str, n: u64) {
     if n > 0 {
-        *entries
-            .entry((channel.to_string(), field.to_string(), reason.to_string()))
-            .or_default() += n;
+        *slot(slot(slot(entries, channel), field), reason) += n;
     }
 }
 
 fn rows(entries: &Entries) -> impl Iterator<Item = (&str, &str, &str, u64)> {
-    entries
-        .iter()
-        .map(|((c, f, r), n)| (c.as_str(), f.as_str(), r.as_str(), *n))
+    entries.iter().flat_map(|(c, fields)| {
+        fields.iter().flat_map(move |(f, reasons)| {
+            reasons
+                .iter()
+                .map(move |(r, n)| (c.as_str(), f.as_str(), r.as_str(), *n))
+        })
+    })
 }
 
 impl LossReport {
@@ -56,11 +68,11 @@ impl LossReport {
 
     /// Adds every count of `other`.
     pub fn merge(&mut self, other: &LossReport) {
-        for (key, n) in &other.entries {
-            *self.entries.entry(key.clone()).or_default() += n;
+        for (c, f, r, n) in rows(&other.entries) {
+            count(&mut self.entries, c, f, r, n);
         }
-        for (key, n) in &other.widened {
-            *self.widened.entry(key.clone()).or_default() += n;
+        for (c, f, r, n) in rows(&other.widened) {
+            count(&mut self.widened, c, f, r, n);
         }
     }
 

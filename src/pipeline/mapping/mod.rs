@@ -11,7 +11,7 @@ pub use tes::ToTes;
 
 use crate::formats::{Family, Format, Source};
 use crate::model::pose::number;
-use crate::model::{Entity, Record};
+use crate::model::{Entity, Header, Record};
 
 use super::ordered::InTimeOrder;
 use super::LossHandle;
@@ -38,6 +38,39 @@ pub fn adapt<'a>(
         Some(Family::NanoVer) => Box::new(ToNanover::new(source, loss.clone())),
         Some(Family::Tes) => Box::new(ToTes::new(source, loss.clone())),
         None => source,
+    }
+}
+
+/// Records counted per source channel and field for one loss reason, without a lookup in
+/// the loss report for each (a mapping may drop a value of every record), moved into the
+/// report at the end.
+#[derive(Debug, Default)]
+pub struct Tally(Vec<Vec<(String, u64)>>);
+
+impl Tally {
+    pub fn add(&mut self, channel: u32, field: &str) {
+        let c = channel as usize;
+        if self.0.len() <= c {
+            self.0.resize_with(c + 1, Vec::new);
+        }
+        match self.0[c].iter_mut().find(|(f, _)| f == field) {
+            Some((_, n)) => *n += 1,
+            None => self.0[c].push((field.to_string(), 1)),
+        }
+    }
+
+    /// Moves the counts into `loss` under `reason`, naming channels from `header`.
+    pub fn report(&mut self, header: &Header, reason: &str, loss: &LossHandle) {
+        let mut loss = loss.borrow_mut();
+        for (c, fields) in std::mem::take(&mut self.0).into_iter().enumerate() {
+            let name = header
+                .channels
+                .get(c)
+                .map_or_else(|| format!("channel {c}"), |ch| ch.name.clone());
+            for (field, n) in fields {
+                loss.add_n(&name, &field, reason, n);
+            }
+        }
     }
 }
 

@@ -15,7 +15,7 @@
 use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 
-use super::{flat_part, thing, Part, Thing};
+use super::{flat_part, thing, Part, Tally, Thing};
 use crate::formats::tes::encode::DOUBLE_PRECISION;
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
@@ -50,6 +50,8 @@ const UPDATE_ROTATION: u64 = 2048;
 const SIZE: f64 = 0.2;
 /// Vertices per MeshShape Data message: 12 bytes each keeps it within a packet.
 const VERTICES_PER_MESSAGE: usize = 4096;
+/// The loss reason of a value that has no 3es counterpart.
+const DROPPED: &str = "no 3es counterpart: dropped";
 /// NanoVer's particle positions, nm.
 const PARTICLES: &str = "particle.positions";
 /// One colour per category, in turn (RGBA).
@@ -99,6 +101,8 @@ pub struct ToTes<'a> {
     /// NanoVer's particles at the latest instant, metres.
     cloud: Option<Vec<f32>>,
     out: VecDeque<Record>,
+    /// Values with no 3es counterpart ([`DROPPED`]).
+    dropped: Tally,
     loss: LossHandle,
     finished: bool,
 }
@@ -140,6 +144,7 @@ impl<'a> ToTes<'a> {
             step: None,
             cloud: None,
             out: VecDeque::new(),
+            dropped: Tally::default(),
             loss,
             finished: false,
         }
@@ -275,9 +280,7 @@ impl<'a> ToTes<'a> {
                 false
             };
             if !used {
-                self.loss
-                    .borrow_mut()
-                    .add(&channel, key, "no 3es counterpart: dropped");
+                self.dropped.add(record.channel, key);
             }
         }
         if pose.is_empty() {
@@ -507,6 +510,8 @@ impl Iterator for ToTes<'_> {
                 None => {
                     self.end_instant(None);
                     self.finished = true;
+                    let header = self.inner.header();
+                    self.dropped.report(header, DROPPED, &self.loss);
                 }
             }
         }
