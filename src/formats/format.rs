@@ -86,6 +86,8 @@ pub enum Family {
     NanoVer,
     /// 3es: shapes and frames (`3es/…` channels), metres.
     Tes,
+    /// XREC: events of any type, tracked objects as `xrec.Transform` events.
+    Xrec,
 }
 
 impl Family {
@@ -94,6 +96,7 @@ impl Family {
         match self {
             Family::NanoVer => format.starts_with("nanover"),
             Family::Tes => format == "3es",
+            Family::Xrec => format == "xrec",
         }
     }
 }

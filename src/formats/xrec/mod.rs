@@ -189,6 +189,10 @@ fn chapter_span(
 }
 
 impl Format for Xrec {
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::Xrec)
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }

@@ -3,14 +3,18 @@
 
 pub mod nanover;
 pub mod tes;
+pub mod xrec;
 
 use std::sync::Arc;
 
 pub use nanover::ToNanover;
 pub use tes::ToTes;
+pub use xrec::ToXrec;
 
 use crate::formats::{Family, Format, Source};
-use crate::model::pose::number;
+use std::collections::HashMap;
+
+use crate::model::pose::{entity_name, number};
 use crate::model::{Entity, Header, Record};
 
 use super::ordered::InTimeOrder;
@@ -37,6 +41,7 @@ pub fn adapt<'a>(
     match format.family() {
         Some(Family::NanoVer) => Box::new(ToNanover::new(source, loss.clone())),
         Some(Family::Tes) => Box::new(ToTes::new(source, loss.clone())),
+        Some(Family::Xrec) => Box::new(ToXrec::new(source, loss.clone())),
         None => source,
     }
 }
@@ -90,6 +95,16 @@ pub fn thing(channel: u32, entity: Option<&Entity>, name: &str) -> Thing {
         Some(Entity::Name(n)) => Thing::Named(n.clone()),
         Some(Entity::Id(id)) => Thing::Numbered(channel, *id),
         None => Thing::Named(Arc::from(name)),
+    }
+}
+
+/// The name of a thing of entity `entity` on channel `channel`: the entity's name, the
+/// header's name for its number, or `<channel> <number>` for a number with no name (a 3es
+/// shape's object id).
+pub fn thing_name(entity: &Entity, channel: &str, names: &HashMap<u64, String>) -> String {
+    match entity {
+        Entity::Id(id) if !names.contains_key(id) => format!("{channel} {id}"),
+        _ => entity_name(entity, names),
     }
 }
 

@@ -18,7 +18,7 @@ use std::collections::{HashMap, VecDeque};
 use std::path::Path;
 use std::sync::Arc;
 
-use super::{flat_part, thing, Part, Thing};
+use super::{flat_part, thing, thing_name, Part, Thing};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_name, entity_names, fixed, POSITION, WORLD_POS};
@@ -188,7 +188,7 @@ impl<'a> ToNanover<'a> {
                 continue;
             };
             let name = match &record.entity {
-                Some(entity) => particle_name(entity, &channel_name, &self.names),
+                Some(entity) => thing_name(entity, &channel_name, &self.names),
                 None => channel_name.clone(),
             };
             let (scale, reason) = self.scale(record.channel);
@@ -271,15 +271,6 @@ impl<'a> ToNanover<'a> {
 fn label(entity: &Entity, names: &HashMap<u64, String>) -> String {
     match entity {
         Entity::Id(id) if !names.contains_key(id) => id.to_string(),
-        _ => entity_name(entity, names),
-    }
-}
-
-/// A particle's name: its entity's, or `<channel> <number>` for a number with no name (a
-/// 3es shape's object id).
-fn particle_name(entity: &Entity, channel: &str, names: &HashMap<u64, String>) -> String {
-    match entity {
-        Entity::Id(id) if !names.contains_key(id) => format!("{channel} {id}"),
         _ => entity_name(entity, names),
     }
 }
