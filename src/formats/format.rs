@@ -88,6 +88,9 @@ pub enum Family {
     Tes,
     /// XREC: events of any type, tracked objects as `xrec.Transform` events.
     Xrec,
+    /// Icarus's signal recordings (`.icarec`, HDF5): one value per signal per frame, so one
+    /// channel per entity.
+    Icarus,
 }
 
 impl Family {
@@ -97,6 +100,7 @@ impl Family {
             Family::NanoVer => format.starts_with("nanover"),
             Family::Tes => format == "3es",
             Family::Xrec => format == "xrec",
+            Family::Icarus => format.starts_with("icar"),
         }
     }
 }

@@ -50,6 +50,10 @@ impl Format for Icarec {
         true
     }
 
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::Icarus)
+    }
+
     fn name(&self) -> &'static str {
         "icarec"
     }

@@ -68,6 +68,10 @@ impl Format for IcarusHdf5 {
         true
     }
 
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::Icarus)
+    }
+
     fn name(&self) -> &'static str {
         "icarus-hdf5"
     }

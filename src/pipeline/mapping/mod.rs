@@ -1,12 +1,14 @@
 //! Recordings of one family read in the model of another, for a writer that takes only its
 //! own family's channels (docs/formats/mapping.md).
 
+pub mod icarus;
 pub mod nanover;
 pub mod tes;
 pub mod xrec;
 
 use std::sync::Arc;
 
+pub use icarus::PerEntity;
 pub use nanover::ToNanover;
 pub use tes::ToTes;
 pub use xrec::ToXrec;
@@ -42,6 +44,7 @@ pub fn adapt<'a>(
         Some(Family::NanoVer) => Box::new(ToNanover::new(source, loss.clone())),
         Some(Family::Tes) => Box::new(ToTes::new(source, loss.clone())),
         Some(Family::Xrec) => Box::new(ToXrec::new(source, loss.clone())),
+        Some(Family::Icarus) => Box::new(PerEntity::new(source, loss.clone())),
         None => source,
     }
 }

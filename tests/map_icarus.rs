@@ -1,0 +1,118 @@
+//! Recordings of other families into Icarus's signal formats (docs/formats/mapping.md, "→
+//! `.icarec`, Icarus HDF5"): one component per entity (`Ball.body`, `3es/sphere.1`), an
+//! Elodin `world_pos` as a Vec3 `position` and a scalar-first Quat `attitude`, other arrays
+//! flattened, each value equal to the source's at its time; the files validate.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::Value;
+
+use common::{any_fixture, run_in, s};
+
+fn cat(dir: &Path, path: &Path) -> Vec<Value> {
+    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
+    assert!([0, 3].contains(&run.code), "{}", run.stderr);
+    run.json_lines()
+}
+
+/// Source records and output signal values by (signal channel, time).
+fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Value>) {
+    let dir = tempfile::tempdir().unwrap();
+    let input = any_fixture(source);
+    let output = dir.path().join(out);
+    run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
+    run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
+    let signals = cat(dir.path(), &output)
+        .into_iter()
+        .map(|r| {
+            let value = r["values"]
+                .as_object()
+                .unwrap()
+                .values()
+                .next()
+                .unwrap()
+                .clone();
+            (
+                (common::channel(&r).to_string(), common::time_ns(&r)),
+                value,
+            )
+        })
+        .collect();
+    (cat(dir.path(), &input), signals)
+}
+
+#[test]
+fn an_elodin_body_is_a_component_with_a_position_and_an_attitude() {
+    for out in ["out.icarec", "out.h5"] {
+        let (source, signals) = convert("elodin/ball_1200/world", out);
+        let mut checked = 0;
+        for body in source.iter().filter(|r| common::channel(r) == "body") {
+            let t = common::time_ns(body);
+            let w = body["values"]["world_pos"].as_array().unwrap();
+            let signal = |name: &str| {
+                signals
+                    .get(&(name.to_string(), t))
+                    .cloned()
+                    .unwrap_or_else(|| panic!("{out}: no {name} at {t}"))
+            };
+            // A Vec3 or Quat: one signal in .icarec, one column per component in HDF5.
+            let vector = |name: &str, parts: &[&str]| -> Vec<Value> {
+                match signals.get(&(name.to_string(), t)) {
+                    Some(v) => v.as_array().unwrap().clone(),
+                    None => parts
+                        .iter()
+                        .map(|p| signal(&format!("{name}.{p}")))
+                        .collect(),
+                }
+            };
+            assert_eq!(vector("Ball.body.position", &["x", "y", "z"])[..], w[4..]);
+            let q = vec![w[3].clone(), w[0].clone(), w[1].clone(), w[2].clone()];
+            assert_eq!(
+                vector("Ball.body.attitude", &["w", "x", "y", "z"]),
+                q,
+                "{out}: scalar first"
+            );
+            let vel = body["values"]["world_vel"].as_array().unwrap();
+            for (i, v) in vel.iter().enumerate() {
+                assert_eq!(
+                    &signal(&format!("Ball.body.world_vel_{i}")),
+                    v,
+                    "{out}: flattened"
+                );
+            }
+            checked += 1;
+        }
+        assert_eq!(checked, 1201);
+    }
+}
+
+#[test]
+fn each_3es_shape_is_a_component_of_its_own() {
+    let (source, signals) = convert("tes/small_plain.3es", "out.icarec");
+    // A signal holds the last value of its frame: the last record of a sphere at a time.
+    let mut last: BTreeMap<(String, i64), &Value> = BTreeMap::new();
+    for r in source.iter().filter(|r| common::channel(r) == "3es/sphere") {
+        let id = r["entity"].as_u64().unwrap();
+        let name = format!("3es/sphere.{id}.position");
+        last.insert((name, common::time_ns(r)), &r["values"]["position"]);
+    }
+    let mut checked = 0;
+    for ((name, t), want) in last {
+        let got = &signals[&(name.clone(), t)];
+        let close = got
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(want.as_array().unwrap())
+            .all(|(a, b)| {
+                (a.as_f64().unwrap() - b.as_f64().unwrap()).abs()
+                    <= 1e-6 * b.as_f64().unwrap().abs().max(1.0)
+            });
+        assert!(close, "{name} at {t}: {got} != {want}");
+        checked += 1;
+    }
+    assert_eq!(checked, 150);
+}
