@@ -218,6 +218,7 @@ fn a_whole_icarec_goes_by_frames_and_a_split_or_dry_run_does_not() {
             dry_run,
             settings: Vec::new(),
             split,
+            resample: None,
         };
         let mut progress = |_, _| {};
         for (format, dry_run, split) in [
@@ -296,6 +297,7 @@ fn an_hdf5_file_copied_by_frames_is_the_record_paths_copy() {
         dry_run: false,
         settings: Vec::new(),
         split: false,
+        resample: None,
     };
     let input = vec![any_fixture("icarus-hdf5/small.h5")];
     let (written, _) = write_frames(&input, ReadOptions::default(), &request, &mut |_, _| {})

@@ -309,6 +309,7 @@ fn write_elodin(
             dry_run: false,
             settings: Vec::new(),
             split: false,
+            resample: None,
         };
         let selection = Default::default();
         return simrec::pipeline::write(source, &[], request, &selection, &mut |_, _| {})

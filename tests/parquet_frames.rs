@@ -297,6 +297,7 @@ fn a_layout_whose_values_need_converting_goes_the_record_path() {
             dry_run: false,
             settings: Vec::new(),
             split: false,
+            resample: None,
         }
     }
     let mut progress = |_, _| {};

@@ -12,7 +12,7 @@ use super::progress::Progress;
 use super::{Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::{Format, ReadOptions, SliceRequest, WriteReport};
-use crate::model::Epoch;
+use crate::model::{Epoch, TimeSpec};
 use crate::pipeline::select::{ChannelRules, PatternError, Selection};
 use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
 use crate::report::render::{finding_text, loss_table, widening_table};
@@ -147,8 +147,24 @@ pub struct WriteArgs {
     /// Check the outputs as the run would and print what would be lost; write nothing
     #[arg(long)]
     pub dry_run: bool,
+    /// Write on a time grid of step DT (10ms, 0.5s) from time zero: at each tick every
+    /// signal holds its latest value and events move to the next tick (for Elodin and Icarus
+    /// outputs of a source whose times are irregular)
+    #[arg(long, value_name = "DT", value_parser = parse_step)]
+    pub resample: Option<i64>,
     #[command(flatten)]
     pub options: FormatOptions,
+}
+
+/// A `--resample` step: a positive duration, in nanoseconds.
+fn parse_step(text: &str) -> Result<i64, String> {
+    match text.parse::<TimeSpec>() {
+        Ok(TimeSpec::At(ns)) if ns > 0 => Ok(ns),
+        Ok(_) => Err(format!(
+            "`{text}` is not a positive duration (10ms, 0.5s, 250us)"
+        )),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 impl WriteArgs {
@@ -253,6 +269,7 @@ pub fn write_recording(
         dry_run: args.dry_run,
         settings: args.options.settings(format)?,
         split: false,
+        resample: args.resample,
     };
     write_with(opened, request, report)
 }

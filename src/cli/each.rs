@@ -172,6 +172,7 @@ fn convert_one(
             dry_run: each.write.dry_run,
             settings: each.write.options.settings(format)?,
             split: false,
+            resample: each.write.resample,
         };
         let (written, _notes) = pipeline::convert(opened, request, &mut |_, _| {});
         let report = written?.report;

@@ -93,6 +93,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             dry_run: args.write.dry_run,
             settings: args.write.options.settings(format)?,
             split: true,
+            resample: args.write.resample,
         };
         return write_with(opened, request, ReportFormat::Text);
     }

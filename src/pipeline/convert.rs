@@ -117,7 +117,7 @@ pub fn convert(
         selection,
         frames,
     } = opened;
-    if let Some(options) = frames {
+    if let Some(options) = frames.filter(|_| request.resample.is_none()) {
         if let Some(done) = frame_copy::write_frames(inputs, options, &request, progress) {
             return done;
         }

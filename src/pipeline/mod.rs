@@ -11,6 +11,7 @@ pub mod merge;
 pub mod ordered;
 pub mod plot;
 pub mod recover;
+pub mod resample;
 pub mod run;
 pub mod select;
 pub mod slice;

@@ -26,6 +26,8 @@ pub struct WriteRequest<'a> {
     pub settings: Vec<(&'static str, String)>,
     /// One output per reset-delimited part ([`part_name`]) instead of one output.
     pub split: bool,
+    /// Write on a grid of this many nanoseconds (`--resample`, `pipeline::resample`).
+    pub resample: Option<i64>,
 }
 
 /// What a write did: the writer's report and the files it made (none on a dry run).
@@ -68,7 +70,7 @@ pub fn write(
 ) -> Result<Written, PipelineError> {
     let format = request.format;
     let loss = LossHandle::default();
-    let mut adapted = adapt(source, format, &loss);
+    let mut adapted = adapt(source, format, request.resample, &loss);
     let source: &mut dyn Source = &mut adapted;
     let mut completed;
     let source: &mut dyn Source = if format.needs_schema() {

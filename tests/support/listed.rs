@@ -47,6 +47,7 @@ pub fn write_elodin(source: &mut Listed, out: &Path) -> Written {
         dry_run: false,
         settings: Vec::new(),
         split: false,
+        resample: None,
     };
     write(source, &[], request, &Default::default(), &mut |_, _| {}).unwrap()
 }

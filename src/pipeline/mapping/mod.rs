@@ -20,25 +20,34 @@ use crate::model::pose::{entity_name, number};
 use crate::model::{Entity, Header, Record};
 
 use super::ordered::InTimeOrder;
+use super::resample::Resample;
 use super::LossHandle;
 
-/// `source` as the writer of `format` takes it: in time order where the writer needs it, and
-/// in the model of its family when the source is of another; what that changes is counted
-/// in `loss`. A source of the format's own family passes as it is (copied as recorded).
+/// `source` as the writer of `format` takes it: in time order where the writer needs it,
+/// on a grid of `resample` nanoseconds when asked, and in the model of its family when the
+/// source is of another; what that changes is counted in `loss`. A source of the format's
+/// own family passes as it is (copied as recorded) unless resampled.
 pub fn adapt<'a>(
     source: &'a mut dyn Source,
     format: &dyn Format,
+    resample: Option<i64>,
     loss: &LossHandle,
 ) -> Box<dyn Source + 'a> {
     let from = source.header().format.clone();
     let own =
         format.names().contains(&from.as_str()) || format.family().is_some_and(|f| f.holds(&from));
     let mut source: Box<dyn Source + 'a> = Box::new(source);
-    if own {
+    if own && resample.is_none() {
         return source;
     }
-    if format.needs_time_order() {
+    if format.needs_time_order() || resample.is_some() {
         source = Box::new(InTimeOrder::new(source, loss.clone()));
+    }
+    if let Some(step) = resample {
+        source = Box::new(Resample::new(source, step, loss.clone()));
+    }
+    if own {
+        return source;
     }
     match format.family() {
         Some(Family::NanoVer) => Box::new(ToNanover::new(source, loss.clone())),
