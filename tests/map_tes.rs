@@ -54,6 +54,7 @@ fn scenes(records: &[Value]) -> (BTreeMap<i64, Scene>, Vec<i64>) {
     let mut at: BTreeMap<i64, Scene> = BTreeMap::new();
     let mut now = Scene::default();
     let mut frame_starts = Vec::new();
+    let mut points = false;
     for r in records {
         let t = common::time_ns(r) / 1000;
         let v = &r["values"];
@@ -77,7 +78,9 @@ fn scenes(records: &[Value]) -> (BTreeMap<i64, Scene>, Vec<i64>) {
                     shape.1 = numbers(&v["rotation"]);
                 }
             }
-            ("3es/mesh_shape", "Data") if v["data_type"] == 0 => {
+            ("3es/mesh_shape", "Create") => points = v["topology"] == 0,
+            // The vertices of the point cloud (a lines mesh holds the bonds).
+            ("3es/mesh_shape", "Data") if v["data_type"] == 0 && points => {
                 for p in v["data"].as_array().unwrap() {
                     now.cloud.extend(numbers(p));
                 }
@@ -155,6 +158,8 @@ fn check(source: &str) {
                     );
                 }
                 "rotation" if channel == "xrec.Transform" => {}
+                // Lines between the particles (checked below).
+                "bond.pairs" => {}
                 _ => *dropped.entry((channel.clone(), key.clone())).or_default() += 1,
             }
         }
@@ -205,6 +210,51 @@ fn every_family_becomes_a_3es_capture_of_shapes() {
 }
 
 #[test]
+fn nanover_bonds_are_lines_between_their_particles() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = any_fixture("nanover-legacy/small.traj");
+    let output = dir.path().join("out.3es");
+    run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
+    let source = cat(dir.path(), &input);
+    let bonds = source
+        .iter()
+        .find_map(|r| r["values"].get("bond.pairs"))
+        .unwrap();
+    let first = source
+        .iter()
+        .position(|r| r["values"].get("bond.pairs").is_some())
+        .unwrap();
+    let t = common::time_ns(&source[first]);
+    let positions: Vec<Vec<f64>> = source[first]["values"]["particle.positions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(numbers)
+        .collect();
+    let records = cat(dir.path(), &output);
+    let at_t: Vec<&Value> = records.iter().filter(|r| common::time_ns(r) == t).collect();
+    let lines = at_t
+        .iter()
+        .position(|r| r["values"]["message"] == "Create" && r["values"]["topology"] == 1)
+        .expect("a lines MeshShape in the frame of the first bonds");
+    let pairs = bonds.as_array().unwrap();
+    assert_eq!(at_t[lines]["values"]["vertex_count"], 2 * pairs.len());
+    let vertices: Vec<Vec<f64>> = at_t[lines + 1]["values"]["data"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(numbers)
+        .collect();
+    for (k, pair) in pairs.iter().enumerate() {
+        for (end, i) in numbers(pair).iter().enumerate() {
+            let want = &positions[*i as usize];
+            let got = &vertices[2 * k + end];
+            assert!((0..3).all(|c| close(want[c] * 1e-9, got[c])), "bond {k}");
+        }
+    }
+}
+
+#[test]
 fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_channel() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
@@ -244,4 +294,29 @@ fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_chan
         let frame = if source.starts_with("xrec") { 7 } else { 0 };
         assert_eq!(info["coordinate_frame"], frame, "{source}: axes");
     }
+}
+
+#[test]
+fn a_fixed_frame_rate_makes_frames_of_one_length() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = any_fixture("elodin/ball_1200/world");
+    let output = dir.path().join("out.3es");
+    run_in(
+        dir.path(),
+        &["convert", s(&input), s(&output), "--frame-rate", "30", "-q"],
+    )
+    .expect_code(3);
+    let frames: Vec<u64> = cat(dir.path(), &output)
+        .iter()
+        .filter(|r| r["values"]["message"] == "Frame")
+        .map(|r| r["values"]["value32"].as_u64().unwrap())
+        .collect();
+    // 1,201 ticks of 1/120 s over 10 s: 301 frames of 1/30 s (in whole µs), the last of
+    // the default length (0).
+    assert_eq!(frames.len(), 301);
+    assert!(
+        frames[..300].iter().all(|&d| d == 33_333 || d == 33_334),
+        "{frames:?}"
+    );
+    assert_eq!(frames[300], 0);
 }

@@ -152,8 +152,22 @@ pub struct WriteArgs {
     /// outputs of a source whose times are irregular)
     #[arg(long, value_name = "DT", value_parser = parse_step)]
     pub resample: Option<i64>,
+    /// Frames at a fixed rate (HZ per second): --resample at 1/HZ (a 3es capture's frames, an
+    /// Elodin replay's ticks)
+    #[arg(long, value_name = "HZ", value_parser = parse_rate, conflicts_with = "resample")]
+    pub frame_rate: Option<i64>,
     #[command(flatten)]
     pub options: FormatOptions,
+}
+
+/// A `--frame-rate`: frames per second, as the step in nanoseconds (at least 1 ns).
+fn parse_rate(text: &str) -> Result<i64, String> {
+    match text.parse::<f64>() {
+        Ok(hz) if hz > 0.0 && hz <= 1e9 => Ok((1e9 / hz).round() as i64),
+        _ => Err(format!(
+            "`{text}` is not a rate in frames per second (30, 59.94)"
+        )),
+    }
 }
 
 /// A `--resample` step: a positive duration, in nanoseconds.
@@ -269,7 +283,7 @@ pub fn write_recording(
         dry_run: args.dry_run,
         settings: args.options.settings(format)?,
         split: false,
-        resample: args.resample,
+        resample: args.resample.or(args.frame_rate),
     };
     write_with(opened, request, report)
 }

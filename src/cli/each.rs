@@ -172,7 +172,7 @@ fn convert_one(
             dry_run: each.write.dry_run,
             settings: each.write.options.settings(format)?,
             split: false,
-            resample: each.write.resample,
+            resample: each.write.resample.or(each.write.frame_rate),
         };
         let (written, _notes) = pipeline::convert(opened, request, &mut |_, _| {});
         let report = written?.report;

@@ -93,7 +93,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             dry_run: args.write.dry_run,
             settings: args.write.options.settings(format)?,
             split: true,
-            resample: args.write.resample,
+            resample: args.write.resample.or(args.write.frame_rate),
         };
         return write_with(opened, request, ReportFormat::Text);
     }

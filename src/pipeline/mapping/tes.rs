@@ -52,6 +52,11 @@ const SIZE: f64 = 0.2;
 const VERTICES_PER_MESSAGE: usize = 4096;
 /// The loss reason of a value that has no 3es counterpart.
 const DROPPED: &str = "no 3es counterpart: dropped";
+/// MeshShape topologies (spec §6.8).
+const POINTS: u64 = 0;
+const LINES: u64 = 1;
+/// NanoVer's bonds: pairs of particle indices.
+const BONDS: &str = "bond.pairs";
 /// NanoVer's particle positions, nm.
 const PARTICLES: &str = "particle.positions";
 /// One colour per category, in turn (RGBA).
@@ -100,6 +105,8 @@ pub struct ToTes<'a> {
     step: Option<i64>,
     /// NanoVer's particles at the latest instant, metres.
     cloud: Option<Vec<f32>>,
+    /// NanoVer's bonds, as last given.
+    bonds: Vec<(u32, u32)>,
     out: VecDeque<Record>,
     /// Values with no 3es counterpart ([`DROPPED`]).
     dropped: Tally,
@@ -143,6 +150,7 @@ impl<'a> ToTes<'a> {
             dirty: Vec::new(),
             step: None,
             cloud: None,
+            bonds: Vec::new(),
             out: VecDeque::new(),
             dropped: Tally::default(),
             loss,
@@ -167,46 +175,21 @@ impl<'a> ToTes<'a> {
         let time = step * 1000;
         self.shape_messages(time);
         if let Some(cloud) = &self.cloud {
-            let n = cloud.len() / 3;
-            let create = message(
-                time,
-                MESH_SHAPE,
-                "Create",
-                vec![
-                    ("object_id", Value::UInt(0)),
-                    ("category", Value::UInt(0)),
-                    ("flags", Value::UInt(0)),
-                    ("vertex_count", Value::UInt(n as u64)),
-                    ("index_count", Value::UInt(0)),
-                    ("topology", Value::UInt(0)),
-                ],
-            );
-            let mut parts = vec![create];
-            for (k, chunk) in cloud.chunks(VERTICES_PER_MESSAGE * 3).enumerate() {
-                parts.push(message(
-                    time,
-                    MESH_SHAPE,
-                    "Data",
-                    vec![
-                        ("object_id", Value::UInt(0)),
-                        ("data_type", Value::UInt(0)),
-                        ("offset", Value::UInt((k * VERTICES_PER_MESSAGE) as u64)),
-                        (
-                            "data",
-                            Value::Array(Array::flat(ArrayData::F32(chunk.to_vec()))),
-                        ),
-                    ],
-                ));
+            let mut parts = mesh(time, POINTS, cloud);
+            let n = (cloud.len() / 3) as u32;
+            // Each bond a line between its two particles' positions.
+            let ends: Vec<f32> = self
+                .bonds
+                .iter()
+                .filter(|(a, b)| *a < n && *b < n)
+                .flat_map(|&(a, b)| {
+                    let (a, b) = (a as usize * 3, b as usize * 3);
+                    cloud[a..a + 3].iter().chain(&cloud[b..b + 3]).copied()
+                })
+                .collect();
+            if !ends.is_empty() {
+                parts.extend(mesh(time, LINES, &ends));
             }
-            parts.push(message(
-                time,
-                MESH_SHAPE,
-                "Data",
-                vec![
-                    ("object_id", Value::UInt(0)),
-                    ("data_type", Value::UInt(0xFFFF)),
-                ],
-            ));
             self.out.extend(parts);
         }
         let length = match next {
@@ -266,6 +249,8 @@ impl<'a> ToTes<'a> {
         for (key, value) in &record.values {
             let used = if key == PARTICLES {
                 self.particles(&channel, value)
+            } else if key == BONDS {
+                self.bonds(value)
             } else if key == WORLD_POS || key == POSITION {
                 double |= is_f64(value);
                 pose.translation.is_some()
@@ -306,6 +291,19 @@ impl<'a> ToTes<'a> {
             "into a 3es point cloud (MeshShape points): nm → m (×1e-9), as float32",
         );
         self.cloud = Some(cloud);
+        true
+    }
+
+    /// NanoVer's bonds, drawn as lines between their particles in each frame; whether they
+    /// were taken.
+    fn bonds(&mut self, value: &Value) -> bool {
+        let Some(flat) = crate::model::pose::floats(value) else {
+            return false;
+        };
+        self.bonds = flat
+            .chunks_exact(2)
+            .map(|p| (p[0] as u32, p[1] as u32))
+            .collect();
         true
     }
 
@@ -431,6 +429,51 @@ impl<'a> ToTes<'a> {
             self.out.push_back(record);
         }
     }
+}
+
+/// A transient MeshShape of `vertices` (x, y, z each) drawn as `topology`: its Create, its
+/// vertex Data in messages of at most [`VERTICES_PER_MESSAGE`], and the End.
+fn mesh(time: i64, topology: u64, vertices: &[f32]) -> Vec<Record> {
+    let create = message(
+        time,
+        MESH_SHAPE,
+        "Create",
+        vec![
+            ("object_id", Value::UInt(0)),
+            ("category", Value::UInt(0)),
+            ("flags", Value::UInt(0)),
+            ("vertex_count", Value::UInt((vertices.len() / 3) as u64)),
+            ("index_count", Value::UInt(0)),
+            ("topology", Value::UInt(topology)),
+        ],
+    );
+    let mut parts = vec![create];
+    for (k, chunk) in vertices.chunks(VERTICES_PER_MESSAGE * 3).enumerate() {
+        parts.push(message(
+            time,
+            MESH_SHAPE,
+            "Data",
+            vec![
+                ("object_id", Value::UInt(0)),
+                ("data_type", Value::UInt(0)),
+                ("offset", Value::UInt((k * VERTICES_PER_MESSAGE) as u64)),
+                (
+                    "data",
+                    Value::Array(Array::flat(ArrayData::F32(chunk.to_vec()))),
+                ),
+            ],
+        ));
+    }
+    parts.push(message(
+        time,
+        MESH_SHAPE,
+        "Data",
+        vec![
+            ("object_id", Value::UInt(0)),
+            ("data_type", Value::UInt(0xFFFF)),
+        ],
+    ));
+    parts
 }
 
 /// A message of 3es channel `channel` at `time`.
