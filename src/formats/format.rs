@@ -91,6 +91,8 @@ pub enum Family {
     /// Icarus's signal recordings (`.icarec`, HDF5): one value per signal per frame, so one
     /// channel per entity.
     Icarus,
+    /// Elodin replays: entities with components; bodies drawn from `world_pos`.
+    Elodin,
 }
 
 impl Family {
@@ -101,6 +103,7 @@ impl Family {
             Family::Tes => format == "3es",
             Family::Xrec => format == "xrec",
             Family::Icarus => format.starts_with("icar"),
+            Family::Elodin => format == "elodin",
         }
     }
 }

@@ -64,6 +64,10 @@ impl Format for Elodin {
         true
     }
 
+    fn family(&self) -> Option<crate::formats::Family> {
+        Some(crate::formats::Family::Elodin)
+    }
+
     fn name(&self) -> &'static str {
         "elodin"
     }

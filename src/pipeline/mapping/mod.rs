@@ -1,6 +1,7 @@
 //! Recordings of one family read in the model of another, for a writer that takes only its
 //! own family's channels (docs/formats/mapping.md).
 
+pub mod elodin;
 pub mod icarus;
 pub mod nanover;
 pub mod tes;
@@ -8,6 +9,7 @@ pub mod xrec;
 
 use std::sync::Arc;
 
+pub use elodin::ToElodin;
 pub use icarus::PerEntity;
 pub use nanover::ToNanover;
 pub use tes::ToTes;
@@ -54,7 +56,11 @@ pub fn adapt<'a>(
         Some(Family::Tes) => Box::new(ToTes::new(source, loss.clone())),
         Some(Family::Xrec) => Box::new(ToXrec::new(source, loss.clone())),
         Some(Family::Icarus) => Box::new(PerEntity::new(source, loss.clone())),
-        None => source,
+        // The Elodin writer maps other families itself; NanoVer's particles become bodies.
+        Some(Family::Elodin) if Family::NanoVer.holds(&from) => {
+            Box::new(ToElodin::new(source, loss.clone()))
+        }
+        Some(Family::Elodin) | None => source,
     }
 }
 

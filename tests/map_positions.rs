@@ -1,7 +1,8 @@
-//! Recordings of every other family into XREC (docs/formats/mapping.md, "→ XREC"): every
+//! Positions of things map onto each other (docs/formats/mapping.md): into XREC, every
 //! position of a thing becomes an `xrec.Transform` event of that thing at its time (NanoVer
 //! particles one per particle, in metres), with the attitude where the source has one, and
-//! every other value stays in an event of its own channel; the file validates.
+//! every other value stays in an event of its own channel; into Elodin, NanoVer's particles
+//! become bodies. The files validate.
 
 mod common;
 
@@ -135,5 +136,40 @@ fn shapes_and_particles_are_tracked_objects() {
             .map(|x| (*x as f32) as f64 * 1e-9)
             .collect();
         assert_eq!(numbers(&t["values"]["position"]), want);
+    }
+}
+
+/// NanoVer into Elodin (docs/formats/mapping.md, "→ Elodin"): each particle an entity of
+/// the `particle` archetype whose `world_pos` is its position in metres.
+#[test]
+fn nanover_particles_become_elodin_bodies() {
+    let dir = tempfile::tempdir().unwrap();
+    let (traj, state) = (
+        any_fixture("nanover-legacy/small.traj"),
+        any_fixture("nanover-legacy/small.state"),
+    );
+    let out = dir.path().join("replay");
+    let out_dir = format!("{}/", out.display());
+    run_in(
+        dir.path(),
+        &["convert", s(&traj), s(&state), "-o", &out_dir, "-q"],
+    )
+    .expect_code(3);
+    run_in(dir.path(), &["validate", s(&out)]).expect_code(0);
+    let first = &cat(dir.path(), &traj)[0];
+    let positions = first["values"]["particle.positions"].as_array().unwrap();
+    let bodies: Vec<Value> = cat(dir.path(), &out)
+        .into_iter()
+        .filter(|r| common::channel(r) == "particle" && common::time_ns(r) == 0)
+        .collect();
+    assert_eq!(bodies.len(), positions.len());
+    for (body, p) in bodies.iter().zip(positions) {
+        let w = numbers(&body["values"]["world_pos"]);
+        assert_eq!(w[..4], [0.0, 0.0, 0.0, 1.0]);
+        let want: Vec<f64> = numbers(p)
+            .iter()
+            .map(|x| (*x as f32) as f64 * 1e-9)
+            .collect();
+        assert_eq!(w[4..], want[..]);
     }
 }
