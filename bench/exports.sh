@@ -41,9 +41,9 @@ for to in ${targets[*]}; do
     read -r wall user sys rss < <(tail -1 "$work/time") || true
     [ "$code" -le 3 ] || { echo "$name -> $to: exit $code"; cat "$work/err"; continue; }
     awk -v n="$name -> $to" -v b="$size" -v w="$wall" -v u="$user" -v s="$sys" -v r="$rss" \
-      -v o="$(stat -c %s "$out")" -v c="$code" \
+      -v o="$(du -sb "$out" | cut -f1)" -v c="$code" \
       'BEGIN { printf "%-22s %7.1f MB %6.2f s %6.2f CPU-s %6.0f MB/s %6.1f MiB  out %7.1f MB  exit %d\n",
                n, b / 1e6, w, u + s, b / 1e6 / w, r / 1024, o / 1e6, c }'
-    rm -f "$out"
+    rm -rf "$out"
   done
 done

@@ -228,13 +228,28 @@ fn every_family_becomes_a_legacy_pair() {
 fn particles_are_named_after_their_entities_and_counted_once() {
     let dir = tempfile::tempdir().unwrap();
     let cases = [
-        ("elodin/ball_1200/world", vec!["Ball"], 1201),
-        ("icarec/a2.icarec", vec!["Vehicle.Nav"], 3),
+        ("elodin/ball_1200/world", vec!["Ball"], "body", 1201),
+        (
+            "icarec/a2.icarec",
+            vec!["Vehicle.Nav"],
+            "Vehicle.Nav.position",
+            3,
+        ),
         // 0.5, 1, 2, 3 and 4.5 s (a score at 0.75 s moves nothing).
-        ("xrec/session.xrec", vec!["cube", "head"], 5),
-        ("icarus-hdf5/vulcan.h5", vec!["Rocket.Vehicle"], 2500),
+        (
+            "xrec/session.xrec",
+            vec!["cube", "head"],
+            "xrec.Transform",
+            5,
+        ),
+        (
+            "icarus-hdf5/vulcan.h5",
+            vec!["Rocket.Vehicle"],
+            "Rocket.Vehicle.position.x",
+            2500,
+        ),
     ];
-    for (source, names, frames) in cases {
+    for (source, names, kind, frames) in cases {
         let output = dir.path().join("out.nanover.zip");
         run_in(
             dir.path(),
@@ -262,6 +277,11 @@ fn particles_are_named_after_their_entities_and_counted_once() {
         assert_eq!(
             first["particle.count"],
             serde_json::json!(names.len()),
+            "{source}"
+        );
+        assert_eq!(
+            first["particle.types"],
+            serde_json::json!(vec![kind; names.len()]),
             "{source}"
         );
         assert_eq!(

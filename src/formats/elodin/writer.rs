@@ -7,7 +7,7 @@
 //! signals), which share one ([`Group`]); see docs/formats/elodin.md for the mapping and what
 //! it cannot carry.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -559,6 +559,9 @@ struct ForeignArch {
     composition: Composition,
     /// Source entity (None: the channel itself) → folded values, in order of appearance.
     entities: Vec<(Option<Entity>, Folded)>,
+    /// Where each entity is in `entities` (an archetype may have thousands: NanoVer's
+    /// particles as bodies).
+    slot_of: HashMap<Option<Entity>, usize>,
     /// Fields the source declared with type and shape: components even when the first tick
     /// does not carry them.
     declared: Vec<FieldSpec>,
@@ -693,6 +696,7 @@ impl ForeignArch {
             name,
             composition: channel.composition,
             entities: Vec::new(),
+            slot_of: HashMap::new(),
             declared: channel
                 .fields
                 .iter()
@@ -799,11 +803,13 @@ impl Foreign {
                 }
             }
         }
-        let slot = match arch.entities.iter().position(|(e, _)| *e == record.entity) {
-            Some(i) => i,
+        let slot = match arch.slot_of.get(&record.entity) {
+            Some(&i) => i,
             None => {
                 arch.entities
                     .push((record.entity.clone(), Folded::default()));
+                arch.slot_of
+                    .insert(record.entity.clone(), arch.entities.len() - 1);
                 arch.entities.len() - 1
             }
         };

@@ -54,6 +54,9 @@ struct ChannelPlan {
     fields: Vec<(String, Target)>,
     /// The first entity seen on the channel: a signal holds one value per frame.
     entity: Option<Option<Entity>>,
+    /// The loss reason of another entity's values (made once: a channel may carry
+    /// thousands of entities, every frame).
+    others: String,
 }
 
 /// One signal being written.
@@ -554,18 +557,19 @@ impl Sink for IcarecWriter {
             return Ok(());
         };
         match &plan.entity {
-            None => plan.entity = Some(record.entity.clone()),
-            Some(e) if !same_entity(e, &record.entity) => {
-                let why = format!(
-                    "entity {}: a signal holds one value per frame; entity {}'s are written",
+            None => {
+                plan.entity = Some(record.entity.clone());
+                plan.others = format!(
+                    "another entity: a signal holds one value per frame; entity {}'s are written",
                     record
                         .entity
                         .as_ref()
-                        .map_or("(none)".to_string(), |e| e.to_string()),
-                    e.as_ref().map_or("(none)".to_string(), |e| e.to_string())
+                        .map_or("(none)".to_string(), |e| e.to_string())
                 );
+            }
+            Some(e) if !same_entity(e, &record.entity) => {
                 for (key, _) in &record.values {
-                    self.report.loss.add(&plan.name, key, &why);
+                    self.report.loss.add(&plan.name, key, &plan.others);
                 }
                 return Ok(());
             }
@@ -662,6 +666,7 @@ impl Sink for IcarecWriter {
                 .map(|f| (f.name.clone(), Target::Dropped(why.into())))
                 .collect(),
             entity: None,
+            others: String::new(),
         });
         Ok(())
     }

@@ -17,9 +17,10 @@
 //! channels; a later entity gets its channel when met, and the writer counts its values as
 //! not in the schema.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 
+use super::Tally;
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_names, WORLD_POS};
 use crate::model::{
@@ -29,11 +30,19 @@ use crate::model::{
 use crate::pipeline::LossHandle;
 use crate::report::{Fact, Findings};
 
+const FLATTENED: &str = "flattened: one scalar signal per element (NAME_0, NAME_1, …)";
+const CLIPPED: &str = "an unsigned 64-bit number past int64's range: written as int64's largest";
+
 /// Elements up to which an array of no signal shape becomes scalars.
 pub const FLATTEN: usize = 16;
 
 /// Records read ahead at most, for the first instant.
 pub const AHEAD: usize = 4096;
+/// Entities of one channel up to which each is a component of its own: past it (an Elodin
+/// replay of 1,000 bodies) the channel stays one, as Icarus signals of thousands of
+/// components would be, and the writer writes its first entity's values and counts the
+/// others.
+pub const MAX_ENTITIES: usize = 64;
 
 pub struct PerEntity<'a> {
     inner: Box<dyn Source + 'a>,
@@ -43,6 +52,10 @@ pub struct PerEntity<'a> {
     routes: HashMap<(u32, Option<Entity>), u32>,
     ahead: VecDeque<Record>,
     error: Option<ReadError>,
+    /// Channels with more than [`MAX_ENTITIES`] entities in the first instant: kept whole.
+    whole: HashSet<u32>,
+    /// Values flattened and clipped, per output channel and field.
+    tallies: (Tally, Tally),
     loss: LossHandle,
 }
 
@@ -61,6 +74,8 @@ impl<'a> PerEntity<'a> {
             routes: HashMap::new(),
             ahead: VecDeque::new(),
             error: None,
+            whole: HashSet::new(),
+            tallies: (Tally::default(), Tally::default()),
             loss,
         };
         mapped.read_first_instant();
@@ -77,15 +92,15 @@ impl<'a> PerEntity<'a> {
         mapped
     }
 
-    /// Reads the first instant's records (at most [`AHEAD`]), routing each.
+    /// Reads the first instant's records (at most [`AHEAD`]), then routes them: a channel
+    /// with more than [`MAX_ENTITIES`] entities there stays one channel.
     fn read_first_instant(&mut self) {
         let mut first = None;
         while self.ahead.len() < AHEAD {
             match self.inner.next() {
-                Some(Ok(mut record)) => {
+                Some(Ok(record)) => {
                     let at = *first.get_or_insert(record.time);
                     let last = record.time != at;
-                    self.route(&mut record);
                     self.ahead.push_back(record);
                     if last {
                         break;
@@ -98,11 +113,31 @@ impl<'a> PerEntity<'a> {
                 None => break,
             }
         }
+        let mut entities: HashMap<u32, HashSet<&Entity>> = HashMap::new();
+        for r in &self.ahead {
+            if let Some(e) = &r.entity {
+                entities.entry(r.channel).or_default().insert(e);
+            }
+        }
+        self.whole = entities
+            .into_iter()
+            .filter(|(_, e)| e.len() > MAX_ENTITIES)
+            .map(|(c, _)| c)
+            .collect();
+        let mut ahead = std::mem::take(&mut self.ahead);
+        for record in &mut ahead {
+            self.route(record);
+        }
+        self.ahead = ahead;
     }
 
     /// Moves `record` to the channel of its (channel, entity), made when first met.
     fn route(&mut self, record: &mut Record) {
-        let key = (record.channel, record.entity.clone());
+        let entity = match self.whole.contains(&record.channel) {
+            true => None,
+            false => record.entity.clone(),
+        };
+        let key = (record.channel, entity.clone());
         let id = match self.routes.get(&key) {
             Some(&id) => id,
             None => {
@@ -119,7 +154,7 @@ impl<'a> PerEntity<'a> {
                             crate::model::Composition::Independent,
                         )
                     });
-                if let Some(entity) = &record.entity {
+                if let Some(entity) = &entity {
                     channel.name = per_entity(&channel.name, entity, &self.names);
                 }
                 let id = self.header.add_channel(signal_channel(channel));
@@ -129,15 +164,16 @@ impl<'a> PerEntity<'a> {
         };
         record.channel = id;
         record.raw = None;
-        let name = self
-            .header
-            .channels
-            .get(id as usize)
-            .map_or("?", |c| c.name.as_str());
         let values = std::mem::take(&mut record.values);
+        let tallies = &mut self.tallies;
         for (key, value) in values {
             signal_values(key, value, &mut record.values, |field, why| {
-                self.loss.borrow_mut().add(name, field, why)
+                let tally = if why == FLATTENED {
+                    &mut tallies.0
+                } else {
+                    &mut tallies.1
+                };
+                tally.add(id, field);
             });
         }
     }
@@ -334,12 +370,17 @@ impl Iterator for PerEntity<'_> {
         if let Some(e) = self.error.take() {
             return Some(Err(e));
         }
-        match self.inner.next()? {
-            Ok(mut record) => {
+        match self.inner.next() {
+            Some(Ok(mut record)) => {
                 self.route(&mut record);
                 Some(Ok(record))
             }
-            Err(e) => Some(Err(e)),
+            Some(Err(e)) => Some(Err(e)),
+            None => {
+                self.tallies.0.report(&self.header, FLATTENED, &self.loss);
+                self.tallies.1.report(&self.header, CLIPPED, &self.loss);
+                None
+            }
         }
     }
 }

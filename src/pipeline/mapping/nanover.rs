@@ -7,8 +7,9 @@
 //!   `y`, `z` come as scalars. `particle.positions` is float32 in nanometres: metres (the
 //!   unit every other family uses unless a field declares another) times 1e9.
 //! - A frame is written at every instant where a position changed; it carries every
-//!   particle's position (those not moved hold theirs), and `particle.count` and
-//!   `particle.names` when the set of particles grew. The first frame is a reset.
+//!   particle's position (those not moved hold theirs), and `particle.count`,
+//!   `particle.names` and `particle.types` (the source channel: `body`, `3es/sphere`) when
+//!   the set of particles grew. The first frame is a reset.
 //! - Every other value goes to the shared state, one key per channel and entity:
 //!   `simrec.<channel>[.<entity>]`, a map of the record's fields (a `position` taken into
 //!   the particles is left out of it, `world_pos` stays whole: its attitude has no particle
@@ -60,6 +61,8 @@ pub struct ToNanover<'a> {
     scales: Vec<(f64, String)>,
     particles: Vec<[f32; 3]>,
     particle_names: Vec<String>,
+    /// The source channel each particle's position came from (`body`, `3es/sphere`).
+    particle_types: Vec<String>,
     of_thing: HashMap<Thing, usize>,
     /// The instant being gathered.
     step: Option<i64>,
@@ -99,6 +102,7 @@ impl<'a> ToNanover<'a> {
             scales: Vec::new(),
             particles: Vec::new(),
             particle_names: Vec::new(),
+            particle_types: Vec::new(),
             of_thing: HashMap::new(),
             step: None,
             moved: false,
@@ -147,12 +151,15 @@ impl<'a> ToNanover<'a> {
     }
 
     /// The particle of `thing`, added (named `name`) when first met.
-    fn particle(&mut self, thing: Thing, name: impl FnOnce() -> String) -> usize {
+    /// The particle of `thing` (of source channel `kind`), added (named `name`) when first
+    /// met.
+    fn particle(&mut self, thing: Thing, kind: &str, name: impl FnOnce() -> String) -> usize {
         if let Some(&i) = self.of_thing.get(&thing) {
             return i;
         }
         self.particles.push([0.0; 3]);
         self.particle_names.push(name());
+        self.particle_types.push(kind.to_string());
         self.of_thing.insert(thing, self.particles.len() - 1);
         self.grew = true;
         self.particles.len() - 1
@@ -193,7 +200,7 @@ impl<'a> ToNanover<'a> {
             };
             let (scale, reason) = self.scale(record.channel);
             let thing = thing(record.channel, record.entity.as_ref(), &channel_name);
-            let i = self.particle(thing, || name);
+            let i = self.particle(thing, &channel_name, || name);
             self.particles[i] = position.map(|v| (v * scale) as f32);
             self.moved = true;
             self.loss.borrow_mut().add(&channel_name, &key, &reason);
@@ -203,7 +210,8 @@ impl<'a> ToNanover<'a> {
         }
         if let Some((owner, axis, v)) = flat {
             let (scale, reason) = self.scale(record.channel);
-            let i = self.particle(Thing::Named(Arc::from(owner.as_str())), || owner);
+            let kind = channel_name.clone();
+            let i = self.particle(Thing::Named(Arc::from(owner.as_str())), &kind, || owner);
             self.particles[i][axis] = (v * scale) as f32;
             self.moved = true;
             self.loss
@@ -252,6 +260,10 @@ impl<'a> ToNanover<'a> {
                 frame.values.push((
                     "particle.names".into(),
                     Value::Array(Array::flat(ArrayData::Str(self.particle_names.clone()))),
+                ));
+                frame.values.push((
+                    "particle.types".into(),
+                    Value::Array(Array::flat(ArrayData::Str(self.particle_types.clone()))),
                 ));
             }
             let flat: Vec<f32> = self.particles.iter().flatten().copied().collect();
