@@ -1,5 +1,33 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
+/// `impl Source` for a stage that reads `self.inner` (a source it owns): its header is its
+/// own `header` field (`own`: a mapping) or its source's (`inner`), and its findings,
+/// progress and facts are its source's.
+macro_rules! stage_source {
+    ($stage:ident, inner) => {
+        stage_source!(@impl $stage, self, { self.inner.header() });
+    };
+    ($stage:ident, own) => {
+        stage_source!(@impl $stage, self, { &self.header });
+    };
+    (@impl $stage:ident, $self:ident, $header:block) => {
+        impl $crate::formats::Source for $stage<'_> {
+            fn header(&$self) -> &$crate::model::Header {
+                $header
+            }
+            fn findings(&self) -> Vec<(&std::path::Path, &$crate::report::Findings)> {
+                self.inner.findings()
+            }
+            fn progress(&self) -> (u64, u64) {
+                self.inner.progress()
+            }
+            fn facts(&self) -> Vec<$crate::report::Fact> {
+                self.inner.facts()
+            }
+        }
+    };
+}
+
 pub mod batch;
 pub mod convert;
 pub mod diff;

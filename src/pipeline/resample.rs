@@ -10,13 +10,11 @@
 //! one set of values per channel and entity.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 
 use super::mapping::Tally;
 use super::LossHandle;
 use crate::formats::{ReadError, Source};
-use crate::model::{ChannelKind, Composition, Entity, Field, Header, Record, Value};
-use crate::report::{Fact, Findings};
+use crate::model::{ChannelKind, Composition, Entity, Field, Record, Value};
 
 const RESAMPLED: &str = "resampled: on the --resample grid, values held from the latest record";
 const MOVED: &str = "resampled: an event moved to the next tick of the --resample grid";
@@ -185,17 +183,4 @@ impl Iterator for Resample<'_> {
     }
 }
 
-impl Source for Resample<'_> {
-    fn header(&self) -> &Header {
-        self.inner.header()
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(Resample, inner);

@@ -6,7 +6,6 @@
 //! `particle.names` (`particle I` without). The frame's other keys stay in its channel.
 
 use std::collections::VecDeque;
-use std::path::Path;
 use std::sync::Arc;
 
 use crate::formats::{ReadError, Source};
@@ -15,7 +14,6 @@ use crate::model::{
     Value, MAPPED_FROM,
 };
 use crate::pipeline::LossHandle;
-use crate::report::{Fact, Findings};
 
 const PARTICLES: &str = "particle.positions";
 const PARTICLE_NAMES: &str = "particle.names";
@@ -129,17 +127,4 @@ impl Iterator for ToElodin<'_> {
     }
 }
 
-impl Source for ToElodin<'_> {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(ToElodin, own);

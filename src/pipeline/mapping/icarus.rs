@@ -18,7 +18,6 @@
 //! not in the schema.
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::path::Path;
 
 use super::Tally;
 use crate::formats::{ReadError, Source};
@@ -28,7 +27,6 @@ use crate::model::{
     QUATERNION_WXYZ,
 };
 use crate::pipeline::LossHandle;
-use crate::report::{Fact, Findings};
 
 const FLATTENED: &str = "flattened: one scalar signal per element (NAME_0, NAME_1, …)";
 const CLIPPED: &str = "an unsigned 64-bit number past int64's range: written as int64's largest";
@@ -387,20 +385,7 @@ impl Iterator for PerEntity<'_> {
     }
 }
 
-impl Source for PerEntity<'_> {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(PerEntity, own);
 
 #[cfg(test)]
 mod tests {

@@ -16,7 +16,6 @@
 //!   counterpart).
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::sync::Arc;
 
 use super::{flat_part, thing, thing_name, Part, Thing};
@@ -28,7 +27,6 @@ use crate::model::{
     MAPPED_FROM,
 };
 use crate::pipeline::LossHandle;
-use crate::report::{Fact, Findings};
 
 /// Prefix of the state keys of values that are not positions.
 pub const STATE_PREFIX: &str = "simrec.";
@@ -337,17 +335,4 @@ impl Iterator for ToNanover<'_> {
     }
 }
 
-impl Source for ToNanover<'_> {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(ToNanover, own);

@@ -13,7 +13,6 @@
 //! - Every other value has no 3es counterpart and is counted as lost.
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 
 use super::{flat_part, thing, Part, Tally, Thing};
 use crate::formats::tes::encode::DOUBLE_PRECISION;
@@ -23,7 +22,6 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
 use crate::pipeline::LossHandle;
-use crate::report::{Fact, Findings};
 
 const CONTROL: u32 = 0;
 const CATEGORY: u32 = 1;
@@ -561,17 +559,4 @@ impl Iterator for ToTes<'_> {
     }
 }
 
-impl Source for ToTes<'_> {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(ToTes, own);

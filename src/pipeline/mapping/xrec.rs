@@ -15,7 +15,6 @@
 //!   has the identity rotation, and scale [1, 1, 1].
 
 use std::collections::{HashMap, VecDeque};
-use std::path::Path;
 use std::sync::Arc;
 
 use super::{flat_part, thing, thing_name, Part, Thing};
@@ -25,7 +24,6 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
 use crate::pipeline::LossHandle;
-use crate::report::{Fact, Findings};
 
 /// The channel of Transform events: the first of the mapped header.
 const TRANSFORM: u32 = 0;
@@ -274,17 +272,4 @@ impl Iterator for ToXrec<'_> {
     }
 }
 
-impl Source for ToXrec<'_> {
-    fn header(&self) -> &Header {
-        &self.header
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-}
+stage_source!(ToXrec, own);
