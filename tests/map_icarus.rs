@@ -6,17 +6,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 
-use common::{any_fixture, run_in, s};
-
-fn cat(dir: &Path, path: &Path) -> Vec<Value> {
-    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
-    assert!([0, 3].contains(&run.code), "{}", run.stderr);
-    run.json_lines()
-}
+use common::{any_fixture, cat_json, run_in, s};
 
 /// Source records and output signal values by (signal channel, time).
 fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Value>) {
@@ -25,7 +18,7 @@ fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Valu
     let output = dir.path().join(out);
     run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
     run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
-    let signals = cat(dir.path(), &output)
+    let signals = cat_json(dir.path(), &output)
         .into_iter()
         .map(|r| {
             let value = r["values"]
@@ -41,7 +34,7 @@ fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Valu
             )
         })
         .collect();
-    (cat(dir.path(), &input), signals)
+    (cat_json(dir.path(), &input), signals)
 }
 
 #[test]

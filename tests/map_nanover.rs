@@ -6,11 +6,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 
-use common::{any_fixture, run_in, s};
+use common::{any_fixture, cat_json, run_in, s};
 
 /// Source fixtures of every family but NanoVer, each with what its positions are.
 const SOURCES: &[&str] = &[
@@ -21,14 +20,6 @@ const SOURCES: &[&str] = &[
     "tes/small_plain.3es",
     "xrec/session.xrec",
 ];
-
-/// Every record of `path`, as `simrec cat --format json` prints it (exit 3 where a NaN
-/// is printed as null: the Icarus fixtures hold some).
-fn cat(dir: &Path, path: &Path) -> Vec<Value> {
-    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
-    assert!([0, 3].contains(&run.code), "{}", run.stderr);
-    run.json_lines()
-}
 
 /// Numbers compare as f64 (NanoVer's containers may store 1250.0 as the integer 1250), or
 /// as f32 where a float32 was widened (the JSON of a float32 0.3 reads `0.3`, of its
@@ -138,13 +129,13 @@ fn check(source: &str, out: &str) -> BTreeMap<(String, String), u64> {
     }
     run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
 
-    let mut records = cat(dir.path(), &output);
+    let mut records = cat_json(dir.path(), &output);
     if out.ends_with(".traj") {
-        records.extend(cat(dir.path(), &output.with_extension("state")));
+        records.extend(cat_json(dir.path(), &output.with_extension("state")));
     }
     let written = instants(&records);
     let mut positions: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for r in cat(dir.path(), &input) {
+    for r in cat_json(dir.path(), &input) {
         // NanoVer keeps whole microseconds.
         let time = common::time_ns(&r) / 1000 * 1000;
         let channel = common::channel(&r).to_string();
@@ -262,7 +253,7 @@ fn particles_are_named_after_their_entities_and_counted_once() {
             ],
         )
         .expect_code(3);
-        let records = cat(dir.path(), &output);
+        let records = cat_json(dir.path(), &output);
         let frame_records: Vec<&Value> = records
             .iter()
             .filter(|r| common::channel(r) == "frame")

@@ -6,25 +6,9 @@
 
 mod common;
 
-use std::path::Path;
-
 use serde_json::Value;
 
-use common::{any_fixture, run_in, s};
-
-fn cat(dir: &Path, path: &Path) -> Vec<Value> {
-    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
-    assert!([0, 3].contains(&run.code), "{}", run.stderr);
-    run.json_lines()
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
+use common::{any_fixture, cat_json, numbers, run_in, s};
 
 /// The source's records and the XREC events converted from them.
 fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
@@ -33,7 +17,7 @@ fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
     let output = dir.path().join("out.xrec");
     run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(code);
     run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
-    (cat(dir.path(), &input), cat(dir.path(), &output))
+    (cat_json(dir.path(), &input), cat_json(dir.path(), &output))
 }
 
 /// The Transforms of `entity` at `time`.
@@ -156,9 +140,9 @@ fn nanover_particles_become_elodin_bodies() {
     )
     .expect_code(3);
     run_in(dir.path(), &["validate", s(&out)]).expect_code(0);
-    let first = &cat(dir.path(), &traj)[0];
+    let first = &cat_json(dir.path(), &traj)[0];
     let positions = first["values"]["particle.positions"].as_array().unwrap();
-    let bodies: Vec<Value> = cat(dir.path(), &out)
+    let bodies: Vec<Value> = cat_json(dir.path(), &out)
         .into_iter()
         .filter(|r| common::channel(r) == "particle" && common::time_ns(r) == 0)
         .collect();

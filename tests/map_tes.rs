@@ -6,11 +6,10 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use serde_json::Value;
 
-use common::{any_fixture, run_in, s};
+use common::{any_fixture, cat_json, numbers, run_in, s};
 
 const SOURCES: &[&str] = &[
     "nanover-legacy/small.traj",
@@ -21,20 +20,6 @@ const SOURCES: &[&str] = &[
     "icarus-hdf5/vulcan.h5",
     "xrec/session.xrec",
 ];
-
-fn cat(dir: &Path, path: &Path) -> Vec<Value> {
-    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
-    assert!([0, 3].contains(&run.code), "{}", run.stderr);
-    run.json_lines()
-}
-
-fn numbers(v: &Value) -> Vec<f64> {
-    v.as_array()
-        .unwrap()
-        .iter()
-        .map(|x| x.as_f64().unwrap())
-        .collect()
-}
 
 /// Equal, or one float32 apart (a float32 printed as its shortest decimal).
 fn close(a: f64, b: f64) -> bool {
@@ -102,9 +87,9 @@ fn check(source: &str) {
     .expect_code(3);
     let report: Value = serde_json::from_str(run.stdout.trim()).unwrap();
     run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
-    let (scenes, frame_starts) = scenes(&cat(dir.path(), &output));
+    let (scenes, frame_starts) = scenes(&cat_json(dir.path(), &output));
 
-    let source_records = cat(dir.path(), &input);
+    let source_records = cat_json(dir.path(), &input);
     let mut instants: Vec<i64> = source_records
         .iter()
         .map(|r| common::time_ns(r) / 1000)
@@ -215,7 +200,7 @@ fn nanover_bonds_are_lines_between_their_particles() {
     let input = any_fixture("nanover-legacy/small.traj");
     let output = dir.path().join("out.3es");
     run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
-    let source = cat(dir.path(), &input);
+    let source = cat_json(dir.path(), &input);
     let bonds = source
         .iter()
         .find_map(|r| r["values"].get("bond.pairs"))
@@ -231,7 +216,7 @@ fn nanover_bonds_are_lines_between_their_particles() {
         .iter()
         .map(numbers)
         .collect();
-    let records = cat(dir.path(), &output);
+    let records = cat_json(dir.path(), &output);
     let at_t: Vec<&Value> = records.iter().filter(|r| common::time_ns(r) == t).collect();
     let lines = at_t
         .iter()
@@ -275,7 +260,7 @@ fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_chan
             ],
         )
         .expect_code(3);
-        let records = cat(dir.path(), &output);
+        let records = cat_json(dir.path(), &output);
         let of = |channel: &str, message: &str| {
             records
                 .iter()
@@ -306,7 +291,7 @@ fn a_fixed_frame_rate_makes_frames_of_one_length() {
         &["convert", s(&input), s(&output), "--frame-rate", "30", "-q"],
     )
     .expect_code(3);
-    let frames: Vec<u64> = cat(dir.path(), &output)
+    let frames: Vec<u64> = cat_json(dir.path(), &output)
         .iter()
         .filter(|r| r["values"]["message"] == "Frame")
         .map(|r| r["values"]["value32"].as_u64().unwrap())

@@ -38,6 +38,7 @@ pub mod mapping;
 pub mod merge;
 pub mod ordered;
 pub mod plot;
+pub mod queued;
 pub mod recover;
 pub mod resample;
 pub mod run;

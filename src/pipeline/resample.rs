@@ -9,12 +9,13 @@
 //! tick at or after it. Records whose time is not a tick are counted as resampled. Memory:
 //! one set of values per channel and entity.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::mapping::Tally;
 use super::LossHandle;
 use crate::formats::{ReadError, Source};
 use crate::model::{ChannelKind, Composition, Entity, Field, Record, Value};
+use crate::pipeline::queued::{next_queued, Queue, Queued};
 
 const RESAMPLED: &str = "resampled: on the --resample grid, values held from the latest record";
 const MOVED: &str = "resampled: an event moved to the next tick of the --resample grid";
@@ -37,10 +38,9 @@ pub struct Resample<'a> {
     tick: Option<i64>,
     ticks: i64,
     last_time: i64,
-    out: VecDeque<Record>,
+    queue: Queue,
     tally: (Tally, Tally),
     loss: LossHandle,
-    finished: bool,
 }
 
 impl<'a> Resample<'a> {
@@ -55,10 +55,9 @@ impl<'a> Resample<'a> {
             tick: None,
             ticks: 0,
             last_time: 0,
-            out: VecDeque::new(),
+            queue: Queue::default(),
             tally: (Tally::default(), Tally::default()),
             loss,
-            finished: false,
         }
     }
 
@@ -69,17 +68,17 @@ impl<'a> Resample<'a> {
             r.entity = h.entity.clone();
             r.frame = Some(self.ticks);
             r.values = h.values.clone();
-            self.out.push_back(r);
+            self.queue.out.push_back(r);
         }
         for mut e in self.events.drain(..) {
             e.time = at;
             e.raw = None;
-            self.out.push_back(e);
+            self.queue.out.push_back(e);
         }
         self.ticks += 1;
     }
 
-    fn take(&mut self, record: Record) {
+    fn gather(&mut self, record: Record) {
         let header = self.inner.header();
         let Some(channel) = header.channels.get(record.channel as usize) else {
             return;
@@ -127,59 +126,49 @@ impl<'a> Resample<'a> {
     }
 }
 
+impl Queued for Resample<'_> {
+    fn queue(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+    fn pull(&mut self) -> Option<Result<Record, ReadError>> {
+        self.inner.next()
+    }
+    fn take(&mut self, record: Record) {
+        let step = self.step;
+        // The first tick at or after the first record.
+        let first = record.time.div_euclid(step) * step;
+        let first = first + if first == record.time { 0 } else { step };
+        let mut tick = *self.tick.get_or_insert(first);
+        while tick < record.time {
+            self.write_tick(tick);
+            tick += step;
+        }
+        self.tick = Some(tick);
+        self.last_time = self.last_time.max(record.time);
+        self.gather(record);
+    }
+    fn end(&mut self) {
+        // Up to the first tick at or after the last record.
+        if let Some(mut tick) = self.tick {
+            loop {
+                self.write_tick(tick);
+                if tick >= self.last_time {
+                    break;
+                }
+                tick += self.step;
+            }
+        }
+        let header = self.inner.header();
+        self.tally.0.report(header, RESAMPLED, &self.loss);
+        self.tally.1.report(header, MOVED, &self.loss);
+    }
+}
+
 impl Iterator for Resample<'_> {
     type Item = Result<Record, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(r) = self.out.pop_front() {
-                return Some(Ok(r));
-            }
-            if self.finished {
-                return None;
-            }
-            match self.inner.next() {
-                Some(Ok(record)) => {
-                    let step = self.step;
-                    // The first tick at or after the first record.
-                    let mut tick = *self.tick.get_or_insert(
-                        record.time.div_euclid(step) * step
-                            + if record.time.rem_euclid(step) == 0 {
-                                0
-                            } else {
-                                step
-                            },
-                    );
-                    while tick < record.time {
-                        self.write_tick(tick);
-                        tick += step;
-                    }
-                    self.tick = Some(tick);
-                    self.last_time = self.last_time.max(record.time);
-                    self.take(record);
-                }
-                Some(Err(e)) => {
-                    self.finished = true;
-                    return Some(Err(e));
-                }
-                None => {
-                    // Up to the first tick at or after the last record.
-                    if let Some(mut tick) = self.tick {
-                        loop {
-                            self.write_tick(tick);
-                            if tick >= self.last_time {
-                                break;
-                            }
-                            tick += self.step;
-                        }
-                    }
-                    self.finished = true;
-                    let header = self.inner.header();
-                    self.tally.0.report(header, RESAMPLED, &self.loss);
-                    self.tally.1.report(header, MOVED, &self.loss);
-                }
-            }
-        }
+        next_queued(self)
     }
 }
 

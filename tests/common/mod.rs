@@ -361,3 +361,20 @@ pub fn icarec_with_partial_last_frame(dir: &Path) -> PathBuf {
     std::fs::write(rec.join("dynamic_signals.bin"), &dynamic).unwrap();
     rec
 }
+
+/// Every record of `path` as `simrec cat --format json` prints it (exit 3 allowed: a NaN is
+/// printed as null and counted).
+pub fn cat_json(dir: &Path, path: &Path) -> Vec<Value> {
+    let run = run_in(dir, &["cat", "--format", "json", s(path)]);
+    assert!([0, 3].contains(&run.code), "{}", run.stderr);
+    run.json_lines()
+}
+
+/// A JSON array of numbers.
+pub fn numbers(v: &Value) -> Vec<f64> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_f64().unwrap())
+        .collect()
+}

@@ -15,7 +15,7 @@
 //!   the particles is left out of it, `world_pos` stays whole: its attitude has no particle
 //!   counterpart).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{flat_part, thing, thing_name, Part, Thing};
@@ -26,6 +26,7 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Field, Header, Record, Value,
     MAPPED_FROM,
 };
+use crate::pipeline::queued::{next_queued, Queue, Queued};
 use crate::pipeline::LossHandle;
 
 /// Prefix of the state keys of values that are not positions.
@@ -71,9 +72,8 @@ pub struct ToNanover<'a> {
     frames: i64,
     /// Instants written: the group of each one's frame and state update.
     instants: u64,
-    out: VecDeque<Record>,
+    queue: Queue,
     loss: LossHandle,
-    finished: bool,
 }
 
 impl<'a> ToNanover<'a> {
@@ -109,9 +109,8 @@ impl<'a> ToNanover<'a> {
             state_index: HashMap::new(),
             frames: 0,
             instants: 0,
-            out: VecDeque::new(),
+            queue: Queue::default(),
             loss,
-            finished: false,
         }
     }
 
@@ -164,7 +163,7 @@ impl<'a> ToNanover<'a> {
     }
 
     /// Takes one source record into the instant being gathered.
-    fn take(&mut self, record: Record) {
+    fn gather(&mut self, record: Record) {
         let channel_name = self
             .inner
             .header()
@@ -235,7 +234,7 @@ impl<'a> ToNanover<'a> {
             state.group = group;
             state.values = std::mem::take(&mut self.state);
             self.state_index.clear();
-            self.out.push_back(state);
+            self.queue.out.push_back(state);
         }
     }
 
@@ -269,7 +268,7 @@ impl<'a> ToNanover<'a> {
                 .map(Value::Array)
                 .unwrap_or(Value::Null);
             frame.values.push(("particle.positions".into(), positions));
-            self.out.push_back(frame);
+            self.queue.out.push_back(frame);
         }
         self.flush_state(group);
         self.moved = false;
@@ -302,36 +301,31 @@ fn state_key(channel: &str, entity: Option<&Entity>, names: &HashMap<u64, String
     key
 }
 
+impl Queued for ToNanover<'_> {
+    fn queue(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+    fn pull(&mut self) -> Option<Result<Record, ReadError>> {
+        self.inner.next()
+    }
+    fn take(&mut self, record: Record) {
+        if self.step != Some(record.time) {
+            self.flush();
+            self.step = Some(record.time);
+        }
+        self.gather(record);
+    }
+    fn end(&mut self) {
+        self.flush();
+        self.step = None;
+    }
+}
+
 impl Iterator for ToNanover<'_> {
     type Item = Result<Record, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(record) = self.out.pop_front() {
-                return Some(Ok(record));
-            }
-            if self.finished {
-                return None;
-            }
-            match self.inner.next() {
-                Some(Ok(record)) => {
-                    if self.step != Some(record.time) {
-                        self.flush();
-                        self.step = Some(record.time);
-                    }
-                    self.take(record);
-                }
-                Some(Err(e)) => {
-                    self.finished = true;
-                    return Some(Err(e));
-                }
-                None => {
-                    self.flush();
-                    self.step = None;
-                    self.finished = true;
-                }
-            }
-        }
+        next_queued(self)
     }
 }
 

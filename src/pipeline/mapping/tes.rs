@@ -12,7 +12,7 @@
 //!   lasting until the next; a source starting after 0 begins with an empty frame.
 //! - Every other value has no 3es counterpart and is counted as lost.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::{flat_part, thing, Part, Tally, Thing};
 use crate::formats::tes::encode::DOUBLE_PRECISION;
@@ -21,6 +21,7 @@ use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
+use crate::pipeline::queued::{next_queued, Queue, Queued};
 use crate::pipeline::LossHandle;
 
 const CONTROL: u32 = 0;
@@ -105,11 +106,10 @@ pub struct ToTes<'a> {
     cloud: Option<Vec<f32>>,
     /// NanoVer's bonds, as last given.
     bonds: Vec<(u32, u32)>,
-    out: VecDeque<Record>,
+    queue: Queue,
     /// Values with no 3es counterpart ([`DROPPED`]).
     dropped: Tally,
     loss: LossHandle,
-    finished: bool,
 }
 
 impl<'a> ToTes<'a> {
@@ -149,10 +149,9 @@ impl<'a> ToTes<'a> {
             step: None,
             cloud: None,
             bonds: Vec::new(),
-            out: VecDeque::new(),
+            queue: Queue::default(),
             dropped: Tally::default(),
             loss,
-            finished: false,
         }
     }
 
@@ -188,7 +187,7 @@ impl<'a> ToTes<'a> {
             if !ends.is_empty() {
                 parts.extend(mesh(time, LINES, &ends));
             }
-            self.out.extend(parts);
+            self.queue.out.extend(parts);
         }
         let length = match next {
             Some(next) => (next - step) as u64 / TIME_UNIT_US,
@@ -208,7 +207,7 @@ impl<'a> ToTes<'a> {
             "Frame",
             vec![("value32", Value::UInt(value32 as u64))],
         );
-        self.out.push_back(frame);
+        self.queue.out.push_back(frame);
     }
 
     /// The name of source channel `c`.
@@ -221,7 +220,7 @@ impl<'a> ToTes<'a> {
     }
 
     /// Takes one source record into the instant being gathered.
-    fn take(&mut self, record: Record) {
+    fn gather(&mut self, record: Record) {
         self.follow_channels();
         let c = record.channel as usize;
         let channel = self.header_name(record.channel);
@@ -410,7 +409,7 @@ impl<'a> ToTes<'a> {
                     .channels
                     .get(c)
                     .map_or_else(|| format!("channel {c}"), |ch| ch.name.clone());
-                self.out.push_back(message(
+                self.queue.out.push_back(message(
                     time,
                     CATEGORY,
                     "Name",
@@ -424,7 +423,7 @@ impl<'a> ToTes<'a> {
             }
             let mut record = message(time, kind, name, values);
             record.entity = Some(Entity::Id(id as u64));
-            self.out.push_back(record);
+            self.queue.out.push_back(record);
         }
     }
 }
@@ -503,59 +502,54 @@ fn is_f64(value: &Value) -> bool {
     ) || matches!(value, Value::List(items) if items.iter().any(|v| matches!(v, Value::Float(_))))
 }
 
+impl Queued for ToTes<'_> {
+    fn queue(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+    fn pull(&mut self) -> Option<Result<Record, ReadError>> {
+        self.inner.next()
+    }
+    fn take(&mut self, record: Record) {
+        let us = record.time.div_euclid(1000);
+        match self.step {
+            Some(step) if step == us => {}
+            Some(step) if us < step => {
+                // 3es time only moves on (frames have durations): a record from before the
+                // instant is shown in it.
+                let channel = self.header_name(record.channel);
+                self.loss.borrow_mut().add(
+                    &channel,
+                    "time",
+                    "earlier than the record before it: shown in that record's frame",
+                );
+            }
+            Some(_) => {
+                self.end_instant(Some(us));
+                self.step = Some(us);
+            }
+            None => {
+                if us > 0 {
+                    // An empty first frame up to the source's first instant.
+                    self.step = Some(0);
+                    self.end_instant(Some(us));
+                }
+                self.step = Some(us);
+            }
+        }
+        self.gather(record);
+    }
+    fn end(&mut self) {
+        self.end_instant(None);
+        let header = self.inner.header();
+        self.dropped.report(header, DROPPED, &self.loss);
+    }
+}
+
 impl Iterator for ToTes<'_> {
     type Item = Result<Record, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(record) = self.out.pop_front() {
-                return Some(Ok(record));
-            }
-            if self.finished {
-                return None;
-            }
-            match self.inner.next() {
-                Some(Ok(record)) => {
-                    let us = record.time.div_euclid(1000);
-                    match self.step {
-                        Some(step) if step == us => {}
-                        Some(step) if us < step => {
-                            // 3es time only moves on (frames have durations): a record from
-                            // before the instant is shown in it.
-                            let channel = self.header_name(record.channel);
-                            self.loss.borrow_mut().add(
-                                &channel,
-                                "time",
-                                "earlier than the record before it: shown in that record's frame",
-                            );
-                        }
-                        Some(_) => {
-                            self.end_instant(Some(us));
-                            self.step = Some(us);
-                        }
-                        None => {
-                            if us > 0 {
-                                // An empty first frame up to the source's first instant.
-                                self.step = Some(0);
-                                self.end_instant(Some(us));
-                            }
-                            self.step = Some(us);
-                        }
-                    }
-                    self.take(record);
-                }
-                Some(Err(e)) => {
-                    self.finished = true;
-                    return Some(Err(e));
-                }
-                None => {
-                    self.end_instant(None);
-                    self.finished = true;
-                    let header = self.inner.header();
-                    self.dropped.report(header, DROPPED, &self.loss);
-                }
-            }
-        }
+        next_queued(self)
     }
 }
 

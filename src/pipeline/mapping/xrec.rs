@@ -14,7 +14,7 @@
 //! - Positions keep the source's axes and units (metres); a Transform without an attitude
 //!   has the identity rotation, and scale [1, 1, 1].
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::{flat_part, thing, thing_name, Part, Thing};
@@ -23,6 +23,7 @@ use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
+use crate::pipeline::queued::{next_queued, Queue, Queued};
 use crate::pipeline::LossHandle;
 
 /// The channel of Transform events: the first of the mapped header.
@@ -53,9 +54,8 @@ pub struct ToXrec<'a> {
     /// The instant being gathered, and the frame value of its first record.
     step: Option<i64>,
     step_frame: Option<i64>,
-    out: VecDeque<Record>,
+    queue: Queue,
     loss: LossHandle,
-    finished: bool,
 }
 
 impl<'a> ToXrec<'a> {
@@ -82,9 +82,8 @@ impl<'a> ToXrec<'a> {
             particle_names: Vec::new(),
             step: None,
             step_frame: None,
-            out: VecDeque::new(),
+            queue: Queue::default(),
             loss,
-            finished: false,
         };
         mapped.follow_channels();
         mapped
@@ -119,11 +118,11 @@ impl<'a> ToXrec<'a> {
         for (key, placed) in std::mem::take(&mut self.gathered) {
             self.last.insert(key, (placed.position, placed.rotation));
             let r = self.transform(time, self.step_frame, &placed);
-            self.out.push_back(r);
+            self.queue.out.push_back(r);
         }
     }
 
-    fn take(&mut self, mut record: Record) {
+    fn gather(&mut self, mut record: Record) {
         self.follow_channels();
         let c = record.channel as usize;
         let channel = self
@@ -185,7 +184,7 @@ impl<'a> ToXrec<'a> {
                 scale: record.get("scale").and_then(fixed::<3>),
             };
             let r = self.transform(record.time, record.frame, &placed);
-            self.out.push_back(r);
+            self.queue.out.push_back(r);
             let taken = |k: &str| {
                 k == WORLD_POS
                     || k == POSITION
@@ -199,7 +198,7 @@ impl<'a> ToXrec<'a> {
         if !record.values.is_empty() {
             record.channel += 1;
             record.raw = None;
-            self.out.push_back(record);
+            self.queue.out.push_back(record);
         }
     }
 
@@ -234,8 +233,28 @@ impl<'a> ToXrec<'a> {
                 scale: None,
             };
             let r = self.transform(record.time, record.frame, &placed);
-            self.out.push_back(r);
+            self.queue.out.push_back(r);
         }
+    }
+}
+
+impl Queued for ToXrec<'_> {
+    fn queue(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+    fn pull(&mut self) -> Option<Result<Record, ReadError>> {
+        self.inner.next()
+    }
+    fn take(&mut self, record: Record) {
+        if self.step != Some(record.time) {
+            self.end_instant();
+            self.step = Some(record.time);
+            self.step_frame = record.frame;
+        }
+        self.gather(record);
+    }
+    fn end(&mut self) {
+        self.end_instant();
     }
 }
 
@@ -243,32 +262,7 @@ impl Iterator for ToXrec<'_> {
     type Item = Result<Record, ReadError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(record) = self.out.pop_front() {
-                return Some(Ok(record));
-            }
-            if self.finished {
-                return None;
-            }
-            match self.inner.next() {
-                Some(Ok(record)) => {
-                    if self.step != Some(record.time) {
-                        self.end_instant();
-                        self.step = Some(record.time);
-                        self.step_frame = record.frame;
-                    }
-                    self.take(record);
-                }
-                Some(Err(e)) => {
-                    self.finished = true;
-                    return Some(Err(e));
-                }
-                None => {
-                    self.end_instant();
-                    self.finished = true;
-                }
-            }
-        }
+        next_queued(self)
     }
 }
 
