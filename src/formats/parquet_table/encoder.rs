@@ -437,17 +437,22 @@ impl Columns {
                     return Err(e.clone());
                 }
                 state.open().map_or((0, 0), |g| {
-                    let bytes = g.slots.iter().map(|s| s.bytes).sum::<usize>();
-                    // The batches not encoded yet count at the group's encoded size per row.
-                    let encoded = g.slots.iter().map(|s| s.done).min().unwrap_or(0);
-                    let waiting: usize = (g.batches.iter())
-                        .skip(encoded.saturating_sub(g.first))
-                        .map(RecordBatch::num_rows)
+                    // Each column's batches not encoded yet count at that column's encoded
+                    // size per row: columns run ahead of each other, and one rate for all
+                    // (the slowest column's rows against every column's bytes) closed a
+                    // group early whenever the threads were unevenly scheduled.
+                    let projected = (g.slots.iter())
+                        .map(|s| {
+                            let waiting: usize = (g.batches.iter())
+                                .skip(s.done.saturating_sub(g.first))
+                                .map(RecordBatch::num_rows)
+                                .sum();
+                            match g.rows - waiting {
+                                0 => s.bytes,
+                                n => s.bytes + s.bytes / n * waiting,
+                            }
+                        })
                         .sum();
-                    let projected = match g.rows - waiting {
-                        0 => bytes,
-                        n => bytes + bytes / n * waiting,
-                    };
                     (g.rows, projected)
                 })
             };

@@ -19,11 +19,11 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use super::Tally;
+use super::{mapped_header, Tally};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_names, WORLD_POS};
 use crate::model::{
-    Array, ArrayData, Channel, DType, Entity, Field, FieldSpec, Header, Record, Value, MAPPED_FROM,
+    Array, ArrayData, Channel, DType, Entity, Field, FieldSpec, Header, Record, Value,
     QUATERNION_WXYZ,
 };
 use crate::pipeline::LossHandle;
@@ -60,11 +60,7 @@ pub struct PerEntity<'a> {
 impl<'a> PerEntity<'a> {
     pub fn new(inner: Box<dyn Source + 'a>, loss: LossHandle) -> PerEntity<'a> {
         let source = inner.header();
-        let mut header = source.clone();
-        header.channels.clear();
-        header
-            .metadata
-            .insert(MAPPED_FROM.into(), source.format.clone().into());
+        let header = mapped_header(source);
         let mut mapped = PerEntity {
             names: entity_names(source),
             inner,

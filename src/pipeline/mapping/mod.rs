@@ -19,7 +19,7 @@ use crate::formats::{Family, Format, Source};
 use std::collections::HashMap;
 
 use crate::model::pose::{entity_name, number};
-use crate::model::{Entity, Header, Record};
+use crate::model::{Entity, Header, Record, MAPPED_FROM};
 
 use super::ordered::InTimeOrder;
 use super::resample::Resample;
@@ -62,6 +62,17 @@ pub fn adapt<'a>(
         }
         Some(Family::Elodin) | None => source,
     }
+}
+
+/// The header of a stage that maps `source` into another family's channels: its format,
+/// origin and metadata, with [`MAPPED_FROM`] naming the source's format, and no channels.
+pub fn mapped_header(source: &Header) -> Header {
+    let mut header = source.clone();
+    header.channels.clear();
+    header
+        .metadata
+        .insert(MAPPED_FROM.into(), source.format.clone().into());
+    header
 }
 
 /// Records counted per source channel and field for one loss reason, without a lookup in

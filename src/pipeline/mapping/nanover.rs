@@ -18,13 +18,12 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{flat_part, thing, thing_name, Part, Thing};
+use super::{flat_part, mapped_header, thing, thing_name, Part, Thing};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_name, entity_names, fixed, POSITION, WORLD_POS};
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Field, Header, Record, Value,
-    MAPPED_FROM,
 };
 use crate::pipeline::queued::{next_queued, Queue, Queued};
 use crate::pipeline::LossHandle;
@@ -79,12 +78,7 @@ pub struct ToNanover<'a> {
 impl<'a> ToNanover<'a> {
     pub fn new(inner: Box<dyn Source + 'a>, loss: LossHandle) -> ToNanover<'a> {
         let source = inner.header();
-        let mut header = Header::new(source.format.clone(), source.format_version.clone());
-        header.origin = source.origin.clone();
-        header.metadata = source.metadata.clone();
-        header
-            .metadata
-            .insert(MAPPED_FROM.into(), source.format.clone().into());
+        let mut header = mapped_header(source);
         let mut frame = Channel::new("frame", ChannelKind::Signals, Composition::FrameDelta);
         frame.fields = frame_fields();
         header.add_channel(frame);

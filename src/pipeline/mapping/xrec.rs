@@ -17,11 +17,11 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{flat_part, thing, thing_name, Part, Thing};
+use super::{flat_part, mapped_header, thing, thing_name, Part, Thing};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{
-    Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
+    Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value,
 };
 use crate::pipeline::queued::{next_queued, Queue, Queued};
 use crate::pipeline::LossHandle;
@@ -61,12 +61,7 @@ pub struct ToXrec<'a> {
 impl<'a> ToXrec<'a> {
     pub fn new(inner: Box<dyn Source + 'a>, loss: LossHandle) -> ToXrec<'a> {
         let source = inner.header();
-        let mut header = Header::new(source.format.clone(), source.format_version.clone());
-        header.origin = source.origin.clone();
-        header.metadata = source.metadata.clone();
-        header
-            .metadata
-            .insert(MAPPED_FROM.into(), source.format.clone().into());
+        let mut header = mapped_header(source);
         header.add_channel(Channel::new(
             TRANSFORM_NAME,
             ChannelKind::Events,
