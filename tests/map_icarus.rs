@@ -109,3 +109,32 @@ fn each_3es_shape_is_a_component_of_its_own() {
     }
     assert_eq!(checked, 150);
 }
+
+#[test]
+fn xrec_objects_met_after_the_first_instant_are_components_too() {
+    // session.xrec's tracked objects `cube` and `head` first move at 0.5 s, after the
+    // session's first events at 0 s.
+    for out in ["out.icarec", "out.icarec.tar", "out.h5"] {
+        let (source, signals) = convert("xrec/session.xrec", out);
+        let mut checked = 0;
+        for r in source
+            .iter()
+            .filter(|r| common::channel(r) == "xrec.Transform")
+        {
+            let (entity, t) = (r["entity"].as_str().unwrap(), common::time_ns(r));
+            let name = format!("{entity}.xrec.Transform.position");
+            let got = match signals.get(&(name.clone(), t)) {
+                Some(v) => v.clone(),
+                None => Value::Array(
+                    ["x", "y", "z"]
+                        .iter()
+                        .map(|c| signals[&(format!("{name}.{c}"), t)].clone())
+                        .collect(),
+                ),
+            };
+            assert_eq!(got, r["values"]["position"], "{out}: {name} at {t}");
+            checked += 1;
+        }
+        assert_eq!(checked, 8, "{out}");
+    }
+}

@@ -52,7 +52,7 @@ fn typed(value: &Value) -> Option<(DType, Vec<usize>)> {
 
 /// Fills in `channel`'s specs from one record's values: a field it lacks is added, a field
 /// without type or shape takes the value's. The first value seen decides.
-fn learn(channel: &mut Channel, record: &Record) {
+pub(crate) fn learn(channel: &mut Channel, record: &Record) {
     for (key, value) in &record.values {
         let Some((dtype, shape)) = typed(value) else {
             continue;

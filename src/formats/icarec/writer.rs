@@ -9,8 +9,9 @@
 //! byte for byte, time included. Otherwise signals are laid out contiguously in order with
 //! canonical sizes.
 
+use std::collections::HashSet;
 use std::fs::{self, File};
-use std::io::{BufWriter, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Map, Value as Json};
@@ -24,7 +25,9 @@ use super::{metadata, ustar, HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::icarus_common::{entity_and_field, Kind, SignalType};
 use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, Entity, Epoch, Header, Nanos, Record, Value, QUATERNION_WXYZ};
+use crate::model::{
+    Channel, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value, MAPPED_FROM, QUATERNION_WXYZ,
+};
 
 /// Writer setting: the form, `dir` or `tar` (`--icarec-form`); by default the output's
 /// name decides (`NAME.icarec.tar` is the single-file form).
@@ -35,6 +38,9 @@ pub const FORMS: &[&str] = &["dir", "tar"];
 const SCHEMA_VERSION: &str = "1.0.0";
 /// The Icarus version the profile describes (spec: Icarus 0.6.0).
 const ICARUS_VERSION: &str = "0.6.0";
+
+/// The loss reason of a dynamic signal's frames before its first value.
+const NO_VALUE_YET: &str = "no value before its first record: written as 0";
 
 /// Most gap bytes a source layout may have in a block for the writer to keep it.
 const MAX_KEPT_GAP: u64 = 1 << 20;
@@ -82,6 +88,13 @@ enum Out {
         dynamic_header_at: u64,
         mtime: u64,
     },
+    /// The tar form of a layout that may grow: the frames go to a scratch file, and the
+    /// members are written at the end.
+    TarAtEnd {
+        dest: SeekableDestination,
+        frames: BufWriter<File>,
+        mtime: u64,
+    },
 }
 
 /// The frame being assembled.
@@ -99,6 +112,14 @@ pub struct IcarecWriter {
     target: PathBuf,
     plans: Vec<ChannelPlan>,
     signals: Vec<Planned>,
+    /// The signals' names, taken.
+    names: HashSet<String>,
+    /// `schema.json`'s object without its signals, for a layout that may grow: rendered at
+    /// the end with the signals laid out by then.
+    schema: Map<String, Json>,
+    /// The dynamic block's size from each frame on: signals added after the first frame
+    /// widen it, and the frames before are widened at the end.
+    layouts: Vec<(u64, usize)>,
     dynamic_block: Vec<u8>,
     static_block: Vec<u8>,
     static_from_raw: bool,
@@ -170,6 +191,117 @@ fn now() -> String {
     crate::model::iso8601(secs * 1_000_000_000, Some(0))
 }
 
+/// The signals of `channel`'s fields, added to `signals` (offsets not yet set), and where
+/// each field goes. `late` is why a static field has no place (the static block is laid out),
+/// for a channel announced after the first frame.
+fn plan_channel(
+    channel: &Channel,
+    signals: &mut Vec<Planned>,
+    names: &mut HashSet<String>,
+    late: Option<&str>,
+) -> ChannelPlan {
+    let mut plan = ChannelPlan {
+        name: channel.name.clone(),
+        ..ChannelPlan::default()
+    };
+    for spec in &channel.fields {
+        let target = match (SignalType::of_field(spec), late) {
+            (None, _) => Target::Dropped(why_dropped(spec)),
+            (Some(_), Some(why)) if spec.is_static => Target::Dropped(why.into()),
+            (Some(ty), _) => {
+                let name = signal_name(channel, &spec.name);
+                if names.insert(name.clone()) {
+                    signals.push(planned(name, ty, spec, &channel.name));
+                    Target::Signal(signals.len() - 1)
+                } else {
+                    Target::Dropped(format!("signal name {name:?} is already taken"))
+                }
+            }
+        };
+        plan.fields.push((spec.name.clone(), target));
+    }
+    plan
+}
+
+fn planned(name: String, ty: SignalType, spec: &FieldSpec, channel: &str) -> Planned {
+    Planned {
+        signal: Signal {
+            name,
+            ty,
+            units: spec.unit.clone(),
+            lifecycle: if spec.is_static {
+                Lifecycle::Static
+            } else {
+                Lifecycle::Dynamic
+            },
+            offset: 0,
+            size: ty.size() as u64,
+            // A Quat is scalar first by its type: the schema does not say so again.
+            semantic: spec
+                .semantic
+                .clone()
+                .filter(|sem| !(ty.kind == Kind::Quat && sem == QUATERNION_WXYZ)),
+        },
+        channel: channel.to_string(),
+        field: spec.name.clone(),
+        seen: false,
+    }
+}
+
+/// A signal's object in `schema.json`: the source's (`source`) with what simrec sets.
+fn signal_object(s: &Signal, source: Option<&Map<String, Json>>) -> Json {
+    let mut o = source.cloned().unwrap_or_default();
+    let had_units = o.contains_key("units") || o.contains_key("unit");
+    o.remove("unit");
+    o.insert("name".into(), json!(s.name));
+    o.insert("type".into(), json!(s.ty.to_string()));
+    if s.units.is_some() || had_units {
+        o.insert("units".into(), json!(s.units));
+    }
+    o.insert("lifecycle".into(), json!(s.lifecycle.name()));
+    o.insert("offset".into(), json!(s.offset));
+    o.insert("size".into(), json!(s.size));
+    if let Some(sem) = &s.semantic {
+        o.insert("semantic".into(), json!(sem));
+    }
+    Json::Object(o)
+}
+
+/// `schema.json`'s bytes.
+fn render(schema: &Map<String, Json>) -> Result<Vec<u8>, WriteError> {
+    let mut b =
+        serde_json::to_vec_pretty(schema).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+/// Copies `frames` frames written with the blocks of `layouts` (first frame, block size;
+/// in order) as frames of `width`-byte blocks: a signal added later has zeros before, as a
+/// signal has before its first value. Returns the bytes written and their SHA-256.
+fn widen(
+    from: impl Read,
+    to: &mut dyn Write,
+    layouts: &[(u64, usize)],
+    frames: u64,
+    width: usize,
+) -> io::Result<(u64, Sha256)> {
+    let mut from = BufReader::with_capacity(1 << 20, from);
+    let mut hasher = Sha256::new();
+    let mut frame = vec![0u8; 8 + width];
+    let mut bytes = 0;
+    for (i, &(first, size)) in layouts.iter().enumerate() {
+        let end = layouts.get(i + 1).map_or(frames, |next| next.0);
+        frame[8 + size..].fill(0);
+        for _ in first..end {
+            from.read_exact(&mut frame[..8 + size])?;
+            hasher.update(&frame);
+            to.write_all(&frame)?;
+            bytes += frame.len() as u64;
+        }
+    }
+    Ok((bytes, hasher))
+}
+
 impl IcarecWriter {
     pub fn create(
         target: &Path,
@@ -190,51 +322,13 @@ impl IcarecWriter {
             .unwrap_or_default();
 
         // Signals from the declared fields, in channel order.
-        let mut plans = Vec::with_capacity(header.channels.len());
         let mut signals: Vec<Planned> = Vec::new();
-        for channel in &header.channels {
-            let mut plan = ChannelPlan {
-                name: channel.name.clone(),
-                ..ChannelPlan::default()
-            };
-            for spec in &channel.fields {
-                let target = match SignalType::of_field(spec) {
-                    None => Target::Dropped(why_dropped(spec)),
-                    Some(ty) => {
-                        let name = signal_name(channel, &spec.name);
-                        if signals.iter().any(|s| s.signal.name == name) {
-                            Target::Dropped(format!("signal name {name:?} is already taken"))
-                        } else {
-                            signals.push(Planned {
-                                signal: Signal {
-                                    name,
-                                    ty,
-                                    units: spec.unit.clone(),
-                                    lifecycle: if spec.is_static {
-                                        Lifecycle::Static
-                                    } else {
-                                        Lifecycle::Dynamic
-                                    },
-                                    offset: 0,
-                                    size: ty.size() as u64,
-                                    // A Quat is scalar first by its type: the schema
-                                    // does not say so again.
-                                    semantic: spec.semantic.clone().filter(|sem| {
-                                        !(ty.kind == Kind::Quat && sem == QUATERNION_WXYZ)
-                                    }),
-                                },
-                                channel: channel.name.clone(),
-                                field: spec.name.clone(),
-                                seen: false,
-                            });
-                            Target::Signal(signals.len() - 1)
-                        }
-                    }
-                };
-                plan.fields.push((spec.name.clone(), target));
-            }
-            plans.push(plan);
-        }
+        let mut names = HashSet::new();
+        let plans: Vec<ChannelPlan> = header
+            .channels
+            .iter()
+            .map(|c| plan_channel(c, &mut signals, &mut names, None))
+            .collect();
 
         // The source's layout when every one of its signals arrives as it was; else
         // contiguous offsets in signal order with canonical sizes.
@@ -302,27 +396,11 @@ impl IcarecWriter {
         let signal_objects: Vec<Json> = signals
             .iter()
             .map(|p| {
-                let s = &p.signal;
-                let mut o = source_signals
+                let source = source_signals
                     .iter()
-                    .find(|j| j.get("name").and_then(Json::as_str) == Some(&s.name))
-                    .and_then(Json::as_object)
-                    .cloned()
-                    .unwrap_or_default();
-                let had_units = o.contains_key("units") || o.contains_key("unit");
-                o.remove("unit");
-                o.insert("name".into(), json!(s.name));
-                o.insert("type".into(), json!(s.ty.to_string()));
-                if s.units.is_some() || had_units {
-                    o.insert("units".into(), json!(s.units));
-                }
-                o.insert("lifecycle".into(), json!(s.lifecycle.name()));
-                o.insert("offset".into(), json!(s.offset));
-                o.insert("size".into(), json!(s.size));
-                if let Some(sem) = &s.semantic {
-                    o.insert("semantic".into(), json!(sem));
-                }
-                Json::Object(o)
+                    .find(|j| j.get("name").and_then(Json::as_str) == Some(&p.signal.name))
+                    .and_then(Json::as_object);
+                signal_object(&p.signal, source)
             })
             .collect();
         let time = time_json(header, object.get("time"));
@@ -342,12 +420,7 @@ impl IcarecWriter {
             .filter(|_| unchanged);
         let schema_bytes = match source_text {
             Some(text) => text.as_bytes().to_vec(),
-            None => {
-                let mut b = serde_json::to_vec_pretty(&Json::Object(object.clone()))
-                    .map_err(|e| WriteError::Invalid(e.to_string()))?;
-                b.push(b'\n');
-                b
-            }
+            None => render(&object)?,
         };
         let provenance = match source.and_then(|s| s.get("slice")) {
             Some(Json::Object(slice)) => {
@@ -365,15 +438,54 @@ impl IcarecWriter {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
         };
+        // A mapped source may announce components after the first instant
+        // (`pipeline::mapping::icarus`): the layout then grows, and the tar form, whose
+        // schema member comes first, is assembled at the end. What the schema has besides
+        // its signals is kept for that.
+        let grows = header.metadata.contains_key(MAPPED_FROM);
+        let mtime = object
+            .get("created_at")
+            .and_then(Json::as_str)
+            .and_then(Epoch::parse_iso8601)
+            .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
+            .unwrap_or(0);
+        let object = match grows {
+            true => {
+                object.remove("signals");
+                object
+            }
+            false => Map::new(),
+        };
         let out = if form {
-            let mtime = object
-                .get("created_at")
-                .and_then(Json::as_str)
-                .and_then(Epoch::parse_iso8601)
-                .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
-                .unwrap_or(0);
             let mut dest = outputs.create_seekable(target)?;
             let e = io(target);
+            if grows {
+                let dir = match target.parent() {
+                    Some(d) if !d.as_os_str().is_empty() => d,
+                    _ => Path::new("."),
+                };
+                // Beside the output (its size is the output's), else in the system's
+                // temporary directory (a dry run into a directory yet to be made).
+                let scratch = tempfile::tempfile_in(dir)
+                    .or_else(|_| tempfile::tempfile())
+                    .map_err(&e)?;
+                return Ok(IcarecWriter::new(
+                    Out::TarAtEnd {
+                        dest,
+                        frames: BufWriter::with_capacity(1 << 20, scratch),
+                        mtime,
+                    },
+                    target,
+                    plans,
+                    signals,
+                    names,
+                    object,
+                    (dynamic_len, static_len),
+                    source_layout,
+                    base_metadata,
+                    provenance,
+                ));
+            }
             let mut at =
                 ustar::member(&mut dest, schema::FILE, &schema_bytes, mtime).map_err(&e)?;
             // The static block is known only at the end: its place is kept, zero-filled.
@@ -397,11 +509,41 @@ impl IcarecWriter {
                 dynamic: BufWriter::with_capacity(1 << 20, file),
             }
         };
-        Ok(IcarecWriter {
+        Ok(IcarecWriter::new(
+            out,
+            target,
+            plans,
+            signals,
+            names,
+            object,
+            (dynamic_len, static_len),
+            source_layout,
+            base_metadata,
+            provenance,
+        ))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        out: Out,
+        target: &Path,
+        plans: Vec<ChannelPlan>,
+        signals: Vec<Planned>,
+        names: HashSet<String>,
+        schema: Map<String, Json>,
+        (dynamic_len, static_len): (u64, u64),
+        source_layout: bool,
+        base_metadata: Map<String, Json>,
+        provenance: Json,
+    ) -> IcarecWriter {
+        IcarecWriter {
             out,
             target: target.to_path_buf(),
             plans,
             signals,
+            names,
+            schema,
+            layouts: vec![(0, dynamic_len as usize)],
             dynamic_block: vec![0; dynamic_len as usize],
             static_block: vec![0; static_len as usize],
             static_from_raw: false,
@@ -418,7 +560,24 @@ impl IcarecWriter {
             base_metadata,
             provenance,
             report: WriteReport::default(),
-        })
+        }
+    }
+
+    /// `schema.json` with the signals laid out now.
+    fn schema_bytes(&mut self) -> Result<Vec<u8>, WriteError> {
+        let signals: Vec<Json> = self
+            .signals
+            .iter()
+            .map(|p| signal_object(&p.signal, None))
+            .collect();
+        let schema = &mut self.schema;
+        schema.insert("checksum".into(), json!(schema::checksum(&signals)));
+        schema.insert("signals".into(), Json::Array(signals));
+        schema.insert(
+            "dynamic_block_bytes".into(),
+            json!(self.dynamic_block.len()),
+        );
+        render(schema)
     }
 
     /// Writes the assembled frame: its time (the source's bits when they still say the
@@ -436,24 +595,24 @@ impl IcarecWriter {
             .unwrap_or_else(|| (frame.time as f64 / 1e9).to_le_bytes());
         for p in &self.signals {
             if p.signal.lifecycle == Lifecycle::Dynamic && !p.seen {
-                self.report.loss.add(
-                    &p.channel,
-                    &p.field,
-                    "no value before its first record: written as 0",
-                );
+                self.report.loss.add(&p.channel, &p.field, NO_VALUE_YET);
             }
         }
         let t = f64::from_le_bytes(time);
         self.t_first.get_or_insert(t);
         self.t_last = Some(t);
         self.frames += 1;
-        self.hasher.update(time);
-        self.hasher.update(&self.dynamic_block);
+        if self.layouts.len() == 1 {
+            // Else the frames are hashed as they are widened at the end.
+            self.hasher.update(time);
+            self.hasher.update(&self.dynamic_block);
+        }
         self.dynamic_bytes += 8 + self.dynamic_block.len() as u64;
         let e = io(&self.target);
         let w: &mut dyn Write = match &mut self.out {
             Out::Directory { dynamic, .. } => dynamic,
             Out::Tar { dest, .. } => dest,
+            Out::TarAtEnd { frames, .. } => frames,
         };
         w.write_all(&time).map_err(&e)?;
         w.write_all(&self.dynamic_block).map_err(&e)
@@ -656,18 +815,38 @@ impl Sink for IcarecWriter {
     }
 
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
-        // The schema is written: a channel announced later has no place in it.
-        let why = "channel announced after the schema was written: not in the schema";
-        self.plans.push(ChannelPlan {
-            name: channel.name.clone(),
-            fields: channel
-                .fields
-                .iter()
-                .map(|f| (f.name.clone(), Target::Dropped(why.into())))
-                .collect(),
-            entity: None,
-            others: String::new(),
-        });
+        if matches!(self.out, Out::Tar { .. }) {
+            // The schema member is written: a channel announced later has no place in it.
+            let why = "channel announced after the schema was written: not in the schema";
+            self.plans.push(ChannelPlan {
+                name: channel.name.clone(),
+                fields: channel
+                    .fields
+                    .iter()
+                    .map(|f| (f.name.clone(), Target::Dropped(why.into())))
+                    .collect(),
+                entity: None,
+                others: String::new(),
+            });
+            return Ok(());
+        }
+        // Its dynamic signals go at the end of the block; the frames before are widened at
+        // the end.
+        let first = self.signals.len();
+        let late = "static signal announced after the first frame: the static block is laid out";
+        let plan = plan_channel(channel, &mut self.signals, &mut self.names, Some(late));
+        for p in &mut self.signals[first..] {
+            p.signal.offset = self.dynamic_block.len() as u64;
+            let size = self.dynamic_block.len() + p.signal.size as usize;
+            self.dynamic_block.resize(size, 0);
+            self.report
+                .loss
+                .add_n(&p.channel, &p.field, NO_VALUE_YET, self.frames);
+        }
+        if self.signals.len() > first {
+            self.layouts.push((self.frames, self.dynamic_block.len()));
+        }
+        self.plans.push(plan);
         Ok(())
     }
 
@@ -682,7 +861,54 @@ impl Sink for IcarecWriter {
                 );
             }
         }
-        let dynamic_sha = hex(&std::mem::take(&mut self.hasher).finalize());
+        let width = self.dynamic_block.len();
+        let grown = self.layouts.len() > 1;
+        let schema_bytes = match grown || matches!(self.out, Out::TarAtEnd { .. }) {
+            true => self.schema_bytes()?,
+            false => Vec::new(),
+        };
+        let target = self.target.clone();
+        let e = io(&target);
+        // The dynamic file as it must be, and its SHA-256: frames before a signal was added
+        // are widened.
+        let layouts = std::mem::take(&mut self.layouts);
+        let (frames, mut hasher) = (self.frames, std::mem::take(&mut self.hasher));
+        match &mut self.out {
+            Out::Directory { dir, dynamic } => {
+                dynamic.flush().map_err(&e)?;
+                if grown {
+                    let path = dir.join(DYNAMIC_FILE);
+                    let narrow = dir.join(format!("{DYNAMIC_FILE}.narrow"));
+                    fs::rename(&path, &narrow).map_err(&e)?;
+                    let file = File::create(&path).map_err(&e)?;
+                    let mut wide = BufWriter::with_capacity(1 << 20, file);
+                    let from = File::open(&narrow).map_err(&e)?;
+                    (self.dynamic_bytes, hasher) =
+                        widen(from, &mut wide, &layouts, frames, width).map_err(&e)?;
+                    wide.flush().map_err(&e)?;
+                    fs::remove_file(&narrow).map_err(&e)?;
+                    fs::write(dir.join(schema::FILE), &schema_bytes).map_err(&e)?;
+                }
+            }
+            Out::Tar { .. } => {}
+            Out::TarAtEnd {
+                dest,
+                frames: spool,
+                mtime,
+            } => {
+                spool.flush().map_err(&e)?;
+                let from = spool.get_mut();
+                from.seek(SeekFrom::Start(0)).map_err(&e)?;
+                ustar::member(dest, schema::FILE, &schema_bytes, *mtime).map_err(&e)?;
+                ustar::member(dest, STATIC_FILE, &self.static_block, *mtime).map_err(&e)?;
+                let bytes = frames * (8 + width as u64);
+                dest.write_all(&ustar::header(DYNAMIC_FILE, bytes, *mtime).map_err(&e)?)
+                    .map_err(&e)?;
+                (self.dynamic_bytes, hasher) =
+                    widen(from, dest, &layouts, frames, width).map_err(&e)?;
+            }
+        }
+        let dynamic_sha = hex(&hasher.finalize());
         let static_sha = hex(&Sha256::digest(&self.static_block));
         let mut m = std::mem::take(&mut self.base_metadata);
         m.insert(
@@ -712,13 +938,18 @@ impl Sink for IcarecWriter {
         let mut meta_bytes = serde_json::to_vec_pretty(&Json::Object(m))
             .map_err(|e| WriteError::Invalid(e.to_string()))?;
         meta_bytes.push(b'\n');
-        let target = self.target.clone();
-        let e = io(&target);
         match &mut self.out {
-            Out::Directory { dir, dynamic } => {
-                dynamic.flush().map_err(&e)?;
+            Out::Directory { dir, .. } => {
                 fs::write(dir.join(STATIC_FILE), &self.static_block).map_err(&e)?;
                 fs::write(dir.join(metadata::FILE), &meta_bytes).map_err(&e)?;
+            }
+            Out::TarAtEnd { dest, mtime, .. } => {
+                let pad = ustar::padding(self.dynamic_bytes);
+                dest.write_all(&[0u8; ustar::BLOCK as usize][..pad])
+                    .map_err(&e)?;
+                ustar::member(dest, metadata::FILE, &meta_bytes, *mtime).map_err(&e)?;
+                ustar::end(dest).map_err(&e)?;
+                dest.flush().map_err(&e)?;
             }
             Out::Tar {
                 dest,

@@ -173,7 +173,7 @@ impl FrameSink for IcarusH5FrameWriter {
             for b in signals {
                 records += n;
                 if matches!(b.ty.element, Element::Float | Element::Bool) {
-                    if let Some(f) = self.inner.channels[b.channel].fields.first_mut() {
+                    if let Some(f) = self.inner.plan.channels[b.channel].fields.first_mut() {
                         f.widened += n;
                     }
                 }

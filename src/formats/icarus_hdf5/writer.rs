@@ -9,10 +9,12 @@
 //! one chunk per dataset. A frame is every record with the same time; a signal without a
 //! record in a frame holds its previous value.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
-use hdf5_pure::{AttrValue, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy};
+use hdf5_pure::{
+    AttrValue, DatasetBuilder, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy,
+};
 
 use super::reader::{nanos, WINDOW};
 use super::schema::{self, SchemaSignal};
@@ -66,12 +68,42 @@ pub(super) struct Column {
     set_in_frame: bool,
     /// Frames written before the first value (NaN or 0): lost.
     before_first: u64,
+    /// Frames in the file before the column was added: written as NaN or 0 first.
+    backfill: u64,
     pub(super) f64s: Vec<f64>,
     pub(super) i32s: Vec<i32>,
     pub(super) i64s: Vec<i64>,
 }
 
+/// Bytes of values held for all columns before they are appended: a chunk (1000 frames)
+/// of each up to 2,048 signals; fewer frames at a time past that (27,000 signals held a
+/// chunk each in 216 MiB).
+const BUFFERED: usize = 16 << 20;
+
+/// Frames held before they are appended, for `columns` columns.
+fn window(columns: usize) -> usize {
+    (BUFFERED / 8 / columns.max(1)).clamp(1, WINDOW as usize)
+}
+
 impl Column {
+    fn new(dataset: hdf5_pure::Dataset, store: Store, cap: usize) -> Column {
+        Column {
+            dataset,
+            store,
+            current: match store {
+                Store::F64 => Slot::F(f64::NAN),
+                _ => Slot::I(0),
+            },
+            has_value: false,
+            set_in_frame: false,
+            before_first: 0,
+            backfill: 0,
+            f64s: Vec::with_capacity(if store == Store::F64 { cap } else { 0 }),
+            i32s: Vec::with_capacity(if store == Store::I32 { cap } else { 0 }),
+            i64s: Vec::with_capacity(if store == Store::I64 { cap } else { 0 }),
+        }
+    }
+
     fn push_frame(&mut self) {
         if !self.set_in_frame && !self.has_value {
             self.before_first += 1;
@@ -94,6 +126,15 @@ impl Column {
     }
 
     fn flush(&mut self) -> Result<(), hdf5_pure::Error> {
+        while self.backfill > 0 {
+            let n = self.backfill.min(WINDOW) as usize;
+            match self.store {
+                Store::F64 => self.dataset.append(&vec![f64::NAN; n])?,
+                Store::I32 => self.dataset.append(&vec![0i32; n])?,
+                Store::I64 => self.dataset.append(&vec![0i64; n])?,
+            }
+            self.backfill -= n as u64;
+        }
         match self.store {
             Store::F64 if !self.f64s.is_empty() => self.dataset.append(&self.f64s)?,
             Store::I32 if !self.i32s.is_empty() => self.dataset.append(&self.i32s)?,
@@ -150,9 +191,14 @@ pub struct IcarusH5Writer {
     time: Option<hdf5_pure::Dataset>,
     pub(super) times: Vec<f64>,
     pub(super) columns: Vec<Column>,
-    /// The (channel, field) each column belongs to, for the loss report.
-    column_owner: Vec<(usize, usize)>,
-    pub(super) channels: Vec<ChannelBinding>,
+    /// The datasets and channels laid out, with the (channel, field) of each column.
+    pub(super) plan: Plan,
+    /// Signals the schema attribute was written with: those after were added later.
+    declared: usize,
+    /// Datasets staged and not yet committed.
+    staged: bool,
+    /// Frames in the file.
+    flushed: u64,
     /// The frame being assembled: its model time and its time in seconds.
     frame: Option<(Nanos, f64)>,
     pub(super) records: u64,
@@ -176,22 +222,28 @@ fn signal_name(channel: &Channel, field: &FieldSpec) -> String {
 }
 
 /// What `create` lays out: the columns in order, with their schema entries.
+#[derive(Default)]
 pub(super) struct Plan {
     schema: Vec<SchemaSignal>,
     pub(super) channels: Vec<ChannelBinding>,
     owners: Vec<(usize, usize)>,
     stores: Vec<Store>,
+    /// Dataset names taken.
+    taken: BTreeSet<String>,
 }
 
 pub(super) fn plan(header: &Header) -> Plan {
-    let mut plan = Plan {
-        schema: Vec::new(),
-        channels: Vec::new(),
-        owners: Vec::new(),
-        stores: Vec::new(),
-    };
-    let mut taken = BTreeSet::new();
-    for (ci, channel) in header.channels.iter().enumerate() {
+    let mut plan = Plan::default();
+    for channel in &header.channels {
+        plan.add(channel);
+    }
+    plan
+}
+
+impl Plan {
+    /// Lays out `channel`'s signals after the columns planned so far.
+    fn add(&mut self, channel: &Channel) {
+        let ci = self.channels.len();
         let mut binding = ChannelBinding {
             name: channel.name.clone(),
             ..ChannelBinding::default()
@@ -209,7 +261,7 @@ pub(super) fn plan(header: &Header) -> Plan {
                 .collect();
             if names
                 .iter()
-                .any(|n| n.is_empty() || n == "." || taken.contains(n))
+                .any(|n| n.is_empty() || n == "." || self.taken.contains(n))
             {
                 binding.dropped.insert(
                     spec.name.clone(),
@@ -223,10 +275,10 @@ pub(super) fn plan(header: &Header) -> Plan {
             } else {
                 spec.semantic.clone()
             };
-            let first = plan.stores.len();
+            let first = self.stores.len();
             for name in names {
-                taken.insert(name.clone());
-                plan.schema.push(SchemaSignal {
+                self.taken.insert(name.clone());
+                self.schema.push(SchemaSignal {
                     name,
                     ty: Some(store.vulcan_type().into()),
                     lifecycle: Some(if spec.is_static { "static" } else { "dynamic" }.into()),
@@ -234,8 +286,8 @@ pub(super) fn plan(header: &Header) -> Plan {
                     unit: spec.unit.clone().filter(|u| !u.is_empty()),
                     semantic: semantic.clone().filter(|s| !s.is_empty()),
                 });
-                plan.stores.push(store);
-                plan.owners.push((ci, binding.fields.len()));
+                self.stores.push(store);
+                self.owners.push((ci, binding.fields.len()));
             }
             binding.fields.push(FieldBinding {
                 key: spec.name.clone(),
@@ -245,9 +297,8 @@ pub(super) fn plan(header: &Header) -> Plan {
                 mismatched: 0,
             });
         }
-        plan.channels.push(binding);
+        self.channels.push(binding);
     }
-    plan
 }
 
 /// The file's skeleton: every dataset empty, chunked (1000,), unlimited.
@@ -260,21 +311,7 @@ fn skeleton(schema: &[SchemaSignal], stores: &[Store], created_at: &str) -> File
         .with_chunks(&[WINDOW]);
     let mut signals = b.create_group("signals");
     for (s, store) in schema.iter().zip(stores) {
-        let d = signals.create_dataset(&s.name);
-        match store {
-            Store::F64 => d.with_f64_data(&[]),
-            Store::I32 => d.with_i32_data(&[]),
-            Store::I64 => d.with_i64_data(&[]),
-        };
-        d.with_shape(&[0])
-            .with_maxshape(&[MaxExtent::Unlimited])
-            .with_chunks(&[WINDOW]);
-        if let Some(u) = &s.unit {
-            d.set_attr("unit", AttrValue::VarLenString(u.clone()));
-        }
-        if let Some(m) = &s.semantic {
-            d.set_attr("semantic", AttrValue::VarLenString(m.clone()));
-        }
+        empty_signal(signals.create_dataset(&s.name), s, *store);
     }
     b.add_group(signals.finish());
     let mut metadata = b.create_group("metadata");
@@ -282,6 +319,24 @@ fn skeleton(schema: &[SchemaSignal], stores: &[Store], created_at: &str) -> File
     metadata.set_attr("created_at", AttrValue::VarLenString(created_at.into()));
     b.add_group(metadata.finish());
     b
+}
+
+/// A signal's dataset, empty: chunked (1000,), unlimited, its unit and semantic attributes.
+fn empty_signal(d: &mut DatasetBuilder, s: &SchemaSignal, store: Store) {
+    match store {
+        Store::F64 => d.with_f64_data(&[]),
+        Store::I32 => d.with_i32_data(&[]),
+        Store::I64 => d.with_i64_data(&[]),
+    };
+    d.with_shape(&[0])
+        .with_maxshape(&[MaxExtent::Unlimited])
+        .with_chunks(&[WINDOW]);
+    if let Some(u) = &s.unit {
+        d.set_attr("unit", AttrValue::VarLenString(u.clone()));
+    }
+    if let Some(m) = &s.semantic {
+        d.set_attr("semantic", AttrValue::VarLenString(m.clone()));
+    }
 }
 
 fn h5_error(path: &Path, what: &str, e: hdf5_pure::Error) -> WriteError {
@@ -317,27 +372,23 @@ impl IcarusH5Writer {
                 .map_err(|e| h5_error(target, &format!("cannot open {name}"), e))
         };
         let time = open("time")?;
+        // One walk of the group: opening each dataset by name reads the whole link list of
+        // a compact group every time (27,000 signals took 80 s).
+        let mut datasets: HashMap<String, hdf5_pure::Dataset> = file
+            .group("signals")
+            .and_then(|g| g.iter_datasets())
+            .map_err(|e| h5_error(target, "cannot open /signals", e))?
+            .collect();
         let mut columns = Vec::with_capacity(plan.stores.len());
-        for (s, store) in plan.schema.iter().zip(&plan.stores) {
-            let dataset = file
-                .group("signals")
-                .and_then(|g| g.dataset(&s.name))
-                .map_err(|e| h5_error(target, &format!("cannot open /signals/{}", s.name), e))?;
-            let cap = WINDOW as usize;
-            columns.push(Column {
-                dataset,
-                store: *store,
-                current: match store {
-                    Store::F64 => Slot::F(f64::NAN),
-                    _ => Slot::I(0),
-                },
-                has_value: false,
-                set_in_frame: false,
-                before_first: 0,
-                f64s: Vec::with_capacity(if *store == Store::F64 { cap } else { 0 }),
-                i32s: Vec::with_capacity(if *store == Store::I32 { cap } else { 0 }),
-                i64s: Vec::with_capacity(if *store == Store::I64 { cap } else { 0 }),
-            });
+        for s in &plan.schema {
+            let dataset = datasets.remove(&s.name).ok_or_else(|| {
+                WriteError::io(
+                    target,
+                    std::io::Error::other(format!("cannot open /signals/{}: not written", s.name)),
+                )
+            })?;
+            let cap = window(plan.stores.len());
+            columns.push(Column::new(dataset, plan.stores[columns.len()], cap));
         }
         Ok(IcarusH5Writer {
             file: Some(file),
@@ -345,8 +396,10 @@ impl IcarusH5Writer {
             time: Some(time),
             times: Vec::with_capacity(WINDOW as usize),
             columns,
-            column_owner: plan.owners,
-            channels: plan.channels,
+            declared: plan.schema.len(),
+            plan,
+            staged: false,
+            flushed: 0,
             frame: None,
             records: 0,
             loss: LossReport::default(),
@@ -361,17 +414,25 @@ impl IcarusH5Writer {
         for c in &mut self.columns {
             c.push_frame();
         }
-        if self.times.len() as u64 >= WINDOW {
+        if self.times.len() >= window(self.columns.len()) {
             self.flush()?;
         }
         Ok(())
     }
 
     pub(super) fn flush(&mut self) -> Result<(), WriteError> {
-        if self.times.is_empty() {
+        if self.times.is_empty() && !self.staged {
             return Ok(());
         }
         let path = self.path.clone();
+        if self.staged {
+            if let Some(file) = &self.file {
+                file.commit()
+                    .map_err(|e| h5_error(&path, "cannot add the new signals' datasets", e))?;
+            }
+            self.staged = false;
+        }
+        self.flushed += self.times.len() as u64;
         if let Some(time) = &mut self.time {
             time.append(&self.times)
                 .map_err(|e| h5_error(&path, "cannot append to /time", e))?;
@@ -479,7 +540,7 @@ impl Sink for IcarusH5Writer {
             self.end_frame()?;
             self.frame = Some((record.time, Self::seconds(record)));
         }
-        let Some(binding) = self.channels.get_mut(record.channel as usize) else {
+        let Some(binding) = self.plan.channels.get_mut(record.channel as usize) else {
             // A channel the writer was never told of.
             let binding = ChannelBinding {
                 name: format!("channel {}", record.channel),
@@ -487,13 +548,13 @@ impl Sink for IcarusH5Writer {
                 late: 1,
                 ..ChannelBinding::default()
             };
-            while self.channels.len() < record.channel as usize {
-                self.channels.push(ChannelBinding {
+            while self.plan.channels.len() < record.channel as usize {
+                self.plan.channels.push(ChannelBinding {
                     is_late: true,
                     ..ChannelBinding::default()
                 });
             }
-            self.channels.push(binding);
+            self.plan.channels.push(binding);
             return Ok(());
         };
         if binding.is_late {
@@ -535,11 +596,32 @@ impl Sink for IcarusH5Writer {
     }
 
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
-        self.channels.push(ChannelBinding {
-            name: channel.name.clone(),
-            is_late: true,
-            ..ChannelBinding::default()
-        });
+        // Its datasets are staged now and committed at the next flush; the frames before
+        // it are NaN or 0 (counted).
+        let first = self.plan.schema.len();
+        self.plan.add(channel);
+        let Some(file) = &self.file else {
+            return Ok(());
+        };
+        let group = file
+            .group("signals")
+            .map_err(|e| h5_error(&self.path, "cannot open /signals", e))?;
+        for i in first..self.plan.schema.len() {
+            let (s, store) = (&self.plan.schema[i], self.plan.stores[i]);
+            let dataset = group
+                .create_dataset(&s.name, |d| {
+                    empty_signal(d, s, store);
+                })
+                .map_err(|e| h5_error(&self.path, &format!("cannot add /signals/{}", s.name), e))?;
+            let mut column = Column::new(dataset, store, window(self.plan.schema.len()));
+            column.backfill = self.flushed;
+            column.before_first = self.flushed;
+            for _ in 0..self.times.len() {
+                column.push_frame();
+            }
+            self.columns.push(column);
+            self.staged = true;
+        }
         Ok(())
     }
 
@@ -548,6 +630,15 @@ impl Sink for IcarusH5Writer {
         self.flush()?;
         let path = self.path.clone();
         if let Some(file) = self.file.take() {
+            if self.plan.schema.len() > self.declared {
+                let text = schema::render(&self.plan.schema);
+                file.group("metadata")
+                    .and_then(|g| g.set_attr("schema", AttrValue::VarLenString(text)))
+                    .and_then(|()| file.commit())
+                    .map_err(|e| {
+                        h5_error(&path, "cannot write the schema of the added signals", e)
+                    })?;
+            }
             // Every dataset handle goes before the session closes.
             let columns = std::mem::take(&mut self.columns);
             let before_first: Vec<u64> = columns.iter().map(|c| c.before_first).collect();
@@ -556,8 +647,8 @@ impl Sink for IcarusH5Writer {
             file.close()
                 .map_err(|e| h5_error(&path, "cannot close the HDF5 file", e))?;
             for (i, n) in before_first.into_iter().enumerate() {
-                let (ci, fi) = self.column_owner[i];
-                let c = &self.channels[ci];
+                let (ci, fi) = self.plan.owners[i];
+                let c = &self.plan.channels[ci];
                 // A composite's components are set together: count its frames once.
                 if c.fields[fi].first != i {
                     continue;
@@ -570,7 +661,7 @@ impl Sink for IcarusH5Writer {
                 );
             }
         }
-        for c in &self.channels {
+        for c in &self.plan.channels {
             for f in &c.fields {
                 let reason = match f.ty.element {
                     Element::Float => "float stored as float64",

@@ -12,20 +12,21 @@
 //! becomes scalars `NAME_0`, `NAME_1`… (counted: "flattened"); an unsigned 64- or 32-bit
 //! number becomes an int64 (counted where one does not fit).
 //!
-//! The writers lay out their signals before the first record: the records of the first
-//! instant are read ahead (at most [`AHEAD`]) so that the entities met there have their
-//! channels; a later entity gets its channel when met, and the writer counts its values as
-//! not in the schema.
+//! The records of the first instant are read ahead (at most [`AHEAD`]) so that the entities
+//! met there have their channels before the writer lays out its signals; a later entity gets
+//! its channel when met, its fields typed by its first record where the source did not
+//! declare them, and the writer adds its signals then (values before it: NaN or 0, counted).
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 
 use super::{mapped_header, Tally};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_names, WORLD_POS};
 use crate::model::{
-    Array, ArrayData, Channel, DType, Entity, Field, FieldSpec, Header, Record, Value,
-    QUATERNION_WXYZ,
+    Array, ArrayData, Channel, ChannelKind, Composition, DType, Entity, Field, FieldSpec, Header,
+    Record, Value, QUATERNION_WXYZ,
 };
+use crate::pipeline::lookahead::learn;
 use crate::pipeline::LossHandle;
 
 const FLATTENED: &str = "flattened: one scalar signal per element (NAME_0, NAME_1, …)";
@@ -36,11 +37,6 @@ pub const FLATTEN: usize = 16;
 
 /// Records read ahead at most, for the first instant.
 pub const AHEAD: usize = 4096;
-/// Signals (entities × fields in the first instant) up to which each entity of a channel is
-/// a component of its own: past it (an Elodin replay of 1,000 bodies, 27,000 signals, took
-/// the HDF5 writer 333 s and 792 MiB) the channel stays one, and the writer writes its first
-/// entity's values and counts the others.
-pub const MAX_SIGNALS: usize = 1024;
 
 pub struct PerEntity<'a> {
     inner: Box<dyn Source + 'a>,
@@ -50,8 +46,6 @@ pub struct PerEntity<'a> {
     routes: HashMap<(u32, Option<Entity>), u32>,
     ahead: VecDeque<Record>,
     error: Option<ReadError>,
-    /// Channels kept whole ([`MAX_SIGNALS`]).
-    whole: HashSet<u32>,
     /// Values flattened and clipped, per output channel and field.
     tallies: (Tally, Tally),
     loss: LossHandle,
@@ -68,7 +62,6 @@ impl<'a> PerEntity<'a> {
             routes: HashMap::new(),
             ahead: VecDeque::new(),
             error: None,
-            whole: HashSet::new(),
             tallies: (Tally::default(), Tally::default()),
             loss,
         };
@@ -86,8 +79,7 @@ impl<'a> PerEntity<'a> {
         mapped
     }
 
-    /// Reads the first instant's records (at most [`AHEAD`]), then routes them: a channel
-    /// whose entities there would make more than [`MAX_SIGNALS`] signals stays one channel.
+    /// Reads the first instant's records (at most [`AHEAD`]) and routes them.
     fn read_first_instant(&mut self) {
         let mut first = None;
         while self.ahead.len() < AHEAD {
@@ -107,19 +99,6 @@ impl<'a> PerEntity<'a> {
                 None => break,
             }
         }
-        let mut seen: HashMap<u32, (HashSet<&Entity>, HashSet<&str>)> = HashMap::new();
-        for r in &self.ahead {
-            if let Some(e) = &r.entity {
-                let (entities, keys) = seen.entry(r.channel).or_default();
-                entities.insert(e);
-                keys.extend(r.values.iter().map(|(k, _)| k.as_str()));
-            }
-        }
-        self.whole = seen
-            .into_iter()
-            .filter(|(_, (e, k))| e.len() * k.len().max(1) > MAX_SIGNALS)
-            .map(|(c, _)| c)
-            .collect();
         let mut ahead = std::mem::take(&mut self.ahead);
         for record in &mut ahead {
             self.route(record);
@@ -127,37 +106,12 @@ impl<'a> PerEntity<'a> {
         self.ahead = ahead;
     }
 
-    /// Moves `record` to the channel of its (channel, entity), made when first met.
+    /// Moves `record` to the channel of its (channel, entity), made when first met, with its
+    /// values in the shapes of Icarus's signals.
     fn route(&mut self, record: &mut Record) {
-        let entity = match self.whole.contains(&record.channel) {
-            true => None,
-            false => record.entity.clone(),
-        };
-        let key = (record.channel, entity.clone());
-        let id = match self.routes.get(&key) {
-            Some(&id) => id,
-            None => {
-                let mut channel = self
-                    .inner
-                    .header()
-                    .channels
-                    .get(record.channel as usize)
-                    .cloned()
-                    .unwrap_or_else(|| {
-                        crate::model::Channel::new(
-                            format!("channel {}", record.channel),
-                            crate::model::ChannelKind::Signals,
-                            crate::model::Composition::Independent,
-                        )
-                    });
-                if let Some(entity) = &entity {
-                    channel.name = per_entity(&channel.name, entity, &self.names);
-                }
-                let id = self.header.add_channel(signal_channel(channel));
-                self.routes.insert(key, id);
-                id
-            }
-        };
+        let key = (record.channel, record.entity.clone());
+        let known = self.routes.get(&key).copied();
+        let id = known.unwrap_or(self.header.channels.len() as u32);
         record.channel = id;
         record.raw = None;
         let values = std::mem::take(&mut record.values);
@@ -171,6 +125,31 @@ impl<'a> PerEntity<'a> {
                 };
                 tally.add(id, field);
             });
+        }
+        if known.is_none() {
+            let (from, entity) = key;
+            let mut channel = self
+                .inner
+                .header()
+                .channels
+                .get(from as usize)
+                .cloned()
+                .unwrap_or_else(|| {
+                    Channel::new(
+                        format!("channel {from}"),
+                        ChannelKind::Signals,
+                        Composition::Independent,
+                    )
+                });
+            if let Some(entity) = &entity {
+                channel.name = per_entity(&channel.name, entity, &self.names);
+            }
+            let mut channel = signal_channel(channel);
+            // What the source did not declare, the record shows (the look-ahead that types
+            // the first instant's channels is over when a later entity comes).
+            learn(&mut channel, record);
+            self.header.add_channel(channel);
+            self.routes.insert((from, entity), id);
         }
     }
 }
