@@ -456,36 +456,25 @@ impl IcarecWriter {
             }
             false => Map::new(),
         };
-        let out = if form {
+        let out = if form && grows {
+            let dest = outputs.create_seekable(target)?;
+            let dir = match target.parent() {
+                Some(d) if !d.as_os_str().is_empty() => d,
+                _ => Path::new("."),
+            };
+            // Beside the output (its size is the output's), else in the system's temporary
+            // directory (a dry run into a directory yet to be made).
+            let scratch = tempfile::tempfile_in(dir)
+                .or_else(|_| tempfile::tempfile())
+                .map_err(io(target))?;
+            Out::TarAtEnd {
+                dest,
+                frames: BufWriter::with_capacity(1 << 20, scratch),
+                mtime,
+            }
+        } else if form {
             let mut dest = outputs.create_seekable(target)?;
             let e = io(target);
-            if grows {
-                let dir = match target.parent() {
-                    Some(d) if !d.as_os_str().is_empty() => d,
-                    _ => Path::new("."),
-                };
-                // Beside the output (its size is the output's), else in the system's
-                // temporary directory (a dry run into a directory yet to be made).
-                let scratch = tempfile::tempfile_in(dir)
-                    .or_else(|_| tempfile::tempfile())
-                    .map_err(&e)?;
-                return Ok(IcarecWriter::new(
-                    Out::TarAtEnd {
-                        dest,
-                        frames: BufWriter::with_capacity(1 << 20, scratch),
-                        mtime,
-                    },
-                    target,
-                    plans,
-                    signals,
-                    names,
-                    object,
-                    (dynamic_len, static_len),
-                    source_layout,
-                    base_metadata,
-                    provenance,
-                ));
-            }
             let mut at =
                 ustar::member(&mut dest, schema::FILE, &schema_bytes, mtime).map_err(&e)?;
             // The static block is known only at the end: its place is kept, zero-filled.
@@ -509,40 +498,13 @@ impl IcarecWriter {
                 dynamic: BufWriter::with_capacity(1 << 20, file),
             }
         };
-        Ok(IcarecWriter::new(
-            out,
-            target,
-            plans,
-            signals,
-            names,
-            object,
-            (dynamic_len, static_len),
-            source_layout,
-            base_metadata,
-            provenance,
-        ))
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        out: Out,
-        target: &Path,
-        plans: Vec<ChannelPlan>,
-        signals: Vec<Planned>,
-        names: HashSet<String>,
-        schema: Map<String, Json>,
-        (dynamic_len, static_len): (u64, u64),
-        source_layout: bool,
-        base_metadata: Map<String, Json>,
-        provenance: Json,
-    ) -> IcarecWriter {
-        IcarecWriter {
+        Ok(IcarecWriter {
             out,
             target: target.to_path_buf(),
             plans,
             signals,
             names,
-            schema,
+            schema: object,
             layouts: vec![(0, dynamic_len as usize)],
             dynamic_block: vec![0; dynamic_len as usize],
             static_block: vec![0; static_len as usize],
@@ -560,7 +522,7 @@ impl IcarecWriter {
             base_metadata,
             provenance,
             report: WriteReport::default(),
-        }
+        })
     }
 
     /// `schema.json` with the signals laid out now.
