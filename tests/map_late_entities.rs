@@ -178,3 +178,48 @@ fn an_entity_met_late_gets_its_signals_with_nan_or_zero_before() {
         );
     }
 }
+
+#[test]
+fn the_archive_of_a_grown_layout_has_the_directorys_schema() {
+    // The archive of a mapped source is assembled at the end; its schema.json is the text the
+    // directory form gets (key order included), but for `created_at`.
+    let dir = tempfile::tempdir().unwrap();
+    let (plain, tar) = (dir.path().join("o.icarec"), dir.path().join("o.icarec.tar"));
+    convert(&plain, "icarec");
+    convert(&tar, "icarec");
+    let without_created = |text: &str| -> Vec<String> {
+        text.lines()
+            .filter(|l| !l.contains("\"created_at\""))
+            .map(str::to_string)
+            .collect()
+    };
+    let from_dir = std::fs::read_to_string(plain.join("schema.json")).unwrap();
+    let mut archive = tar::Archive::new(std::fs::File::open(&tar).unwrap());
+    let mut from_tar = String::new();
+    for entry in archive.entries().unwrap() {
+        let mut entry = entry.unwrap();
+        if entry.path().unwrap().to_str() == Some("schema.json") {
+            std::io::Read::read_to_string(&mut entry, &mut from_tar).unwrap();
+        }
+    }
+    assert_eq!(without_created(&from_tar), without_created(&from_dir));
+    let schema: serde_json::Value = serde_json::from_str(&from_dir).unwrap();
+    let names: Vec<&str> = schema["signals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap())
+        .collect();
+    // `c` carries the channel's declared `position` too (never given: zeros, counted), and the
+    // late `b` comes last.
+    assert_eq!(
+        names,
+        [
+            "a.body.position",
+            "c.body.position",
+            "c.body.speed",
+            "b.body.position"
+        ]
+    );
+    assert_eq!(schema["dynamic_block_bytes"], 3 * 24 + 8);
+}

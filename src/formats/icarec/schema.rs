@@ -126,30 +126,35 @@ fn checksum_field(out: &mut String, v: Option<&Json>) {
 pub fn checksum_text(signals: &[Json]) -> String {
     let mut text = String::new();
     for s in signals {
-        let get = |k: &str| s.get(k);
-        let units = match s.get("units") {
-            Some(u) => Some(u),
-            None => s.get("unit"),
-        };
-        for (i, v) in [
-            get("name"),
-            get("type"),
-            units,
-            get("lifecycle"),
-            get("offset"),
-            get("size"),
-        ]
-        .into_iter()
-        .enumerate()
-        {
-            if i > 0 {
-                text.push('\t');
-            }
-            checksum_field(&mut text, v);
-        }
-        text.push('\n');
+        checksum_line(&mut text, s);
     }
     text
+}
+
+/// Appends one signal's line of the §A7 text to `text`.
+pub fn checksum_line(text: &mut String, s: &Json) {
+    let get = |k: &str| s.get(k);
+    let units = match s.get("units") {
+        Some(u) => Some(u),
+        None => s.get("unit"),
+    };
+    for (i, v) in [
+        get("name"),
+        get("type"),
+        units,
+        get("lifecycle"),
+        get("offset"),
+        get("size"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        if i > 0 {
+            text.push('\t');
+        }
+        checksum_field(text, v);
+    }
+    text.push('\n');
 }
 
 /// Lowercase hexadecimal.

@@ -114,8 +114,8 @@ pub struct IcarecWriter {
     signals: Vec<Planned>,
     /// The signals' names, taken.
     names: HashSet<String>,
-    /// `schema.json`'s object without its signals, for a layout that may grow: rendered at
-    /// the end with the signals laid out by then.
+    /// `schema.json`'s object for a layout that may grow, its `signals` a place: written
+    /// again at the end with the signals laid out by then.
     schema: Map<String, Json>,
     /// The dynamic block's size from each frame on: signals added after the first frame
     /// widen it, and the frames before are widened at the end.
@@ -275,6 +275,51 @@ fn render(schema: &Map<String, Json>) -> Result<Vec<u8>, WriteError> {
     Ok(b)
 }
 
+/// `schema.json` of `schema` with `signals` in its `signals` entry and their checksum. The
+/// signals' objects are made one at a time as they are written: all 54,000 of an Elodin
+/// replay's bodies at once were most of the writer's memory.
+fn render_with(schema: &mut Map<String, Json>, signals: &[Planned]) -> Result<Vec<u8>, WriteError> {
+    let mut hasher = Sha256::new();
+    let mut line = String::new();
+    for p in signals {
+        line.clear();
+        schema::checksum_line(&mut line, &signal_object(&p.signal, None));
+        hasher.update(line.as_bytes());
+    }
+    let checksum = format!("sha256:{}", hex(&hasher.finalize()));
+    schema.insert("checksum".into(), json!(checksum));
+    let mut b = serde_json::to_vec_pretty(&WithSignals { schema, signals })
+        .map_err(|e| WriteError::Invalid(e.to_string()))?;
+    b.push(b'\n');
+    Ok(b)
+}
+
+/// A schema object whose `signals` entry is written from the signals laid out.
+struct WithSignals<'a> {
+    schema: &'a Map<String, Json>,
+    signals: &'a [Planned],
+}
+
+impl serde::Serialize for WithSignals<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        struct Objects<'a>(&'a [Planned]);
+        impl serde::Serialize for Objects<'_> {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.collect_seq(self.0.iter().map(|p| signal_object(&p.signal, None)))
+            }
+        }
+        let mut map = s.serialize_map(Some(self.schema.len()))?;
+        for (key, value) in self.schema {
+            match key.as_str() {
+                "signals" => map.serialize_entry(key, &Objects(self.signals))?,
+                _ => map.serialize_entry(key, value)?,
+            }
+        }
+        map.end()
+    }
+}
+
 /// Copies `frames` frames written with the blocks of `layouts` (first frame, block size;
 /// in order) as frames of `width`-byte blocks: a signal added later has zeros before, as a
 /// signal has before its first value. Returns the bytes written and their SHA-256.
@@ -388,39 +433,52 @@ impl IcarecWriter {
             o.insert("created_at".into(), json!(now()));
             o
         });
-        let source_signals: Vec<Json> = source_schema
-            .and_then(|o| o.get("signals"))
-            .and_then(Json::as_array)
-            .cloned()
-            .unwrap_or_default();
-        let signal_objects: Vec<Json> = signals
-            .iter()
-            .map(|p| {
-                let source = source_signals
-                    .iter()
-                    .find(|j| j.get("name").and_then(Json::as_str) == Some(&p.signal.name))
-                    .and_then(Json::as_object);
-                signal_object(&p.signal, source)
-            })
-            .collect();
         let time = time_json(header, object.get("time"));
         object.insert("time".into(), time);
         object.insert("byte_order".into(), json!("little"));
-        let checksum = schema::checksum(&signal_objects);
-        object.insert("signals".into(), Json::Array(signal_objects));
-        object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
-        object.insert("static_block_bytes".into(), json!(static_len));
-        object.insert("checksum".into(), json!(checksum));
-        // Nothing had to change (a slice, a copy of what simrec wrote): the source's text, byte
-        // for byte.
-        let unchanged = source_schema == Some(&object);
-        let source_text = source
-            .and_then(|s| s.get("schema_text"))
-            .and_then(Json::as_str)
-            .filter(|_| unchanged);
-        let schema_bytes = match source_text {
-            Some(text) => text.as_bytes().to_vec(),
-            None => render(&object)?,
+        // A mapped source may announce components after the first instant
+        // (`pipeline::mapping::icarus`): the layout then grows, and the tar form, whose
+        // schema member comes first, is assembled at the end. Its schema (never a source's)
+        // is kept with its signals' place, to be written again.
+        let grows = header.metadata.contains_key(MAPPED_FROM);
+        let schema_bytes = if grows {
+            object.insert("signals".into(), Json::Null);
+            object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
+            object.insert("static_block_bytes".into(), json!(static_len));
+            object.insert("checksum".into(), Json::Null);
+            render_with(&mut object, &signals)?
+        } else {
+            let source_signals: Vec<Json> = source_schema
+                .and_then(|o| o.get("signals"))
+                .and_then(Json::as_array)
+                .cloned()
+                .unwrap_or_default();
+            let signal_objects: Vec<Json> = signals
+                .iter()
+                .map(|p| {
+                    let source = source_signals
+                        .iter()
+                        .find(|j| j.get("name").and_then(Json::as_str) == Some(&p.signal.name))
+                        .and_then(Json::as_object);
+                    signal_object(&p.signal, source)
+                })
+                .collect();
+            let checksum = schema::checksum(&signal_objects);
+            object.insert("signals".into(), Json::Array(signal_objects));
+            object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
+            object.insert("static_block_bytes".into(), json!(static_len));
+            object.insert("checksum".into(), json!(checksum));
+            // Nothing had to change (a slice, a copy of what simrec wrote): the source's
+            // text, byte for byte.
+            let unchanged = source_schema == Some(&object);
+            let source_text = source
+                .and_then(|s| s.get("schema_text"))
+                .and_then(Json::as_str)
+                .filter(|_| unchanged);
+            match source_text {
+                Some(text) => text.as_bytes().to_vec(),
+                None => render(&object)?,
+            }
         };
         let provenance = match source.and_then(|s| s.get("slice")) {
             Some(Json::Object(slice)) => {
@@ -438,11 +496,6 @@ impl IcarecWriter {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
         };
-        // A mapped source may announce components after the first instant
-        // (`pipeline::mapping::icarus`): the layout then grows, and the tar form, whose
-        // schema member comes first, is assembled at the end. What the schema has besides
-        // its signals is kept for that.
-        let grows = header.metadata.contains_key(MAPPED_FROM);
         let mtime = object
             .get("created_at")
             .and_then(Json::as_str)
@@ -450,10 +503,7 @@ impl IcarecWriter {
             .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
             .unwrap_or(0);
         let object = match grows {
-            true => {
-                object.remove("signals");
-                object
-            }
+            true => object,
             false => Map::new(),
         };
         let out = if form && grows {
@@ -527,19 +577,10 @@ impl IcarecWriter {
 
     /// `schema.json` with the signals laid out now.
     fn schema_bytes(&mut self) -> Result<Vec<u8>, WriteError> {
-        let signals: Vec<Json> = self
-            .signals
-            .iter()
-            .map(|p| signal_object(&p.signal, None))
-            .collect();
-        let schema = &mut self.schema;
-        schema.insert("checksum".into(), json!(schema::checksum(&signals)));
-        schema.insert("signals".into(), Json::Array(signals));
-        schema.insert(
-            "dynamic_block_bytes".into(),
-            json!(self.dynamic_block.len()),
-        );
-        render(schema)
+        let width = self.dynamic_block.len();
+        self.schema
+            .insert("dynamic_block_bytes".into(), json!(width));
+        render_with(&mut self.schema, &self.signals)
     }
 
     /// Writes the assembled frame: its time (the source's bits when they still say the
@@ -702,7 +743,13 @@ impl Sink for IcarecWriter {
         targets.clear();
         let mut dynamic = false;
         for (i, (key, _)) in record.values.iter().enumerate() {
-            match plan.fields.iter().find(|(f, _)| f == key).map(|(_, t)| t) {
+            // Values mostly come in the order the fields were declared: that place first.
+            let field = plan
+                .fields
+                .get(i)
+                .filter(|(f, _)| f == key)
+                .or_else(|| plan.fields.iter().find(|(f, _)| f == key));
+            match field.map(|(_, t)| t) {
                 Some(Target::Signal(k)) => {
                     dynamic |= self.signals[*k].signal.lifecycle == Lifecycle::Dynamic;
                     targets.push((i, *k));
