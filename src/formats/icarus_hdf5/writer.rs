@@ -76,7 +76,7 @@ pub(super) struct Column {
 }
 
 /// Bytes of values held for all columns before they are appended: a chunk (1000 frames)
-/// of each up to 2,048 signals; fewer frames at a time past that (27,000 signals held a
+/// of each up to 2,097 signals; fewer frames at a time past that (27,000 signals held a
 /// chunk each in 216 MiB).
 const BUFFERED: usize = 16 << 20;
 
