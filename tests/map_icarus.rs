@@ -9,15 +9,13 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, run_in, s};
+use common::{any_fixture, cat_json, convert_fixture};
 
 /// Source records and output signal values by (signal channel, time).
 fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Value>) {
     let dir = tempfile::tempdir().unwrap();
     let input = any_fixture(source);
-    let output = dir.path().join(out);
-    run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
-    run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
+    let (output, _) = convert_fixture(dir.path(), source, out, &["-q"], 3);
     let signals = cat_json(dir.path(), &output)
         .into_iter()
         .map(|r| {

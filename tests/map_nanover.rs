@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, run_in, s};
+use common::{any_fixture, cat_json, convert_fixture, run_in, s};
 
 /// Source fixtures of every family but NanoVer, each with what its positions are.
 const SOURCES: &[&str] = &[
@@ -106,12 +106,7 @@ fn instants(records: &[Value]) -> BTreeMap<i64, Instant> {
 fn check(source: &str, out: &str) -> BTreeMap<(String, String), u64> {
     let dir = tempfile::tempdir().unwrap();
     let input = any_fixture(source);
-    let output = dir.path().join(out);
-    let run = run_in(
-        dir.path(),
-        &["convert", s(&input), s(&output), "--format", "json"],
-    )
-    .expect_code(3);
+    let (output, run) = convert_fixture(dir.path(), source, out, &["--format", "json"], 3);
     let report: Value = serde_json::from_str(run.stdout.trim()).unwrap();
     let mut moved = BTreeMap::new();
     for row in report["lost"].as_array().unwrap() {
@@ -127,7 +122,6 @@ fn check(source: &str, out: &str) -> BTreeMap<(String, String), u64> {
             moved.insert(key, row["records"].as_u64().unwrap());
         }
     }
-    run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
 
     let mut records = cat_json(dir.path(), &output);
     if out.ends_with(".traj") {
@@ -241,18 +235,8 @@ fn particles_are_named_after_their_entities_and_counted_once() {
         ),
     ];
     for (source, names, kind, frames) in cases {
-        let output = dir.path().join("out.nanover.zip");
-        run_in(
-            dir.path(),
-            &[
-                "convert",
-                s(&any_fixture(source)),
-                s(&output),
-                "--force",
-                "-q",
-            ],
-        )
-        .expect_code(3);
+        let (output, _) =
+            convert_fixture(dir.path(), source, "out.nanover.zip", &["--force", "-q"], 3);
         let records = cat_json(dir.path(), &output);
         let frame_records: Vec<&Value> = records
             .iter()

@@ -8,15 +8,13 @@ mod common;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, numbers, run_in, s};
+use common::{any_fixture, cat_json, convert_fixture, numbers, run_in, s};
 
 /// The source's records and the XREC events converted from them.
 fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     let input = any_fixture(source);
-    let output = dir.path().join("out.xrec");
-    run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(code);
-    run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
+    let (output, _) = convert_fixture(dir.path(), source, "out.xrec", &["-q"], code);
     (cat_json(dir.path(), &input), cat_json(dir.path(), &output))
 }
 

@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, numbers, run_in, s};
+use common::{any_fixture, cat_json, convert_fixture, numbers};
 
 const SOURCES: &[&str] = &[
     "nanover-legacy/small.traj",
@@ -79,14 +79,8 @@ fn scenes(records: &[Value]) -> (BTreeMap<i64, Scene>, Vec<i64>) {
 fn check(source: &str) {
     let dir = tempfile::tempdir().unwrap();
     let input = any_fixture(source);
-    let output = dir.path().join("out.3es");
-    let run = run_in(
-        dir.path(),
-        &["convert", s(&input), s(&output), "--format", "json"],
-    )
-    .expect_code(3);
+    let (output, run) = convert_fixture(dir.path(), source, "out.3es", &["--format", "json"], 3);
     let report: Value = serde_json::from_str(run.stdout.trim()).unwrap();
-    run_in(dir.path(), &["validate", s(&output)]).expect_code(0);
     let (scenes, frame_starts) = scenes(&cat_json(dir.path(), &output));
 
     let source_records = cat_json(dir.path(), &input);
@@ -198,8 +192,13 @@ fn every_family_becomes_a_3es_capture_of_shapes() {
 fn nanover_bonds_are_lines_between_their_particles() {
     let dir = tempfile::tempdir().unwrap();
     let input = any_fixture("nanover-legacy/small.traj");
-    let output = dir.path().join("out.3es");
-    run_in(dir.path(), &["convert", s(&input), s(&output), "-q"]).expect_code(3);
+    let (output, _) = convert_fixture(
+        dir.path(),
+        "nanover-legacy/small.traj",
+        "out.3es",
+        &["-q"],
+        3,
+    );
     let source = cat_json(dir.path(), &input);
     let bonds = source
         .iter()
@@ -248,18 +247,7 @@ fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_chan
         ("xrec/session.xrec", "3es/box", "xrec.Transform", 6),
     ];
     for (source, shape, category, updates) in cases {
-        let output = dir.path().join("out.3es");
-        run_in(
-            dir.path(),
-            &[
-                "convert",
-                s(&any_fixture(source)),
-                s(&output),
-                "--force",
-                "-q",
-            ],
-        )
-        .expect_code(3);
+        let (output, _) = convert_fixture(dir.path(), source, "out.3es", &["--force", "-q"], 3);
         let records = cat_json(dir.path(), &output);
         let of = |channel: &str, message: &str| {
             records
@@ -284,13 +272,13 @@ fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_chan
 #[test]
 fn a_fixed_frame_rate_makes_frames_of_one_length() {
     let dir = tempfile::tempdir().unwrap();
-    let input = any_fixture("elodin/ball_1200/world");
-    let output = dir.path().join("out.3es");
-    run_in(
+    let (output, _) = convert_fixture(
         dir.path(),
-        &["convert", s(&input), s(&output), "--frame-rate", "30", "-q"],
-    )
-    .expect_code(3);
+        "elodin/ball_1200/world",
+        "out.3es",
+        &["--frame-rate", "30", "-q"],
+        3,
+    );
     let frames: Vec<u64> = cat_json(dir.path(), &output)
         .iter()
         .filter(|r| r["values"]["message"] == "Frame")

@@ -190,49 +190,34 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
     }
 }
 
-/// Boxed sources are sources (so pipelines can stack them).
-impl<S: Source + ?Sized> Source for Box<S> {
-    fn header(&self) -> &Header {
-        (**self).header()
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        (**self).findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        (**self).progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        (**self).facts()
-    }
-    fn recycle(&mut self, record: Record) {
-        (**self).recycle(record)
-    }
-    fn select_channels(&mut self, wanted: &[bool]) {
-        (**self).select_channels(wanted)
-    }
+/// A source behind a pointer is a source: boxed, so pipelines can stack them; borrowed, so a
+/// stage can wrap a source it does not own.
+macro_rules! source_behind {
+    ($($pointer:ty),*) => {$(
+        impl<S: Source + ?Sized> Source for $pointer {
+            fn header(&self) -> &Header {
+                (**self).header()
+            }
+            fn findings(&self) -> Vec<(&Path, &Findings)> {
+                (**self).findings()
+            }
+            fn progress(&self) -> (u64, u64) {
+                (**self).progress()
+            }
+            fn facts(&self) -> Vec<Fact> {
+                (**self).facts()
+            }
+            fn recycle(&mut self, record: Record) {
+                (**self).recycle(record)
+            }
+            fn select_channels(&mut self, wanted: &[bool]) {
+                (**self).select_channels(wanted)
+            }
+        }
+    )*};
 }
 
-/// A borrowed source is a source (so a stage can wrap a source it does not own).
-impl<S: Source + ?Sized> Source for &mut S {
-    fn header(&self) -> &Header {
-        (**self).header()
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        (**self).findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        (**self).progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        (**self).facts()
-    }
-    fn recycle(&mut self, record: Record) {
-        (**self).recycle(record)
-    }
-    fn select_channels(&mut self, wanted: &[bool]) {
-        (**self).select_channels(wanted)
-    }
-}
+source_behind!(Box<S>, &mut S);
 
 /// What a writer did: records written and what it could not represent.
 #[derive(Debug, Clone, Default)]

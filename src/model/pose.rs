@@ -164,12 +164,7 @@ mod tests {
     use super::*;
 
     fn record(values: Vec<(&str, Value)>) -> Record {
-        let mut r = Record::new(0, 0);
-        r.values = values
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        r
+        Record::with_values(0, 0, values)
     }
 
     #[test]

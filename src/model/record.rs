@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::header::ChannelId;
-use super::value::Field;
+use super::value::{Field, Value};
 
 /// Integer nanoseconds from the recording's time origin.
 pub type Nanos = i64;
@@ -126,6 +126,20 @@ impl Record {
             raw: None,
             group: None,
         }
+    }
+
+    /// A record at `time` on `channel` with `values`.
+    pub fn with_values<'k>(
+        time: Nanos,
+        channel: ChannelId,
+        values: impl IntoIterator<Item = (&'k str, Value)>,
+    ) -> Record {
+        let mut r = Record::new(time, channel);
+        r.values = values
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        r
     }
 
     /// Moves the record `by` nanoseconds, dropping original bytes that encode the old time.

@@ -2,15 +2,38 @@
 
 /// `impl Source` for a stage that reads `self.inner` (a source it owns): its header is its
 /// own `header` field (`own`: a mapping) or its source's (`inner`), and its findings,
-/// progress and facts are its source's.
+/// progress and facts are its source's. `passing`: a stage that hands its source's records on
+/// as they are, so records recycle and channels are selected there too. `queued` after the
+/// header adds the `Iterator` of a stage that makes its records through
+/// [`queued::Queued`].
 macro_rules! stage_source {
     ($stage:ident, inner) => {
-        stage_source!(@impl $stage, self, { self.inner.header() });
+        stage_source!(@impl $stage, self, { self.inner.header() },);
     };
     ($stage:ident, own) => {
-        stage_source!(@impl $stage, self, { &self.header });
+        stage_source!(@impl $stage, self, { &self.header },);
     };
-    (@impl $stage:ident, $self:ident, $header:block) => {
+    ($stage:ident, passing) => {
+        stage_source!(@impl $stage, self, { self.inner.header() },
+            fn recycle(&mut self, record: $crate::model::Record) {
+                self.inner.recycle(record)
+            }
+            fn select_channels(&mut self, wanted: &[bool]) {
+                self.inner.select_channels(wanted)
+            }
+        );
+    };
+    ($stage:ident, $header:ident, queued) => {
+        stage_source!($stage, $header);
+        impl Iterator for $stage<'_> {
+            type Item = Result<$crate::model::Record, $crate::formats::ReadError>;
+
+            fn next(&mut self) -> Option<Self::Item> {
+                $crate::pipeline::queued::next_queued(self)
+            }
+        }
+    };
+    (@impl $stage:ident, $self:ident, $header:block, $($extra:item)*) => {
         impl $crate::formats::Source for $stage<'_> {
             fn header(&$self) -> &$crate::model::Header {
                 $header
@@ -24,6 +47,7 @@ macro_rules! stage_source {
             fn facts(&self) -> Vec<$crate::report::Fact> {
                 self.inner.facts()
             }
+            $($extra)*
         }
     };
 }

@@ -5,12 +5,10 @@
 //! before it, and counted, so that frames and rows never go back. Memory: [`HOLD`] records.
 
 use std::collections::VecDeque;
-use std::path::Path;
 
 use super::LossHandle;
 use crate::formats::{ReadError, Source};
-use crate::model::{Header, Record};
-use crate::report::{Fact, Findings};
+use crate::model::Record;
 
 /// Records held back to put a late one in its place.
 pub const HOLD: usize = 64;
@@ -83,31 +81,14 @@ impl Iterator for InTimeOrder<'_> {
     }
 }
 
-impl Source for InTimeOrder<'_> {
-    fn header(&self) -> &Header {
-        self.inner.header()
-    }
-    fn findings(&self) -> Vec<(&Path, &Findings)> {
-        self.inner.findings()
-    }
-    fn progress(&self) -> (u64, u64) {
-        self.inner.progress()
-    }
-    fn facts(&self) -> Vec<Fact> {
-        self.inner.facts()
-    }
-    fn recycle(&mut self, record: Record) {
-        self.inner.recycle(record)
-    }
-    fn select_channels(&mut self, wanted: &[bool]) {
-        self.inner.select_channels(wanted)
-    }
-}
+stage_source!(InTimeOrder, passing);
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Channel, ChannelKind, Composition};
+    use crate::model::{Channel, ChannelKind, Composition, Header};
+    use crate::report::Findings;
+    use std::path::Path;
 
     struct Times(Header, std::vec::IntoIter<i64>);
 

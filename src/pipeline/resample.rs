@@ -15,7 +15,7 @@ use super::mapping::Tally;
 use super::LossHandle;
 use crate::formats::{ReadError, Source};
 use crate::model::{ChannelKind, Composition, Entity, Field, Record, Value};
-use crate::pipeline::queued::{next_queued, Queue, Queued};
+use crate::pipeline::queued::{Queue, Queued};
 
 const RESAMPLED: &str = "resampled: on the --resample grid, values held from the latest record";
 const MOVED: &str = "resampled: an event moved to the next tick of the --resample grid";
@@ -164,12 +164,4 @@ impl Queued for Resample<'_> {
     }
 }
 
-impl Iterator for Resample<'_> {
-    type Item = Result<Record, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        next_queued(self)
-    }
-}
-
-stage_source!(Resample, inner);
+stage_source!(Resample, inner, queued);

@@ -378,3 +378,21 @@ pub fn numbers(v: &Value) -> Vec<f64> {
         .map(|x| x.as_f64().unwrap())
         .collect()
 }
+
+/// Converts fixture `source` into `dir/out` (then `args`), expects exit `code` and an output
+/// that validates; returns the output's path and the run (its stdout is the report with
+/// `--format json`).
+pub fn convert_fixture(
+    dir: &Path,
+    source: &str,
+    out: &str,
+    args: &[&str],
+    code: i32,
+) -> (PathBuf, Run) {
+    let (input, output) = (any_fixture(source), dir.join(out));
+    let mut all = vec!["convert", s(&input), s(&output)];
+    all.extend_from_slice(args);
+    let run = run_in(dir, &all).expect_code(code);
+    run_in(dir, &["validate", s(&output)]).expect_code(0);
+    (output, run)
+}

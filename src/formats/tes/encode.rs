@@ -215,9 +215,7 @@ mod tests {
     }
 
     fn record(values: Vec<(&str, Value)>) -> Record {
-        let mut r = Record::new(0, 0);
-        r.values = values.into_iter().map(|(k, v)| (k.into(), v)).collect();
-        r
+        Record::with_values(0, 0, values)
     }
 
     fn f32s(v: &[f32]) -> Value {

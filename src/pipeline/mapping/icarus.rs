@@ -17,7 +17,7 @@
 //! its channel when met, its fields typed by its first record where the source did not
 //! declare them, and the writer adds its signals then (values before it: NaN or 0, counted).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 
 use super::{mapped_header, Tally};
 use crate::formats::{ReadError, Source};
@@ -27,6 +27,7 @@ use crate::model::{
     Record, Value, QUATERNION_WXYZ,
 };
 use crate::pipeline::lookahead::learn;
+use crate::pipeline::queued::{Queue, Queued};
 use crate::pipeline::LossHandle;
 
 const FLATTENED: &str = "flattened: one scalar signal per element (NAME_0, NAME_1, …)";
@@ -44,7 +45,8 @@ pub struct PerEntity<'a> {
     names: HashMap<u64, String>,
     /// Output channel of each (source channel, entity).
     routes: HashMap<(u32, Option<Entity>), u32>,
-    ahead: VecDeque<Record>,
+    queue: Queue,
+    /// An error met reading the first instant ahead, handed on after its records.
     error: Option<ReadError>,
     /// Values flattened and clipped, per output channel and field.
     tallies: (Tally, Tally),
@@ -60,7 +62,7 @@ impl<'a> PerEntity<'a> {
             inner,
             header,
             routes: HashMap::new(),
-            ahead: VecDeque::new(),
+            queue: Queue::default(),
             error: None,
             tallies: (Tally::default(), Tally::default()),
             loss,
@@ -79,15 +81,15 @@ impl<'a> PerEntity<'a> {
         mapped
     }
 
-    /// Reads the first instant's records (at most [`AHEAD`]) and routes them.
+    /// Reads and routes the first instant's records (at most [`AHEAD`]).
     fn read_first_instant(&mut self) {
         let mut first = None;
-        while self.ahead.len() < AHEAD {
+        while self.queue.out.len() < AHEAD {
             match self.inner.next() {
                 Some(Ok(record)) => {
                     let at = *first.get_or_insert(record.time);
                     let last = record.time != at;
-                    self.ahead.push_back(record);
+                    Queued::take(self, record);
                     if last {
                         break;
                     }
@@ -99,11 +101,6 @@ impl<'a> PerEntity<'a> {
                 None => break,
             }
         }
-        let mut ahead = std::mem::take(&mut self.ahead);
-        for record in &mut ahead {
-            self.route(record);
-        }
-        self.ahead = ahead;
     }
 
     /// Moves `record` to the channel of its (channel, entity), made when first met, with its
@@ -335,32 +332,27 @@ fn per_entity(channel: &str, entity: &Entity, names: &HashMap<u64, String>) -> S
     }
 }
 
-impl Iterator for PerEntity<'_> {
-    type Item = Result<Record, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        if let Some(record) = self.ahead.pop_front() {
-            return Some(Ok(record));
+impl Queued for PerEntity<'_> {
+    fn queue(&mut self) -> &mut Queue {
+        &mut self.queue
+    }
+    fn pull(&mut self) -> Option<Result<Record, ReadError>> {
+        match self.error.take() {
+            Some(e) => Some(Err(e)),
+            None => self.inner.next(),
         }
-        if let Some(e) = self.error.take() {
-            return Some(Err(e));
-        }
-        match self.inner.next() {
-            Some(Ok(mut record)) => {
-                self.route(&mut record);
-                Some(Ok(record))
-            }
-            Some(Err(e)) => Some(Err(e)),
-            None => {
-                self.tallies.0.report(&self.header, FLATTENED, &self.loss);
-                self.tallies.1.report(&self.header, CLIPPED, &self.loss);
-                None
-            }
-        }
+    }
+    fn take(&mut self, mut record: Record) {
+        self.route(&mut record);
+        self.queue.out.push_back(record);
+    }
+    fn end(&mut self) {
+        self.tallies.0.report(&self.header, FLATTENED, &self.loss);
+        self.tallies.1.report(&self.header, CLIPPED, &self.loss);
     }
 }
 
-stage_source!(PerEntity, own);
+stage_source!(PerEntity, own, queued);
 
 #[cfg(test)]
 mod tests {

@@ -25,7 +25,7 @@ use crate::model::pose::{entity_name, entity_names, fixed, POSITION, WORLD_POS};
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Field, Header, Record, Value,
 };
-use crate::pipeline::queued::{next_queued, Queue, Queued};
+use crate::pipeline::queued::{Queue, Queued};
 use crate::pipeline::LossHandle;
 
 /// Prefix of the state keys of values that are not positions.
@@ -315,12 +315,4 @@ impl Queued for ToNanover<'_> {
     }
 }
 
-impl Iterator for ToNanover<'_> {
-    type Item = Result<Record, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        next_queued(self)
-    }
-}
-
-stage_source!(ToNanover, own);
+stage_source!(ToNanover, own, queued);

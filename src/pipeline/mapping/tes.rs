@@ -21,7 +21,7 @@ use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value, MAPPED_FROM,
 };
-use crate::pipeline::queued::{next_queued, Queue, Queued};
+use crate::pipeline::queued::{Queue, Queued};
 use crate::pipeline::LossHandle;
 
 const CONTROL: u32 = 0;
@@ -475,11 +475,8 @@ fn mesh(time: i64, topology: u64, vertices: &[f32]) -> Vec<Record> {
 
 /// A message of 3es channel `channel` at `time`.
 fn message(time: i64, channel: u32, name: &str, values: Vec<(&str, Value)>) -> Record {
-    let mut r = Record::new(time, channel);
-    r.values.push(("message".into(), Value::Str(name.into())));
-    r.values
-        .extend(values.into_iter().map(|(k, v)| (k.to_string(), v)));
-    r
+    let message = ("message", Value::Str(name.into()));
+    Record::with_values(time, channel, std::iter::once(message).chain(values))
 }
 
 /// Numbers as an attribute array, in the shape's precision.
@@ -545,12 +542,4 @@ impl Queued for ToTes<'_> {
     }
 }
 
-impl Iterator for ToTes<'_> {
-    type Item = Result<Record, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        next_queued(self)
-    }
-}
-
-stage_source!(ToTes, own);
+stage_source!(ToTes, own, queued);

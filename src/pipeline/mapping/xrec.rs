@@ -23,7 +23,7 @@ use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Header, Record, Value,
 };
-use crate::pipeline::queued::{next_queued, Queue, Queued};
+use crate::pipeline::queued::{Queue, Queued};
 use crate::pipeline::LossHandle;
 
 /// The channel of Transform events: the first of the mapped header.
@@ -253,12 +253,4 @@ impl Queued for ToXrec<'_> {
     }
 }
 
-impl Iterator for ToXrec<'_> {
-    type Item = Result<Record, ReadError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        next_queued(self)
-    }
-}
-
-stage_source!(ToXrec, own);
+stage_source!(ToXrec, own, queued);

@@ -531,12 +531,7 @@ mod tests {
     }
 
     fn record(values: Vec<(&str, Value)>) -> Record {
-        let mut r = Record::new(0, 0);
-        r.values = values
-            .into_iter()
-            .map(|(k, v)| (k.to_string(), v))
-            .collect();
-        r
+        Record::with_values(0, 0, values)
     }
 
     fn data(data_type: u64, offset: u64, array: ArrayData, width: usize) -> Record {
