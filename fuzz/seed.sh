@@ -108,6 +108,10 @@ echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"
 hcorpus="$here/corpus/icarus_hdf5"
 mkdir -p "$hcorpus"
 cp "$here"/../fixtures/icarus-hdf5/*.h5 "$hcorpus/"
+# The hostile files of issue 27: gzip and big-endian datasets declaring 10^12 rows.
+for f in "$here"/../fixtures/icarus-hdf5/hostile/*.h5; do
+    cp "$f" "$hcorpus/hostile-$(basename "$f")"
+done
 for bin in "$here/../target/release/simrec" "$here/../target/debug/simrec"; do
     if [ -x "$bin" ]; then
         "$bin" convert "$here/../fixtures/icarus-hdf5/small.h5" -o "$hcorpus/small-simrec.h5" --force >/dev/null 2>&1 || true

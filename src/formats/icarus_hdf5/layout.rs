@@ -9,7 +9,7 @@ use hdf5_pure::{AttrValue, ChunkCacheConfig, FileAccessProperties};
 
 use super::bytes::{signature_offset, Bytes};
 use super::codes;
-use super::column::{Column, Elem};
+use super::column::{Column, Elem, StorageNotes};
 use super::schema::{self, Parsed, Schema};
 use crate::report::{Finding, Severity};
 
@@ -148,9 +148,7 @@ fn open_time(file: &hdf5_pure::File, bytes: &Bytes, findings: &mut Vec<Finding>)
             let datatype = datatype?;
             match Column::open(dataset, Elem::F64, len, &datatype, bytes) {
                 Ok((column, notes)) => {
-                    if notes.missing_chunks > 0 {
-                        findings.push(missing_chunks("/time", notes.missing_chunks));
-                    }
+                    unwritten("/time", len, &notes, findings);
                     Some(column)
                 }
                 Err(e) => {
@@ -170,12 +168,28 @@ fn open_time(file: &hdf5_pure::File, bytes: &Bytes, findings: &mut Vec<Finding>)
     }
 }
 
-fn missing_chunks(what: &str, n: u64) -> Finding {
-    Finding::new(
-        Severity::Warning,
-        codes::STORAGE,
-        format!("{what}: {n} chunk(s) within its length were never written; their rows read as 0"),
-    )
+/// Warnings for the chunks of a dataset (`what`, `len` rows declared) that were never
+/// written: gaps read as 0, and the rows after the last chunk written, which are not read.
+fn unwritten(what: &str, len: u64, notes: &StorageNotes, findings: &mut Vec<Finding>) {
+    let warn = |message| Finding::new(Severity::Warning, codes::STORAGE, message);
+    if notes.missing_chunks > 0 {
+        findings.push(warn(format!(
+            "{what}: {} chunk(s) before its last written one were never written; their rows read as 0",
+            notes.missing_chunks
+        )));
+    }
+    let read = len - notes.unwritten_rows;
+    if notes.unwritten_rows > 0 {
+        findings.push(warn(match read {
+            0 => format!(
+                "{what} declares {len} rows but none of its chunks was written: its rows would all read as the fill value and none is read"
+            ),
+            _ => format!(
+                "{what} declares {len} rows but its last chunk written ends at row {read}: the {} rows after it were never written (they would read as the fill value) and are not read",
+                notes.unwritten_rows
+            ),
+        }));
+    }
 }
 
 /// `created_at` and `schema` of `/metadata`, as text.
@@ -313,9 +327,7 @@ fn open_signal(
             return None;
         }
     };
-    if notes.missing_chunks > 0 {
-        findings.push(missing_chunks(&path, notes.missing_chunks));
-    }
+    unwritten(&path, len, &notes, findings);
     let from_schema = |v: Option<&String>| v.filter(|s| !s.is_empty()).cloned();
     Some(Signal {
         name: name.to_string(),
