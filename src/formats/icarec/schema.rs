@@ -261,6 +261,11 @@ fn signal(s: &Json) -> Result<Signal, (&'static str, String)> {
         }
     };
     let name = string("name")?;
+    if name.is_empty() {
+        // A signal is a channel; other formats name their channels (XREC event types,
+        // columns) and have no place for an empty name.
+        return Err(field("a signal's `name` is empty".into()));
+    }
     let named = |why: String| field(format!("signal {name:?}: {why}"));
     let type_text = string("type").map_err(|(_, why)| named(why))?;
     let lifecycle = match string("lifecycle").map_err(|(_, why)| named(why))?.as_str() {
