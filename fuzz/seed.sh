@@ -93,12 +93,16 @@ mkdir -p "$icorpus"
 for f in "$here"/../fixtures/icarec/*.icarec.tar; do
     { printf '\0'; cat "$f"; } > "$icorpus/$(basename "$f")"
 done
+# The hostile ones of issue 27 too (an empty signal name, 1000 bad signal elements); a part
+# they lack is packed empty.
 python3 - "$here/../fixtures/icarec" "$icorpus" <<'PY'
 import pathlib, struct, sys
 src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for d in sorted(src.glob("*.icarec")):
-    parts = [(d / n).read_bytes() for n in ("schema.json", "static_signals.bin", "metadata.json")]
-    dynamic = (d / "dynamic_signals.bin").read_bytes()
+def part(d, name):
+    return (d / name).read_bytes() if (d / name).exists() else b""
+for d in sorted([*src.glob("*.icarec"), *src.glob("hostile/*.icarec")]):
+    parts = [part(d, n) for n in ("schema.json", "static_signals.bin", "metadata.json")]
+    dynamic = part(d, "dynamic_signals.bin")
     (out / d.name).write_bytes(b"\1" + struct.pack("<3H", *map(len, parts)) + b"".join(parts) + dynamic)
 PY
 echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"
