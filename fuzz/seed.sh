@@ -134,4 +134,8 @@ echo "seeded $(find "$ccorpus" -type f | wc -l) files into $ccorpus"
 xcorpus="$here/corpus/xrec"
 mkdir -p "$xcorpus"
 cp "$here"/../fixtures/xrec/*.xrec "$xcorpus/"
+# The gzip bombs of issue 27 (16 MiB of events in 16 KB; a 1 GiB claim of 100 bytes).
+for f in "$here"/../fixtures/xrec/hostile/*.xrec; do
+    cp "$f" "$xcorpus/hostile-$(basename "$f")"
+done
 echo "seeded $(find "$xcorpus" -type f | wc -l) files into $xcorpus"

@@ -4,10 +4,8 @@
 //! into a writer (convert, a dry run): records and findings, or one clean error, never a
 //! panic. Everything runs in memory through the library. And hostile schemas (issue 27):
 //! millions of bad signal elements are read in memory of the order of the schema's size
-//! (this binary counts the bytes each thread holds).
+//! (`support/peak.rs` counts the bytes each thread holds).
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::Path;
 
 use simrec::formats::icarec::{IcarecReader, IcarecWriter, FORM_KEY};
@@ -16,50 +14,9 @@ use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::pipeline;
 use simrec::report::Severity;
 
-/// The system allocator, noting the bytes held by each thread and their peak since the last
-/// reset (tests run side by side, each on its own thread).
-struct Peak;
-
-thread_local! {
-    static HELD: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn held(change: isize) {
-    let now = HELD.with(|h| {
-        h.set(h.get() + change);
-        h.get()
-    });
-    PEAK.with(|p| p.set(p.get().max(now)));
-}
-
-unsafe impl GlobalAlloc for Peak {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        held(layout.size() as isize);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        held(-(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        held(new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Peak = Peak;
-
-/// Bytes held at the peak of `f`, beyond those held before it.
-fn peak_of<T>(f: impl FnOnce() -> T) -> (T, usize) {
-    let before = HELD.with(Cell::get);
-    PEAK.with(|p| p.set(before));
-    let out = f();
-    (out, (PEAK.with(Cell::get) - before) as usize)
-}
+#[path = "support/peak.rs"]
+mod peak;
+use peak::peak_of;
 
 fn fixture(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
