@@ -448,6 +448,50 @@ fn structural_rules() {
     assert_eq!(validate(&p)[0].1, "ICARUS_H5_NOT_HDF5");
 }
 
+/// Issue 27, item F: the signal datasets are opened in one walk of `/signals` and found in
+/// the schema by name, not searched for one by one (20,000 took over 60 s). Order, units and
+/// lifecycles still come from the schema (here listed in reverse, one name twice: the first
+/// entry counts), and a dataset it does not list comes after, by name.
+#[test]
+fn a_thousand_datasets_are_read_in_schema_order() {
+    let n = 1000;
+    let names: Vec<String> = (0..n).map(|i| format!("W.C{}.s{i:04}", i % 7)).collect();
+    let mut listed: Vec<String> = names.iter().rev().skip(1).map(|name| {
+        format!(r#"{{"name":"{name}","type":"double","lifecycle":"dynamic","offset":0,"unit":"u-{name}"}}"#)
+    }).collect();
+    listed.push(format!(
+        r#"{{"name":"{}","type":"double","lifecycle":"static","offset":0,"unit":"twice"}}"#,
+        names[n - 2]
+    ));
+    let text = format!(r#"{{"signals":[{}],"frame_size_bytes":8}}"#, listed.join(","));
+    let mut b = FileBuilder::new();
+    column(&mut b, "time", &[0.5, 1.0]);
+    let mut g = b.create_group("signals");
+    for (i, name) in names.iter().enumerate() {
+        g.create_dataset(name)
+            .with_f64_data(&[i as f64, -(i as f64)])
+            .with_chunks(&[1000])
+            .with_maxshape(&[MaxExtent::Unlimited]);
+    }
+    b.add_group(g.finish());
+    let mut m = b.create_group("metadata");
+    m.set_attr("schema", AttrValue::VarLenString(text));
+    b.add_group(m.finish());
+    let (_d, p) = write_temp(b);
+    let (h, records, _) = read(&p, lenient());
+    let order: Vec<&str> = h.channels.iter().map(|c| c.name.as_str()).collect();
+    let mut want: Vec<&str> = names[..n - 1].iter().rev().map(String::as_str).collect();
+    want.push(&names[n - 1]);
+    assert_eq!(order, want);
+    let field = |c: usize| &h.channels[c].fields[0];
+    assert_eq!(field(0).unit.as_deref(), Some("u-W.C4.s0998"));
+    assert!(!field(0).is_static);
+    assert_eq!(field(1).unit.as_deref(), Some("u-W.C3.s0997"));
+    assert_eq!(field(n - 1).unit, None);
+    assert_eq!(records.len(), 2 * n);
+    assert_eq!((float(&records[0]), float(&records[n])), (998.0, -998.0));
+}
+
 #[test]
 fn schema_rules() {
     let schema = |text: &'static str| {

@@ -21,6 +21,7 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Epoch, Field, FieldSpec, Header,
     RawBytes, Record, TimeOrigin, Value,
 };
+use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// Which events a reader returns (spec §12): record times in `[t0, t1)`, create_frame in
@@ -125,6 +126,9 @@ const QUERY_READ: usize = HEADER_LEN + BOUNDS_LEN;
 /// A header-only walk decompresses an events area larger than this as it reads it (the
 /// writers' areas are 1 MiB); a read of values holds the whole area.
 const INFLATE_ABOVE: u32 = 8 << 20;
+
+/// Chapters the text of `inspect` names at each end of the list.
+const FEW_CHAPTERS: usize = 10;
 
 /// Entities seen, so that a transform's id is one shared string (bounded).
 const ENTITY_CACHE: usize = 4096;
@@ -1417,11 +1421,12 @@ impl Source for XrecReader {
             if chapters.is_empty() {
                 "none".to_string()
             } else {
-                self.chapters
-                    .iter()
+                // The text table wraps a cell in time that grows with the square of its
+                // length: the first and last few (the JSON has them all).
+                let listed: Vec<String> = (self.chapters.iter())
                     .map(|(n, t, _)| format!("{n} at {t} ns"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                    .collect();
+                first_and_last(&listed, FEW_CHAPTERS, "chapters").join(", ")
             },
             Json::Array(chapters),
         ));
