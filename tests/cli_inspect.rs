@@ -503,3 +503,38 @@ fn missing_file_is_named_in_the_error() {
     assert!(r.stderr.contains("no-such-file.traj"), "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
+
+/// Issue 27, item 13: `inspect` of an `.icarec` or an Icarus HDF5 file counts frames without
+/// making a record per value, and prints what it printed when it made them: the text and
+/// JSON of every Icarus fixture, byte for byte as `tests/expected/inspect/` kept them from
+/// the build before the change.
+#[test]
+fn icarus_summaries_are_those_of_the_record_read() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let expected = root.join("tests/expected/inspect");
+    let mut names: Vec<String> = std::fs::read_dir(&expected)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names.len(), 24);
+    for file in names {
+        let (name, json) = match file.strip_suffix(".json") {
+            Some(name) => (name, true),
+            None => (file.strip_suffix(".txt").unwrap(), false),
+        };
+        let dir = match name {
+            n if n.ends_with(".h5") => "icarus-hdf5",
+            n if n.ends_with(".csv") => "icarus-csv",
+            _ => "icarec",
+        };
+        let path = format!("fixtures/{dir}/{name}");
+        let mut args = vec!["inspect", path.as_str()];
+        if json {
+            args.extend(["--format", "json"]);
+        }
+        let r = run_in(root, &args).expect_code(0);
+        let want = std::fs::read_to_string(expected.join(&file)).unwrap();
+        assert_eq!(r.stdout, want, "{file}");
+    }
+}
