@@ -123,8 +123,8 @@ const WALK_READ: usize = HEADER_LEN + SPAN_LEN;
 /// walk did not keep, then only the packets it decodes.
 const QUERY_READ: usize = HEADER_LEN + BOUNDS_LEN;
 
-/// A header-only walk decompresses an events area larger than this as it reads it (the
-/// writers' areas are 1 MiB); a read of values holds the whole area.
+/// An events area larger than this is decompressed as its events are read, one at a time
+/// (the writers' areas are 1 MiB: those are held whole).
 const INFLATE_ABOVE: u32 = 8 << 20;
 
 /// Chapters the text of `inspect` names at each end of the list.
@@ -648,7 +648,7 @@ impl XrecReader {
             let stored = self.input.bytes(area_off, area_len)?;
             self.bytes_read += area_len as u64;
             let declared = b.events_bytes as usize;
-            let read = if !self.options.decode && b.events_bytes > INFLATE_ABOVE {
+            let read = if b.events_bytes > INFLATE_ABOVE {
                 // Counted first, so that a member that does not hold what the packet
                 // declares is refused before any event, as when it is held whole.
                 inflating = Some(Inflating::new(stored));
@@ -832,8 +832,8 @@ impl XrecReader {
     }
 
     /// Reading an area as it is decompressed: makes `area` hold the next event from its
-    /// start, the body only when it is read (a chapter's); `Some(n)` when its body of `n`
-    /// bytes was passed over instead. `None` when the whole area is held.
+    /// start, its body only when it is read (with values, or a chapter's); `Some(n)` when
+    /// its body of `n` bytes was passed over instead. `None` when the whole area is held.
     fn inflate_event(&mut self, area: &mut Vec<u8>) -> Result<Option<usize>, ReadError> {
         let Some(p) = self.packet.as_mut() else {
             return Ok(None);
@@ -844,7 +844,7 @@ impl XrecReader {
         area.drain(..p.at);
         p.base += p.at as u64;
         p.at = 0;
-        let (off, index) = (p.offset, p.index);
+        let (off, index, decode) = (p.offset, p.index, self.options.decode);
         let passed = (|| {
             inflating.fill(area, 2)?;
             let Some(&[a, b]) = area.get(..2) else {
@@ -857,7 +857,7 @@ impl XrecReader {
                 return Ok(None);
             };
             let body = u32::from_le_bytes([body[0], body[1], body[2], body[3]]) as usize;
-            if area.get(2..2 + name) == Some(super::CHAPTER.as_bytes()) {
+            if decode || area.get(2..2 + name) == Some(super::CHAPTER.as_bytes()) {
                 inflating.fill(area, head + body)?;
                 return Ok(None);
             }
