@@ -532,8 +532,6 @@ fn read_object(bytes: &[u8]) -> Result<(Map<String, Json>, Option<SignalWalk>), 
     let mut walk = None;
     for (key, value) in members {
         let text = value.get();
-        // A key given twice keeps its first place and its last value, as a parse into a
-        // map does.
         let value = if key == "signals" && text.starts_with('[') {
             let mut w = SignalWalk::walk(text).map_err(invalid)?;
             let objects = Json::Array(std::mem::take(&mut w.objects));
@@ -545,6 +543,8 @@ fn read_object(bytes: &[u8]) -> Result<(Map<String, Json>, Option<SignalWalk>), 
             }
             serde_json::from_str(text).map_err(invalid)?
         };
+        // A key given twice keeps its first place and its last value, as a parse into a
+        // map does.
         object.insert(key, value);
     }
     Ok((object, walk))

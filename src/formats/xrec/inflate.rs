@@ -1,6 +1,6 @@
 //! Gzip events areas (spec §8) decompressed into what their packet declares and no more:
 //! `events_bytes` is a claim (1 MB of gzip holds a gigabyte of zeros), so a buffer never
-//! grows past it, and a header-only walk of a large area holds one event at a time.
+//! grows past it, and a large area is read an event at a time.
 
 use std::io::{self, Cursor, Read};
 

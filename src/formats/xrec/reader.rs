@@ -107,7 +107,7 @@ struct Packet {
     at: usize,
     base: u64,
     len: u64,
-    /// A large compressed area walked without values: decompressed as it is read.
+    /// A large compressed area: decompressed as its events are read.
     inflating: Option<Inflating>,
     decoded: u32,
     frames: Option<(i64, i64)>,
@@ -1421,8 +1421,8 @@ impl Source for XrecReader {
             if chapters.is_empty() {
                 "none".to_string()
             } else {
-                // The text table wraps a cell in time that grows with the square of its
-                // length: the first and last few (the JSON has them all).
+                // Laying out a table cell costs more than its length: the first and last
+                // few (the JSON has them all).
                 let listed: Vec<String> = (self.chapters.iter())
                     .map(|(n, t, _)| format!("{n} at {t} ns"))
                     .collect();
