@@ -30,7 +30,11 @@ fn inspect_of_rows_never_written_finishes_with_warnings() {
         .timeout(std::time::Duration::from_secs(120))
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "killed by the timeout: it hangs");
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "killed by the timeout: it hangs"
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("│ records     ┆ 0 "), "{stdout}");
     assert!(stdout.contains("│ frames      ┆ 0 "), "{stdout}");

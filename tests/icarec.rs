@@ -1091,7 +1091,10 @@ fn two_thousand_signals_keep_their_own_keys_in_a_rewrite() {
     let written = s["signals"].as_array().unwrap();
     assert_eq!(written.len(), n);
     for (i, x) in written.iter().enumerate() {
-        assert_eq!((&x["name"], &x["x_id"]), (&json!(format!("W.C{}.s{i}", i % 10)), &json!(i)));
+        assert_eq!(
+            (&x["name"], &x["x_id"]),
+            (&json!(format!("W.C{}.s{i}", i % 10)), &json!(i))
+        );
     }
 }
 

@@ -186,7 +186,10 @@ fn millions_of_bad_signal_elements_are_counted_in_memory_of_the_schema_size() {
         r.findings()[0].1.clone()
     });
     assert_eq!(findings.total("ICAREC_SIGNAL_FIELD"), n as u64);
-    let kept = findings.list().iter().filter(|f| f.code == "ICAREC_SIGNAL_FIELD");
+    let kept = findings
+        .list()
+        .iter()
+        .filter(|f| f.code == "ICAREC_SIGNAL_FIELD");
     assert_eq!(kept.count(), 200);
     assert_eq!(
         findings.list()[0].message,

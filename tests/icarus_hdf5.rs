@@ -259,7 +259,10 @@ fn header_only_reading_reads_time_alone() {
 #[test]
 fn declared_rows_past_the_chunks_written_are_not_read() {
     let storage = |findings: &Findings| -> Vec<String> {
-        let f = findings.list().iter().filter(|f| f.code == "ICARUS_H5_STORAGE");
+        let f = findings
+            .list()
+            .iter()
+            .filter(|f| f.code == "ICARUS_H5_STORAGE");
         f.map(|f| format!("{} {}", f.severity, f.message)).collect()
     };
     for name in ["hang.h5", "hang-fixed-array.h5"] {
@@ -267,7 +270,9 @@ fn declared_rows_past_the_chunks_written_are_not_read() {
         // Taken a bounded number at a time: the broken reader never ended.
         assert_eq!(r.by_ref().take(1000).count(), 0, "{name}");
         assert!(r.next().is_none(), "{name}");
-        let never = |d: &str| format!("warning {d} declares 1000000000000 rows but none of its chunks was written: its rows would all read as the fill value and none is read");
+        let never = |d: &str| {
+            format!("warning {d} declares 1000000000000 rows but none of its chunks was written: its rows would all read as the fill value and none is read")
+        };
         assert_eq!(
             storage(r.findings()[0].1),
             [never("/time"), never("/signals/A.x")],
@@ -279,7 +284,9 @@ fn declared_rows_past_the_chunks_written_are_not_read() {
     assert_eq!(records.len(), 300);
     assert_eq!((float(&records[0]), float(&records[249])), (0.01, 2.5));
     assert_eq!((records[249].time, records[250].time), (2_500_000_000, 0));
-    let tail = |d: &str| format!("warning {d} declares 1000000000000 rows but its last chunk written ends at row 300: the 999999999700 rows after it were never written (they would read as the fill value) and are not read");
+    let tail = |d: &str| {
+        format!("warning {d} declares 1000000000000 rows but its last chunk written ends at row 300: the 999999999700 rows after it were never written (they would read as the fill value) and are not read")
+    };
     assert_eq!(storage(&findings), [tail("/time"), tail("/signals/A.x")]);
     // Storage that cannot be bounded by what the file holds is refused.
     for (name, why) in [
@@ -463,7 +470,10 @@ fn a_thousand_datasets_are_read_in_schema_order() {
         r#"{{"name":"{}","type":"double","lifecycle":"static","offset":0,"unit":"twice"}}"#,
         names[n - 2]
     ));
-    let text = format!(r#"{{"signals":[{}],"frame_size_bytes":8}}"#, listed.join(","));
+    let text = format!(
+        r#"{{"signals":[{}],"frame_size_bytes":8}}"#,
+        listed.join(",")
+    );
     let mut b = FileBuilder::new();
     column(&mut b, "time", &[0.5, 1.0]);
     let mut g = b.create_group("signals");

@@ -179,7 +179,10 @@ fn hostile_declared_lengths_end_without_large_allocations() {
             },
         )
         .unwrap();
-        assert!(r.by_ref().take(1000).count() < 1000, "{name}: it does not end");
+        assert!(
+            r.by_ref().take(1000).count() < 1000,
+            "{name}: it does not end"
+        );
         let (big, out) = damaged(bytes);
         assert_eq!(out, Ok(want), "{name}");
         assert!(big <= 1 << 20, "{name}: an allocation of {big} bytes");

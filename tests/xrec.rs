@@ -246,9 +246,20 @@ fn the_spec_example_is_built_here_byte_for_byte_and_reads_as_the_spec_says() {
 #[test]
 fn inspect_text_names_the_first_and_last_chapters() {
     let events: Vec<(i64, f64, Vec<u8>)> = (0..25)
-        .map(|i| (i, 13.0 + i as f64, chapter(&format!("c{i}"), i, 13.0 + i as f64)))
+        .map(|i| {
+            (
+                i,
+                13.0 + i as f64,
+                chapter(&format!("c{i}"), i, 13.0 + i as f64),
+            )
+        })
         .collect();
-    let bytes = [start(0), events_packet(&events, false), end(40.0, 1, 25, "")].concat();
+    let bytes = [
+        start(0),
+        events_packet(&events, false),
+        end(40.0, 1, 25, ""),
+    ]
+    .concat();
     let mut r = XrecReader::from_bytes(bytes, ReadOptions::default()).unwrap();
     assert_eq!(r.by_ref().count(), 25);
     let facts = r.facts();
@@ -845,8 +856,18 @@ fn a_gzip_bomb_is_held_no_larger_than_declared_and_walked_as_it_inflates() {
     // Copies of 16 MiB a read with values holds: for the big body the event, its value
     // and its original bytes.
     for (name, copies, types, errors) in [
-        ("zeros-bomb.xrec", 0, vec![("xrec.Chapter", 1)], vec!["XREC_EMPTY_TYPE", "XREC_EVENT_COUNT"]),
-        ("body-bomb.xrec", 3, vec![("Bomb.Big", 1), ("xrec.Chapter", 1)], vec![]),
+        (
+            "zeros-bomb.xrec",
+            0,
+            vec![("xrec.Chapter", 1)],
+            vec!["XREC_EMPTY_TYPE", "XREC_EVENT_COUNT"],
+        ),
+        (
+            "body-bomb.xrec",
+            3,
+            vec![("Bomb.Big", 1), ("xrec.Chapter", 1)],
+            vec![],
+        ),
     ] {
         let bytes = std::fs::read(fixture(&format!("hostile/{name}"))).unwrap();
         for decode in [false, true] {
@@ -864,7 +885,12 @@ fn a_gzip_bomb_is_held_no_larger_than_declared_and_walked_as_it_inflates() {
                     r.recycle(rec);
                 }
                 let chapters = r.chapters().to_vec();
-                let f = r.findings()[0].1.list().iter().map(|f| f.code).collect::<Vec<_>>();
+                let f = r.findings()[0]
+                    .1
+                    .list()
+                    .iter()
+                    .map(|f| f.code)
+                    .collect::<Vec<_>>();
                 (kept, chapters, f)
             });
             let kept: Vec<(&str, i32)> = kept.iter().map(|(n, c)| (n.as_str(), *c)).collect();

@@ -868,14 +868,21 @@ impl XrecReader {
         })();
         passed.or_else(|e: std::io::Error| {
             // The member was decompressed whole when the packet was opened.
-            let f = err(DECOMPRESS, format!("the gzip member does not decompress: {e}"));
+            let f = err(
+                DECOMPRESS,
+                format!("the gzip member does not decompress: {e}"),
+            );
             self.report(f.at(off, index)).map(|()| None)
         })
     }
 
     /// The next event of the current packet, whose bytes start `area`'s unread part; its
     /// body passed over when `passed` says so (then it has no original bytes).
-    fn event_in(&mut self, area: &[u8], passed: Option<usize>) -> Result<Option<Record>, ReadError> {
+    fn event_in(
+        &mut self,
+        area: &[u8],
+        passed: Option<usize>,
+    ) -> Result<Option<Record>, ReadError> {
         let Some(p) = self.packet.as_mut() else {
             return Ok(None);
         };
