@@ -110,6 +110,7 @@ mod tests {
         assert_eq!(out, data);
         assert!(out.capacity() <= data.len());
         // Declared fewer: `declared + 1` says there is more, and no more is held.
+        let mut out = Vec::new();
         assert_eq!(exact(&stored, 1000, &mut out).unwrap(), 1001);
         assert_eq!((out.len(), out.as_slice()), (1000, &data[..1000]));
         assert!(out.capacity() <= 1000);
