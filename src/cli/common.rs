@@ -141,7 +141,8 @@ pub struct WriteArgs {
     #[arg(long, value_name = "FORMAT", help = to_help())]
     pub to: Option<String>,
     /// Replace an existing output once the new one is complete: a file, an empty directory or a
-    /// recording of the output format; never an input, nor a directory of other files
+    /// recording of the output format holding nothing else; never an input, nor anything
+    /// inside one
     #[arg(long)]
     pub force: bool,
     /// Check the outputs as the run would and print what would be lost; write nothing

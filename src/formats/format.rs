@@ -36,6 +36,31 @@ pub(crate) fn has_extension(name: &str, extension: &str) -> bool {
     name.len() > extension.len() && name.ends_with(extension)
 }
 
+/// The first (and last) bytes of a Parquet file.
+pub(crate) const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// Whether `path` is a regular file whose bytes start with `magic`.
+pub(crate) fn file_starts_with(path: &Path, magic: &[u8]) -> bool {
+    use std::io::Read;
+    let mut head = vec![0; magic.len()];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == magic)
+        && path.is_file()
+}
+
+/// The names along a relative path (`world/body.parquet` → `["world", "body.parquet"]`), or
+/// `None` when one is not a plain UTF-8 name.
+pub(crate) fn path_names(relative: &Path) -> Option<Vec<&str>> {
+    relative
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(n) => n.to_str(),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A writer option a format declares (`--compression`): the CLI gathers them from every
 /// format and checks a value against the chosen writer's.
 #[derive(Debug, Clone, Copy)]
@@ -182,6 +207,13 @@ pub trait Format: Sync {
     /// (`slice --keep-time`); `Err(why)` for a format whose time always starts at 0.
     fn keeps_time(&self) -> Result<(), &'static str> {
         Ok(())
+    }
+
+    /// Whether an entry of an existing directory (`relative` to it, found at `path`) is one
+    /// this format's directory writer writes: `--force` replaces a directory only when every
+    /// entry in it is. None by default (the format writes no directory).
+    fn writes_entry(&self, _relative: &Path, _path: &Path) -> bool {
+        false
     }
 
     /// Files `create` will write for `target`.

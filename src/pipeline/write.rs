@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::formats::output::Outputs;
+use crate::formats::output::{foreign_entry, Outputs};
 use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
 
 use super::lookahead::Completed;
@@ -50,10 +50,32 @@ pub fn outputs_for(
         Outputs::new(force)
     };
     outputs.protect(inputs);
-    outputs.replace_directories_when(Box::new(move |dir| {
-        format.detect(dir, &[]) == Detection::Content
-    }));
+    outputs.replace_directories_when(Box::new(move |dir| replaceable(format, dir)));
     outputs
+}
+
+/// Whether `--force` may replace the directory `dir` with an output of `format`: only a
+/// recording of the format holding nothing but what the format's writer writes
+/// ([`Format::writes_entry`]); `Err` names what is in the way.
+fn replaceable(format: &dyn Format, dir: &Path) -> Result<(), String> {
+    let writes = |relative: &Path, path: &Path| format.writes_entry(relative, path);
+    if let Some(entry) = foreign_entry(dir, &writes) {
+        return Err(format!(
+            "holds {}, which {} output does not have",
+            entry.display(),
+            with_article(format.name())
+        ));
+    }
+    if format.detect(dir, &[]) != Detection::Content {
+        return Err(format!("is not {} recording", with_article(format.name())));
+    }
+    Ok(())
+}
+
+/// `an elodin`, `a parquet`.
+fn with_article(name: &str) -> String {
+    let vowel = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 /// Streams `source` (read from `inputs`) into the output `request` names, with every

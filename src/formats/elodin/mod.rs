@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use reader::{ElodinReader, HEADER_KEY};
 pub use writer::ElodinWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{file_starts_with, path_names, Detection, Format, PARQUET_MAGIC};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -94,6 +94,21 @@ impl Format for Elodin {
 
     fn writes_directories(&self) -> bool {
         true
+    }
+
+    /// A world (`metadata.json`, `assets.bin`, Parquet tables) at the top or in `world/`,
+    /// and `tick_exec/` and `startup_exec/` as copied whole from an Elodin source.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        let world_file = |name: &str| match name {
+            "metadata.json" | "assets.bin" => path.is_file(),
+            _ => name.ends_with(".parquet") && file_starts_with(path, PARQUET_MAGIC),
+        };
+        match path_names(relative).as_deref() {
+            Some(["world" | "tick_exec" | "startup_exec"]) => path.is_dir(),
+            Some(["tick_exec" | "startup_exec", ..]) => true,
+            Some(["world", name]) | Some([name]) => world_file(name),
+            _ => false,
+        }
     }
 
     /// Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as

@@ -23,7 +23,7 @@ pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 
 use std::path::PathBuf;
 
-use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::format::{path_names, Detection, Format, SliceRequest, WriteOption};
 use crate::formats::frames::FrameSource;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -90,6 +90,12 @@ impl Format for Icarec {
 
     fn needs_schema(&self) -> bool {
         true
+    }
+
+    /// The four members of the directory form.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        matches!(path_names(relative).as_deref(), Some([name]) if container::PARTS.contains(name))
+            && path.is_file()
     }
 
     /// One recording is sliced by binary search over its frame times (spec §A14): only the
