@@ -503,3 +503,69 @@ fn missing_file_is_named_in_the_error() {
     assert!(r.stderr.contains("no-such-file.traj"), "{}", r.stderr);
     assert!(r.stdout.is_empty(), "{}", r.stdout);
 }
+
+#[test]
+fn a_directory_is_inspected_recording_by_recording_and_other_files_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    std::fs::remove_file(dir.path().join("lab/nanover/crashed.traj")).unwrap();
+    let r = run_in(dir.path(), &["inspect", "--format", "json", "lab"]).expect_code(0);
+    let lines = r.json_lines();
+    let paths: Vec<&str> = lines.iter().filter_map(|l| l["path"].as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "lab/icarus/a2.icarec",
+            "lab/nanover/small.state",
+            "lab/nanover/small.traj",
+            "lab/session.xrec"
+        ]
+    );
+    // Found together, the pair has no note that one was not named.
+    assert_eq!(lines[2]["notes"], json!([]));
+    assert_eq!(lines[2]["records"], 32);
+    assert_eq!(
+        lines[4]["summary"],
+        json!({"recordings": 3, "ok": 3, "with_errors": 0, "skipped": 3})
+    );
+    let skipped: Vec<&str> = r
+        .stderr
+        .lines()
+        .filter(|l| l.starts_with("skipped "))
+        .collect();
+    assert_eq!(skipped.len(), 3, "{}", r.stderr);
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("3 recordings: 3 ok, 0 with errors, 3 skipped")
+    );
+    // --strict: a file that is not a recording fails the run.
+    let r = run_in(dir.path(), &["inspect", "--strict", "lab"]).expect_code(1);
+    assert!(
+        r.stderr
+            .contains("cannot tell the format of lab/capture.json"),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("6 recordings: 3 ok, 3 with errors, 0 skipped")
+    );
+    // Files named one by one print what they always did: no summary.
+    let r = run_in(
+        dir.path(),
+        &[
+            "inspect",
+            "--format",
+            "json",
+            "lab/session.xrec",
+            "lab/nanover/small.traj",
+        ],
+    )
+    .expect_code(0);
+    assert!(
+        r.json_lines().iter().all(|l| l["path"].is_string()),
+        "{}",
+        r.stdout
+    );
+    assert!(!r.stderr.contains("recordings:"), "{}", r.stderr);
+}

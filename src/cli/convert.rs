@@ -31,14 +31,25 @@ pub struct Args {
     read: ReadArgs,
     #[command(flatten)]
     align: AlignArgs,
-    /// Convert each recording on its own into the directory -o names, with --to FORMAT (a
-    /// .traj and its .state named together are one recording); goes on past failures and
-    /// prints a summary; the exit code is the worst one
+    /// Convert each recording on its own into the directory -o names, with --to FORMAT:
+    /// inputs are files, directories (every recording in them, recursively; their
+    /// subdirectories kept under the output directory) or quoted globs (`'runs/**/*.h5'`), and
+    /// each output is named after its input with all its extensions (`rocket.h5` →
+    /// `rocket.h5.jsonl`; a .traj and its .state together by the .traj); goes on past
+    /// failures and prints a summary; the exit code is the worst one
     #[arg(long)]
     each: bool,
     /// Recordings converted at a time with --each (default: the number of cores)
     #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// With --each, leave a recording whose output exists as it is (not converted, not a
+    /// failure)
+    #[arg(long, requires = "each", conflicts_with = "force")]
+    skip_existing: bool,
+    /// With --each, files found in a directory or by a glob that are not recordings are
+    /// failures (exit 1), not skipped
+    #[arg(long, requires = "each")]
+    strict: bool,
     /// The report: tables (text), or JSON on standard output (json): one object with the
     /// loss per channel and field, or with --each one object per recording
     #[arg(long, value_enum, default_value_t)]
@@ -76,6 +87,8 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             align: &args.align,
             jobs: args.jobs.map(|n| n as usize),
             format: args.format,
+            strict: args.strict,
+            skip_existing: args.skip_existing,
         });
     }
     // A time window and format selectors (XREC's --type, --chapter) go to the format's own

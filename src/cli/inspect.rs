@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
+use super::batch;
 use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
 use super::diag::say;
 use super::progress::Progress;
@@ -23,12 +24,17 @@ use crate::report::{Findings, Severity, Summary};
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec inspect small.traj\n  simrec inspect --deep small.traj small.state\n  \
-    simrec inspect --format json *.traj | jq .records"
+    simrec inspect --format json *.traj | jq .records\n  simrec inspect runs/ 'archive/**/*.h5'"
 )]
 pub struct Args {
-    /// Recordings to inspect (`-` for standard input)
+    /// Recordings to inspect: files (`-` for standard input), directories (every recording
+    /// in them, recursively) or quoted globs (`'runs/**/*.h5'`)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
+    /// Files found in a directory or by a glob that are not recordings are failures (exit
+    /// 1), not skipped
+    #[arg(long)]
+    strict: bool,
     /// Decode every payload: lists keys with kind, dtype and shape
     #[arg(long)]
     deep: bool,
@@ -55,13 +61,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let notes = companion_notes(&args.files);
+    let batch = batch::gather(&args.files, args.strict, None)?;
+    let files = batch.paths();
+    let notes = companion_notes(&files);
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
-    for path in &args.files {
+    // Per file: unreadable, or read with error findings.
+    let mut with_errors = vec![true; files.len()];
+    for (i, path) in files.iter().enumerate() {
         let name = display_name(path).display().to_string();
         match summarise(path, &args) {
             Ok((summary, counts)) => {
+                with_errors[i] = counts[2] > 0;
                 let file_notes: Vec<String> = notes
                     .iter()
                     .filter(|(p, _)| p == path)
@@ -114,6 +125,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
         }
     }
+    batch::end_of_checks(&mut out, &batch, &with_errors, args.format)?;
     out.flush()?;
     Ok(outcome)
 }

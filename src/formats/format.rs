@@ -43,10 +43,10 @@ pub(crate) const PARQUET_MAGIC: &[u8] = b"PAR1";
 pub(crate) fn file_starts_with(path: &Path, magic: &[u8]) -> bool {
     use std::io::Read;
     let mut head = vec![0; magic.len()];
-    std::fs::File::open(path)
-        .and_then(|mut f| f.read_exact(&mut head))
-        .is_ok_and(|()| head == magic)
-        && path.is_file()
+    path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok_and(|()| head == magic)
 }
 
 /// The names along a relative path (`world/body.parquet` → `["world", "body.parquet"]`), or
