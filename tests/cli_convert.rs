@@ -577,3 +577,22 @@ fn pair_to_standard_output_is_a_usage_error() {
     ])
     .expect_code(2);
 }
+
+/// `convert a.traj a.state` names one recording and no output: the error says `-o` is
+/// missing (the state file is not taken as the output), and nothing is written.
+#[test]
+fn a_pair_without_output_says_o_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["small.traj", "small.state"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).unwrap();
+    }
+    let r = run_in(dir.path(), &["convert", "small.traj", "small.state"]).expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: -o is missing: small.state is the companion of small.traj (both are read as \
+         one recording), not an output; name the output with -o OUT\n"
+    );
+    assert_eq!(dir_entries(dir.path()), ["small.state", "small.traj"]);
+    let r = run_in(dir.path(), &["convert", "small.traj"]).expect_code(2);
+    assert!(r.stderr.starts_with("error: -o is missing"), "{}", r.stderr);
+}

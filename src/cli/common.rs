@@ -194,15 +194,35 @@ impl WriteArgs {
             return Ok(());
         }
         if last_input_is_output && inputs.len() >= 2 {
+            if let Some(with) = companion_of_last(inputs) {
+                return Err(UsageError(format!(
+                    "-o is missing: {} is the companion of {} (both are read as one \
+                     recording), not an output; name the output with -o OUT",
+                    inputs[inputs.len() - 1].display(),
+                    with.display()
+                )));
+            }
             if let Some(out) = inputs.pop() {
                 self.output = out;
                 return Ok(());
             }
         }
         Err(UsageError(
-            "no output: name it with -o OUT (convert also takes it as its last argument)".into(),
+            "-o is missing: name the output with -o OUT (convert also takes it as its last \
+             argument)"
+                .into(),
         ))
     }
+}
+
+/// The input whose companion the last input is (`convert a.traj a.state`: the last argument
+/// is read with the first as one recording, not where to write it).
+fn companion_of_last(inputs: &[PathBuf]) -> Option<&PathBuf> {
+    let (last, rest) = inputs.split_last()?;
+    rest.iter().find(|input| {
+        registry::detect(input)
+            .is_ok_and(|f| f.companions(input).iter().any(|c| same_file(c, last)))
+    })
 }
 
 /// `--to`'s help, from the registry.
