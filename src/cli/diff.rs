@@ -130,9 +130,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         tolerance: request.tolerance,
     };
     let (report, notes) = pipeline::diff(request);
-    for n in &notes {
-        print_notes(n);
-    }
+    print_notes(&notes);
     let report = report?;
     let mut out = stdout();
     match args.format {
