@@ -1,4 +1,4 @@
-//! `simrec plot`: values over time as an SVG or PNG picture.
+//! `simrec plot`: values over time as an SVG, PNG or JPEG picture.
 
 use std::path::PathBuf;
 
@@ -22,7 +22,8 @@ enum ReduceArg {
     Max,
 }
 
-/// Plot values over time (SVG or PNG): one panel per key, stacked on a shared time axis
+/// Plot values over time (SVG, PNG or JPEG): one panel per key, stacked on a shared time axis
+/// in the order of the keys
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec plot run.traj --key energy.kinetic --key energy.potential -o energy.svg\n  \
@@ -36,7 +37,8 @@ pub struct Args {
     /// Input files of one recording; several are merged by time
     #[arg(required = true, value_name = "IN")]
     inputs: Vec<PathBuf>,
-    /// The output picture: SVG, or PNG when its name ends in .png
+    /// The output picture, of the kind its extension names: .svg, .png, .jpg or .jpeg (`-`:
+    /// SVG on standard output)
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// A value to plot (repeatable): a glob on value names (`energy.*`), optionally an array
