@@ -336,12 +336,14 @@ fn unknown_extension_needs_to() {
     assert_eq!(read_jsonl(&out).len(), 32);
 }
 
+/// With `--strict`, damage is an error: exit 1, and nothing is written.
 #[test]
-fn damaged_input_fails_and_leaves_no_file() {
+fn damaged_input_fails_with_strict_and_leaves_no_file() {
     for out in ["out.traj", "out.jsonl"] {
         let dir = tempfile::tempdir().unwrap();
         let r = run(&[
             "convert",
+            "--strict",
             "broken/trunc-payload.traj",
             "-o",
             s(&dir.path().join(out)),
@@ -360,10 +362,11 @@ fn damaged_input_fails_and_leaves_no_file() {
 }
 
 #[test]
-fn damaged_state_in_a_pair_writes_neither_file() {
+fn damaged_state_in_a_pair_writes_neither_file_with_strict() {
     let dir = tempfile::tempdir().unwrap();
     let r = run(&[
         "convert",
+        "--strict",
         "small.traj",
         "broken/trunc-payload.state",
         "-o",
@@ -386,6 +389,7 @@ fn damaged_input_does_not_replace_an_existing_output() {
     std::fs::write(&out, b"old").unwrap();
     run(&[
         "convert",
+        "--strict",
         "broken/garbage-inserted.traj",
         "-o",
         s(&out),

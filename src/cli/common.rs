@@ -45,6 +45,15 @@ fn time_system(name: Option<&str>) -> Option<&'static str> {
         .find(|s| Some(*s) == name)
 }
 
+/// How a reading command treats a damaged input.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct DamageArgs {
+    /// Damage in an input is an error (exit 1, nothing written) instead of being read up to
+    /// (what `simrec recover` keeps), said on stderr, and finished with exit 3
+    #[arg(long)]
+    pub strict: bool,
+}
+
 /// How several inputs read as one recording line up in time.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct AlignArgs {
@@ -73,12 +82,22 @@ impl ReadArgs {
         ReadOptions {
             decode,
             lenient,
+            until_damage: false,
             assume_version: self.nanover_version,
             deep: false,
             epoch: self.epoch,
             time_system: time_system(self.time_system.as_deref()),
             check_only: false,
             discontinuity: None,
+        }
+    }
+
+    /// The options of a command that reads a recording: up to its damage, as `recover`
+    /// keeps it, or (`--strict`) stopping at the damage with an error.
+    pub fn reading(&self, decode: bool, damage: DamageArgs) -> ReadOptions {
+        ReadOptions {
+            until_damage: !damage.strict,
+            ..self.options(decode, !damage.strict)
         }
     }
 }
@@ -275,13 +294,14 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
 pub fn read_request<'a>(
     inputs: &'a [PathBuf],
     read: &ReadArgs,
+    damage: DamageArgs,
     align: &AlignArgs,
     select: &SelectArgs,
     window: Option<SliceRequest>,
 ) -> Result<ReadRequest<'a>, PatternError> {
     Ok(ReadRequest {
         inputs,
-        options: read.options(true, false),
+        options: read.reading(true, damage),
         starts: align.starts(),
         selection: select.selection()?,
         window,
@@ -320,6 +340,7 @@ pub fn write_with(
     let (written, notes) = pipeline::convert(opened, request, &mut |d, t| progress.update(d, t));
     drop(progress);
     print_notes(&notes);
+    let damaged = damaged(&notes.read_findings);
     let Written { report, paths } = written?;
     for warning in &report.warnings {
         say!("warning: {warning}");
@@ -355,7 +376,7 @@ pub fn write_with(
             );
         }
     }
-    Ok(if report.loss.is_empty() {
+    Ok(if report.loss.is_empty() && !damaged {
         Outcome::Ok
     } else {
         Outcome::Loss
@@ -396,7 +417,16 @@ pub fn print_notes(notes: &Notes) {
     }
 }
 
-/// Warnings met while reading, on stderr (at most a screenful; `validate` lists all).
+/// Whether reading found damage (an error) in an input: a reading command read it up to
+/// the damage, as `recover` keeps it, and finishes with exit 3.
+pub fn damaged(read_findings: &[(PathBuf, Findings)]) -> bool {
+    read_findings
+        .iter()
+        .any(|(_, f)| f.count(Severity::Error) > 0)
+}
+
+/// Warnings met while reading, on stderr (at most a screenful; `validate` lists all), and
+/// for a damaged input what was read of it.
 pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
     const MAX: usize = 10;
     for (path, findings) in read_findings {
@@ -406,7 +436,11 @@ pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
             .filter(|f| f.severity >= Severity::Warning)
             .collect();
         for f in shown.iter().take(MAX) {
-            say!("{}: {}", path.display(), finding_text(f));
+            // Damage is said even with --quiet: it is why the command exits 3.
+            match f.severity {
+                Severity::Error => eprintln!("{}: {}", path.display(), finding_text(f)),
+                _ => say!("{}: {}", path.display(), finding_text(f)),
+            }
         }
         let total = findings.count(Severity::Warning) + findings.count(Severity::Error);
         if total > MAX as u64 {
@@ -414,6 +448,13 @@ pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
                 "{}: {} more warnings; run `simrec validate {}` for the full list",
                 path.display(),
                 total - MAX as u64,
+                path.display()
+            );
+        }
+        if findings.count(Severity::Error) > 0 {
+            say!(
+                "{}: damaged: read up to the damage, as `simrec recover` keeps it (--strict \
+                 makes damage an error)",
                 path.display()
             );
         }

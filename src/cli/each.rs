@@ -9,7 +9,8 @@ use comfy_table::presets::UTF8_FULL_CONDENSED;
 use comfy_table::Table;
 
 use super::common::{
-    read_request, stdout, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+    damaged, print_read_findings, read_request, stdout, AlignArgs, DamageArgs, ReadArgs,
+    ReportFormat, SelectArgs, WriteArgs,
 };
 use super::{is_usage_error, Outcome, UsageError};
 use crate::formats::registry::{self, writable_names};
@@ -34,6 +35,7 @@ pub struct Each<'a> {
     pub write: &'a WriteArgs,
     pub select: &'a SelectArgs,
     pub read: &'a ReadArgs,
+    pub damage: DamageArgs,
     pub align: &'a AlignArgs,
     pub jobs: Option<usize>,
     pub format: ReportFormat,
@@ -162,8 +164,15 @@ fn convert_one(
         exit: 0,
         error: None,
     };
-    let result = (|| -> anyhow::Result<(u64, u64)> {
-        let read = read_request(inputs, each.read, each.align, each.select, None)?;
+    let result = (|| -> anyhow::Result<(u64, u64, bool)> {
+        let read = read_request(
+            inputs,
+            each.read,
+            each.damage,
+            each.align,
+            each.select,
+            None,
+        )?;
         let opened = read.open()?;
         let request = WriteRequest {
             output,
@@ -174,16 +183,19 @@ fn convert_one(
             split: false,
             resample: each.write.resample.or(each.write.frame_rate),
         };
-        let (written, _notes) = pipeline::convert(opened, request, &mut |_, _| {});
+        let (written, notes) = pipeline::convert(opened, request, &mut |_, _| {});
+        // A damaged input was converted up to its damage: said here, exit 3 in the summary.
+        print_read_findings(&notes.read_findings);
+        let damaged = damaged(&notes.read_findings);
         let report = written?.report;
         let lost = report.loss.entries().map(|(_, _, _, n)| n).sum();
-        Ok((report.records, lost))
+        Ok((report.records, lost, damaged))
     })();
     match result {
-        Ok((records, lost)) => {
+        Ok((records, lost, damaged)) => {
             done.records = records;
             done.lost = lost;
-            done.exit = if lost > 0 { 3 } else { 0 };
+            done.exit = if lost > 0 || damaged { 3 } else { 0 };
         }
         Err(e) => {
             done.exit = if is_usage_error(&e) { 2 } else { 1 };

@@ -4,7 +4,9 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
+use super::common::{
+    damaged, print_notes, read_request, AlignArgs, DamageArgs, ReadArgs, SelectArgs,
+};
 use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::SliceRequest;
@@ -31,7 +33,9 @@ enum ReduceArg {
     simrec plot run.traj --key particle.velocities --reduce norm -o speed.svg\n  \
     simrec plot flight.icarec --key 'Vehicle.Nav.*' --time-format gps -o nav.svg\n\n\
     Each series is decimated while it streams: per pixel column its smallest and largest\n\
-    value, so a long recording plots in bounded memory with the envelope of every sample."
+    value, so a long recording plots in bounded memory with the envelope of every sample.\n\
+    Exit 3 when an input is damaged: what `simrec recover` keeps of it is plotted (--strict:\n\
+    exit 1)."
 )]
 pub struct Args {
     /// Input files of one recording; several are merged by time
@@ -72,6 +76,8 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
 }
 
@@ -91,11 +97,19 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let read = read_request(
         &args.inputs,
         &args.read,
+        args.damage,
         &args.align,
         &args.select,
         window.clone(),
     )?;
-    let mut walk = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let mut walk = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     walk.options.decode = false;
     let time_format = args
         .time_format
@@ -143,5 +157,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         plotted.columns,
         lines.join(", ")
     );
-    Ok(Outcome::Ok)
+    Ok(if damaged(&notes.read_findings) {
+        Outcome::Loss
+    } else {
+        Outcome::Ok
+    })
 }
