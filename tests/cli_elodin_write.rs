@@ -490,6 +490,7 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
     let strict = ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

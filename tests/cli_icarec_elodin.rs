@@ -162,6 +162,7 @@ fn convert_run_icarec_out_as_written() {
     let r = common::run_in(tmp.path(), &["convert", common::s(&a2)]).expect_code(2);
     assert_eq!(
         r.stderr,
-        "error: no output: name it with -o OUT (convert also takes it as its last argument)\n"
+        "error: -o is missing: name the output with -o OUT (convert also takes it as its last \
+         argument)\n"
     );
 }

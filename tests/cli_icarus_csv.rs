@@ -284,7 +284,11 @@ fn a_csv_converts_to_json_lines_with_entities_and_frames() {
 #[test]
 fn a_damaged_csv_is_refused_by_convert_with_the_finding() {
     let (dir, _) = file("bad.csv", b"time,a\n0.01,1\n0.02,x\n");
-    let run = run_in(dir.path(), &["convert", "bad.csv", "-o", "out.csv"]).expect_code(1);
+    let run = run_in(
+        dir.path(),
+        &["convert", "--strict", "bad.csv", "-o", "out.csv"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains(
             "ICARUS_CSV_VALUE at byte 19, record 1: line 3: column 2 (a): `x` is not a number"

@@ -154,10 +154,10 @@ fn float32_is_widened_and_reported_with_exit_0() {
 }
 
 #[test]
-fn a_crashed_file_is_refused_by_convert_and_kept_by_recover() {
+fn a_crashed_file_is_refused_by_strict_convert_and_kept_by_recover() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("a.h5");
-    let r = run(&["convert", "crashed.h5", "-o", s(&out)]).expect_code(1);
+    let r = run(&["convert", "--strict", "crashed.h5", "-o", s(&out)]).expect_code(1);
     assert!(
         r.stderr
             .starts_with("error: crashed.h5: ICARUS_H5_LENGTH: /signals/Vehicle.b has 1200 rows"),

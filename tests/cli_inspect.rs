@@ -376,13 +376,21 @@ fn json_error_object_for_an_unreadable_file_and_exit_1() {
 
 #[test]
 fn damaged_but_readable_file_counts_records_and_errors() {
-    let r = run(&["inspect", "--format", "json", "broken/trunc-payload.traj"]).expect_code(0);
+    // Read up to the damage (exit 3), the damage on stderr, the JSON whole on stdout.
+    let r = run(&["inspect", "--format", "json", "broken/trunc-payload.traj"]).expect_code(3);
+    assert!(
+        r.stderr.starts_with(
+            "broken/trunc-payload.traj: error NANOVER_TRUNCATED_PAYLOAD at byte 23268, record 31"
+        ),
+        "{}",
+        r.stderr
+    );
     let o = &r.json_lines()[0];
     assert_eq!(o["records"], 31);
     assert_eq!(o["end_ns"], 5_056_741_000i64);
     assert_eq!(o["resets"], json!([17, 24]));
     assert_eq!(o["findings"]["errors"], 1);
-    let r = run(&["inspect", "broken/trunc-payload.traj"]).expect_code(0);
+    let r = run(&["inspect", "broken/trunc-payload.traj"]).expect_code(3);
     assert!(
         r.stdout
             .contains("run `simrec validate broken/trunc-payload.traj`"),
@@ -396,7 +404,7 @@ fn damaged_but_readable_file_counts_records_and_errors() {
         "json",
         "broken/garbage-inserted.traj",
     ])
-    .expect_code(0);
+    .expect_code(3);
     let o = &r.json_lines()[0];
     assert_eq!(o["records"], 32);
     assert_eq!(o["findings"]["errors"], 2);

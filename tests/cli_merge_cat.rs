@@ -448,15 +448,22 @@ fn cat_v1_needs_the_option() {
 }
 
 #[test]
-fn cat_damaged_file_fails_with_its_location() {
-    let r = run(&["cat", "--format", "ndjson", "broken/trunc-payload.traj"]).expect_code(1);
-    assert!(
-        r.stderr.contains("byte 23268") && r.stderr.contains("record 31"),
-        "{}",
-        r.stderr
-    );
-    // What could be read before the damage was printed.
-    assert_eq!(r.stdout.lines().count(), 31);
+fn cat_damaged_file_prints_up_to_it_or_fails_with_strict_with_its_location() {
+    for (strict, code) in [(&[][..], 3), (&["--strict"][..], 1)] {
+        let args = [
+            &["cat", "--format", "ndjson", "broken/trunc-payload.traj"][..],
+            strict,
+        ]
+        .concat();
+        let r = run(&args).expect_code(code);
+        assert!(
+            r.stderr.contains("byte 23268") && r.stderr.contains("record 31"),
+            "{}",
+            r.stderr
+        );
+        // What could be read before the damage was printed.
+        assert_eq!(r.stdout.lines().count(), 31);
+    }
     let r = run(&["cat", "broken/empty.traj"]).expect_code(1);
     assert!(r.stderr.contains("empty"), "{}", r.stderr);
 }

@@ -98,7 +98,7 @@ fn corrupt_bytes_fail_the_crc_with_the_file_named() {
     std::fs::write(&bad, bytes).unwrap();
     let r = run_in(
         dir.path(),
-        &["convert", "bad.nanover.zip", "-o", "out.jsonl"],
+        &["convert", "--strict", "bad.nanover.zip", "-o", "out.jsonl"],
     )
     .expect_code(1);
     assert!(r.stderr.contains("bad.nanover.zip"), "{}", r.stderr);
@@ -248,9 +248,10 @@ fn recover_rescues_a_crashed_recording_and_exits_3() {
         "{}",
         r.stderr
     );
-    // Without recover, a crashed file is refused with a hint.
+    // With --strict, a crashed file is refused with a hint.
     let r = zrun(&[
         "convert",
+        "--strict",
         "crash/crashed-after-100.nanover.zip",
         "-o",
         s(&dir.path().join("x.jsonl")),

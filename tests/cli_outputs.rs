@@ -171,7 +171,11 @@ fn missing_output_directories_are_created() {
     );
     // A run that fails leaves no directory it created.
     let broken = fixture("broken/trunc-payload.traj");
-    run_in(dir.path(), &["convert", s(&broken), "-o", "c/d/x.jsonl"]).expect_code(1);
+    run_in(
+        dir.path(),
+        &["convert", "--strict", s(&broken), "-o", "c/d/x.jsonl"],
+    )
+    .expect_code(1);
     assert!(!dir.path().join("c").exists());
 }
 

@@ -233,14 +233,18 @@ fn validate_reports_a_flipped_crc_with_its_offset() {
         dir.path(),
         &["inspect", "--deep", "--format", "json", "bad.3es"],
     )
-    .expect_code(0)
+    .expect_code(3)
     .json_lines()[0];
     assert_eq!(
         (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
         (Some(416), Some(1))
     );
-    // Strict reading (convert) stops at it, exit 1, and names the file.
-    let run = run_in(dir.path(), &["convert", "bad.3es", "-o", "out.3es"]).expect_code(1);
+    // Strict reading (convert --strict) stops at it, exit 1, and names the file.
+    let run = run_in(
+        dir.path(),
+        &["convert", "--strict", "bad.3es", "-o", "out.3es"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
         "{}",
@@ -269,7 +273,7 @@ fn validate_reports_inserted_bytes_as_a_skipped_span() {
         .unwrap()
         .starts_with("8 bytes skipped"));
     // Nothing else is lost: the counts are still 3esinfo's.
-    let run = run_in(dir.path(), &["inspect", "--format", "json", "ins.3es"]).expect_code(0);
+    let run = run_in(dir.path(), &["inspect", "--format", "json", "ins.3es"]).expect_code(3);
     assert_eq!(run.json_lines()[0]["records"], 416);
     assert_eq!(run.json_lines()[0]["findings"]["errors"], 2);
 }
@@ -556,11 +560,15 @@ fn merge_exit_codes() {
         &["merge", s(&plain), s(&plain), "-o", "m.3es", "--force"],
     )
     .expect_code(0);
-    // A damaged input stops the merge (strict reading), names the file, writes nothing.
+    // With --strict a damaged input stops the merge, names the file, writes nothing.
     let mut bytes = std::fs::read(&plain).unwrap();
     bytes[120] ^= 0xff;
     std::fs::write(dir.path().join("bad.3es"), &bytes).unwrap();
-    let run = run_in(dir.path(), &["merge", s(&plain), "bad.3es", "-o", "x.3es"]).expect_code(1);
+    let run = run_in(
+        dir.path(),
+        &["merge", "--strict", s(&plain), "bad.3es", "-o", "x.3es"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
         "{}",

@@ -769,7 +769,7 @@ fn crafted_upper_timestamp_bits_lose_framing() {
     );
     let m = message(&o, "NANOVER_SKIPPED_BYTES");
     assert!(m.contains("683 bytes") && m.contains("15241"), "{m}");
-    let r = run(&["inspect", "--format", "json", &path]).expect_code(0);
+    let r = run(&["inspect", "--format", "json", &path]).expect_code(3);
     assert_eq!(r.json_lines()[0]["records"], 31);
 }
 

@@ -612,3 +612,38 @@ fn channel_patterns_are_judged_after_the_events_are_read() {
         r.stderr
     );
 }
+
+/// Reading commands read an XREC up to its first damaged packet, as `recover` keeps it:
+/// session.xrec with its second Event packet's reserved field set (byte 934) gives the 6
+/// events of the first packet, not the 14 a read past the damage would give (exit 3);
+/// `validate` still reports the damage and `--strict` fails.
+#[test]
+fn a_damaged_packet_ends_the_read_where_recover_cuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fx("session.xrec")).unwrap();
+    bytes[934 + 2] = 1;
+    let damaged = dir.path().join("mid.xrec");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let d = common::s(&damaged);
+    let r = run(&["cat", "--format", "ndjson", d]).expect_code(3);
+    assert_eq!(r.stdout.lines().count(), 6);
+    assert!(
+        r.stderr
+            .contains("error XREC_RESERVED at byte 934, record 2"),
+        "{}",
+        r.stderr
+    );
+    let fixed = dir.path().join("fixed.xrec");
+    run(&["recover", d, "-o", common::s(&fixed)]).expect_code(3);
+    let kept = run(&["cat", "--format", "ndjson", common::s(&fixed)]).expect_code(0);
+    assert_eq!(r.stdout, kept.stdout);
+    let o = &run(&["inspect", "--format", "json", d])
+        .expect_code(3)
+        .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(6), Some(1))
+    );
+    run(&["validate", d]).expect_code(1);
+    run(&["cat", "--strict", d]).expect_code(1);
+}

@@ -32,6 +32,7 @@ fn nanotube_pair() -> Vec<PathBuf> {
 const STRICT: ReadOptions = ReadOptions {
     decode: true,
     lenient: false,
+    until_damage: false,
     assume_version: None,
     deep: false,
     epoch: None,
@@ -43,6 +44,7 @@ const STRICT: ReadOptions = ReadOptions {
 const WALK: ReadOptions = ReadOptions {
     decode: false,
     lenient: false,
+    until_damage: false,
     assume_version: None,
     deep: false,
     epoch: None,

@@ -82,6 +82,7 @@ fn open(
     let options = ReadOptions {
         decode,
         lenient,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -356,6 +357,7 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
         let options = ReadOptions {
             decode: true,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,
@@ -403,6 +405,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
             let options = ReadOptions {
                 decode: true,
                 lenient: true,
+                until_damage: false,
                 assume_version: None,
                 deep: false,
                 epoch: None,

@@ -39,6 +39,7 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
     let strict = ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -186,6 +187,7 @@ fuzz_target!(|data: &[u8]| {
                     let options = ReadOptions {
                         decode,
                         lenient,
+                        until_damage: false,
                         assume_version,
                         deep: false,
                         epoch: None,

@@ -5,7 +5,9 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
+use super::common::{
+    damaged, print_notes, read_request, AlignArgs, DamageArgs, ReadArgs, SelectArgs,
+};
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
 use super::{Outcome, UsageError};
@@ -33,7 +35,8 @@ enum CatFormat {
     simrec cat --channel state --include 'simrec.*' small.traj small.state\n\n\
     Frames are numbered by position, as #N and --frames count them: `frame #0` is the first frame\n\
     of the recording; where the format stores its own frame index and it differs, it follows as\n\
-    `(index K)`. Exit 3 when NDJSON could not hold a value (NaN and infinities are written as null)."
+    `(index K)`. Exit 3 when NDJSON could not hold a value (NaN and infinities are written as null),\n\
+    or when an input is damaged: what `simrec recover` keeps of it is printed (--strict: exit 1)."
 )]
 pub struct Args {
     /// Input files; several are merged by time
@@ -50,6 +53,8 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    damage: DamageArgs,
     #[command(flatten)]
     align: AlignArgs,
     /// Only records from this time on (inclusive; times are not rebased): 12.5s, 850ms, #120
@@ -81,7 +86,14 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             rebase: false,
             selectors,
         });
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let read = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     let style = match args.format {
         CatFormat::Text => CatStyle::Text(
             args.time_format
@@ -95,8 +107,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let (printed, notes) = pipeline::cat(read, style, Box::new(io::stdout()))?;
     print_notes(&notes);
     let loss = printed?;
+    let damaged = damaged(&notes.read_findings);
     if loss.is_empty() {
-        return Ok(Outcome::Ok);
+        return Ok(if damaged { Outcome::Loss } else { Outcome::Ok });
     }
     say!(
         "some values could not be written as JSON:\n{}",

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::common::{
-    output_format, read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs,
-    WriteArgs,
+    output_format, read_request, write_recording, AlignArgs, DamageArgs, ReadArgs, ReportFormat,
+    SelectArgs, WriteArgs,
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
@@ -17,7 +17,8 @@ use crate::model::TimeSpec;
 #[command(
     after_help = "Examples:\n  simrec convert run.traj run.state -o run.jsonl\n  \
     simrec convert run.traj -o - --to jsonl | jq .time_ns\n  simrec convert --dry-run run.traj run.state -o out.traj\n\n\
-    Exit 3 when a value could not be represented in the output format (the loss report names it)."
+    Exit 3 when a value could not be represented in the output format (the loss report names it),\n\
+    or when an input is damaged: what `simrec recover` keeps of it is converted (--strict: exit 1)."
 )]
 pub struct Args {
     /// Input files; a .traj and a .state together are one recording on one timeline
@@ -29,6 +30,8 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    damage: DamageArgs,
     #[command(flatten)]
     align: AlignArgs,
     /// Convert each recording on its own into the directory -o names, with --to FORMAT:
@@ -46,10 +49,6 @@ pub struct Args {
     /// failure)
     #[arg(long, requires = "each", conflicts_with = "force")]
     skip_existing: bool,
-    /// With --each, files found in a directory or by a glob that are not recordings are
-    /// failures (exit 1), not skipped
-    #[arg(long, requires = "each")]
-    strict: bool,
     /// The report: tables (text), or JSON on standard output (json): one object with the
     /// loss per channel and field, or with --each one object per recording
     #[arg(long, value_enum, default_value_t)]
@@ -84,10 +83,11 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             write: &args.write,
             select: &args.select,
             read: &args.read,
+            damage: args.damage,
             align: &args.align,
             jobs: args.jobs.map(|n| n as usize),
             format: args.format,
-            strict: args.strict,
+            strict: args.damage.strict,
             skip_existing: args.skip_existing,
         });
     }
@@ -102,6 +102,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         rebase,
         selectors,
     });
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let read = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     write_recording(read, &args.write, args.format)
 }

@@ -10,7 +10,8 @@ use comfy_table::Table;
 
 use super::batch::{self, Tally};
 use super::common::{
-    read_request, stdout, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+    damaged, print_read_findings, read_request, stdout, AlignArgs, DamageArgs, ReadArgs,
+    ReportFormat, SelectArgs, WriteArgs,
 };
 use super::progress::BatchProgress;
 use super::{is_usage_error, Outcome, UsageError};
@@ -41,6 +42,7 @@ pub struct Each<'a> {
     pub write: &'a WriteArgs,
     pub select: &'a SelectArgs,
     pub read: &'a ReadArgs,
+    pub damage: DamageArgs,
     pub align: &'a AlignArgs,
     pub jobs: Option<usize>,
     pub format: ReportFormat,
@@ -240,8 +242,15 @@ fn convert_one(
         return done;
     }
     let inputs = &recording.inputs;
-    let result = (|| -> anyhow::Result<(u64, u64)> {
-        let read = read_request(inputs, each.read, each.align, each.select, None)?;
+    let result = (|| -> anyhow::Result<(u64, u64, bool)> {
+        let read = read_request(
+            inputs,
+            each.read,
+            each.damage,
+            each.align,
+            each.select,
+            None,
+        )?;
         let opened = read.open()?;
         let request = WriteRequest {
             output,
@@ -252,17 +261,20 @@ fn convert_one(
             split: false,
             resample: each.write.resample.or(each.write.frame_rate),
         };
-        let (written, _notes) = pipeline::convert(opened, request, progress);
+        let (written, notes) = pipeline::convert(opened, request, progress);
+        // A damaged input was converted up to its damage: said here, exit 3 in the summary.
+        print_read_findings(&notes.read_findings);
+        let damaged = damaged(&notes.read_findings);
         let report = written?.report;
         let lost = report.loss.entries().map(|(_, _, _, n)| n).sum();
-        Ok((report.records, lost))
+        Ok((report.records, lost, damaged))
     })();
     match result {
-        Ok((records, lost)) => {
+        Ok((records, lost, damaged)) => {
             done.output = Some(output.to_path_buf());
             done.records = records;
             done.lost = lost;
-            done.exit = if lost > 0 { 3 } else { 0 };
+            done.exit = if lost > 0 || damaged { 3 } else { 0 };
         }
         Err(e) => {
             done.exit = if is_usage_error(&e) { 2 } else { 1 };

@@ -3,8 +3,8 @@
 use std::path::PathBuf;
 
 use super::common::{
-    companion_notes, output_format, read_request, write_recording, write_with, AlignArgs, ReadArgs,
-    ReportFormat, SelectArgs, WriteArgs,
+    companion_notes, output_format, read_request, write_recording, write_with, AlignArgs,
+    DamageArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
 };
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
@@ -50,6 +50,8 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
     #[command(flatten)]
     format_select: FormatSelectArgs,
@@ -76,8 +78,15 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
         say!("note: {note}");
     }
     if args.split_at_resets {
-        let opened =
-            read_request(&args.inputs, &args.read, &args.align, &args.select, None)?.open()?;
+        let opened = read_request(
+            &args.inputs,
+            &args.read,
+            args.damage,
+            &args.align,
+            &args.select,
+            None,
+        )?
+        .open()?;
         // Parts in a directory keep the input's format unless --to names another.
         let format = match (
             &args.write.to,
@@ -118,6 +127,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     let read = read_request(
         &args.inputs,
         &args.read,
+        args.damage,
         &args.align,
         &args.select,
         Some(window),

@@ -71,6 +71,11 @@ pub fn write_frames(
                 progress(done, total);
             }
         }
+        if n == 0 {
+            if let Some(e) = super::nothing_intact(frames.findings()) {
+                return Err(e.into());
+            }
+        }
         let report = sink.finish()?;
         Ok(Written {
             report,

@@ -128,6 +128,11 @@ pub fn write(
     if let Some(why) = selection.borrow().empty_because() {
         return Err(PipelineError::Empty(why));
     }
+    if report.records == 0 {
+        if let Some(e) = super::nothing_intact(source.findings()) {
+            return Err(e.into());
+        }
+    }
     let paths = if request.dry_run {
         Vec::new()
     } else {
