@@ -50,7 +50,15 @@ fn a_rebased_slice_moves_the_epoch_and_merge_puts_it_back_in_place() {
     let dir = tmp.path();
     run_in(
         dir,
-        &["slice", s(&a2()), "--start", "0.02", "-o", "late.icarec"],
+        &[
+            "slice",
+            s(&a2()),
+            "--start",
+            "0.02",
+            "--rebase",
+            "-o",
+            "late.icarec",
+        ],
     )
     .expect_code(0);
     let late = inspect(dir, "late.icarec");
@@ -61,15 +69,7 @@ fn a_rebased_slice_moves_the_epoch_and_merge_puts_it_back_in_place() {
     assert_eq!(late["records"], 5);
     run_in(
         dir,
-        &[
-            "slice",
-            s(&a2()),
-            "--end",
-            "0.02",
-            "--keep-time",
-            "-o",
-            "early.icarec",
-        ],
+        &["slice", s(&a2()), "--end", "0.02", "-o", "early.icarec"],
     )
     .expect_code(0);
 

@@ -203,8 +203,9 @@ pub trait Format: Sync {
         false
     }
 
-    /// Whether an output of this format can keep a recording's own time axis
-    /// (`slice --keep-time`); `Err(why)` for a format whose time always starts at 0.
+    /// Whether an output of this format can keep a recording's own time axis (a window
+    /// that starts later than 0 keeps its times); `Err(why)` for a format whose time always
+    /// starts at 0: a window written into it is rebased.
     fn keeps_time(&self) -> Result<(), &'static str> {
         Ok(())
     }

@@ -108,9 +108,19 @@ impl Format for Icarec {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
+        let mut reader = match IcarecReader::open(path, options) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        match reader.frames_of(slice.start, slice.end) {
+            // No frame inside: the generic window carries the state at its start.
+            Ok(w) if w.first == w.end => return None,
+            Err(e) => return Some(Err(e)),
+            Ok(_) => {}
+        }
         Some(
-            IcarecReader::open(path, options)
-                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
+            reader
+                .slice(slice.start, slice.end, slice.rebase)
                 .map(|r| Box::new(r) as Box<dyn Source>),
         )
     }

@@ -18,7 +18,7 @@ use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal};
-use crate::formats::icarus_common::{entity_and_field, frame_window, Kind};
+use crate::formats::icarus_common::{entity_and_field, frame_window, FrameWindow, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -892,6 +892,15 @@ impl IcarecReader {
         Ok(Some((self.frame_ns(0)?, self.frame_ns(self.frames - 1)?)))
     }
 
+    /// The frames of the window `[start, end)`, by binary search over frame times.
+    pub fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.frames, start, end, |i| self.frame_ns(i))
+    }
+
     /// Restricts reading to the frames of `[start, end)` found by binary search (spec §A14),
     /// rebased to start at 0 when `rebase`: only the frames of the slice are read. The static
     /// records come at the first frame of the slice.
@@ -901,7 +910,7 @@ impl IcarecReader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarecReader, ReadError> {
-        let w = frame_window(self.frames, start, end, |i| self.frame_ns(i))?;
+        let w = self.frames_of(start, end)?;
         let (start_ns, end_ns) = (w.start_ns, w.end_ns);
         self.first = w.first;
         self.end = w.end;

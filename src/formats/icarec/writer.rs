@@ -468,9 +468,19 @@ impl IcarecWriter {
             object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
             object.insert("static_block_bytes".into(), json!(static_len));
             object.insert("checksum".into(), json!(checksum));
-            // Nothing had to change (a slice, a copy of what simrec wrote): the source's
-            // text, byte for byte.
-            let unchanged = source_schema == Some(&object);
+            // Nothing had to change (a slice, a copy): the source's text, byte for byte
+            // (spec §A14). A key simrec adds that the source leaves out holds what the
+            // source implies.
+            let implied = source_schema.map(|source| {
+                let mut source = source.clone();
+                for key in ["byte_order", "dynamic_block_bytes", "static_block_bytes"] {
+                    if let (false, Some(v)) = (source.contains_key(key), object.get(key)) {
+                        source.insert(key.into(), v.clone());
+                    }
+                }
+                source
+            });
+            let unchanged = implied.as_ref() == Some(&object);
             let source_text = source
                 .and_then(|s| s.get("schema_text"))
                 .and_then(Json::as_str)

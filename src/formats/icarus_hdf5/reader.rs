@@ -14,7 +14,7 @@ use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
 use super::RAW_FORMAT;
 use crate::formats::frames::{FrameLayout, FrameSignal, Packed};
-use crate::formats::icarus_common::{entity_and_field, frame_window};
+use crate::formats::icarus_common::{entity_and_field, frame_window, FrameWindow};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
     Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, RawBytes, Record,
@@ -324,6 +324,15 @@ impl IcarusH5Reader {
         Ok(if t.is_finite() { nanos(t) } else { 0 })
     }
 
+    /// The frames of the window `[start, end)`, by binary search on `/time`.
+    pub fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))
+    }
+
     /// Restricts reading to the frames of `[start, end)`, found by binary search on `/time`
     /// (spec §B4), rebased to start at 0 when `rebase`: only the windows of the slice are
     /// read, so the cost grows with the slice, not the file.
@@ -333,7 +342,7 @@ impl IcarusH5Reader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarusH5Reader, ReadError> {
-        let w = frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))?;
+        let w = self.frames_of(start, end)?;
         let start_ns = w.start_ns;
         self.frame = w.first;
         self.checked = w.first;

@@ -126,6 +126,12 @@ impl Format for Tes {
         Some(crate::formats::Family::Tes)
     }
 
+    /// A capture's time is the sum of its frames' durations (spec §11.2): frame 0 starts at
+    /// 0, so a window into it starts there.
+    fn keeps_time(&self) -> Result<(), &'static str> {
+        Err("a 3es capture's time is the sum of its frames' durations, from 0")
+    }
+
     fn needs_time_order(&self) -> bool {
         true
     }
