@@ -130,6 +130,7 @@ impl JsonBatches {
             frame: record.frame,
             values: record.values.clone(),
             raw: None,
+            exact_seconds: None,
             group: None,
         });
         self.batch_bytes >= BATCH_BYTES

@@ -51,6 +51,20 @@ impl FromStr for TimeSpec {
     }
 }
 
+/// Float seconds as the model's integer nanoseconds: round(t × 10⁹), saturating (the rule of
+/// every format that stores float seconds).
+pub fn nanos_of_seconds(t: f64) -> Nanos {
+    (t * 1e9).round() as Nanos
+}
+
+/// A time in seconds: `exact`, the source's own float seconds, while they still say `time`
+/// (a stage may have moved it since), else `time` / 10⁹.
+pub fn seconds_of(time: Nanos, exact: Option<f64>) -> f64 {
+    exact
+        .filter(|t| t.is_finite() && nanos_of_seconds(*t) == time)
+        .unwrap_or(time as f64 / 1e9)
+}
+
 /// Parses a non-negative duration into exact integer nanoseconds (no float rounding).
 pub fn parse_duration(s: &str) -> Result<Nanos, &'static str> {
     let units: [(&str, u32); 6] = [

@@ -533,6 +533,7 @@ impl IcarecReader {
             .take()
             .unwrap_or_else(|| Record::new(0, slot.channel));
         r.time = self.time_ns.saturating_sub(self.shift);
+        r.exact_seconds = (self.shift == 0).then_some(self.t);
         r.channel = slot.channel;
         r.frame = Some(frame as i64);
         r.group = None;
@@ -1006,7 +1007,7 @@ impl IcarecReader {
                 self.check_frame();
                 Ok(Some(Frame {
                     time: self.time_ns.saturating_sub(self.shift),
-                    raw_seconds: None,
+                    exact_seconds: (self.shift == 0).then_some(self.t),
                     values: self.buf.get(8..).unwrap_or_default(),
                 }))
             }

@@ -301,8 +301,10 @@ pub struct CsvWriter {
     /// Columns were added after the header was written (an entity met late): the file is
     /// rewritten at the end with every column in its place.
     widened: bool,
-    /// The current row: time, frame value, whether anything is in it.
+    /// The current row: time (and in seconds, the source's own when it has them), frame
+    /// value, whether anything is in it.
     time: Nanos,
+    seconds: f64,
     frame: Option<i64>,
     open: bool,
     rows: u64,
@@ -385,6 +387,7 @@ impl CsvWriter {
             header_bytes: 0,
             widened: false,
             time: 0,
+            seconds: 0.0,
             frame: None,
             open: false,
             rows: 0,
@@ -561,7 +564,7 @@ impl CsvWriter {
         }
         let line = &mut self.line;
         line.clear();
-        let seconds = self.time as f64 / 1e9;
+        let seconds = self.seconds;
         let time = G15::new(seconds);
         line.extend_from_slice(time.as_bytes());
         let back = if time.exact() {
@@ -827,6 +830,7 @@ impl Sink for CsvWriter {
         if !self.open && !context {
             self.open = true;
             self.time = record.time;
+            self.seconds = record.seconds();
             self.frame = record.frame;
         }
         let Some(Layout::Entities(e)) = self.channels.get_mut(c) else {

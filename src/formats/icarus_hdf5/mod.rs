@@ -26,11 +26,6 @@ use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
-/// Raw-bytes tag of a record: its frame's time as the file stores it (an f64, little
-/// endian), so an HDF5 → HDF5 copy keeps `/time` bit for bit. The time is inside: a time
-/// shift drops it.
-pub const RAW_FORMAT: &str = "icarus-hdf5";
-
 /// Reads a whole file held in memory as the reader does (every value, leniently, with the
 /// `--deep` checks): (records, findings), or the error that stopped it. For the fuzzer and
 /// the damage sweeps: whatever the bytes, this returns.

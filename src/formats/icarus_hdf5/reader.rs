@@ -12,13 +12,12 @@ use super::codes;
 use super::column::{Elem, Values};
 use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
-use super::RAW_FORMAT;
 use crate::formats::frames::{FrameLayout, FrameSignal, Packed};
 use crate::formats::icarus_common::{entity_and_field, frame_window, FrameWindow};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
-    Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, RawBytes, Record,
-    TimeSpec, Value,
+    Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, TimeSpec,
+    Value,
 };
 use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
@@ -252,20 +251,8 @@ impl IcarusH5Reader {
         if !same {
             r.entity = self.entities[s].clone();
         }
-        match &mut r.raw {
-            // A rebased record's time is no longer the one the file stores.
-            raw if self.shift != 0 => *raw = None,
-            Some(raw) if is_ours(raw.format) && raw.bytes.len() == 8 => {
-                raw.bytes.copy_from_slice(&t.to_le_bytes());
-            }
-            raw => {
-                *raw = Some(Box::new(RawBytes {
-                    format: RAW_FORMAT,
-                    bytes: t.to_le_bytes().to_vec(),
-                    time_inside: true,
-                }));
-            }
-        }
+        // A rebased record's time is no longer the one the file stores.
+        r.exact_seconds = (self.shift == 0).then_some(t);
         if !self.options.decode {
             r.values.clear();
             return r;
@@ -470,13 +457,6 @@ fn elem_dtype(elem: Elem) -> DType {
         Elem::I32 => DType::I32,
         Elem::I64 => DType::I64,
     }
-}
-
-/// Whether raw bytes are this format's (the tag compared by address first: it is the same
-/// constant).
-fn is_ours(format: &str) -> bool {
-    (std::ptr::eq(format.as_ptr(), RAW_FORMAT.as_ptr()) && format.len() == RAW_FORMAT.len())
-        || format == RAW_FORMAT
 }
 
 fn header(layout: &Layout) -> Header {

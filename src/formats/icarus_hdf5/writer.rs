@@ -16,9 +16,8 @@ use hdf5_pure::{
     AttrValue, DatasetBuilder, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy,
 };
 
-use super::reader::{nanos, WINDOW};
+use super::reader::WINDOW;
 use super::schema::{self, SchemaSignal};
-use super::RAW_FORMAT;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, Element, Kind, SignalType};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -444,22 +443,6 @@ impl IcarusH5Writer {
         }
         Ok(())
     }
-
-    /// The frame time in seconds: the source's own f64 when it carries it (an Icarus HDF5
-    /// source, unshifted), else the model time.
-    fn seconds(record: &Record) -> f64 {
-        if let Some(raw) = &record.raw {
-            if raw.format == RAW_FORMAT {
-                if let Ok(b) = <[u8; 8]>::try_from(raw.bytes.as_slice()) {
-                    let t = f64::from_le_bytes(b);
-                    if nanos(t) == record.time {
-                        return t;
-                    }
-                }
-            }
-        }
-        record.time as f64 / 1e9
-    }
 }
 
 /// Whether two entities are the same, by address first (a reader hands every record of a
@@ -538,7 +521,7 @@ impl Sink for IcarusH5Writer {
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         if self.frame.is_none_or(|(ns, _)| ns != record.time) {
             self.end_frame()?;
-            self.frame = Some((record.time, Self::seconds(record)));
+            self.frame = Some((record.time, record.seconds()));
         }
         let Some(binding) = self.plan.channels.get_mut(record.channel as usize) else {
             // A channel the writer was never told of.

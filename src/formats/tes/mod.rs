@@ -59,6 +59,7 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
         frame: Some(record_frame(h.routing_id, h.message_id, frame)),
         values: d.values,
         raw: Some(Box::new(RawBytes::new(RAW_FORMAT, p))),
+        exact_seconds: None,
         group: None,
     })
 }
