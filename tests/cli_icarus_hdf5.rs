@@ -331,3 +331,31 @@ fn csv_times_finer_than_a_nanosecond_survive_icarus_conversions() {
         assert_eq!(back, csv, "{via}");
     }
 }
+
+/// Issue 27, item 4: an HDF5 → HDF5 copy (by frames, and record by record) and a slice keep
+/// `/metadata` `created_at`: when the recording was made, not when it was copied.
+#[test]
+fn an_hdf5_copy_keeps_created_at() {
+    let tmp = tempfile::tempdir().unwrap();
+    let created = |p: &Path| {
+        let f = hdf5_pure::File::open(p).unwrap();
+        let attrs = f.group("metadata").unwrap().attrs().unwrap();
+        match attrs.get("created_at") {
+            Some(
+                hdf5_pure::AttrValue::VarLenString(t) | hdf5_pure::AttrValue::VarLenAsciiString(t),
+            ) => Some(t.clone()),
+            _ => None,
+        }
+    };
+    let source = created(&dir().join("small.h5"));
+    assert!(source.is_some());
+    for (out, extra) in [
+        ("frames.h5", &[][..]),
+        ("records.h5", &["--channel", "*"][..]),
+        ("slice.h5", &["--start", "0.02"][..]),
+    ] {
+        let out = tmp.path().join(out);
+        run(&[&["convert", "small.h5", "-o", s(&out)][..], extra].concat()).expect_code(0);
+        assert_eq!(created(&out), source, "{}", out.display());
+    }
+}

@@ -161,6 +161,7 @@ fn print_json(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport
         out,
         Path::new("-"),
         &source.header().clone(),
+        None,
     ));
     Ok(copy(source, sink, &mut |_, _| {})?.loss)
 }

@@ -88,6 +88,11 @@ impl Format for Icarec {
         Detection::by(container::is_tar(head), self.named_by(path))
     }
 
+    /// `schema.json`'s `time.epoch` and `time.system`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn needs_schema(&self) -> bool {
         true
     }

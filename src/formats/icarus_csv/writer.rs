@@ -16,11 +16,13 @@ use std::sync::Arc;
 
 use super::g15::G15;
 use super::names;
+use crate::formats::format::utc_epoch;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, Kind, SignalType};
 use crate::formats::output::{self, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::time_scale::{self, TimeFormat};
 use crate::model::{
-    ArrayData, Channel, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
+    ArrayData, Channel, Composition, DType, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value,
     CONTEXT_GROUP, QUATERNION_WXYZ, QUATERNION_XYZW,
 };
 
@@ -293,6 +295,8 @@ pub struct CsvWriter {
     temp: PathBuf,
     path: PathBuf,
     strict: bool,
+    /// The absolute start the `time` column shows its times from (`--time utc`).
+    utc: Option<Epoch>,
     /// Channel layouts, by channel id.
     channels: Vec<Layout>,
     row: Row,
@@ -357,6 +361,7 @@ impl CsvWriter {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<CsvWriter, WriteError> {
+        let utc = utc_epoch(header, outputs)?;
         let strict = match outputs.setting(STYLE_KEY) {
             None | Some("icarus") => false,
             Some("icarus-strict") => true,
@@ -382,6 +387,7 @@ impl CsvWriter {
             temp,
             path: target.to_path_buf(),
             strict,
+            utc,
             channels,
             row: Row::default(),
             header_bytes: 0,
@@ -564,16 +570,24 @@ impl CsvWriter {
         }
         let line = &mut self.line;
         line.clear();
-        let seconds = self.seconds;
-        let time = G15::new(seconds);
-        line.extend_from_slice(time.as_bytes());
-        let back = if time.exact() {
-            Some(seconds)
-        } else {
-            time.as_str().parse::<f64>().ok()
-        };
-        if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
-            self.time_lost += 1;
+        match &self.utc {
+            Some(epoch) => {
+                let utc = time_scale::show(TimeFormat::Utc, Some(epoch), self.time, Some(9));
+                line.extend_from_slice(utc.unwrap_or_default().as_bytes());
+            }
+            None => {
+                let seconds = self.seconds;
+                let time = G15::new(seconds);
+                line.extend_from_slice(time.as_bytes());
+                let back = if time.exact() {
+                    Some(seconds)
+                } else {
+                    time.as_str().parse::<f64>().ok()
+                };
+                if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
+                    self.time_lost += 1;
+                }
+            }
         }
         for (cell, &holds) in self.row.cells.iter_mut().zip(&self.row.holds) {
             line.push(b',');

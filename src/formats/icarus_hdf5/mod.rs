@@ -26,6 +26,9 @@ use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
+/// The format's name, and its headers' `format`.
+pub const NAME: &str = "icarus-hdf5";
+
 /// Reads a whole file held in memory as the reader does (every value, leniently, with the
 /// `--deep` checks): (records, findings), or the error that stopped it. For the fuzzer and
 /// the damage sweeps: whatever the bytes, this returns.
@@ -68,7 +71,7 @@ impl Format for IcarusHdf5 {
     }
 
     fn name(&self) -> &'static str {
-        "icarus-hdf5"
+        NAME
     }
 
     fn names(&self) -> &'static [&'static str] {
@@ -123,6 +126,11 @@ impl Format for IcarusHdf5 {
     }
 
     /// The datasets are laid out before the first frame is written.
+    /// `/metadata` `time_epoch` and `time_system` (simrec's: Vulcan records none).
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn needs_schema(&self) -> bool {
         true
     }

@@ -460,8 +460,8 @@ fn elem_dtype(elem: Elem) -> DType {
 }
 
 fn header(layout: &Layout) -> Header {
-    let mut h = Header::new("icarus-hdf5", "vulcan");
-    h.origin.system = Some("MET".into());
+    let mut h = Header::new(super::NAME, "vulcan");
+    h.origin = layout.origin.clone();
     if let Some(c) = &layout.created_at {
         h.metadata.insert("created_at".into(), json!(c));
     }

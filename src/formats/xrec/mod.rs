@@ -209,6 +209,11 @@ impl Format for Xrec {
         Some(crate::formats::Family::Xrec)
     }
 
+    /// The Start packet's `begin_unix_ns`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn name(&self) -> &'static str {
         NAME
     }
