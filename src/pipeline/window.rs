@@ -86,8 +86,10 @@ pub fn resolve(
 }
 
 /// Keeps records with `start <= time < end`, preceded by the context folded before `start`
-/// (per channel and entity), with times rebased so the window starts at 0 (unless `rebase`
-/// is off; a rebased window's time origin, and its epoch, move to the window's start).
+/// (per channel and entity), on the recording's own axis or, with `rebase`, with times from
+/// the window's start (its time origin, and its epoch, move there). A window that holds
+/// nothing of the recording (after its last record, or ending at or before its first) is
+/// refused when it would open.
 ///
 /// Reading stops at the first record at or past `end`, so a slice near the start of a long
 /// recording reads only what it needs. An input out of time order can therefore have
@@ -199,14 +201,12 @@ impl<S: Source> Window<S> {
                     // The window opens; one between two records holds no record of its own
                     // but carries the context at its start.
                     next => {
-                        // Past the last record, or ending before the first: nothing of the
-                        // recording is in it.
-                        let first = match next {
-                            None => None,
-                            Some(r) if past_end(r.time) && !self.before => None,
-                            Some(r) => Some(r),
-                        };
-                        if first.is_none() {
+                        // Past the last record, or ending at or before the first: nothing of
+                        // the recording is in it.
+                        if next
+                            .as_ref()
+                            .is_none_or(|r| past_end(r.time) && !self.before)
+                        {
                             let span = self.span;
                             return Err(ReadError::Conflict(outside_message(
                                 Seconds(span.start),
@@ -214,7 +214,7 @@ impl<S: Source> Window<S> {
                             )));
                         }
                         self.started = true;
-                        let first = first.filter(|r| !past_end(r.time));
+                        let first = next.filter(|r| !past_end(r.time));
                         self.done = first.is_none();
                         let opening = self.opening(first);
                         self.queue.extend(opening);

@@ -117,17 +117,12 @@ impl Format for Icarec {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        match reader.frames_of(slice.start, slice.end) {
+        Some(match reader.frames_of(slice.start, slice.end) {
             // No frame inside: the generic window carries the state at its start.
             Ok(w) if w.first == w.end => return None,
-            Err(e) => return Some(Err(e)),
-            Ok(_) => {}
-        }
-        Some(
-            reader
-                .slice(slice.start, slice.end, slice.rebase)
-                .map(|r| Box::new(r) as Box<dyn Source>),
-        )
+            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+            Err(e) => Err(e),
+        })
     }
 
     /// The profile's two merge kinds (spec §A14): a continuation of one schema, or a union

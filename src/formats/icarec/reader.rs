@@ -912,6 +912,11 @@ impl IcarecReader {
         rebase: bool,
     ) -> Result<IcarecReader, ReadError> {
         let w = self.frames_of(start, end)?;
+        Ok(self.slice_frames(&w, rebase))
+    }
+
+    /// [`IcarecReader::slice`] of the window found.
+    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarecReader {
         let (start_ns, end_ns) = (w.start_ns, w.end_ns);
         self.first = w.first;
         self.end = w.end;
@@ -933,7 +938,7 @@ impl IcarecReader {
                 }),
             );
         }
-        Ok(self)
+        self
     }
 
     /// The layout of a frame read ([`IcarecFrames`](super::frames::IcarecFrames)), when one

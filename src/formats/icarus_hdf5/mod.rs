@@ -102,17 +102,12 @@ impl Format for IcarusHdf5 {
             Ok(r) => r,
             Err(e) => return Some(Err(e)),
         };
-        match reader.frames_of(slice.start, slice.end) {
+        Some(match reader.frames_of(slice.start, slice.end) {
             // No frame inside: the generic window carries the state at its start.
             Ok(w) if w.first == w.end => return None,
-            Err(e) => return Some(Err(e)),
-            Ok(_) => {}
-        }
-        Some(
-            reader
-                .slice(slice.start, slice.end, slice.rebase)
-                .map(|r| Box::new(r) as Box<dyn Source>),
-        )
+            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+            Err(e) => Err(e),
+        })
     }
 
     /// Each frame's value of every signal, packed from the windows the record read reads.
@@ -125,12 +120,12 @@ impl Format for IcarusHdf5 {
             .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
     }
 
-    /// The datasets are laid out before the first frame is written.
     /// `/metadata` `time_epoch` and `time_system` (simrec's: Vulcan records none).
     fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
         true
     }
 
+    /// The datasets are laid out before the first frame is written.
     fn needs_schema(&self) -> bool {
         true
     }

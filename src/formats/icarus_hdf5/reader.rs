@@ -330,15 +330,19 @@ impl IcarusH5Reader {
         rebase: bool,
     ) -> Result<IcarusH5Reader, ReadError> {
         let w = self.frames_of(start, end)?;
-        let start_ns = w.start_ns;
+        Ok(self.slice_frames(&w, rebase))
+    }
+
+    /// [`IcarusH5Reader::slice`] of the window found.
+    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarusH5Reader {
         self.frame = w.first;
         self.checked = w.first;
         self.end = w.end;
         if rebase {
-            self.shift = start_ns;
-            self.header.origin = self.header.origin.shifted(start_ns);
+            self.shift = w.start_ns;
+            self.header.origin = self.header.origin.shifted(w.start_ns);
         }
-        Ok(self)
+        self
     }
 
     /// Starts frame `self.frame`: its window loaded and its time checked. `Err` ends the

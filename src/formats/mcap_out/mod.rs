@@ -65,12 +65,12 @@ impl Format for Mcap {
         }]
     }
 
-    /// The JSON Schema of each channel is written before its first message.
     /// Log times are absolute (epoch + time), and the metadata names the origin.
     fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
         true
     }
 
+    /// The JSON Schema of each channel is written before its first message.
     fn needs_schema(&self) -> bool {
         true
     }
