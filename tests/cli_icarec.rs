@@ -312,28 +312,30 @@ fn recover_drops_the_partial_frame_and_writes_complete_metadata() {
     }
 }
 
+/// Spec §A14: a slice keeps the recording's own times, copies `schema.json` byte for byte
+/// (the fixture's lacks the keys simrec adds: what they would say is what it implies) and
+/// `static_signals.bin` unchanged, and the frames of the window verbatim.
 #[test]
 fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
     let tmp = tempfile::tempdir().unwrap();
-    // A recording simrec wrote (so its schema needs no change), then a slice on its own
-    // axis: [0.015, 0.03) holds frame 1 only.
-    run_in(
-        tmp.path(),
-        &["convert", s(&fixture("a2.icarec")), "-o", "w.icarec"],
-    )
-    .expect_code(0);
+    std::fs::create_dir(tmp.path().join("w.icarec")).unwrap();
+    for part in [
+        "schema.json",
+        "static_signals.bin",
+        "dynamic_signals.bin",
+        "metadata.json",
+    ] {
+        std::fs::copy(
+            fixture("a2.icarec").join(part),
+            tmp.path().join("w.icarec").join(part),
+        )
+        .unwrap();
+    }
+    // [0.015, 0.03) holds frame 1 only.
     let r = run_in(
         tmp.path(),
         &[
-            "slice",
-            "--keep-time",
-            "w.icarec",
-            "--start",
-            "0.015",
-            "--end",
-            "0.03",
-            "-o",
-            "s.icarec",
+            "slice", "w.icarec", "--start", "0.015", "--end", "0.03", "-o", "s.icarec",
         ],
     )
     .expect_code(0);
@@ -362,11 +364,23 @@ fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
         (Some(1), Some(0.02))
     );
     run_in(tmp.path(), &["validate", "s.icarec"]).expect_code(0);
+    let r = run_in(tmp.path(), &["inspect", "--format", "json", "s.icarec"]).expect_code(0);
+    let v = &r.json_lines()[0];
+    assert_eq!(v["origin"]["epoch"], "2026-03-01T12:00:00Z");
+    assert_eq!(v["start_ns"], 20_000_000);
 
-    // Frames, rebased (the default): the epoch moves to the slice's start.
+    // Frames, rebased: the epoch moves to the slice's start.
     run_in(
         tmp.path(),
-        &["slice", "w.icarec", "--start", "#1", "-o", "r.icarec.tar"],
+        &[
+            "slice",
+            "w.icarec",
+            "--start",
+            "#1",
+            "--rebase",
+            "-o",
+            "r.icarec.tar",
+        ],
     )
     .expect_code(0);
     let r = run_in(tmp.path(), &["inspect", "--format", "json", "r.icarec.tar"]).expect_code(0);

@@ -419,9 +419,9 @@ fn every_format_converts_what_recover_keeps_with_exit_3() {
         assert!(!strict.exists(), "{what}");
     }
     // A recording that was not finished cleanly but lost nothing (an XREC without its End)
-    // is read whole: a warning, exit 0.
+    // is read whole: a warning, exit 0 (into XREC, which keeps its absolute start).
     let unfinished = any_fixture("xrec/unfinished.xrec");
-    let r = run_in(d, &["convert", s(&unfinished), "-o", "u.jsonl"]).expect_code(0);
+    let r = run_in(d, &["convert", s(&unfinished), "-o", "u.xrec"]).expect_code(0);
     assert!(
         r.stderr.contains("warning XREC_NOT_FINISHED"),
         "{}",

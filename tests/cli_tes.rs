@@ -377,7 +377,12 @@ fn slice_by_frames_and_time_plays_alone() {
         &["slice", s(&src), "--frames", "20..30", "-o", "cut.3es"],
     )
     .expect_code(0);
-    assert_eq!(run.stderr, "wrote 115 records to cut.3es\n");
+    // A capture's time starts at 0: the window is rebased, and stderr says so.
+    assert_eq!(
+        run.stderr,
+        "note: a 3es capture's time is the sum of its frames' durations, from 0: the window is rebased to start at 0 (as --rebase)\n\
+         wrote 115 records to cut.3es\n"
+    );
     let run = run_in(dir.path(), &["validate", "cut.3es"]).expect_code(0);
     assert_eq!(run.stdout, "cut.3es: ok (0 errors, 0 warnings, 0 info)\n");
     let o = parse_json_lines(

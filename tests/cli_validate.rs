@@ -555,26 +555,8 @@ fn disjoint_pair() {
     let dir = tempfile::tempdir().unwrap();
     let traj = dir.path().join("first.traj");
     let state = dir.path().join("last.state");
-    run(&[
-        "slice",
-        "--keep-time",
-        "small.traj",
-        "--end",
-        "1s",
-        "-o",
-        s(&traj),
-    ])
-    .expect_code(0);
-    run(&[
-        "slice",
-        "--keep-time",
-        "small.state",
-        "--start",
-        "-1s",
-        "-o",
-        s(&state),
-    ])
-    .expect_code(0);
+    run(&["slice", "small.traj", "--end", "1s", "-o", s(&traj)]).expect_code(0);
+    run(&["slice", "small.state", "--start", "-1s", "-o", s(&state)]).expect_code(0);
 
     let r = run_in(
         dir.path(),

@@ -298,6 +298,7 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("mid.xrec");
     let s = fx("session.xrec");
+    // By default the session's own clock: the chapter's events at 2 s.
     run(&[
         "slice",
         s.to_str().unwrap(),
@@ -305,6 +306,24 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
         "Middle",
         "-o",
         out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let j = inspect(&out);
+    assert_eq!(
+        (&j["start_ns"], &j["end_ns"]),
+        (&json!(2_000_000_000), &json!(3_000_000_000i64))
+    );
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20Z");
+    // Rebased (spec §16's form).
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--chapter",
+        "Middle",
+        "--rebase",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
     ])
     .expect_code(0);
     let r = run(&["validate", out.to_str().unwrap()]).expect_code(0);
@@ -341,6 +360,7 @@ fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
         s.to_str().unwrap(),
         "--frames",
         "12..14",
+        "--rebase",
         "-o",
         out.to_str().unwrap(),
     ])
@@ -379,14 +399,13 @@ fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
     assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20.75Z");
     assert_eq!(j["end_metadata"]["slice"]["t0"], 750_000_000);
     assert_eq!(j["end_metadata"]["slice"]["frames"], json!([12, 14]));
-    // --keep-time keeps the source's clock.
+    // Without --rebase, the source's clock.
     let kept = dir.path().join("kept.xrec");
     run(&[
         "slice",
         s.to_str().unwrap(),
         "--frames",
         "12..14",
-        "--keep-time",
         "-o",
         kept.to_str().unwrap(),
     ])

@@ -146,6 +146,7 @@ fn convert(cut: &[u8], stream: Stream) -> Outcome {
         out,
         Path::new("cut.jsonl"),
         reader.header(),
+        None,
     ));
     let mut outputs = Outputs::dry_run(true);
     let mut legacy: Box<dyn Sink> = Box::new(

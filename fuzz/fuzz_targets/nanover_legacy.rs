@@ -78,7 +78,7 @@ fn read(data: &[u8], stream: Option<Stream>, options: ReadOptions) {
     };
     let header = reader.header().clone();
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
-    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
     let mut legacy =
         LegacyWriter::create(Path::new("fuzz.traj"), &header, &mut outputs).expect("dry run");

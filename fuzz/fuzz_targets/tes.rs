@@ -32,7 +32,7 @@ fn read(data: &[u8], options: ReadOptions) {
     };
     let header = reader.header().clone();
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
-    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
     if options.lenient {
         outputs.set(REPAIR_KEY, "on");

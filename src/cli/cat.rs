@@ -10,10 +10,9 @@ use super::common::{
 };
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
+use super::window::WindowArgs;
 use super::{Outcome, UsageError};
-use crate::formats::SliceRequest;
 use crate::model::time_scale::TimeFormat;
-use crate::model::TimeSpec;
 use crate::pipeline::{self, CatStyle};
 use crate::report::render::loss_table;
 
@@ -57,35 +56,14 @@ pub struct Args {
     damage: DamageArgs,
     #[command(flatten)]
     align: AlignArgs,
-    /// Only records from this time on (inclusive; times are not rebased): 12.5s, 850ms, #120
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    start: Option<TimeSpec>,
-    /// Only records before this time (exclusive)
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    end: Option<TimeSpec>,
-    /// Frames A..B (B exclusive), same as --start '#A' --end '#B'
-    #[arg(long, value_name = "A..B", conflicts_with_all = ["start", "end"])]
-    frames: Option<String>,
+    #[command(flatten)]
+    window: WindowArgs,
     #[command(flatten)]
     format_select: FormatSelectArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let (start, end) = match &args.frames {
-        Some(f) => {
-            let (a, b) = super::slice::frame_range(f)?;
-            (Some(a), b)
-        }
-        None => (args.start, args.end),
-    };
-    let selectors = args.format_select.selectors();
-    let window =
-        (start.is_some() || end.is_some() || !selectors.is_empty()).then_some(SliceRequest {
-            start,
-            end,
-            rebase: false,
-            selectors,
-        });
+    let window = args.window.request(None, args.format_select.selectors())?;
     let read = read_request(
         &args.inputs,
         &args.read,

@@ -8,9 +8,8 @@ use super::common::{
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
+use super::window::WindowArgs;
 use super::Outcome;
-use crate::formats::SliceRequest;
-use crate::model::TimeSpec;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -40,7 +39,7 @@ pub struct Args {
     /// each output is named after its input with all its extensions (`rocket.h5` →
     /// `rocket.h5.jsonl`; a .traj and its .state together by the .traj); goes on past
     /// failures and prints a summary; the exit code is the worst one
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["start", "end", "frames", "rebase", "keep_time"])]
     each: bool,
     /// Recordings converted at a time with --each (default: the number of cores)
     #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
@@ -55,24 +54,8 @@ pub struct Args {
     format: ReportFormat,
     #[command(flatten)]
     format_select: FormatSelectArgs,
-    /// Convert only from this time on (inclusive; 12.5s, 850ms, #120, -5s), with the context
-    /// the window needs, as `slice` cuts it; times stay the recording's own (an Elodin
-    /// replay's ticks start at the window)
-    #[arg(
-        long,
-        value_name = "TIME",
-        allow_hyphen_values = true,
-        conflicts_with = "each"
-    )]
-    start: Option<TimeSpec>,
-    /// Convert only up to this time (exclusive)
-    #[arg(
-        long,
-        value_name = "TIME",
-        allow_hyphen_values = true,
-        conflicts_with = "each"
-    )]
-    end: Option<TimeSpec>,
+    #[command(flatten)]
+    window: WindowArgs,
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
@@ -93,15 +76,13 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     }
     // A time window and format selectors (XREC's --type, --chapter) go to the format's own
     // slice.
-    let selectors = args.format_select.selectors();
-    let windowed = args.start.is_some() || args.end.is_some();
-    let rebase = windowed && output_format(&args.write)?.keeps_time().is_err();
-    let window = (windowed || !selectors.is_empty()).then_some(SliceRequest {
-        start: args.start,
-        end: args.end,
-        rebase,
-        selectors,
-    });
+    let target = match args.window.given() {
+        true => Some(output_format(&args.write)?),
+        false => None,
+    };
+    let window = args
+        .window
+        .request(target, args.format_select.selectors())?;
     let read = read_request(
         &args.inputs,
         &args.read,

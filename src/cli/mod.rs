@@ -18,6 +18,7 @@ mod recover;
 mod slice;
 mod snapshot;
 mod validate;
+mod window;
 
 use std::io::Write;
 

@@ -37,7 +37,9 @@ use std::path::{Path, PathBuf};
 use crate::model::{Header, Nanos, Record};
 use crate::report::{Fact, Finding, Findings, LossReport};
 
-pub use format::{Detection, Family, Format, SliceRequest, WriteOption};
+pub use format::{
+    absolute_times, Detection, Family, Format, SliceRequest, WriteOption, TIME_OPTION,
+};
 pub use registry::{detect, format_for_output, format_named, FORMATS};
 
 /// How a reader should read.

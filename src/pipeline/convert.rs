@@ -170,6 +170,7 @@ fn print_json(
         out,
         Path::new("-"),
         &source.header().clone(),
+        None,
     ));
     let report = copy(source, sink, &mut |_, _| {})?;
     Ok((report.loss, report.records))

@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::formats::{registry, ReadOptions};
 
 use super::convert::Notes;
-use super::write::{outputs_for, WriteRequest, Written};
+use super::write::{origin_lost, outputs_for, WriteRequest, Written, RECORDING};
 use super::PipelineError;
 
 /// How often (in frames) `progress` is called.
@@ -53,6 +53,7 @@ pub fn write_frames(
         input.display().to_string(),
     );
     let header = frames.header().clone();
+    let origin = origin_lost(request.format, &header, &outputs);
     let sink =
         request
             .format
@@ -76,7 +77,10 @@ pub fn write_frames(
                 return Err(e.into());
             }
         }
-        let report = sink.finish()?;
+        let mut report = sink.finish()?;
+        if let Some(why) = &origin {
+            report.loss.add(RECORDING, "time origin", why);
+        }
         Ok(Written {
             report,
             paths: outputs.commit()?,

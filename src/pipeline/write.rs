@@ -5,7 +5,10 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::output::{foreign_entry, Outputs};
-use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
+use crate::formats::{
+    registry, Detection, Format, Sink, Source, WriteError, WriteReport, TIME_OPTION,
+};
+use crate::model::Header;
 
 use super::lookahead::Completed;
 use super::mapping::adapt;
@@ -108,6 +111,9 @@ pub fn write(
     let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     outputs.set(crate::formats::output::SOURCE_PATHS, sources.join("\n"));
     let header = source.header().clone();
+    if let Some(why) = origin_lost(format, &header, &outputs) {
+        loss.borrow_mut().add(RECORDING, "time origin", &why);
+    }
     let report = {
         let sink: Box<dyn Sink + '_> = if request.split {
             let outputs = &mut outputs;
@@ -169,6 +175,40 @@ pub fn part_name(output: &Path, input: Option<&PathBuf>, k: usize, format: &dyn 
         )
     };
     dir.join(format!("{base}-{k:02}{ext}"))
+}
+
+/// The loss report's channel for what belongs to the recording as a whole.
+pub(super) const RECORDING: &str = "(recording)";
+
+/// Why `header`'s absolute start is lost in `format` written with `outputs`' settings, when it
+/// is: the format has no place for it (a loss: exit 3), unless it writes absolute times.
+pub(super) fn origin_lost(
+    format: &dyn Format,
+    header: &Header,
+    outputs: &Outputs,
+) -> Option<String> {
+    let epoch = header.origin.epoch?;
+    if format.keeps_epoch(outputs) {
+        return None;
+    }
+    let system = match &header.origin.system {
+        Some(s) => format!(" ({s})"),
+        None => String::new(),
+    };
+    let utc = format
+        .write_options()
+        .iter()
+        .any(|o| o.flag == TIME_OPTION.flag);
+    Some(format!(
+        "the absolute start {}{system} has no place in {}{}",
+        epoch.iso8601(),
+        format.name(),
+        if utc {
+            " (--time utc writes absolute times)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// An error creating the output, naming it.

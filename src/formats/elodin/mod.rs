@@ -114,7 +114,7 @@ impl Format for Elodin {
     /// Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as
     /// the tick count), so a slice cannot keep its place on the source's axis.
     fn keeps_time(&self) -> Result<(), &'static str> {
-        Err("an Elodin replay's ticks always start at 0 (Elodin's loader counts ticks from 0), so a slice cannot keep the source's times; slice without --keep-time")
+        Err("an Elodin replay's ticks start at 0 (Elodin's loader counts them from 0)")
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

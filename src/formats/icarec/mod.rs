@@ -88,6 +88,11 @@ impl Format for Icarec {
         Detection::by(container::is_tar(head), self.named_by(path))
     }
 
+    /// `schema.json`'s `time.epoch` and `time.system`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn needs_schema(&self) -> bool {
         true
     }
@@ -108,11 +113,16 @@ impl Format for Icarec {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
-        Some(
-            IcarecReader::open(path, options)
-                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
-                .map(|r| Box::new(r) as Box<dyn Source>),
-        )
+        let mut reader = match IcarecReader::open(path, options) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(match reader.frames_of(slice.start, slice.end) {
+            // No frame inside: the generic window carries the state at its start.
+            Ok(w) if w.first == w.end => return None,
+            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+            Err(e) => Err(e),
+        })
     }
 
     /// The profile's two merge kinds (spec §A14): a continuation of one schema, or a union

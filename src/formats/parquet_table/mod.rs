@@ -76,6 +76,11 @@ impl Format for ParquetTable {
         Detection::by(head.starts_with(PARQUET_MAGIC), self.named_by(path))
     }
 
+    /// The file's key-value metadata `simrec.origin.*`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn needs_schema(&self) -> bool {
         true
     }

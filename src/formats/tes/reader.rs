@@ -876,6 +876,7 @@ impl TesReader {
             frame: Some(i64::try_from(self.frame).unwrap_or(i64::MAX)),
             values: Vec::new(),
             raw: None,
+            exact_seconds: None,
             group: None,
         }
     }
@@ -1103,6 +1104,7 @@ impl TesReader {
             frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
             raw: whole.then(|| Box::new(RawBytes::new(RAW_FORMAT, packet))),
+            exact_seconds: None,
             group: None,
         })
     }

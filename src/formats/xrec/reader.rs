@@ -948,6 +948,10 @@ impl XrecReader {
         let channel = self.channel(type_name);
         self.per_type[channel as usize] += 1;
         record.time = time.saturating_sub(self.query.shift);
+        // Seconds from the begin, as a writer of float seconds takes them back (exact when
+        // the begin is at 0, as simrec writes sessions of other sources).
+        record.exact_seconds =
+            (self.query.shift == 0).then_some(ev.create_time - self.start.begin_rtss);
         record.channel = channel;
         record.frame = Some(ev.create_frame);
         record.entity = None;
