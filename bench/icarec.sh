@@ -50,6 +50,6 @@ a = json.load(sys.stdin)["archetypes"]
 groups = sorted(x["row_groups"] for x in a)
 print(f"  {len(a)} Parquet files, row groups per file {groups[0]}..{groups[-1]} (median {groups[len(groups) // 2]})")'
     rm -rf "$work/out-$frames-elodin"
-    measure "slice 10 s from the middle" "$((bytes / frames * 1000))" "$bin" slice --force --keep-time "$rec" --start "${mid}s" --end "$((mid + 10))s" -o "$work/slice-$frames.icarec"
+    measure "slice 10 s from the middle" "$((bytes / frames * 1000))" "$bin" slice --force "$rec" --start "${mid}s" --end "$((mid + 10))s" -o "$work/slice-$frames.icarec"
     rm -rf "$work/out-$frames.icarec.tar" "$work/back-$frames.icarec"
 done

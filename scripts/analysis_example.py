@@ -33,7 +33,7 @@ print(
         f"""
         SELECT floor(time_ns / 1e9) AS second, round(avg("system.temperature"), 3) AS mean_K,
                count(*) AS frames
-        FROM read_parquet('{tables}/small.parquet')
+        FROM read_parquet('{tables}/small.traj.parquet')
         WHERE channel = 'frame' AND "system.temperature" IS NOT NULL
         GROUP BY ALL ORDER BY second
         """
@@ -51,6 +51,6 @@ print(body.groupby("entity").z.agg(["count", "min", "max"]).round(6).to_string()
 
 print()
 print("-- pandas: the file's key-value metadata")
-meta = pq.read_metadata(f"{tables}/small.parquet").metadata
+meta = pq.read_metadata(f"{tables}/small.traj.parquet").metadata
 for key in sorted(k for k in meta if k.startswith(b"simrec.")):
     print(f"{key.decode()}: {meta[key].decode()!r}")

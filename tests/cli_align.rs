@@ -50,7 +50,15 @@ fn a_rebased_slice_moves_the_epoch_and_merge_puts_it_back_in_place() {
     let dir = tmp.path();
     run_in(
         dir,
-        &["slice", s(&a2()), "--start", "0.02", "-o", "late.icarec"],
+        &[
+            "slice",
+            s(&a2()),
+            "--start",
+            "0.02",
+            "--rebase",
+            "-o",
+            "late.icarec",
+        ],
     )
     .expect_code(0);
     let late = inspect(dir, "late.icarec");
@@ -61,26 +69,28 @@ fn a_rebased_slice_moves_the_epoch_and_merge_puts_it_back_in_place() {
     assert_eq!(late["records"], 5);
     run_in(
         dir,
-        &[
-            "slice",
-            s(&a2()),
-            "--end",
-            "0.02",
-            "--keep-time",
-            "-o",
-            "early.icarec",
-        ],
+        &["slice", s(&a2()), "--end", "0.02", "-o", "early.icarec"],
     )
     .expect_code(0);
 
     // The late part's frames land back on 20 and 30 ms of the early part's time line.
     let merged = run_in(
         dir,
-        &["merge", "early.icarec", "late.icarec", "-o", "merged.jsonl"],
+        &[
+            "merge",
+            "early.icarec",
+            "late.icarec",
+            "-o",
+            "merged.jsonl",
+            "--time",
+            "utc",
+        ],
     )
     .expect_code(0);
     assert_eq!(merged.stderr, "wrote 7 records to merged.jsonl\n");
-    let line = timeline(&read_jsonl(&dir.join("merged.jsonl")));
+    let records = read_jsonl(&dir.join("merged.jsonl"));
+    assert_eq!(records[3]["time_utc"], "2026-03-01T12:00:00.020000000Z");
+    let line = timeline(&records);
     let ch = |t: i64, c: &str, f: i64| (t, c.to_string(), Some(f));
     assert_eq!(
         line,

@@ -199,7 +199,7 @@ fn a_selection_that_matches_nothing_warns_and_an_empty_output_is_refused() {
     .expect_code(2);
     assert!(
         r.stderr.contains(
-            "warning: the window [100.000000s, the end) lies outside the recording: it holds no record"
+            "error: the window [100.000000s, the end) lies outside the recording: it holds no record"
         ),
         "{}",
         r.stderr

@@ -336,12 +336,14 @@ fn unknown_extension_needs_to() {
     assert_eq!(read_jsonl(&out).len(), 32);
 }
 
+/// With `--strict`, damage is an error: exit 1, and nothing is written.
 #[test]
-fn damaged_input_fails_and_leaves_no_file() {
+fn damaged_input_fails_with_strict_and_leaves_no_file() {
     for out in ["out.traj", "out.jsonl"] {
         let dir = tempfile::tempdir().unwrap();
         let r = run(&[
             "convert",
+            "--strict",
             "broken/trunc-payload.traj",
             "-o",
             s(&dir.path().join(out)),
@@ -360,10 +362,11 @@ fn damaged_input_fails_and_leaves_no_file() {
 }
 
 #[test]
-fn damaged_state_in_a_pair_writes_neither_file() {
+fn damaged_state_in_a_pair_writes_neither_file_with_strict() {
     let dir = tempfile::tempdir().unwrap();
     let r = run(&[
         "convert",
+        "--strict",
         "small.traj",
         "broken/trunc-payload.state",
         "-o",
@@ -386,6 +389,7 @@ fn damaged_input_does_not_replace_an_existing_output() {
     std::fs::write(&out, b"old").unwrap();
     run(&[
         "convert",
+        "--strict",
         "broken/garbage-inserted.traj",
         "-o",
         s(&out),
@@ -576,4 +580,23 @@ fn pair_to_standard_output_is_a_usage_error() {
         "nanover-legacy",
     ])
     .expect_code(2);
+}
+
+/// `convert a.traj a.state` names one recording and no output: the error says `-o` is
+/// missing (the state file is not taken as the output), and nothing is written.
+#[test]
+fn a_pair_without_output_says_o_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    for f in ["small.traj", "small.state"] {
+        std::fs::copy(fixture(f), dir.path().join(f)).unwrap();
+    }
+    let r = run_in(dir.path(), &["convert", "small.traj", "small.state"]).expect_code(2);
+    assert_eq!(
+        r.stderr,
+        "error: -o is missing: small.state is the companion of small.traj (both are read as \
+         one recording), not an output; name the output with -o OUT\n"
+    );
+    assert_eq!(dir_entries(dir.path()), ["small.state", "small.traj"]);
+    let r = run_in(dir.path(), &["convert", "small.traj"]).expect_code(2);
+    assert!(r.stderr.starts_with("error: -o is missing"), "{}", r.stderr);
 }

@@ -295,6 +295,38 @@ fn a_legacy_pair_equals_its_nanover_zip_conversion_by_time_and_by_frame() {
     );
 }
 
+/// simrec's own lossless conversion of an upstream legacy pair to `.nanover.zip` diffs
+/// equal: the archive keeps `frame.index` among a frame's values, the legacy pair only as
+/// the frame value, which is compared by itself. `--exclude frame.index` matched the key on
+/// one side, so it warns of nothing.
+#[test]
+fn an_upstream_pair_equals_its_own_nanover_zip_conversion() {
+    let dir = tempfile::tempdir().unwrap();
+    let up = fixtures().join("nanover-legacy/upstream/nanotube-example-recording");
+    let pair = format!("{}.traj,{}.state", up.display(), up.display());
+    let zip = dir.path().join("nanotube.nanover.zip");
+    let (traj, state) = (
+        format!("{}.traj", up.display()),
+        format!("{}.state", up.display()),
+    );
+    run_in(dir.path(), &["convert", &traj, &state, "-o", s(&zip)]).expect_code(0);
+    for align in ["time", "frame", "index"] {
+        let j = diff_json(&[&pair, s(&zip), "--align", align]);
+        assert_eq!(j["equal"], true, "{align}: {j}");
+        assert_eq!(j["channels"][0]["compared"], 930, "{align}");
+        assert_eq!(j["channels"][1]["compared"], 685, "{align}");
+    }
+    let r = diff(&[&pair, s(&zip), "--exclude", "frame.index"]).expect_code(0);
+    assert!(r.stdout.starts_with("equal\n"), "{}", r.stdout);
+    assert_eq!(r.stderr, "");
+    // A pattern that matches on neither side still says so.
+    let r = diff(&[&pair, s(&zip), "--exclude", "frame.indices"]).expect_code(0);
+    assert_eq!(
+        r.stderr,
+        "warning: --exclude `frame.indices` matched no key of any record read\n"
+    );
+}
+
 #[test]
 fn a_record_only_in_one_side_is_counted_and_usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();

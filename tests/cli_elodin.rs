@@ -173,7 +173,7 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
         r.stdout
     );
     let out = tmp.path().join("out");
-    let r = run_in(tmp.path(), &["convert", &cut, "-o", s(&out)]).expect_code(1);
+    let r = run_in(tmp.path(), &["convert", "--strict", &cut, "-o", s(&out)]).expect_code(1);
     assert!(r.stderr.starts_with("error: "), "{}", r.stderr);
     assert!(
         r.stderr
@@ -198,7 +198,11 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
         "{}",
         r.stdout
     );
-    let r = run_in(tmp.path(), &["convert", "corrupt", "-o", "out2/"]).expect_code(1);
+    let r = run_in(
+        tmp.path(),
+        &["convert", "--strict", "corrupt", "-o", "out2/"],
+    )
+    .expect_code(1);
     assert!(
         r.stderr
             .contains("corrupt: ELODIN_PARQUET_UNREADABLE: body.parquet"),

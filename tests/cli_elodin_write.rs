@@ -1,7 +1,7 @@
 //! `simrec` writing Elodin replays that Elodin 0.10.1 loads: no scalar U8/U16 columns
 //! (widened, reported, exit 0 when nothing else changed), no replay without ticks, merges
-//! side by side and end to end (anything else refused before writing), `--keep-time`
-//! refused, `recover` of every healthy fixture exiting 0 with every value kept, and text
+//! side by side and end to end (anything else refused before writing), a window rebased
+//! (and stderr saying so), `recover` of every healthy fixture exiting 0 with every value kept, and text
 //! `inspect` staying small. `scripts/interop/elodin.sh` loads the same outputs in Elodin's
 //! own loader (readcheck), which the test suite cannot run.
 
@@ -445,32 +445,38 @@ fn a_v0_9_replay_keeps_its_metadata_flavour_through_merge_and_slice() {
     assert_eq!(meta["max_ticks"], 4);
 }
 
+/// An Elodin replay's ticks start at 0: a window written into one is rebased, and stderr
+/// says so; other outputs keep the recording's own times.
 #[test]
-fn keep_time_with_an_elodin_output_is_refused() {
+fn a_window_into_an_elodin_output_is_rebased_and_says_so() {
     let tmp = tempfile::tempdir().unwrap();
     for input in [elodin_fixture("spin_120"), fx("nanover-legacy/small.traj")] {
-        let out = tmp.path().join("kept");
+        let out = tmp.path().join("cut");
         let r = run(&[
             "slice",
             s(&input),
             "--start",
             "0.1",
-            "--keep-time",
             "-o",
             &format!("{}/", s(&out)),
-        ])
-        .expect_code(2);
+            "--force",
+        ]);
+        assert!(matches!(r.code, 0 | 3), "{}", r.stderr);
         assert!(
-            r.stderr
-                .contains("--keep-time: an Elodin replay's ticks always start at 0"),
+            r.stderr.contains(
+                "note: an Elodin replay's ticks start at 0 (Elodin's loader counts them from 0): the window is rebased to start at 0 (as --rebase)"
+            ),
             "{}",
             r.stderr
         );
-        assert!(!out.exists());
+        let j = run(&["inspect", s(&out), "--format", "json"])
+            .expect_code(0)
+            .json_lines();
+        assert_eq!(j[0]["start_ns"], 0);
     }
-    // Other outputs keep honouring it.
+    // --keep-time is the default now: accepted, with a warning.
     let out = tmp.path().join("kept.jsonl");
-    run(&[
+    let r = run(&[
         "slice",
         s(&elodin_fixture("spin_120")),
         "--frames",
@@ -480,6 +486,11 @@ fn keep_time_with_an_elodin_output_is_refused() {
         s(&out),
     ])
     .expect_code(0);
+    assert!(
+        r.stderr.contains("warning: --keep-time is the default"),
+        "{}",
+        r.stderr
+    );
     let first = read_jsonl(&out)[0]["time_ns"].as_i64().unwrap();
     assert_eq!(first, 10 * 8_333_333);
 }
@@ -490,6 +501,7 @@ fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
     let strict = ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

@@ -312,28 +312,30 @@ fn recover_drops_the_partial_frame_and_writes_complete_metadata() {
     }
 }
 
+/// Spec §A14: a slice keeps the recording's own times, copies `schema.json` byte for byte
+/// (the fixture's lacks the keys simrec adds: what they would say is what it implies) and
+/// `static_signals.bin` unchanged, and the frames of the window verbatim.
 #[test]
 fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
     let tmp = tempfile::tempdir().unwrap();
-    // A recording simrec wrote (so its schema needs no change), then a slice on its own
-    // axis: [0.015, 0.03) holds frame 1 only.
-    run_in(
-        tmp.path(),
-        &["convert", s(&fixture("a2.icarec")), "-o", "w.icarec"],
-    )
-    .expect_code(0);
+    std::fs::create_dir(tmp.path().join("w.icarec")).unwrap();
+    for part in [
+        "schema.json",
+        "static_signals.bin",
+        "dynamic_signals.bin",
+        "metadata.json",
+    ] {
+        std::fs::copy(
+            fixture("a2.icarec").join(part),
+            tmp.path().join("w.icarec").join(part),
+        )
+        .unwrap();
+    }
+    // [0.015, 0.03) holds frame 1 only.
     let r = run_in(
         tmp.path(),
         &[
-            "slice",
-            "--keep-time",
-            "w.icarec",
-            "--start",
-            "0.015",
-            "--end",
-            "0.03",
-            "-o",
-            "s.icarec",
+            "slice", "w.icarec", "--start", "0.015", "--end", "0.03", "-o", "s.icarec",
         ],
     )
     .expect_code(0);
@@ -362,11 +364,23 @@ fn slice_by_binary_search_copies_schema_and_frames_verbatim() {
         (Some(1), Some(0.02))
     );
     run_in(tmp.path(), &["validate", "s.icarec"]).expect_code(0);
+    let r = run_in(tmp.path(), &["inspect", "--format", "json", "s.icarec"]).expect_code(0);
+    let v = &r.json_lines()[0];
+    assert_eq!(v["origin"]["epoch"], "2026-03-01T12:00:00Z");
+    assert_eq!(v["start_ns"], 20_000_000);
 
-    // Frames, rebased (the default): the epoch moves to the slice's start.
+    // Frames, rebased: the epoch moves to the slice's start.
     run_in(
         tmp.path(),
-        &["slice", "w.icarec", "--start", "#1", "-o", "r.icarec.tar"],
+        &[
+            "slice",
+            "w.icarec",
+            "--start",
+            "#1",
+            "--rebase",
+            "-o",
+            "r.icarec.tar",
+        ],
     )
     .expect_code(0);
     let r = run_in(tmp.path(), &["inspect", "--format", "json", "r.icarec.tar"]).expect_code(0);
@@ -431,8 +445,9 @@ fn validate_deep_discontinuity_reports_jumps_and_needs_deep() {
 }
 
 /// Issue 27, item H: a signal named "" is an error. It validated (exit 0), and an XREC
-/// converted from it failed `XREC_EMPTY_TYPE`; now validate fails and convert refuses it,
-/// writing nothing.
+/// converted from it failed `XREC_EMPTY_TYPE`. Now validate fails; convert reads the
+/// recording without it, as damage (exit 3), into an XREC that validates, and `--strict`
+/// refuses it, writing nothing.
 #[test]
 fn an_empty_signal_name_is_an_error() {
     let dir = fixture("hostile");
@@ -443,12 +458,21 @@ fn an_empty_signal_name_is_an_error() {
     );
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("x.xrec");
-    let r = run_in(&dir, &["convert", "empty-name.icarec", "-o", s(&out)]).expect_code(1);
+    let r = run_in(&dir, &["convert", "empty-name.icarec", "-o", s(&out)]).expect_code(3);
     assert!(
         r.stderr
-            .contains("ICAREC_SIGNAL_FIELD: schema.json: a signal's `name` is empty"),
+            .contains("error ICAREC_SIGNAL_FIELD: schema.json: a signal's `name` is empty"),
         "{}",
         r.stderr
     );
-    assert!(!out.exists());
+    let r = run_in(&dir, &["validate", s(&out)]).expect_code(0);
+    assert!(r.stdout.contains(": ok (0 errors"), "{}", r.stdout);
+    let strict = tmp.path().join("strict.xrec");
+    let r = run_in(
+        &dir,
+        &["convert", "--strict", "empty-name.icarec", "-o", s(&strict)],
+    )
+    .expect_code(1);
+    assert!(r.stderr.contains("ICAREC_SIGNAL_FIELD"), "{}", r.stderr);
+    assert!(!strict.exists());
 }

@@ -19,8 +19,19 @@ fn icarec(name: &str) -> std::path::PathBuf {
 fn the_a2_recording_becomes_a_replay_with_one_entity_per_component() {
     for input in ["a2.icarec", "a2.icarec.tar"] {
         let tmp = tempfile::tempdir().unwrap();
-        let r = run_in(tmp.path(), &["convert", s(&icarec(input)), "-o", "out/"]).expect_code(0);
-        assert_eq!(r.stderr, "wrote 7 records to out/\n");
+        // A replay has no place for the run's absolute start (exit 3).
+        let r = run_in(tmp.path(), &["convert", s(&icarec(input)), "-o", "out/"]).expect_code(3);
+        assert!(
+            r.stderr.starts_with("wrote 7 records to out/\n"),
+            "{}",
+            r.stderr
+        );
+        assert!(
+            r.stderr
+                .contains("the absolute start 2026-03-01T12:00:00Z (UTC) has no place in elodin"),
+            "{}",
+            r.stderr
+        );
         let r = run_in(tmp.path(), &["inspect", "--format", "json", "out"]).expect_code(0);
         let j = &r.json_lines()[0];
         let entities: Vec<(u64, &str)> = j["entities"]
@@ -155,13 +166,18 @@ fn every_type_of_the_profile_converts_without_loss() {
 fn convert_run_icarec_out_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let a2 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec");
-    let r = common::run_in(tmp.path(), &["convert", common::s(&a2), "out/"]).expect_code(0);
-    assert_eq!(r.stderr, "wrote 7 records to out/\n");
+    let r = common::run_in(tmp.path(), &["convert", common::s(&a2), "out/"]).expect_code(3);
+    assert!(
+        r.stderr.starts_with("wrote 7 records to out/\n"),
+        "{}",
+        r.stderr
+    );
     assert!(tmp.path().join("out/metadata.json").is_file());
     assert!(tmp.path().join("out/Vehicle.Nav.parquet").is_file());
     let r = common::run_in(tmp.path(), &["convert", common::s(&a2)]).expect_code(2);
     assert_eq!(
         r.stderr,
-        "error: no output: name it with -o OUT (convert also takes it as its last argument)\n"
+        "error: -o is missing: name the output with -o OUT (convert also takes it as its last \
+         argument)\n"
     );
 }

@@ -40,15 +40,7 @@ fn a_continuation_joins_two_runs_of_one_schema() {
     // The second run is rebased (its own epoch, 20 ms later): merge lines it up again.
     run_in(
         dir,
-        &[
-            "slice",
-            s(&a2),
-            "--end",
-            "0.02",
-            "--keep-time",
-            "-o",
-            "early.icarec",
-        ],
+        &["slice", s(&a2), "--end", "0.02", "-o", "early.icarec"],
     )
     .expect_code(0);
     run_in(
@@ -121,7 +113,6 @@ fn a_union_lays_disjoint_signals_side_by_side() {
             "rest.icarec",
             "--end",
             "0.02",
-            "--keep-time",
             "-o",
             "rest1.icarec",
         ],

@@ -284,7 +284,11 @@ fn a_csv_converts_to_json_lines_with_entities_and_frames() {
 #[test]
 fn a_damaged_csv_is_refused_by_convert_with_the_finding() {
     let (dir, _) = file("bad.csv", b"time,a\n0.01,1\n0.02,x\n");
-    let run = run_in(dir.path(), &["convert", "bad.csv", "-o", "out.csv"]).expect_code(1);
+    let run = run_in(
+        dir.path(),
+        &["convert", "--strict", "bad.csv", "-o", "out.csv"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains(
             "ICARUS_CSV_VALUE at byte 19, record 1: line 3: column 2 (a): `x` is not a number"
@@ -309,7 +313,6 @@ fn a_slice_holds_exactly_the_frames_of_its_window() {
             s(&fixture()),
             "--frames",
             "2..4",
-            "--keep-time",
             "-o",
             "-",
             "--to",
@@ -322,14 +325,14 @@ fn a_slice_holds_exactly_the_frames_of_its_window() {
         format!("{}\n{}\n{}\n", lines[0], lines[3], lines[4])
     );
     // A window that starts between frames starts at the next one; one column (a lone
-    // context record) too.
+    // context record) too. Its times are the recording's own, or from the window's start
+    // with --rebase.
     let (dir, _) = file("one.csv", b"time,A.x\n1,10\n2,20\n3,30\n4,40\n");
-    let run = run_in(
-        dir.path(),
-        &[
-            "slice", "one.csv", "--start", "1.5", "--end", "4", "-o", "-", "--to", "csv",
-        ],
-    )
-    .expect_code(0);
+    let window = [
+        "slice", "one.csv", "--start", "1.5", "--end", "4", "-o", "-", "--to", "csv",
+    ];
+    let run = run_in(dir.path(), &window).expect_code(0);
+    assert_eq!(run.stdout, "time,A.x\n2,20\n3,30\n");
+    let run = run_in(dir.path(), &[&window[..], &["--rebase"]].concat()).expect_code(0);
     assert_eq!(run.stdout, "time,A.x\n0.5,20\n1.5,30\n");
 }

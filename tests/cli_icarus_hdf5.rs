@@ -181,10 +181,10 @@ fn float32_is_widened_and_reported_with_exit_0() {
 }
 
 #[test]
-fn a_crashed_file_is_refused_by_convert_and_kept_by_recover() {
+fn a_crashed_file_is_refused_by_strict_convert_and_kept_by_recover() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("a.h5");
-    let r = run(&["convert", "crashed.h5", "-o", s(&out)]).expect_code(1);
+    let r = run(&["convert", "--strict", "crashed.h5", "-o", s(&out)]).expect_code(1);
     assert!(
         r.stderr
             .starts_with("error: crashed.h5: ICARUS_H5_LENGTH: /signals/Vehicle.b has 1200 rows"),
@@ -260,4 +260,129 @@ fn standard_output_and_dry_runs() {
     );
     assert!(!target.exists());
     assert_eq!(std::fs::read_dir(scratch.path()).unwrap().count(), 0);
+}
+
+/// `/time` of an HDF5 file, as stored.
+fn h5_times(path: &Path) -> Vec<f64> {
+    let f = hdf5_pure::File::open(path).unwrap();
+    f.dataset("time").unwrap().read_f64().unwrap()
+}
+
+/// The frame times of an `.icarec` directory, as stored (`frame` bytes a frame).
+fn icarec_times(dir: &Path, frame: usize) -> Vec<f64> {
+    let data = std::fs::read(dir.join("dynamic_signals.bin")).unwrap();
+    data.chunks_exact(frame)
+        .map(|f| f64::from_le_bytes(f[..8].try_into().unwrap()))
+        .collect()
+}
+
+/// Panics unless `got` holds `want`'s times bit for bit, naming the first that differs.
+fn assert_same_bits(got: &[f64], want: &[f64], what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: frames");
+    let differ = got
+        .iter()
+        .zip(want)
+        .filter(|(a, b)| a.to_bits() != b.to_bits());
+    if let Some((a, b)) = differ.clone().next() {
+        panic!(
+            "{what}: {} times differ, first {a:?} for {b:?}",
+            differ.count()
+        );
+    }
+}
+
+/// Issue 27, item 3: times are exact. A simulation's clock in f64 (k × 0.05 s:
+/// 0.35000000000000003, …) is not whole nanoseconds; `.icarec` → `.h5` → `.icarec` and
+/// `.h5` → `.icarec` → `.h5` keep every time bit for bit (they used to round 1,799 of these
+/// 5,000 to the nearest nanosecond), by the frame path and by the record path alike.
+#[test]
+fn float_second_times_survive_icarus_conversions_bit_for_bit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec");
+    let run_dir = tmp.path().join("run.icarec");
+    std::fs::create_dir(&run_dir).unwrap();
+    for part in ["schema.json", "static_signals.bin"] {
+        std::fs::copy(a2.join(part), run_dir.join(part)).unwrap();
+    }
+    // a2's layout: f64 time, Vec3<double> position, double alpha (40 bytes a frame).
+    let times: Vec<f64> = (1..=5000).map(|k| f64::from(k) * 0.05).collect();
+    let finer = |t: &&f64| ((**t * 1e9).round() / 1e9).to_bits() != t.to_bits();
+    assert_eq!(times.iter().filter(finer).count(), 1799);
+    assert_eq!(times[6], 0.35000000000000003);
+    let mut frames = Vec::new();
+    for (k, t) in times.iter().enumerate() {
+        for v in [*t, k as f64, 1.0, 2.0, 0.5] {
+            frames.extend_from_slice(&v.to_le_bytes());
+        }
+    }
+    std::fs::write(run_dir.join("dynamic_signals.bin"), frames).unwrap();
+    let go = |args: &[&str]| run_in(tmp.path(), args).expect_code(0);
+    // Whole frames, and (with a selection) record by record.
+    for (i, select) in [&[][..], &["--channel", "*"][..]].into_iter().enumerate() {
+        let (h5, back, again) = (
+            format!("a{i}.h5"),
+            format!("b{i}.icarec"),
+            format!("c{i}.h5"),
+        );
+        go(&[&["convert", "run.icarec", "-o", &h5][..], select].concat());
+        assert_same_bits(&h5_times(&tmp.path().join(&h5)), &times, &h5);
+        go(&[&["convert", &h5, "-o", &back][..], select].concat());
+        assert_same_bits(&icarec_times(&tmp.path().join(&back), 40), &times, &back);
+        go(&[&["convert", &back, "-o", &again][..], select].concat());
+        assert_same_bits(&h5_times(&tmp.path().join(&again)), &times, &again);
+    }
+    // XREC keeps them too (a session of another source begins at 0 s; what else an XREC
+    // event carries has no HDF5 column).
+    go(&["convert", "run.icarec", "-o", "x.xrec"]);
+    run_in(tmp.path(), &["convert", "x.xrec", "-o", "x.h5"]).expect_code(3);
+    assert_same_bits(&h5_times(&tmp.path().join("x.h5")), &times, "x.xrec");
+}
+
+/// Item 3 with a CSV: its text (`%.15g`) is what it keeps, and a time with more decimals
+/// than whole nanoseconds hold comes back as the same text through `.h5` and `.icarec`.
+#[test]
+fn csv_times_finer_than_a_nanosecond_survive_icarus_conversions() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut csv = String::from("time,A.x\n");
+    for k in 1..=200u64 {
+        // 12 decimals, the last never 0: the shortest text of its f64.
+        let fraction = (k * 123_456_789_011) % 100_000_000_000 * 10 + k % 9 + 1;
+        csv.push_str(&format!("{k}.{fraction:012},{k}\n"));
+    }
+    std::fs::write(tmp.path().join("src.csv"), &csv).unwrap();
+    for via in ["m.h5", "m.icarec"] {
+        run_in(tmp.path(), &["convert", "src.csv", "-o", via, "--force"]).expect_code(0);
+        let out = format!("back-{via}.csv");
+        run_in(tmp.path(), &["convert", via, "-o", &out]).expect_code(0);
+        let back = std::fs::read_to_string(tmp.path().join(&out)).unwrap();
+        assert_eq!(back, csv, "{via}");
+    }
+}
+
+/// Issue 27, item 4: an HDF5 → HDF5 copy (by frames, and record by record) and a slice keep
+/// `/metadata` `created_at`: when the recording was made, not when it was copied.
+#[test]
+fn an_hdf5_copy_keeps_created_at() {
+    let tmp = tempfile::tempdir().unwrap();
+    let created = |p: &Path| {
+        let f = hdf5_pure::File::open(p).unwrap();
+        let attrs = f.group("metadata").unwrap().attrs().unwrap();
+        match attrs.get("created_at") {
+            Some(
+                hdf5_pure::AttrValue::VarLenString(t) | hdf5_pure::AttrValue::VarLenAsciiString(t),
+            ) => Some(t.clone()),
+            _ => None,
+        }
+    };
+    let source = created(&dir().join("small.h5"));
+    assert!(source.is_some());
+    for (out, extra) in [
+        ("frames.h5", &[][..]),
+        ("records.h5", &["--channel", "*"][..]),
+        ("slice.h5", &["--start", "0.02"][..]),
+    ] {
+        let out = tmp.path().join(out);
+        run(&[&["convert", "small.h5", "-o", s(&out)][..], extra].concat()).expect_code(0);
+        assert_eq!(created(&out), source, "{}", out.display());
+    }
 }

@@ -67,7 +67,7 @@ fn frame_before_state_on_equal_times() {
     let traj = slice(
         dir.path(),
         "s.traj",
-        &["small.traj", "small.state", "--start", "1s"],
+        &["small.traj", "small.state", "--start", "1s", "--rebase"],
     );
     let state = traj.with_extension("state");
     assert_eq!(raw_records_of(&traj)[0].time_us, 0);
@@ -103,7 +103,7 @@ fn frame_before_state_on_equal_original_times() {
     let traj = slice(
         dir.path(),
         "t.traj",
-        &["small.traj", "--start", "2105169us", "--keep-time"],
+        &["small.traj", "--start", "2105169us"],
     );
     let out = dir.path().join("m.jsonl");
     run(&["merge", "small.state", s(&traj), "-o", s(&out)]).expect_code(0);
@@ -119,16 +119,8 @@ fn frame_before_state_on_equal_original_times() {
 #[test]
 fn two_state_slices_merge_back() {
     let dir = tempfile::tempdir().unwrap();
-    let a = slice(
-        dir.path(),
-        "a.state",
-        &["small.state", "--end", "2s", "--keep-time"],
-    );
-    let b = slice(
-        dir.path(),
-        "b.state",
-        &["small.state", "--start", "2s", "--keep-time"],
-    );
+    let a = slice(dir.path(), "a.state", &["small.state", "--end", "2s"]);
+    let b = slice(dir.path(), "b.state", &["small.state", "--start", "2s"]);
     let small = fixture_bytes("small.state");
     let first = raw_records_of(&a);
     assert_eq!(first.len(), 11);
@@ -248,7 +240,7 @@ fn frame_streams_in_sequence_concatenate_with_a_reset() {
     let h = slice(
         dir.path(),
         "h.traj",
-        &["upstream/hello.traj", "--end", "8ms", "--keep-time"],
+        &["upstream/hello.traj", "--end", "8ms"],
     );
     let hb = std::fs::read(&h).unwrap();
     assert_eq!(raw_records(&hb).len(), 1);
@@ -319,16 +311,8 @@ fn frame_streams_in_sequence_concatenate_with_a_reset() {
 #[test]
 fn traj_parts_merge_back_to_the_same_frames() {
     let dir = tempfile::tempdir().unwrap();
-    let p1 = slice(
-        dir.path(),
-        "p1.traj",
-        &["small.traj", "--end", "2s", "--keep-time"],
-    );
-    let p2 = slice(
-        dir.path(),
-        "p2.traj",
-        &["small.traj", "--start", "2s", "--keep-time"],
-    );
+    let p1 = slice(dir.path(), "p1.traj", &["small.traj", "--end", "2s"]);
+    let p2 = slice(dir.path(), "p2.traj", &["small.traj", "--start", "2s"]);
     let out = dir.path().join("m.traj");
     run(&["merge", s(&p2), s(&p1), "-o", s(&out)]).expect_code(0);
     let mut want = std::fs::read(&p1).unwrap();
@@ -448,15 +432,22 @@ fn cat_v1_needs_the_option() {
 }
 
 #[test]
-fn cat_damaged_file_fails_with_its_location() {
-    let r = run(&["cat", "--format", "ndjson", "broken/trunc-payload.traj"]).expect_code(1);
-    assert!(
-        r.stderr.contains("byte 23268") && r.stderr.contains("record 31"),
-        "{}",
-        r.stderr
-    );
-    // What could be read before the damage was printed.
-    assert_eq!(r.stdout.lines().count(), 31);
+fn cat_damaged_file_prints_up_to_it_or_fails_with_strict_with_its_location() {
+    for (strict, code) in [(&[][..], 3), (&["--strict"][..], 1)] {
+        let args = [
+            &["cat", "--format", "ndjson", "broken/trunc-payload.traj"][..],
+            strict,
+        ]
+        .concat();
+        let r = run(&args).expect_code(code);
+        assert!(
+            r.stderr.contains("byte 23268") && r.stderr.contains("record 31"),
+            "{}",
+            r.stderr
+        );
+        // What could be read before the damage was printed.
+        assert_eq!(r.stdout.lines().count(), 31);
+    }
     let r = run(&["cat", "broken/empty.traj"]).expect_code(1);
     assert!(r.stderr.contains("empty"), "{}", r.stderr);
 }

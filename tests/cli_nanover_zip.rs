@@ -98,7 +98,7 @@ fn corrupt_bytes_fail_the_crc_with_the_file_named() {
     std::fs::write(&bad, bytes).unwrap();
     let r = run_in(
         dir.path(),
-        &["convert", "bad.nanover.zip", "-o", "out.jsonl"],
+        &["convert", "--strict", "bad.nanover.zip", "-o", "out.jsonl"],
     )
     .expect_code(1);
     assert!(r.stderr.contains("bad.nanover.zip"), "{}", r.stderr);
@@ -150,8 +150,10 @@ fn same_format_convert_is_byte_exact_and_legacy_round_trips() {
 fn slice_starts_with_one_combined_message() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cut.nanover.zip");
+    // Spec §12's form: rebased.
     let r = zrun(&[
         "slice",
+        "--rebase",
         "small.nanover.zip",
         "--start",
         "2s",
@@ -170,6 +172,25 @@ fn slice_starts_with_one_combined_message() {
     assert_eq!(v["records"], 24);
     assert_eq!(v["start_ns"], 0);
     assert_eq!(v["resets"], serde_json::json!([0, 23]));
+    zrun(&["validate", s(&out)]).expect_code(0);
+    // By default the recording's own times: the combined message at the window's start.
+    zrun(&[
+        "slice",
+        "small.nanover.zip",
+        "--start",
+        "2s",
+        "--end",
+        "3s",
+        "-o",
+        s(&out),
+        "--force",
+    ])
+    .expect_code(0);
+    let v = &zrun(&["inspect", "--format", "json", s(&out)])
+        .expect_code(0)
+        .json_lines()[0];
+    assert_eq!(v["messages"], 23);
+    assert_eq!(v["start_ns"], 2_000_000_000);
     zrun(&["validate", s(&out)]).expect_code(0);
 }
 
@@ -248,9 +269,10 @@ fn recover_rescues_a_crashed_recording_and_exits_3() {
         "{}",
         r.stderr
     );
-    // Without recover, a crashed file is refused with a hint.
+    // With --strict, a crashed file is refused with a hint.
     let r = zrun(&[
         "convert",
+        "--strict",
         "crash/crashed-after-100.nanover.zip",
         "-o",
         s(&dir.path().join("x.jsonl")),

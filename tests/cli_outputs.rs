@@ -50,7 +50,9 @@ fn force_refuses_a_directory_of_other_files_and_removes_nothing() {
     let small = fixture("small.traj");
     let r = run_in(dir.path(), &["convert", s(&small), "-o", "dir", "--force"]).expect_code(2);
     assert!(
-        r.stderr.contains("dir: holds other files") && r.stderr.contains("nothing was written"),
+        r.stderr
+            .contains("dir: holds notes.txt, which an elodin output does not have")
+            && r.stderr.contains("nothing was written"),
         "{}",
         r.stderr
     );
@@ -169,7 +171,11 @@ fn missing_output_directories_are_created() {
     );
     // A run that fails leaves no directory it created.
     let broken = fixture("broken/trunc-payload.traj");
-    run_in(dir.path(), &["convert", s(&broken), "-o", "c/d/x.jsonl"]).expect_code(1);
+    run_in(
+        dir.path(),
+        &["convert", "--strict", s(&broken), "-o", "c/d/x.jsonl"],
+    )
+    .expect_code(1);
     assert!(!dir.path().join("c").exists());
 }
 
@@ -240,9 +246,9 @@ fn long_traj(path: &Path, copies: u64) {
     fs::write(path, out).unwrap();
 }
 
-/// Starts `simrec ARGS` in `dir`, waits until a temporary output appears, sends `signal`,
-/// and returns the exit code.
-fn interrupt(dir: &Path, args: &[&str], signal: &str) -> i32 {
+/// Starts `simrec ARGS` in `dir`, waits until a temporary output appears in `watch`, sends
+/// `signal`, and returns the exit code.
+fn interrupt_in(dir: &Path, watch: &Path, args: &[&str], signal: &str) -> i32 {
     let mut child = Command::new(assert_cmd::cargo::cargo_bin("simrec"))
         .current_dir(dir)
         .args(args)
@@ -250,7 +256,14 @@ fn interrupt(dir: &Path, args: &[&str], signal: &str) -> i32 {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
-    while !names(dir).iter().any(|n| n.ends_with(".partial")) {
+    let partial_in = |d: &Path| {
+        fs::read_dir(d).is_ok_and(|entries| {
+            entries
+                .flatten()
+                .any(|e| e.file_name().to_string_lossy().ends_with(".partial"))
+        })
+    };
+    while !partial_in(watch) {
         assert!(Instant::now() < deadline, "no temporary output appeared");
         assert!(child.try_wait().unwrap().is_none(), "finished too soon");
         std::thread::sleep(Duration::from_millis(5));
@@ -261,6 +274,11 @@ fn interrupt(dir: &Path, args: &[&str], signal: &str) -> i32 {
         .unwrap();
     assert!(sent.success());
     child.wait().unwrap().code().expect("exited, not killed")
+}
+
+/// [`interrupt_in`] watching `dir` itself.
+fn interrupt(dir: &Path, args: &[&str], signal: &str) -> i32 {
+    interrupt_in(dir, dir, args, signal)
 }
 
 #[test]
@@ -281,6 +299,182 @@ fn an_interrupted_run_leaves_no_partial_output() {
     );
     assert_eq!(code, 143);
     assert_eq!(names(dir.path()), ["long.traj"]);
+}
+
+#[test]
+fn an_interrupted_run_removes_the_directories_it_created() {
+    let dir = tempfile::tempdir().unwrap();
+    long_traj(&dir.path().join("long.traj"), 1500);
+    fs::create_dir(dir.path().join("kept")).unwrap();
+    for (signal, code) in [("-INT", 130), ("-TERM", 143), ("-HUP", 129)] {
+        let run = |output: &str, watch: &str| {
+            interrupt_in(
+                dir.path(),
+                &dir.path().join(watch),
+                &["convert", "long.traj", "-o", output],
+                signal,
+            )
+        };
+        assert_eq!(run("new/sub/x.jsonl", "new/sub"), code, "{signal}");
+        assert_eq!(names(dir.path()), ["kept", "long.traj"], "{signal}");
+        // A directory that was there before stays, with what it holds.
+        assert_eq!(run("kept/deeper/x.jsonl", "kept/deeper"), code, "{signal}");
+        assert_eq!(names(dir.path()), ["kept", "long.traj"], "{signal}");
+        assert!(names(&dir.path().join("kept")).is_empty(), "{signal}");
+    }
+}
+
+/// A copy of the fixture directory `rel` at `to`.
+fn copy_tree(rel: &str, to: &Path) {
+    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(rel);
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(&from).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            copy_tree(&format!("{rel}/{name}"), &to.join(&name));
+        } else {
+            fs::copy(e.path(), to.join(&name)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn nothing_is_written_inside_an_input() {
+    let dir = tempfile::tempdir().unwrap();
+    copy_tree("icarec/a2.icarec", &dir.path().join("run.icarec"));
+    copy_tree("elodin/spin_120", &dir.path().join("r"));
+    #[cfg(unix)]
+    std::os::unix::fs::symlink("run.icarec", dir.path().join("link")).unwrap();
+    let before = tree_bytes(dir.path());
+    let mut cases = vec![
+        vec![
+            "convert",
+            "run.icarec",
+            "-o",
+            "run.icarec/metadata.json",
+            "--to",
+            "jsonl",
+            "--force",
+        ],
+        vec!["convert", "run.icarec", "-o", "run.icarec/x.csv"],
+        vec!["convert", "run.icarec", "-o", "run.icarec/sub/x.csv"],
+        vec!["convert", "r", "-o", "r/world/body.parquet", "--force"],
+        vec!["convert", "r", "-o", "r/world/new/", "--to", "elodin"],
+        vec![
+            "slice",
+            "run.icarec",
+            "--start",
+            "0s",
+            "-o",
+            "./run.icarec/cut.icarec",
+        ],
+        vec!["recover", "r", "-o", "r/world/", "--force"],
+    ];
+    #[cfg(unix)]
+    cases.extend([
+        vec!["convert", "run.icarec", "-o", "link/x.jsonl"],
+        vec!["convert", "link", "-o", "run.icarec/x.jsonl"],
+    ]);
+    for args in cases {
+        let r = run_in(dir.path(), &args).expect_code(2);
+        assert!(
+            r.stderr.contains("an input of this command")
+                && r.stderr.contains("nothing was written"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(tree_bytes(dir.path()), before, "{args:?}");
+    }
+}
+
+#[test]
+fn force_replaces_a_directory_only_when_it_holds_nothing_the_writer_would_not_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let tar = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec.tar");
+    let small = fixture("small.traj");
+    // The issue's project: an Elodin world beside a thesis and sources.
+    let proj = dir.path().join("proj");
+    copy_tree("elodin/spin_120/world", &proj.join("world"));
+    fs::create_dir(proj.join("src")).unwrap();
+    fs::write(proj.join("src/main.rs"), b"x").unwrap();
+    fs::write(proj.join("thesis.txt"), b"t").unwrap();
+    // An .icarec and an Elodin replay with one file more than their writers write.
+    let icarec = dir.path().join("out.icarec");
+    copy_tree("icarec/a2.icarec", &icarec);
+    fs::write(icarec.join("notes.txt"), b"n").unwrap();
+    let replay = dir.path().join("replay");
+    copy_tree("elodin/ball_1200", &replay);
+    fs::write(replay.join("world/README"), b"r").unwrap();
+    // A text file named like a table.
+    let tables = dir.path().join("tables");
+    fs::create_dir(&tables).unwrap();
+    fs::write(tables.join("notes.parquet"), b"not a table").unwrap();
+    let before = tree_bytes(dir.path());
+    for (args, entry) in [
+        (vec!["convert", s(&tar), "-o", "proj/", "--force"], "src"),
+        (
+            vec!["convert", s(&small), "-o", "out.icarec", "--force"],
+            "notes.txt",
+        ),
+        (
+            vec!["convert", s(&small), "-o", "replay/", "--force"],
+            "world/README",
+        ),
+        (
+            vec![
+                "convert",
+                s(&small),
+                "-o",
+                "tables/",
+                "--to",
+                "parquet",
+                "--force",
+            ],
+            "notes.parquet",
+        ),
+    ] {
+        let r = run_in(dir.path(), &args).expect_code(2);
+        assert!(
+            r.stderr.contains(&format!("holds {entry}, which"))
+                && r.stderr.contains("nothing was written"),
+            "{args:?}: {}",
+            r.stderr
+        );
+        assert_eq!(tree_bytes(dir.path()), before, "{args:?}");
+    }
+    // What the writers wrote themselves is replaced.
+    fs::remove_file(icarec.join("notes.txt")).unwrap();
+    fs::remove_file(replay.join("world/README")).unwrap();
+    fs::remove_file(tables.join("notes.parquet")).unwrap();
+    fs::remove_dir(&tables).unwrap();
+    run_in(
+        dir.path(),
+        &["convert", s(&tar), "-o", "tables/", "--to", "parquet"],
+    )
+    .expect_code(0);
+    for args in [
+        vec!["convert", s(&small), "-o", "out.icarec", "--force"],
+        vec!["convert", s(&tar), "-o", "replay/", "--force"],
+        vec![
+            "convert",
+            s(&tar),
+            "-o",
+            "tables/",
+            "--to",
+            "parquet",
+            "--force",
+        ],
+    ] {
+        let r = run_in(dir.path(), &args);
+        assert!([0, 3].contains(&r.code), "{args:?}: {}", r.stderr);
+    }
+    assert!(
+        !replay.join("tick_exec").exists(),
+        "the new replay replaced the old"
+    );
 }
 
 #[test]

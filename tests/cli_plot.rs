@@ -215,11 +215,10 @@ fn an_absolute_start_puts_dates_on_the_axis() {
     )
     .expect_code(0);
     let t = texts(&std::fs::read_to_string(&out).unwrap());
-    assert!(t.iter().any(|x| x == "time (UTC)"), "{t:?}");
-    assert!(
-        t.iter().any(|x| x.starts_with("2026-03-01T12:00:00.")),
-        "{t:?}"
-    );
+    // The date, the same for the whole span, is said once; each label is a time of day.
+    assert!(t.iter().any(|x| x == "time (UTC, 2026-03-01)"), "{t:?}");
+    assert!(t.iter().any(|x| x == "12:00:00.100"), "{t:?}");
+    assert!(!t.iter().any(|x| x.starts_with("2026")), "{t:?}");
     // Without an absolute start, a scale that needs one cannot be honoured.
     let r = run_in(
         dir.path(),
@@ -443,4 +442,139 @@ fn a_png_is_the_svg_drawing_in_pixels_with_its_text() {
     assert!((889..4000).contains(&blue), "{blue} line pixels");
     assert!(dark(0..30, 0..250) > 50, "y label");
     assert!(dark(300..700, 255..290) > 50, "time axis title");
+}
+
+/// The time axis' labels (`<text>` of a time of day) with their x, left to right.
+fn time_labels(svg: &str) -> Vec<(f64, String)> {
+    let doc = roxmltree::Document::parse(svg).unwrap();
+    let mut labels: Vec<(f64, String)> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| {
+            let text = n.text()?.trim().to_string();
+            let b = text.as_bytes();
+            let time = b.len() >= 8 && b[2] == b':' && b[5] == b':';
+            time.then(|| (n.attribute("x").unwrap().parse().unwrap(), text))
+        })
+        .collect();
+    labels.sort_by(|a, b| a.0.total_cmp(&b.0));
+    labels
+}
+
+/// UTC labels of a 25 s run stand apart at any width: each is the time of day alone (the
+/// date is in the axis title), there are as many as fit, and two neighbours are at least a
+/// label's width apart (12-pixel DejaVu Sans: at most 0.7 em a character); none is cut off
+/// by the picture's right edge.
+#[test]
+fn utc_time_labels_stand_apart_at_any_width() {
+    let dir = tempfile::tempdir().unwrap();
+    let h5 = fixtures().join("icarus-hdf5/vulcan.h5");
+    for width in ["1000", "600", "300"] {
+        let out = dir.path().join(format!("v{width}.svg"));
+        run_in(
+            dir.path(),
+            &[
+                "plot",
+                s(&h5),
+                "--key",
+                "Rocket.Engine.thrust",
+                "--epoch",
+                "2026-03-01T12:00:00Z",
+                "--width",
+                width,
+                "-o",
+                s(&out),
+            ],
+        )
+        .expect_code(0);
+        let svg = std::fs::read_to_string(&out).unwrap();
+        assert!(texts(&svg).iter().any(|t| t == "time (UTC, 2026-03-01)"));
+        let labels = time_labels(&svg);
+        assert!(labels.len() >= 2, "{width}: {labels:?}");
+        for pair in labels.windows(2) {
+            let room = pair[0].1.len().max(pair[1].1.len()) as f64 * 0.7 * 12.0;
+            assert!(pair[1].0 - pair[0].0 >= room, "{width}: {labels:?}");
+        }
+        let (x, last) = labels.last().unwrap();
+        let width: f64 = width.parse().unwrap();
+        assert!(x + last.len() as f64 * 0.35 * 12.0 <= width, "{labels:?}");
+    }
+}
+
+/// Panels are stacked in the order of `--key`, not in the order the recording holds the
+/// values (small.traj's frames have energy.kinetic before energy.potential).
+#[test]
+fn panels_follow_the_order_of_the_keys() {
+    let dir = tempfile::tempdir().unwrap();
+    let traj = fixtures().join("nanover-legacy/small.traj");
+    let out = dir.path().join("e.svg");
+    let r = run_in(
+        dir.path(),
+        &[
+            "plot",
+            s(&traj),
+            "--key",
+            "energy.potential",
+            "--key",
+            "energy.kinetic",
+            "-o",
+            s(&out),
+        ],
+    )
+    .expect_code(0);
+    assert!(
+        r.stderr
+            .contains(": energy.potential (30 samples, 30 points), energy.kinetic (32"),
+        "{}",
+        r.stderr
+    );
+    let t = texts(&std::fs::read_to_string(&out).unwrap());
+    let at = |title: &str| t.iter().position(|x| x == title).unwrap();
+    assert!(
+        at("energy.potential (kJ/mol)") < at("energy.kinetic (kJ/mol)"),
+        "{t:?}"
+    );
+    // The top panel's line is the potential energy's (30 samples, each a point).
+    assert_eq!(
+        polylines(&std::fs::read_to_string(&out).unwrap())[0].len(),
+        30
+    );
+}
+
+/// The picture is of the kind its name says: SVG text, PNG and JPEG bytes (their magic
+/// numbers), whatever the case of the extension; any other name is a usage error, and
+/// nothing is written.
+#[test]
+fn a_picture_is_of_the_kind_its_name_says() {
+    let dir = tempfile::tempdir().unwrap();
+    let rec = fixtures().join("icarec/a2.icarec");
+    let plot = |out: &str| {
+        run_in(
+            dir.path(),
+            &["plot", s(&rec), "--key", "Vehicle.Aero.alpha", "-o", out],
+        )
+    };
+    for (name, magic) in [
+        ("a.svg", &b"<svg"[..]),
+        ("a.png", b"\x89PNG\r\n\x1a\n"),
+        ("a.jpg", b"\xff\xd8\xff"),
+        ("b.JPEG", b"\xff\xd8\xff"),
+    ] {
+        plot(name).expect_code(0);
+        let bytes = std::fs::read(dir.path().join(name)).unwrap();
+        assert!(bytes.starts_with(magic), "{name}: {:?}", &bytes[..8]);
+        if name.ends_with("JPEG") || name.ends_with("jpg") {
+            assert!(bytes.ends_with(b"\xff\xd9"), "{name}: no end of image");
+        }
+    }
+    for name in ["a.gif", "a"] {
+        let r = plot(name).expect_code(2);
+        assert_eq!(
+            r.stderr,
+            format!(
+                "error: cannot tell the picture type from `{name}`: name it .svg, .png or .jpg\n"
+            )
+        );
+        assert!(!dir.path().join(name).exists());
+    }
 }

@@ -277,3 +277,317 @@ fn refuses_an_existing_output_without_force() {
 fn output_is_required() {
     run(&["recover", "broken/trunc-payload.traj"]).expect_code(2);
 }
+
+// ---- The damage rule: every reading command reads up to the damage, as recover keeps it ----
+
+/// `a2.icarec` as a run that crashed (docs/commands.md's example): its last frame partial
+/// (17 of 40 bytes) and `complete: false`.
+fn crashed_icarec(dir: &std::path::Path) -> std::path::PathBuf {
+    let cut = dir.join("crashed.icarec");
+    std::fs::create_dir(&cut).unwrap();
+    let a2 = any_fixture("icarec/a2.icarec");
+    for member in ["schema.json", "static_signals.bin"] {
+        std::fs::copy(a2.join(member), cut.join(member)).unwrap();
+    }
+    let frames = std::fs::read(a2.join("dynamic_signals.bin")).unwrap();
+    std::fs::write(cut.join("dynamic_signals.bin"), &frames[..97]).unwrap();
+    std::fs::write(cut.join("metadata.json"), b"{\"complete\": false}").unwrap();
+    cut
+}
+
+/// A copy of `fixture` (a file or a directory) with its file `member` (itself, for a file)
+/// cut to `keep` of its bytes.
+fn cut_copy(dir: &std::path::Path, fixture: &str, member: &str, keep: f64) -> std::path::PathBuf {
+    let from = any_fixture(fixture);
+    let to = dir.join(from.file_name().unwrap());
+    if from.is_dir() {
+        copy_tree(&from, &to);
+    } else {
+        std::fs::copy(&from, &to).unwrap();
+    }
+    let file = if member.is_empty() {
+        to.clone()
+    } else {
+        to.join(member)
+    };
+    let bytes = std::fs::read(&file).unwrap();
+    std::fs::write(&file, &bytes[..(bytes.len() as f64 * keep) as usize]).unwrap();
+    to
+}
+
+fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let path = entry.unwrap().path();
+        let target = to.join(path.file_name().unwrap());
+        if path.is_dir() {
+            copy_tree(&path, &target);
+        } else {
+            std::fs::copy(&path, &target).unwrap();
+        }
+    }
+}
+
+/// The records of a recording, as `cat --format ndjson` prints them.
+fn ndjson(dir: &std::path::Path, path: &std::path::Path) -> String {
+    run_in(dir, &["cat", "--format", "ndjson", s(path)])
+        .expect_code(0)
+        .stdout
+}
+
+const DAMAGED: &str = "damaged: read up to the damage, as `simrec recover` keeps it";
+
+/// One damaged recording of every format family: `convert` reads it up to the damage and
+/// writes, record for record, what `recover` keeps of it, says the damage on stderr and
+/// exits 3; with `--strict` the damage is an error (exit 1) and nothing is written.
+#[test]
+fn every_format_converts_what_recover_keeps_with_exit_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cases = [
+        (
+            fixture("broken/trunc-payload.traj"),
+            ".traj",
+            "NANOVER_TRUNCATED_PAYLOAD",
+            31,
+        ),
+        (
+            fixture("broken/garbage-inserted.traj"),
+            ".traj",
+            "NANOVER_BAD_RECORD_HEADER",
+            32,
+        ),
+        (
+            any_fixture("nanover-zip/crash/crashed-after-100.nanover.zip"),
+            ".nanover.zip",
+            "NVZIP_UNFINISHED",
+            96,
+        ),
+        (crashed_icarec(d), ".icarec", "ICAREC_TRUNCATED_FRAME", 5),
+        (
+            any_fixture("icarus-hdf5/crashed.h5"),
+            ".h5",
+            "ICARUS_H5_LENGTH",
+            2400,
+        ),
+        (
+            cut_copy(d, "elodin/spin_120", "world/body.parquet", 0.9),
+            "/",
+            "ELODIN_PARQUET_UNREADABLE",
+            363,
+        ),
+        (
+            cut_copy(d, "tes/small_plain.3es", "", 0.66),
+            ".3es",
+            "TES_TRUNCATED_PACKET",
+            38,
+        ),
+        (
+            any_fixture("xrec/truncated.xrec"),
+            ".xrec",
+            "XREC_TRUNCATED",
+            10,
+        ),
+    ];
+    for (i, (input, ext, code, records)) in cases.iter().enumerate() {
+        let what = input.display();
+        let converted = d.join(format!("converted{i}{ext}"));
+        let r = run_in(d, &["convert", s(input), "-o", s(&converted)]).expect_code(3);
+        assert!(
+            r.stderr.contains(&format!("error {code}")),
+            "{what}: {}",
+            r.stderr
+        );
+        assert!(r.stderr.contains(DAMAGED), "{what}: {}", r.stderr);
+        assert!(
+            r.stderr.contains(&format!("wrote {records} records to ")),
+            "{what}: {}",
+            r.stderr
+        );
+        let recovered = d.join(format!("recovered{i}{ext}"));
+        run_in(d, &["recover", s(input), "-o", s(&recovered)]).expect_code(3);
+        let (kept, written) = (ndjson(d, &recovered), ndjson(d, &converted));
+        assert_eq!(kept.lines().count(), *records, "{what}");
+        assert!(
+            kept == written,
+            "{what}: converted and recovered records differ"
+        );
+
+        let strict = d.join(format!("strict{i}{ext}"));
+        let r = run_in(d, &["convert", "--strict", s(input), "-o", s(&strict)]).expect_code(1);
+        assert!(r.stderr.contains(code), "{what}: {}", r.stderr);
+        assert!(!strict.exists(), "{what}");
+    }
+    // A recording that was not finished cleanly but lost nothing (an XREC without its End)
+    // is read whole: a warning, exit 0 (into XREC, which keeps its absolute start).
+    let unfinished = any_fixture("xrec/unfinished.xrec");
+    let r = run_in(d, &["convert", s(&unfinished), "-o", "u.xrec"]).expect_code(0);
+    assert!(
+        r.stderr.contains("warning XREC_NOT_FINISHED"),
+        "{}",
+        r.stderr
+    );
+    assert!(!r.stderr.contains(DAMAGED), "{}", r.stderr);
+}
+
+/// Every command that reads a recording reads a crashed `.icarec` up to its partial last
+/// frame (the two whole frames `recover` keeps): to the end of a slice, a late snapshot, a
+/// plot, a diff, a cat and inspect each say the damage on stderr and exit 3, and fail (exit
+/// 1) with `--strict`. `--quiet` still says the damage.
+#[test]
+fn every_reading_command_reads_a_crashed_icarec_up_to_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let cut = crashed_icarec(d);
+    run_in(d, &["recover", s(&cut), "-o", "fixed.icarec"]).expect_code(3);
+    let finding = "crashed.icarec: error ICAREC_TRUNCATED_FRAME at byte 80, record 2";
+
+    let r = run_in(d, &["cat", "--format", "ndjson", "crashed.icarec"]).expect_code(3);
+    assert_eq!(r.stdout, ndjson(d, &d.join("fixed.icarec")));
+    assert!(
+        r.stderr.contains(finding) && r.stderr.contains(DAMAGED),
+        "{}",
+        r.stderr
+    );
+
+    // From 15 ms to the end: the last whole frame (20 ms), with the static signal.
+    let r = run_in(
+        d,
+        &[
+            "slice",
+            "crashed.icarec",
+            "--start",
+            "15ms",
+            "-o",
+            "late.jsonl",
+        ],
+    )
+    .expect_code(3);
+    assert!(r.stderr.contains(finding), "{}", r.stderr);
+    let late = read_jsonl(&d.join("late.jsonl"));
+    assert_eq!(late.len(), 3);
+    assert!(
+        late.iter().all(|v| v["time_ns"] == late[0]["time_ns"]),
+        "{late:?}"
+    );
+    assert_eq!(late[2]["values"]["alpha"], 0.25);
+
+    let r = run_in(d, &["snapshot", "crashed.icarec", "--at", "1s"]).expect_code(3);
+    let v: serde_json::Value = serde_json::from_str(&r.stdout).unwrap();
+    assert_eq!(
+        (v["time"].as_f64(), v["clamped"].as_bool()),
+        (Some(0.02), Some(true))
+    );
+    assert!(r.stderr.contains(finding), "{}", r.stderr);
+
+    let r = run_in(
+        d,
+        &[
+            "plot",
+            "crashed.icarec",
+            "--key",
+            "Vehicle.Aero.alpha",
+            "-o",
+            "a.svg",
+        ],
+    )
+    .expect_code(3);
+    assert!(
+        r.stderr.contains("Vehicle.Aero.alpha (2 samples"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stderr.contains(finding), "{}", r.stderr);
+
+    let r = run_in(d, &["diff", "crashed.icarec", "fixed.icarec"]).expect_code(3);
+    assert!(r.stdout.starts_with("equal\n"), "{}", r.stdout);
+    assert!(r.stderr.contains(finding), "{}", r.stderr);
+    // Different is worse than damaged.
+    run_in(
+        d,
+        &[
+            "diff",
+            "crashed.icarec",
+            &any_fixture("icarec/a2.icarec").display().to_string(),
+        ],
+    )
+    .expect_code(1);
+
+    // inspect: the summary of what is read, valid JSON on stdout, the damage on stderr.
+    let r = run_in(d, &["inspect", "--format", "json", "crashed.icarec"]).expect_code(3);
+    let v = &r.json_lines()[0];
+    assert_eq!(v["records"], 5);
+    assert_eq!(v["findings"]["errors"], 1);
+    assert!(
+        r.stderr.contains(finding) && r.stderr.contains(DAMAGED),
+        "{}",
+        r.stderr
+    );
+
+    for args in [
+        &["cat", "crashed.icarec"][..],
+        &[
+            "slice",
+            "crashed.icarec",
+            "--start",
+            "15ms",
+            "-o",
+            "strict.jsonl",
+        ],
+        &["snapshot", "crashed.icarec", "--at", "1s"],
+        &[
+            "plot",
+            "crashed.icarec",
+            "--key",
+            "Vehicle.Aero.alpha",
+            "-o",
+            "strict.svg",
+        ],
+        &["diff", "crashed.icarec", "fixed.icarec"],
+        &["inspect", "crashed.icarec"],
+    ] {
+        let r = run_in(d, &[args, &["--strict"]].concat()).expect_code(1);
+        assert!(
+            r.stderr.contains("ICAREC_TRUNCATED_FRAME"),
+            "{args:?}: {}",
+            r.stderr
+        );
+    }
+    assert!(!d.join("strict.jsonl").exists() && !d.join("strict.svg").exists());
+
+    let r = run_in(d, &["cat", "--quiet", "crashed.icarec"]).expect_code(3);
+    assert_eq!(r.stderr.lines().next(), Some(&*format!("{finding}: dynamic_signals.bin frame 2 at byte 80: the last frame is partial: 17 of its 40 bytes; it is not read")));
+}
+
+/// `merge` reads a damaged input up to its damage too: the truncated `.traj`'s 31 whole
+/// frames with the state.
+#[test]
+fn merge_reads_a_damaged_input_up_to_the_damage() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("m.jsonl");
+    let r = run(&[
+        "merge",
+        "broken/trunc-payload.traj",
+        "small.state",
+        "-o",
+        s(&out),
+    ])
+    .expect_code(3);
+    assert!(
+        r.stderr.contains(
+            "broken/trunc-payload.traj: error NANOVER_TRUNCATED_PAYLOAD at byte 23268, record 31"
+        ),
+        "{}",
+        r.stderr
+    );
+    assert_eq!(read_jsonl(&out).len(), 31 + 15);
+    run(&[
+        "merge",
+        "--strict",
+        "broken/trunc-payload.traj",
+        "small.state",
+        "-o",
+        s(&dir.path().join("s.jsonl")),
+    ])
+    .expect_code(1);
+}

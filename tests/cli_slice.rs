@@ -1,5 +1,6 @@
 //! `simrec slice`, end to end: time and frame windows with their folded context (spec §11),
-//! rebasing, `--keep-time`, relative times, key selection, and bit-exact kept records.
+//! the recording's own times kept (or `--rebase`), relative times, key selection, and
+//! bit-exact kept records.
 
 mod common;
 
@@ -46,6 +47,7 @@ fn time_window_starts_with_folded_frame_and_state() {
     let state = dir.path().join("cut.state");
     let r = run(&[
         "slice",
+        "--rebase",
         "small.traj",
         "small.state",
         "--start",
@@ -154,6 +156,7 @@ fn frame_window_starting_at_a_reset_adds_no_synthetic_frame() {
     let state = dir.path().join("f.state");
     run(&[
         "slice",
+        "--rebase",
         "small.traj",
         "small.state",
         "--frames",
@@ -204,7 +207,7 @@ fn frame_window_starting_at_a_reset_adds_no_synthetic_frame() {
     .enumerate()
     {
         let other = dir.path().join(format!("o{i}.traj"));
-        let mut args = vec!["slice", "small.traj", "small.state"];
+        let mut args = vec!["slice", "--rebase", "small.traj", "small.state"];
         args.extend_from_slice(flags);
         args.extend_from_slice(&["-o", s(&other)]);
         run(&args).expect_code(0);
@@ -225,7 +228,16 @@ fn frame_window_starting_at_a_reset_adds_no_synthetic_frame() {
 fn frame_window_mid_run_gets_a_synthetic_reset() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("f.jsonl");
-    run(&["slice", "small.traj", "--frames", "30..", "-o", s(&out)]).expect_code(0);
+    run(&[
+        "slice",
+        "--rebase",
+        "small.traj",
+        "--frames",
+        "30..",
+        "-o",
+        s(&out),
+    ])
+    .expect_code(0);
     let v = read_jsonl(&out);
     let full = run(&["cat", "--format", "ndjson", "small.traj"])
         .expect_code(0)
@@ -265,7 +277,7 @@ fn whole_pair_from_zero_is_byte_identical() {
 }
 
 #[test]
-fn keep_time_keeps_original_times_and_record_bytes() {
+fn a_window_keeps_original_times_and_record_bytes() {
     let dir = tempfile::tempdir().unwrap();
     let traj = dir.path().join("k.traj");
     let state = dir.path().join("k.state");
@@ -277,7 +289,6 @@ fn keep_time_keeps_original_times_and_record_bytes() {
         "2s",
         "--end",
         "4s",
-        "--keep-time",
         "-o",
         s(&traj),
     ])
@@ -316,6 +327,7 @@ fn relative_start_counts_from_the_end() {
     let out = dir.path().join("r.jsonl");
     run(&[
         "slice",
+        "--rebase",
         "small.traj",
         "small.state",
         "--start",
@@ -347,7 +359,6 @@ fn relative_start_counts_from_the_end() {
         "small.state",
         "--start",
         "-5s",
-        "--keep-time",
         "-o",
         s(&out),
     ])
@@ -372,6 +383,7 @@ fn time_units_agree() {
         let out = dir.path().join(format!("u{i}.traj"));
         run(&[
             "slice",
+            "--rebase",
             "small.traj",
             "--start",
             a,
@@ -607,12 +619,13 @@ fn bad_windows_are_usage_errors() {
 /// Spec §11 steps 3 and 4: the context is written whenever records were folded, even when
 /// no record falls inside the window (nothing between 2.5 s and 2.6 s).
 #[test]
-fn empty_window_still_carries_its_context() {
+fn a_window_between_records_still_carries_its_context() {
     let dir = tempfile::tempdir().unwrap();
     let traj = dir.path().join("e.traj");
     let state = dir.path().join("e.state");
     run(&[
         "slice",
+        "--rebase",
         "small.traj",
         "small.state",
         "--start",
@@ -665,6 +678,7 @@ fn window_start_never_produces_negative_times() {
     let out = dir.path().join("nm.jsonl");
     run(&[
         "slice",
+        "--rebase",
         "broken/nonmonotonic-timestamps.traj",
         "--start",
         "400ms",
@@ -685,6 +699,7 @@ fn window_start_never_produces_negative_times() {
     let traj = dir.path().join("nm.traj");
     run(&[
         "slice",
+        "--rebase",
         "broken/nonmonotonic-timestamps.traj",
         "--start",
         "400ms",
@@ -694,4 +709,154 @@ fn window_start_never_produces_negative_times() {
         s(&traj),
     ])
     .expect_code(0);
+}
+
+/// Issue 27, item 1: a window keeps the recording's own times in every output that can hold
+/// them (as `mcap filter` and `ros2 bag` do); an Elodin replay's ticks and a 3es capture's
+/// frames start at 0, so a window into them is rebased and stderr says so.
+#[test]
+fn a_window_keeps_the_recordings_times_in_every_output_that_can() {
+    let dir = tempfile::tempdir().unwrap();
+    for (out, start_ns) in [
+        ("w.traj", 2_000_000_000),
+        ("w.nanover.zip", 2_000_000_000),
+        ("w.icarec", 2_000_000_000),
+        ("w.h5", 2_000_000_000),
+        // A flat table has no row for the opening context: its first row is the first
+        // record inside the window.
+        ("w.csv", 2_105_169_000),
+        ("w.xrec", 2_000_000_000),
+        ("w/", 0),
+        ("w.3es", 0),
+    ] {
+        let path = dir.path().join(out);
+        let r = run(&[
+            "slice",
+            "small.traj",
+            "small.state",
+            "--start",
+            "2s",
+            "--end",
+            "4s",
+            "-o",
+            s(&path),
+        ]);
+        assert!(matches!(r.code, 0 | 3), "{out}: {}", r.stderr);
+        let rebased = r
+            .stderr
+            .contains("the window is rebased to start at 0 (as --rebase)");
+        assert_eq!(rebased, start_ns == 0, "{out}: {}", r.stderr);
+        let state = dir.path().join("w.state");
+        let mut inspect = vec!["inspect", "--format", "json", s(&path)];
+        if out == "w.traj" {
+            inspect.push(s(&state));
+        }
+        let j = run(&inspect).expect_code(0).json_lines();
+        assert_eq!(j[0]["start_ns"], start_ns, "{out}");
+    }
+    // The text table too: frames 20 and 30 ms of an Icarus run are at 0.02 and 0.03 s (its
+    // absolute start has no place in a CSV of relative times: exit 3).
+    let r = run(&[
+        "slice",
+        s(&any_fixture("icarec/a2.icarec")),
+        "--start",
+        "0.02",
+        "-o",
+        "-",
+        "--to",
+        "csv",
+    ])
+    .expect_code(3);
+    let times: Vec<&str> = r
+        .stdout
+        .lines()
+        .skip(1)
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(times, ["0.02", "0.03"]);
+    // --rebase starts the window at 0 and moves the absolute start with it.
+    let out = dir.path().join("r.icarec");
+    run(&[
+        "slice",
+        s(&any_fixture("icarec/a2.icarec")),
+        "--start",
+        "0.02",
+        "--rebase",
+        "-o",
+        s(&out),
+    ])
+    .expect_code(0);
+    let j = run(&["inspect", "--format", "json", s(&out)])
+        .expect_code(0)
+        .json_lines();
+    assert_eq!(j[0]["start_ns"], 0);
+    assert_eq!(j[0]["origin"]["epoch"], "2026-03-01T12:00:00.02Z");
+}
+
+/// Issue 27, item 6: a window that holds nothing of the recording (reversed, empty, past the
+/// last record) is a usage error with nothing written, on every format and whatever the
+/// output: the format's own slice (3es, Icarus, XREC) and the generic window alike.
+#[test]
+fn a_window_that_holds_nothing_is_refused_on_every_format() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: [(&[&str], &str); 8] = [
+        (
+            &["nanover-legacy/small.traj", "nanover-legacy/small.state"],
+            "x.traj",
+        ),
+        (&["nanover-zip/small.nanover.zip"], "x.nanover.zip"),
+        (&["icarec/a2.icarec"], "x.icarec"),
+        (&["icarus-hdf5/small.h5"], "x.h5"),
+        (&["icarus-csv/rocket.csv"], "x.csv"),
+        (&["elodin/spin_120"], "x/"),
+        (&["tes/small_plain.3es"], "x.3es"),
+        (&["xrec/session.xrec"], "x.xrec"),
+    ];
+    let windows: [(&[&str], &str); 5] = [
+        (
+            &["--start", "70ms", "--end", "60ms"],
+            "the window ends (0.060000s) before it starts (0.070000s)",
+        ),
+        (
+            &["--frames", "2..1"],
+            "the window ends (#1) before it starts (#2)",
+        ),
+        (
+            &["--start", "20ms", "--end", "20ms"],
+            "the window [0.020000s, 0.020000s) is empty: it ends where it starts",
+        ),
+        (
+            &["--frames", "1..1"],
+            "the window [#1, #1) is empty: it ends where it starts",
+        ),
+        (
+            &["--start", "2000s"],
+            "the window [2000.000000s, the end) lies outside the recording: it holds no record",
+        ),
+    ];
+    for (input, same) in inputs {
+        let input: Vec<String> = input
+            .iter()
+            .map(|p| s(&any_fixture(p)).to_string())
+            .collect();
+        for (window, why) in windows {
+            for out in ["x.jsonl", same] {
+                let target = dir.path().join(out);
+                let mut args = vec!["slice"];
+                args.extend(input.iter().map(String::as_str));
+                args.extend(window);
+                args.extend(["-o", s(&target)]);
+                let r = run(&args).expect_code(2);
+                assert!(
+                    r.stderr.contains(&format!("error: {why}")),
+                    "{input:?} {window:?} -o {out}: {}",
+                    r.stderr
+                );
+                assert!(
+                    dir_entries(dir.path()).is_empty(),
+                    "{input:?} {window:?} -o {out}"
+                );
+            }
+        }
+    }
 }

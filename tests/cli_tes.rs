@@ -233,14 +233,18 @@ fn validate_reports_a_flipped_crc_with_its_offset() {
         dir.path(),
         &["inspect", "--deep", "--format", "json", "bad.3es"],
     )
-    .expect_code(0)
+    .expect_code(3)
     .json_lines()[0];
     assert_eq!(
         (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
         (Some(416), Some(1))
     );
-    // Strict reading (convert) stops at it, exit 1, and names the file.
-    let run = run_in(dir.path(), &["convert", "bad.3es", "-o", "out.3es"]).expect_code(1);
+    // Strict reading (convert --strict) stops at it, exit 1, and names the file.
+    let run = run_in(
+        dir.path(),
+        &["convert", "--strict", "bad.3es", "-o", "out.3es"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
         "{}",
@@ -269,7 +273,7 @@ fn validate_reports_inserted_bytes_as_a_skipped_span() {
         .unwrap()
         .starts_with("8 bytes skipped"));
     // Nothing else is lost: the counts are still 3esinfo's.
-    let run = run_in(dir.path(), &["inspect", "--format", "json", "ins.3es"]).expect_code(0);
+    let run = run_in(dir.path(), &["inspect", "--format", "json", "ins.3es"]).expect_code(3);
     assert_eq!(run.json_lines()[0]["records"], 416);
     assert_eq!(run.json_lines()[0]["findings"]["errors"], 2);
 }
@@ -373,7 +377,12 @@ fn slice_by_frames_and_time_plays_alone() {
         &["slice", s(&src), "--frames", "20..30", "-o", "cut.3es"],
     )
     .expect_code(0);
-    assert_eq!(run.stderr, "wrote 115 records to cut.3es\n");
+    // A capture's time starts at 0: the window is rebased, and stderr says so.
+    assert_eq!(
+        run.stderr,
+        "note: a 3es capture's time is the sum of its frames' durations, from 0: the window is rebased to start at 0 (as --rebase)\n\
+         wrote 115 records to cut.3es\n"
+    );
     let run = run_in(dir.path(), &["validate", "cut.3es"]).expect_code(0);
     assert_eq!(run.stdout, "cut.3es: ok (0 errors, 0 warnings, 0 info)\n");
     let o = parse_json_lines(
@@ -556,11 +565,15 @@ fn merge_exit_codes() {
         &["merge", s(&plain), s(&plain), "-o", "m.3es", "--force"],
     )
     .expect_code(0);
-    // A damaged input stops the merge (strict reading), names the file, writes nothing.
+    // With --strict a damaged input stops the merge, names the file, writes nothing.
     let mut bytes = std::fs::read(&plain).unwrap();
     bytes[120] ^= 0xff;
     std::fs::write(dir.path().join("bad.3es"), &bytes).unwrap();
-    let run = run_in(dir.path(), &["merge", s(&plain), "bad.3es", "-o", "x.3es"]).expect_code(1);
+    let run = run_in(
+        dir.path(),
+        &["merge", "--strict", s(&plain), "bad.3es", "-o", "x.3es"],
+    )
+    .expect_code(1);
     assert!(
         run.stderr.contains("bad.3es: TES_CRC_MISMATCH at byte 100"),
         "{}",

@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::run;
+use common::{any_fixture, run, s};
 
 /// `small.traj` starts at 0.008445 s and ends at 5.380761 s.
 const EPOCH: &str = "2016-12-31T23:59:59Z";
@@ -130,5 +130,126 @@ fn cat_shows_record_times_in_the_scale_asked_and_refuses_one_it_cannot() {
     assert_eq!(
         r.stderr,
         "error: --time-format tai: small.traj has no absolute start (give it with --epoch)\n"
+    );
+}
+
+/// Issue 27, item 2: an absolute start is never dropped silently. `.icarec` → `.h5` keeps the
+/// epoch and time system (`/metadata` `time_epoch`, `time_system`), read back as the origin;
+/// an output with no place for it counts it as lost (exit 3) unless `--time utc` puts
+/// absolute times in the table.
+#[test]
+fn an_absolute_start_is_kept_or_counted_as_lost() {
+    let dir = tempfile::tempdir().unwrap();
+    let a2 = any_fixture("icarec/a2.icarec");
+    let at = |name: &str| dir.path().join(name);
+    run(&["convert", s(&a2), "-o", s(&at("a.h5"))]).expect_code(0);
+    let origin = |p: &std::path::Path| {
+        run(&["inspect", "--format", "json", s(p)])
+            .expect_code(0)
+            .json_lines()[0]["origin"]
+            .clone()
+    };
+    let a2_origin = serde_json::json!({"epoch": "2026-03-01T12:00:00Z", "system": "UTC"});
+    assert_eq!(origin(&at("a.h5")), a2_origin);
+    let f = hdf5_pure::File::open(at("a.h5")).unwrap();
+    let attrs = f.group("metadata").unwrap().attrs().unwrap();
+    assert_eq!(
+        attrs.get("time_epoch"),
+        Some(&hdf5_pure::AttrValue::VarLenString(
+            "2026-03-01T12:00:00Z".into()
+        ))
+    );
+    // And back: the HDF5 reader gives it as the origin.
+    run(&["convert", s(&at("a.h5")), "-o", s(&at("b.icarec"))]).expect_code(0);
+    assert_eq!(origin(&at("b.icarec")), a2_origin);
+
+    // No place for it: counted.
+    for out in ["x.csv", "x.jsonl", "x.traj", "x.nanover.zip", "x/", "x.3es"] {
+        let r = run(&["convert", s(&a2), "-o", s(&at(out)), "--force"]).expect_code(3);
+        assert!(
+            r.stderr.contains("│ (recording) ")
+                && r.stderr
+                    .contains("┆ the absolute start 2026-03-01T12:00:00Z (UTC) has no place in "),
+            "{out}: {}",
+            r.stderr
+        );
+    }
+    // Absolute times instead: nothing lost.
+    let r = run(&["convert", s(&a2), "-o", "-", "--to", "csv", "--time", "utc"]).expect_code(0);
+    let times: Vec<&str> = r
+        .stdout
+        .lines()
+        .map(|l| l.split(',').next().unwrap())
+        .collect();
+    assert_eq!(
+        times,
+        [
+            "time",
+            "2026-03-01T12:00:00.010000000Z",
+            "2026-03-01T12:00:00.020000000Z",
+            "2026-03-01T12:00:00.030000000Z"
+        ]
+    );
+    let r = run(&[
+        "convert",
+        s(&a2),
+        "-o",
+        "-",
+        "--to",
+        "jsonl",
+        "--time",
+        "utc",
+    ])
+    .expect_code(0);
+    let last = r.json_lines().pop().unwrap();
+    assert_eq!(
+        (&last["time_ns"], &last["time_utc"]),
+        (
+            &serde_json::json!(30_000_000),
+            &serde_json::json!("2026-03-01T12:00:00.030000000Z")
+        )
+    );
+    // A leap second shows as :60; a recording without an absolute start is refused.
+    let r = run(&[
+        "convert",
+        "small.traj",
+        "--epoch",
+        "2016-12-31T23:59:58.92Z",
+        "-o",
+        "-",
+        "--to",
+        "jsonl",
+        "--time",
+        "utc",
+    ])
+    .expect_code(0);
+    assert_eq!(
+        r.json_lines()[9]["time_utc"],
+        "2016-12-31T23:59:60.068616000Z"
+    );
+    let r = run(&[
+        "convert",
+        "small.traj",
+        "-o",
+        s(&at("n.csv")),
+        "--time",
+        "utc",
+    ])
+    .expect_code(2);
+    assert_eq!(
+        r.stderr,
+        format!(
+            "error: cannot write {}: --time utc: the recording has no absolute start (give it one with --epoch)\n",
+            s(&at("n.csv"))
+        )
+    );
+    assert!(!at("n.csv").exists());
+    // Outputs with a place for it do not take the option.
+    let r = run(&["convert", s(&a2), "-o", s(&at("t.h5")), "--time", "utc"]).expect_code(2);
+    assert!(
+        r.stderr
+            .contains("--time applies to jsonl, icarus-csv output; this output is icarus-hdf5"),
+        "{}",
+        r.stderr
     );
 }

@@ -555,26 +555,8 @@ fn disjoint_pair() {
     let dir = tempfile::tempdir().unwrap();
     let traj = dir.path().join("first.traj");
     let state = dir.path().join("last.state");
-    run(&[
-        "slice",
-        "--keep-time",
-        "small.traj",
-        "--end",
-        "1s",
-        "-o",
-        s(&traj),
-    ])
-    .expect_code(0);
-    run(&[
-        "slice",
-        "--keep-time",
-        "small.state",
-        "--start",
-        "-1s",
-        "-o",
-        s(&state),
-    ])
-    .expect_code(0);
+    run(&["slice", "small.traj", "--end", "1s", "-o", s(&traj)]).expect_code(0);
+    run(&["slice", "small.state", "--start", "-1s", "-o", s(&state)]).expect_code(0);
 
     let r = run_in(
         dir.path(),
@@ -769,7 +751,7 @@ fn crafted_upper_timestamp_bits_lose_framing() {
     );
     let m = message(&o, "NANOVER_SKIPPED_BYTES");
     assert!(m.contains("683 bytes") && m.contains("15241"), "{m}");
-    let r = run(&["inspect", "--format", "json", &path]).expect_code(0);
+    let r = run(&["inspect", "--format", "json", &path]).expect_code(3);
     assert_eq!(r.json_lines()[0]["records"], 31);
 }
 
@@ -790,4 +772,107 @@ fn crafted_frame_index_decrease_is_a_warning() {
     );
     let m = message(&o, "NANOVER_FRAME_INDEX_DECREASE");
     assert!(m.contains('3') && m.contains('6'), "{m}");
+}
+
+/// The stderr lines that list skipped files.
+fn skipped_lines(stderr: &str) -> Vec<&str> {
+    stderr
+        .lines()
+        .filter(|l| l.starts_with("skipped "))
+        .collect()
+}
+
+#[test]
+fn a_directory_is_validated_recording_by_recording_and_other_files_are_skipped() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let r = run_in(dir.path(), &["validate", "lab"]).expect_code(1);
+    let verdicts: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "lab/icarus/a2.icarec: ok (0 errors, 0 warnings, 0 info)",
+            "lab/nanover/crashed.traj: FAILED (1 error, 0 warnings, 24 info)",
+            "lab/nanover/small.state: ok (0 errors, 0 warnings, 0 info)",
+            "lab/nanover/small.traj: ok (0 errors, 0 warnings, 25 info)",
+            "lab/session.xrec: ok (0 errors, 0 warnings, 0 info)",
+        ]
+    );
+    assert_eq!(
+        skipped_lines(&r.stderr),
+        [
+            "skipped lab/capture.json: not a recording simrec reads",
+            "skipped lab/icarus/README.md: not a recording simrec reads",
+            "skipped lab/plots/run.png: not a recording simrec reads",
+        ]
+    );
+    // The pair is one recording.
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("4 recordings: 3 ok, 1 with errors, 3 skipped")
+    );
+
+    // JSON: the same objects per file, then the counts.
+    let r = run_in(dir.path(), &["validate", "--format", "json", "lab"]).expect_code(1);
+    let lines = r.json_lines();
+    assert_eq!(lines.len(), 6);
+    assert_eq!(lines[1]["path"], "lab/nanover/crashed.traj");
+    assert_eq!(
+        lines[5]["summary"],
+        json!({"recordings": 4, "ok": 3, "with_errors": 1, "skipped": 3})
+    );
+    assert_eq!(lines[5]["skipped"][1]["path"], "lab/icarus/README.md");
+
+    // --strict: what is not a recording fails.
+    let r = run_in(dir.path(), &["validate", "--strict", "lab"]).expect_code(1);
+    assert!(skipped_lines(&r.stderr).is_empty(), "{}", r.stderr);
+    assert!(
+        r.stdout.contains("lab/plots/run.png: FAILED"),
+        "{}",
+        r.stdout
+    );
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("7 recordings: 3 ok, 4 with errors, 0 skipped")
+    );
+
+    // Without the crashed file, exit 0 however many files were skipped.
+    std::fs::remove_file(dir.path().join("lab/nanover/crashed.traj")).unwrap();
+    let r = run_in(dir.path(), &["validate", "lab"]).expect_code(0);
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("3 recordings: 3 ok, 0 with errors, 3 skipped")
+    );
+}
+
+#[test]
+fn a_quoted_glob_is_expanded_by_simrec() {
+    let dir = tempfile::tempdir().unwrap();
+    lab(dir.path());
+    let r = run_in(dir.path(), &["validate", "lab/**/*.traj"]).expect_code(1);
+    let verdicts: Vec<&str> = r.stdout.lines().filter(|l| !l.starts_with(' ')).collect();
+    assert_eq!(
+        verdicts,
+        [
+            "lab/nanover/crashed.traj: FAILED (1 error, 0 warnings, 24 info)",
+            "lab/nanover/small.traj: ok (0 errors, 0 warnings, 25 info)",
+        ]
+    );
+    assert_eq!(
+        r.stderr.lines().last(),
+        Some("2 recordings: 1 ok, 1 with errors, 0 skipped")
+    );
+    // `*` stays within one directory.
+    let r = run_in(dir.path(), &["validate", "lab/*/*.state"]).expect_code(0);
+    assert_eq!(
+        r.stdout,
+        "lab/nanover/small.state: ok (0 errors, 0 warnings, 0 info)\n"
+    );
+    let r = run_in(dir.path(), &["validate", "lab/*.h5"]).expect_code(2);
+    assert!(
+        r.stderr.contains("no file matches `lab/*.h5`"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.stdout.is_empty());
 }

@@ -298,6 +298,7 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("mid.xrec");
     let s = fx("session.xrec");
+    // By default the session's own clock: the chapter's events at 2 s.
     run(&[
         "slice",
         s.to_str().unwrap(),
@@ -305,6 +306,24 @@ fn slice_by_chapter_rechunks_and_keeps_absolute_times() {
         "Middle",
         "-o",
         out.to_str().unwrap(),
+    ])
+    .expect_code(0);
+    let j = inspect(&out);
+    assert_eq!(
+        (&j["start_ns"], &j["end_ns"]),
+        (&json!(2_000_000_000), &json!(3_000_000_000i64))
+    );
+    assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20Z");
+    // Rebased (spec §16's form).
+    run(&[
+        "slice",
+        s.to_str().unwrap(),
+        "--chapter",
+        "Middle",
+        "--rebase",
+        "-o",
+        out.to_str().unwrap(),
+        "--force",
     ])
     .expect_code(0);
     let r = run(&["validate", out.to_str().unwrap()]).expect_code(0);
@@ -341,6 +360,7 @@ fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
         s.to_str().unwrap(),
         "--frames",
         "12..14",
+        "--rebase",
         "-o",
         out.to_str().unwrap(),
     ])
@@ -379,14 +399,13 @@ fn slice_by_frames_starts_its_times_at_the_first_kept_event() {
     assert_eq!(j["origin"]["epoch"], "2023-11-14T22:13:20.75Z");
     assert_eq!(j["end_metadata"]["slice"]["t0"], 750_000_000);
     assert_eq!(j["end_metadata"]["slice"]["frames"], json!([12, 14]));
-    // --keep-time keeps the source's clock.
+    // Without --rebase, the source's clock.
     let kept = dir.path().join("kept.xrec");
     run(&[
         "slice",
         s.to_str().unwrap(),
         "--frames",
         "12..14",
-        "--keep-time",
         "-o",
         kept.to_str().unwrap(),
     ])
@@ -611,4 +630,39 @@ fn channel_patterns_are_judged_after_the_events_are_read() {
         "{}",
         r.stderr
     );
+}
+
+/// Reading commands read an XREC up to its first damaged packet, as `recover` keeps it:
+/// session.xrec with its second Event packet's reserved field set (byte 934) gives the 6
+/// events of the first packet, not the 14 a read past the damage would give (exit 3);
+/// `validate` still reports the damage and `--strict` fails.
+#[test]
+fn a_damaged_packet_ends_the_read_where_recover_cuts() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut bytes = std::fs::read(fx("session.xrec")).unwrap();
+    bytes[934 + 2] = 1;
+    let damaged = dir.path().join("mid.xrec");
+    std::fs::write(&damaged, &bytes).unwrap();
+    let d = common::s(&damaged);
+    let r = run(&["cat", "--format", "ndjson", d]).expect_code(3);
+    assert_eq!(r.stdout.lines().count(), 6);
+    assert!(
+        r.stderr
+            .contains("error XREC_RESERVED at byte 934, record 2"),
+        "{}",
+        r.stderr
+    );
+    let fixed = dir.path().join("fixed.xrec");
+    run(&["recover", d, "-o", common::s(&fixed)]).expect_code(3);
+    let kept = run(&["cat", "--format", "ndjson", common::s(&fixed)]).expect_code(0);
+    assert_eq!(r.stdout, kept.stdout);
+    let o = &run(&["inspect", "--format", "json", d])
+        .expect_code(3)
+        .json_lines()[0];
+    assert_eq!(
+        (o["records"].as_u64(), o["findings"]["errors"].as_u64()),
+        (Some(6), Some(1))
+    );
+    run(&["validate", d]).expect_code(1);
+    run(&["cat", "--strict", d]).expect_code(1);
 }

@@ -20,6 +20,7 @@ fn options(lenient: bool) -> ReadOptions {
     ReadOptions {
         decode: true,
         lenient,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

@@ -107,6 +107,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
     let strict = ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

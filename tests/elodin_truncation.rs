@@ -14,6 +14,7 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
     let options = ReadOptions {
         decode: true,
         lenient,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

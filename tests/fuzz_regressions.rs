@@ -33,6 +33,7 @@ fn a_repeated_frame_index_is_not_peeked() {
         let options = ReadOptions {
             decode,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,

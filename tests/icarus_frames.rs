@@ -248,16 +248,23 @@ fn a_whole_icarec_goes_by_frames_and_a_split_or_dry_run_does_not() {
     }
 }
 
+/// A partial last frame is read up to both ways (the same records, exit 3); with
+/// `--strict` it fails both ways and leaves nothing.
 #[test]
-fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
+fn a_partial_last_frame_is_read_up_to_both_ways_and_strict_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let rec = icarec_with_partial_last_frame(tmp.path());
-    let (code, stderr, _, _) = both_ways(tmp.path(), &rec);
-    assert_eq!(code, 1, "{stderr}");
+    let (code, stderr, records, _) = both_ways(tmp.path(), &rec);
+    assert_eq!(code, 3, "{stderr}");
     assert!(
         stderr.contains("the last frame is partial: 10 of its 40 bytes"),
         "{stderr}"
     );
+    assert_eq!(records.len(), 15, "the three whole frames");
+    for extra in [&[][..], &["--channel", "*"]] {
+        let args = [&["convert", "--strict", s(&rec), "-o", "x.h5"][..], extra].concat();
+        run_in(tmp.path(), &args).expect_code(1);
+    }
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())
@@ -279,14 +286,15 @@ fn an_hdf5_file_copied_by_frames_is_the_record_paths_copy() {
         let input = any_fixture(&format!("icarus-hdf5/{name}"));
         let (code, stderr, records, _) = both_ways(tmp.path(), &input);
         if name == "crashed.h5" {
-            assert_eq!(code, 1, "{name}: {stderr}");
+            // Read up to the damage both ways: its 1200 whole frames.
+            assert_eq!(code, 3, "{name}: {stderr}");
+            assert_eq!(records.len(), 2400, "{name}");
             continue;
         }
         assert_eq!(code, 0, "{name}: {stderr}");
         assert!(!records.is_empty(), "{name}");
         // Each record carries its frame's time as `/time` stores it.
-        let raw = records[0].raw.as_ref().expect("the time's bytes");
-        assert_eq!(raw.bytes.len(), 8);
+        assert!(records[0].exact_seconds.is_some(), "{name}: the f64 time");
     }
     // Without a selection, it went by frames.
     let out = tmp.path().join("small.h5");

@@ -157,3 +157,25 @@ fn icarec_origin_is_present_with_an_epoch_and_null_without() {
         assert!(v["start_ns"].as_i64().unwrap() < 1_000_000_000, "{name}");
     }
 }
+
+#[test]
+fn a_batch_ends_with_a_summary_object_in_the_schema() {
+    let (inspect, validate) = validators();
+    let dir = tempfile::tempdir().unwrap();
+    common::lab(dir.path());
+    for (command, validator) in [("inspect", &inspect), ("validate", &validate)] {
+        let r = common::run_in(dir.path(), &[command, "--format", "json", "lab"]);
+        let lines = r.json_lines();
+        for v in &lines {
+            let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+            assert!(errors.is_empty(), "{command}: {v}: {errors:?}");
+        }
+        let last = lines.last().unwrap();
+        assert_eq!(
+            last["summary"],
+            serde_json::json!({"recordings": 4, "ok": 3, "with_errors": 1, "skipped": 3}),
+            "{command}"
+        );
+        assert_eq!(lines.len(), 6, "{command}: five files and the summary");
+    }
+}

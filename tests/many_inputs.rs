@@ -18,7 +18,17 @@ fn convert(extra: &[&str]) -> Vec<Value> {
         any_fixture("icarec/a2.icarec"),
         any_fixture("xrec/session.xrec"),
     );
-    let mut args = vec!["convert", s(&icarec), s(&xrec), "-o", s(&out), "-q"];
+    // In absolute times too, or the shared absolute start would be lost (exit 3).
+    let mut args = vec![
+        "convert",
+        s(&icarec),
+        s(&xrec),
+        "-o",
+        s(&out),
+        "-q",
+        "--time",
+        "utc",
+    ];
     args.extend(extra);
     run_in(dir.path(), &args).expect_code(0);
     common::read_jsonl(&out)
@@ -46,6 +56,8 @@ fn an_icarec_run_and_an_xrec_session_share_one_timeline() {
             APART_NS + 30_000_000
         ]
     );
+    assert_eq!(records[0]["time_utc"], "2023-11-14T22:13:20.000000000Z");
+    assert_eq!(records[14]["time_utc"], "2026-03-01T12:00:00.010000000Z");
     // The run, 2.3 years after the session began, comes after all of it.
     assert!(records[14..]
         .iter()

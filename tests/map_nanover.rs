@@ -297,6 +297,11 @@ fn a_dry_run_reports_the_mapping_as_json_and_writes_nothing() {
             "outputs": [],
             "records": 6,
             "lost": [{
+                "channel": "(recording)",
+                "field": "time origin",
+                "reason": "the absolute start 2026-03-01T12:00:00Z (UTC) has no place in nanover-zip",
+                "records": 1,
+            }, {
                 "channel": "Vehicle.Nav.position",
                 "field": "position",
                 "reason": "into particle.positions: m → nm (×1e9), as float32",

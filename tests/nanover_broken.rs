@@ -56,6 +56,7 @@ fn options(assume_version: Option<u32>) -> ReadOptions {
     ReadOptions {
         decode: true,
         lenient: true,
+        until_damage: false,
         assume_version,
         deep: false,
         epoch: None,

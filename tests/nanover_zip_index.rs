@@ -129,8 +129,17 @@ fn an_empty_index_over_messages_is_an_error_and_recover_rebuilds_it() {
         "{}",
         v.stdout
     );
-    // Writing commands refuse it rather than write an empty recording.
+    // Reading commands read what recover keeps (exit 3); --strict refuses it.
     let c = run(&["convert", s(&damaged), "-o", s(&dir.path().join("c.jsonl"))]);
+    assert_eq!(c.code, 3, "{}", c.stderr);
+    assert!(c.stderr.contains("wrote 91 records"), "{}", c.stderr);
+    let c = run(&[
+        "convert",
+        "--strict",
+        s(&damaged),
+        "-o",
+        s(&dir.path().join("s.jsonl")),
+    ]);
     assert_eq!(c.code, 1, "{}", c.stderr);
     assert!(c.stderr.contains("simrec recover"), "{}", c.stderr);
 

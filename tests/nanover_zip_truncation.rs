@@ -22,6 +22,7 @@ fn sweep(name: &str, passes: &[(bool, bool)]) -> usize {
             let options = ReadOptions {
                 decode,
                 lenient,
+                until_damage: false,
                 assume_version: None,
                 deep: false,
                 epoch: None,
@@ -94,6 +95,7 @@ fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
     let options = ReadOptions {
         decode,
         lenient: true,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,

@@ -184,8 +184,13 @@ fn the_frame_path_writes_the_record_paths_table_on_every_icarus_fixture() {
     for name in inputs {
         let (code, stderr, table) = both_ways(tmp.path(), &any_fixture(&name));
         if name.ends_with("crashed.h5") {
-            // Datasets of different lengths: refused both ways.
-            assert_eq!(code, 1, "{name}: {stderr}");
+            // Datasets of different lengths: read up to the shortest both ways.
+            assert_eq!(code, 3, "{name}: {stderr}");
+            assert_eq!(
+                table.unwrap().rows(),
+                2400,
+                "{name}: 1200 frames of two signals"
+            );
             continue;
         }
         assert_eq!(code, 0, "{name}: {stderr}");
@@ -343,13 +348,24 @@ fn a_layout_whose_values_need_converting_goes_the_record_path() {
     assert_eq!(a.as_primitive::<Float64Type>().value(i), 1250.0);
 }
 
+/// A partial last frame is read up to both ways (the same table, exit 3); with `--strict`
+/// it fails both ways and leaves nothing.
 #[test]
-fn a_partial_last_frame_fails_both_ways_and_leaves_nothing() {
+fn a_partial_last_frame_is_read_up_to_both_ways_and_strict_leaves_nothing() {
     let tmp = tempfile::tempdir().unwrap();
     let rec = icarec_with_partial_last_frame(tmp.path());
-    let (code, stderr, _) = both_ways(tmp.path(), &rec);
-    assert_eq!(code, 1, "{stderr}");
+    let (code, stderr, table) = both_ways(tmp.path(), &rec);
+    assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("the last frame is partial"), "{stderr}");
+    assert!(table.is_some_and(|t| t.rows() > 0));
+    for extra in [&[][..], &["--channel", "*"]] {
+        let args = [
+            &["convert", "--strict", s(&rec), "-o", "x.parquet"][..],
+            extra,
+        ]
+        .concat();
+        run_in(tmp.path(), &args).expect_code(1);
+    }
     let left: Vec<_> = std::fs::read_dir(tmp.path())
         .unwrap()
         .map(|e| e.unwrap().file_name())

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use simrec::formats::nanover_legacy::LegacyWriter;
 use simrec::formats::output::Outputs;
-use simrec::formats::{ReadOptions, Source};
+use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{Composition, Field, Folded, Header, Nanos, Record, TimeSpec, Value};
 use simrec::pipeline::{copy, open_recording, resolve, KeyFilter, Selected, Span, Window};
 
@@ -32,6 +32,7 @@ fn nanotube_pair() -> Vec<PathBuf> {
 const STRICT: ReadOptions = ReadOptions {
     decode: true,
     lenient: false,
+    until_damage: false,
     assume_version: None,
     deep: false,
     epoch: None,
@@ -43,6 +44,7 @@ const STRICT: ReadOptions = ReadOptions {
 const WALK: ReadOptions = ReadOptions {
     decode: false,
     lenient: false,
+    until_damage: false,
     assume_version: None,
     deep: false,
     epoch: None,
@@ -419,9 +421,16 @@ fn small_pair_windows_at_the_end() {
     let keys: Vec<&str> = w.slice[1].values.iter().map(|(k, _)| k.as_str()).collect();
     // simrec.counter was removed at 5.004306 s and simrec.note at 1.784330 s.
     assert_eq!(keys, ["imd.velocity_reset_available", "simrec.nested"]);
-    // Past the last record: only the context, the whole recording folded.
-    let w = check_window(&pair, s(6.0), None, dir.path(), "small 6s..");
-    assert_eq!((w.synthetic, w.slice.len()), (2, 2));
+    // Past the last record: the window holds nothing of the recording, and is refused
+    // before its context is made.
+    let span = span_of(&pair, s(6.0), None);
+    match window(&pair, span).next() {
+        Some(Err(ReadError::Conflict(why))) => assert_eq!(
+            why,
+            "the window [6.000000s, the end) lies outside the recording: it holds no record"
+        ),
+        other => panic!("{:?}", other.map(|r| r.map(|r| r.time))),
+    }
 }
 
 #[test]

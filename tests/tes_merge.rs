@@ -23,6 +23,7 @@ fn options() -> ReadOptions {
     ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -101,6 +102,7 @@ fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
         ReadOptions {
             decode: true,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,

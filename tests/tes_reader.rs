@@ -23,6 +23,7 @@ fn lenient() -> ReadOptions {
     ReadOptions {
         decode: true,
         lenient: true,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -373,6 +374,7 @@ fn truncation_sweep_small_captures() {
                 let options = ReadOptions {
                     decode: !strict,
                     lenient: !strict,
+                    until_damage: false,
                     assume_version: None,
                     deep: false,
                     epoch: None,

@@ -82,6 +82,7 @@ fn open(
     let options = ReadOptions {
         decode,
         lenient,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -145,6 +146,7 @@ fn convert(cut: &[u8], stream: Stream) -> Outcome {
         out,
         Path::new("cut.jsonl"),
         reader.header(),
+        None,
     ));
     let mut outputs = Outputs::dry_run(true);
     let mut legacy: Box<dyn Sink> = Box::new(
@@ -356,6 +358,7 @@ fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
         let options = ReadOptions {
             decode: true,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,
@@ -403,6 +406,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
             let options = ReadOptions {
                 decode: true,
                 lenient: true,
+                until_damage: false,
                 assume_version: None,
                 deep: false,
                 epoch: None,

@@ -32,7 +32,7 @@ fn read(data: &[u8], options: ReadOptions) {
     let header = reader.header().clone();
     let columns = header.channels.len() as u64;
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
-    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
     let mut csv = CsvWriter::create(Path::new("fuzz.csv"), &header, &mut outputs).expect("dry run");
     let mut records = 0u64;

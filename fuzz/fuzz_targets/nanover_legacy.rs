@@ -39,6 +39,7 @@ fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
     let strict = ReadOptions {
         decode: true,
         lenient: false,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -77,7 +78,7 @@ fn read(data: &[u8], stream: Option<Stream>, options: ReadOptions) {
     };
     let header = reader.header().clone();
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
-    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
     let mut legacy =
         LegacyWriter::create(Path::new("fuzz.traj"), &header, &mut outputs).expect("dry run");
@@ -186,6 +187,7 @@ fuzz_target!(|data: &[u8]| {
                     let options = ReadOptions {
                         decode,
                         lenient,
+                        until_damage: false,
                         assume_version,
                         deep: false,
                         epoch: None,

@@ -32,7 +32,7 @@ fn read(data: &[u8], options: ReadOptions) {
     };
     let header = reader.header().clone();
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
-    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header);
+    let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
     if options.lenient {
         outputs.set(REPAIR_KEY, "on");
@@ -75,6 +75,7 @@ fn slice(data: &[u8]) {
     let options = ReadOptions {
         decode: true,
         lenient: true,
+        until_damage: false,
         assume_version: None,
         deep: false,
         epoch: None,
@@ -114,6 +115,7 @@ fuzz_target!(|data: &[u8]| {
         ReadOptions {
             decode: true,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,
@@ -127,6 +129,7 @@ fuzz_target!(|data: &[u8]| {
         ReadOptions {
             decode: false,
             lenient: false,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,
@@ -140,6 +143,7 @@ fuzz_target!(|data: &[u8]| {
         ReadOptions {
             decode: false,
             lenient: true,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,

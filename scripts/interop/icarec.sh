@@ -121,8 +121,8 @@ fi
 # The profile's two merge kinds (spec §A14), and a signal selection's new layout: the spec's
 # reader takes what simrec wrote, and the merged parts give back a2's blocks.
 a2="$src/a2.icarec"
-"$SIMREC" slice "$a2" --end 0.02 --keep-time -o "$work/early.icarec" --force 2>/dev/null
-"$SIMREC" slice "$a2" --start 0.02 -o "$work/late.icarec" --force 2>/dev/null
+"$SIMREC" slice "$a2" --end 0.02 -o "$work/early.icarec" --force 2>/dev/null
+"$SIMREC" slice "$a2" --start 0.02 --rebase -o "$work/late.icarec" --force 2>/dev/null
 "$SIMREC" merge "$work/early.icarec" "$work/late.icarec" -o "$work/continued.icarec" --force 2>/dev/null
 check "a continuation merge (early + rebased late)" "$work/continued.icarec" --written
 same_data "the continuation gives back a2's blocks" "$work/continued.icarec" "$a2"

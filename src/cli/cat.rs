@@ -5,13 +5,14 @@ use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
+use super::common::{
+    damaged, print_notes, read_request, AlignArgs, DamageArgs, ReadArgs, SelectArgs,
+};
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
+use super::window::WindowArgs;
 use super::{Outcome, UsageError};
-use crate::formats::SliceRequest;
 use crate::model::time_scale::TimeFormat;
-use crate::model::TimeSpec;
 use crate::pipeline::{self, CatStyle};
 use crate::report::render::loss_table;
 
@@ -33,7 +34,8 @@ enum CatFormat {
     simrec cat --channel state --include 'simrec.*' small.traj small.state\n\n\
     Frames are numbered by position, as #N and --frames count them: `frame #0` is the first frame\n\
     of the recording; where the format stores its own frame index and it differs, it follows as\n\
-    `(index K)`. Exit 3 when NDJSON could not hold a value (NaN and infinities are written as null)."
+    `(index K)`. Exit 3 when NDJSON could not hold a value (NaN and infinities are written as null),\n\
+    or when an input is damaged: what `simrec recover` keeps of it is printed (--strict: exit 1)."
 )]
 pub struct Args {
     /// Input files; several are merged by time
@@ -51,37 +53,25 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
-    /// Only records from this time on (inclusive; times are not rebased): 12.5s, 850ms, #120
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    start: Option<TimeSpec>,
-    /// Only records before this time (exclusive)
-    #[arg(long, value_name = "TIME", allow_hyphen_values = true)]
-    end: Option<TimeSpec>,
-    /// Frames A..B (B exclusive), same as --start '#A' --end '#B'
-    #[arg(long, value_name = "A..B", conflicts_with_all = ["start", "end"])]
-    frames: Option<String>,
+    #[command(flatten)]
+    window: WindowArgs,
     #[command(flatten)]
     format_select: FormatSelectArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let (start, end) = match &args.frames {
-        Some(f) => {
-            let (a, b) = super::slice::frame_range(f)?;
-            (Some(a), b)
-        }
-        None => (args.start, args.end),
-    };
-    let selectors = args.format_select.selectors();
-    let window =
-        (start.is_some() || end.is_some() || !selectors.is_empty()).then_some(SliceRequest {
-            start,
-            end,
-            rebase: false,
-            selectors,
-        });
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let window = args.window.request(None, args.format_select.selectors())?;
+    let read = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     let style = match args.format {
         CatFormat::Text => CatStyle::Text(
             args.time_format
@@ -95,8 +85,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let (printed, notes) = pipeline::cat(read, style, Box::new(io::stdout()))?;
     print_notes(&notes);
     let loss = printed?;
+    let damaged = damaged(&notes.read_findings);
     if loss.is_empty() {
-        return Ok(Outcome::Ok);
+        return Ok(if damaged { Outcome::Loss } else { Outcome::Ok });
     }
     say!(
         "some values could not be written as JSON:\n{}",

@@ -45,6 +45,16 @@ fn time_system(name: Option<&str>) -> Option<&'static str> {
         .find(|s| Some(*s) == name)
 }
 
+/// How a reading command treats a damaged input.
+#[derive(clap::Args, Debug, Clone, Copy, Default)]
+pub struct DamageArgs {
+    /// Damage in an input is an error (exit 1, nothing written) instead of being read up to
+    /// (what `simrec recover` keeps), said on stderr, and finished with exit 3; files found in
+    /// a directory or by a glob that are not recordings are failures, not skipped
+    #[arg(long)]
+    pub strict: bool,
+}
+
 /// How several inputs read as one recording line up in time.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct AlignArgs {
@@ -73,12 +83,22 @@ impl ReadArgs {
         ReadOptions {
             decode,
             lenient,
+            until_damage: false,
             assume_version: self.nanover_version,
             deep: false,
             epoch: self.epoch,
             time_system: time_system(self.time_system.as_deref()),
             check_only: false,
             discontinuity: None,
+        }
+    }
+
+    /// The options of a command that reads a recording: up to its damage, as `recover`
+    /// keeps it, or (`--strict`) stopping at the damage with an error.
+    pub fn reading(&self, decode: bool, damage: DamageArgs) -> ReadOptions {
+        ReadOptions {
+            until_damage: !damage.strict,
+            ..self.options(decode, !damage.strict)
         }
     }
 }
@@ -141,7 +161,8 @@ pub struct WriteArgs {
     #[arg(long, value_name = "FORMAT", help = to_help())]
     pub to: Option<String>,
     /// Replace an existing output once the new one is complete: a file, an empty directory or a
-    /// recording of the output format; never an input, nor a directory of other files
+    /// recording of the output format holding nothing else; never an input, nor anything
+    /// inside one
     #[arg(long)]
     pub force: bool,
     /// Check the outputs as the run would and print what would be lost; write nothing
@@ -194,15 +215,35 @@ impl WriteArgs {
             return Ok(());
         }
         if last_input_is_output && inputs.len() >= 2 {
+            if let Some(with) = companion_of_last(inputs) {
+                return Err(UsageError(format!(
+                    "-o is missing: {} is the companion of {} (both are read as one \
+                     recording), not an output; name the output with -o OUT",
+                    inputs[inputs.len() - 1].display(),
+                    with.display()
+                )));
+            }
             if let Some(out) = inputs.pop() {
                 self.output = out;
                 return Ok(());
             }
         }
         Err(UsageError(
-            "no output: name it with -o OUT (convert also takes it as its last argument)".into(),
+            "-o is missing: name the output with -o OUT (convert also takes it as its last \
+             argument)"
+                .into(),
         ))
     }
+}
+
+/// The input whose companion the last input is (`convert a.traj a.state`: the last argument
+/// is read with the first as one recording, not where to write it).
+fn companion_of_last(inputs: &[PathBuf]) -> Option<&PathBuf> {
+    let (last, rest) = inputs.split_last()?;
+    rest.iter().find(|input| {
+        registry::detect(input)
+            .is_ok_and(|f| f.companions(input).iter().any(|c| same_file(c, last)))
+    })
 }
 
 /// `--to`'s help, from the registry.
@@ -255,13 +296,14 @@ pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
 pub fn read_request<'a>(
     inputs: &'a [PathBuf],
     read: &ReadArgs,
+    damage: DamageArgs,
     align: &AlignArgs,
     select: &SelectArgs,
     window: Option<SliceRequest>,
 ) -> Result<ReadRequest<'a>, PatternError> {
     Ok(ReadRequest {
         inputs,
-        options: read.options(true, false),
+        options: read.reading(true, damage),
         starts: align.starts(),
         selection: select.selection()?,
         window,
@@ -300,6 +342,7 @@ pub fn write_with(
     let (written, notes) = pipeline::convert(opened, request, &mut |d, t| progress.update(d, t));
     drop(progress);
     print_notes(&notes);
+    let damaged = damaged(&notes.read_findings);
     let Written { report, paths } = written?;
     for warning in &report.warnings {
         say!("warning: {warning}");
@@ -335,7 +378,7 @@ pub fn write_with(
             );
         }
     }
-    Ok(if report.loss.is_empty() {
+    Ok(if report.loss.is_empty() && !damaged {
         Outcome::Ok
     } else {
         Outcome::Loss
@@ -376,7 +419,16 @@ pub fn print_notes(notes: &Notes) {
     }
 }
 
-/// Warnings met while reading, on stderr (at most a screenful; `validate` lists all).
+/// Whether reading found damage (an error) in an input: a reading command read it up to
+/// the damage, as `recover` keeps it, and finishes with exit 3.
+pub fn damaged(read_findings: &[(PathBuf, Findings)]) -> bool {
+    read_findings
+        .iter()
+        .any(|(_, f)| f.count(Severity::Error) > 0)
+}
+
+/// Warnings met while reading, on stderr (at most a screenful; `validate` lists all), and
+/// for a damaged input what was read of it.
 pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
     const MAX: usize = 10;
     for (path, findings) in read_findings {
@@ -386,7 +438,11 @@ pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
             .filter(|f| f.severity >= Severity::Warning)
             .collect();
         for f in shown.iter().take(MAX) {
-            say!("{}: {}", path.display(), finding_text(f));
+            // Damage is said even with --quiet: it is why the command exits 3.
+            match f.severity {
+                Severity::Error => eprintln!("{}: {}", path.display(), finding_text(f)),
+                _ => say!("{}: {}", path.display(), finding_text(f)),
+            }
         }
         let total = findings.count(Severity::Warning) + findings.count(Severity::Error);
         if total > MAX as u64 {
@@ -394,6 +450,13 @@ pub fn print_read_findings(read_findings: &[(PathBuf, Findings)]) {
                 "{}: {} more warnings; run `simrec validate {}` for the full list",
                 path.display(),
                 total - MAX as u64,
+                path.display()
+            );
+        }
+        if findings.count(Severity::Error) > 0 {
+            say!(
+                "{}: damaged: read up to the damage, as `simrec recover` keeps it (--strict \
+                 makes damage an error)",
                 path.display()
             );
         }

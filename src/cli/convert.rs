@@ -3,21 +3,21 @@
 use std::path::PathBuf;
 
 use super::common::{
-    output_format, read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs,
-    WriteArgs,
+    output_format, read_request, write_recording, AlignArgs, DamageArgs, ReadArgs, ReportFormat,
+    SelectArgs, WriteArgs,
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
+use super::window::WindowArgs;
 use super::Outcome;
-use crate::formats::SliceRequest;
-use crate::model::TimeSpec;
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec convert run.traj run.state -o run.jsonl\n  \
     simrec convert run.traj -o - --to jsonl | jq .time_ns\n  simrec convert --dry-run run.traj run.state -o out.traj\n\n\
-    Exit 3 when a value could not be represented in the output format (the loss report names it)."
+    Exit 3 when a value could not be represented in the output format (the loss report names it),\n\
+    or when an input is damaged: what `simrec recover` keeps of it is converted (--strict: exit 1)."
 )]
 pub struct Args {
     /// Input files; a .traj and a .state together are one recording on one timeline
@@ -30,39 +30,32 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
-    /// Convert each recording on its own into the directory -o names, with --to FORMAT (a
-    /// .traj and its .state named together are one recording); goes on past failures and
-    /// prints a summary; the exit code is the worst one
-    #[arg(long)]
+    /// Convert each recording on its own into the directory -o names, with --to FORMAT:
+    /// inputs are files, directories (every recording in them, recursively; their
+    /// subdirectories kept under the output directory) or quoted globs (`'runs/**/*.h5'`), and
+    /// each output is named after its input with all its extensions (`rocket.h5` →
+    /// `rocket.h5.jsonl`; a .traj and its .state together by the .traj); goes on past
+    /// failures and prints a summary; the exit code is the worst one
+    #[arg(long, conflicts_with_all = ["start", "end", "frames", "rebase", "keep_time"])]
     each: bool,
     /// Recordings converted at a time with --each (default: the number of cores)
     #[arg(long, value_name = "N", requires = "each", value_parser = clap::value_parser!(u32).range(1..))]
     jobs: Option<u32>,
+    /// With --each, leave a recording whose output exists as it is (not converted, not a
+    /// failure)
+    #[arg(long, requires = "each", conflicts_with = "force")]
+    skip_existing: bool,
     /// The report: tables (text), or JSON on standard output (json): one object with the
     /// loss per channel and field, or with --each one object per recording
     #[arg(long, value_enum, default_value_t)]
     format: ReportFormat,
     #[command(flatten)]
     format_select: FormatSelectArgs,
-    /// Convert only from this time on (inclusive; 12.5s, 850ms, #120, -5s), with the context
-    /// the window needs, as `slice` cuts it; times stay the recording's own (an Elodin
-    /// replay's ticks start at the window)
-    #[arg(
-        long,
-        value_name = "TIME",
-        allow_hyphen_values = true,
-        conflicts_with = "each"
-    )]
-    start: Option<TimeSpec>,
-    /// Convert only up to this time (exclusive)
-    #[arg(
-        long,
-        value_name = "TIME",
-        allow_hyphen_values = true,
-        conflicts_with = "each"
-    )]
-    end: Option<TimeSpec>,
+    #[command(flatten)]
+    window: WindowArgs,
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
@@ -73,22 +66,30 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             write: &args.write,
             select: &args.select,
             read: &args.read,
+            damage: args.damage,
             align: &args.align,
             jobs: args.jobs.map(|n| n as usize),
             format: args.format,
+            strict: args.damage.strict,
+            skip_existing: args.skip_existing,
         });
     }
     // A time window and format selectors (XREC's --type, --chapter) go to the format's own
     // slice.
-    let selectors = args.format_select.selectors();
-    let windowed = args.start.is_some() || args.end.is_some();
-    let rebase = windowed && output_format(&args.write)?.keeps_time().is_err();
-    let window = (windowed || !selectors.is_empty()).then_some(SliceRequest {
-        start: args.start,
-        end: args.end,
-        rebase,
-        selectors,
-    });
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let target = match args.window.given() {
+        true => Some(output_format(&args.write)?),
+        false => None,
+    };
+    let window = args
+        .window
+        .request(target, args.format_select.selectors())?;
+    let read = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     write_recording(read, &args.write, args.format)
 }

@@ -6,7 +6,9 @@ use std::path::{Path, PathBuf};
 use clap::ValueEnum;
 
 use super::common::stdout;
-use super::common::{print_notes, read_request, AlignArgs, ReadArgs, ReportFormat, SelectArgs};
+use super::common::{
+    damaged, print_notes, read_request, AlignArgs, DamageArgs, ReadArgs, ReportFormat, SelectArgs,
+};
 use super::{Outcome, UsageError};
 use crate::formats::SliceRequest;
 use crate::model::TimeSpec;
@@ -35,7 +37,8 @@ enum AlignBy {
     Each side is one recording: a path, or the files of one recording joined with a comma.\n\
     Numbers are equal when |a - b| <= atol + rtol * |b| (b: the second recording's value);\n\
     integers and floats compare by value (3 = 3.0) unless --strict-types. Exit 0 equal,\n\
-    1 different (or an input cannot be read), 2 usage."
+    1 different (or an input cannot be read), 2 usage, 3 equal as far as a damaged input\n\
+    could be read (what `simrec recover` keeps of it; --strict: exit 1)."
 )]
 pub struct Args {
     /// The first recording (A): a path, or several files of one recording joined with `,`
@@ -75,6 +78,8 @@ pub struct Args {
     select: SelectArgs,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    damage: DamageArgs,
 }
 
 fn tolerance(text: &str) -> Result<f64, String> {
@@ -108,8 +113,15 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     });
     let align = AlignArgs::default();
     let request = DiffRequest {
-        a: read_request(&a, &args.read, &align, &args.select, window.clone())?,
-        b: read_request(&b, &args.read, &align, &args.select, window)?,
+        a: read_request(
+            &a,
+            &args.read,
+            args.damage,
+            &align,
+            &args.select,
+            window.clone(),
+        )?,
+        b: read_request(&b, &args.read, args.damage, &align, &args.select, window)?,
         align: match args.align_by {
             AlignBy::Time => Align::Time,
             AlignBy::Frame => Align::Frame,
@@ -130,9 +142,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         tolerance: request.tolerance,
     };
     let (report, notes) = pipeline::diff(request);
-    for n in &notes {
-        print_notes(n);
-    }
+    print_notes(&notes);
     let report = report?;
     let mut out = stdout();
     match args.format {
@@ -140,9 +150,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         ReportFormat::Json => writeln!(out, "{}", output::json(&report, &setup))?,
     }
     out.flush()?;
-    Ok(if report.equal() {
-        Outcome::Ok
-    } else {
-        Outcome::Failed
+    Ok(match (report.equal(), damaged(&notes.read_findings)) {
+        (false, _) => Outcome::Failed,
+        (true, true) => Outcome::Loss,
+        (true, false) => Outcome::Ok,
     })
 }

@@ -5,7 +5,10 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
-use super::common::{companion_notes, stdout, ReadArgs, ReportFormat};
+use super::batch;
+use super::common::{
+    companion_notes, damaged, print_read_findings, stdout, DamageArgs, ReadArgs, ReportFormat,
+};
 use super::diag::say;
 use super::progress::Progress;
 use super::{error_text, Outcome};
@@ -23,10 +26,13 @@ use crate::report::{Findings, Severity, Summary};
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec inspect small.traj\n  simrec inspect --deep small.traj small.state\n  \
-    simrec inspect --format json *.traj | jq .records"
+    simrec inspect --format json *.traj | jq .records\n  simrec inspect runs/ 'archive/**/*.h5'\n\n\
+    A damaged file is summarised as far as it can be read (what `simrec recover` keeps), the\n\
+    damage said on stderr, and the command exits 3 (--strict: exit 1)."
 )]
 pub struct Args {
-    /// Recordings to inspect (`-` for standard input)
+    /// Recordings to inspect: files (`-` for standard input), directories (every recording
+    /// in them, recursively) or quoted globs (`'runs/**/*.h5'`)
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
     /// Decode every payload: lists keys with kind, dtype and shape
@@ -52,16 +58,30 @@ pub struct Args {
     time_format: Option<String>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    damage: DamageArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let notes = companion_notes(&args.files);
+    let batch = batch::gather(&args.files, args.damage.strict, None)?;
+    let files = batch.paths();
+    let notes = companion_notes(&files);
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
-    for path in &args.files {
+    // Per file: unreadable, or read with error findings.
+    let mut with_errors = vec![true; files.len()];
+    for (i, path) in files.iter().enumerate() {
         let name = display_name(path).display().to_string();
         match summarise(path, &args) {
-            Ok((summary, counts)) => {
+            Ok((summary, read_findings)) => {
+                let counts = severity_counts(&read_findings);
+                with_errors[i] = counts[2] > 0;
+                if damaged(&read_findings) {
+                    print_read_findings(&read_findings);
+                    if outcome == Outcome::Ok {
+                        outcome = Outcome::Loss;
+                    }
+                }
                 let file_notes: Vec<String> = notes
                     .iter()
                     .filter(|(p, _)| p == path)
@@ -114,16 +134,20 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
         }
     }
+    batch::end_of_checks(&mut out, &batch, &with_errors, args.format)?;
     out.flush()?;
     Ok(outcome)
 }
 
-/// Reads one file leniently into a summary; counts of (info, warning, error) findings.
-fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError> {
+/// What reading found in each file.
+type ReadFindings = Vec<(PathBuf, Findings)>;
+
+/// Reads one file up to its damage into a summary, with what reading found.
+fn summarise(path: &Path, args: &Args) -> Result<(Summary, ReadFindings), ReadError> {
     if let Some(summarised) = summarise_frames(path, args) {
         return summarised;
     }
-    let mut source = registry::open(path, args.read.options(args.deep, true))?;
+    let mut source = registry::open(path, args.read.reading(args.deep, args.damage))?;
     // Without --channel every record is summarised: no selection layer in the way of the
     // reader (inspect of a large 3es capture is compared with 3esinfo's CPU time).
     let mut selection = None;
@@ -159,11 +183,18 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, [u64; 3]), ReadError>
         say!("warning: {warning}");
     }
     summary.facts = source.facts();
-    Ok((summary, severity_counts(source.findings())))
+    Ok((summary, owned(source.findings())))
+}
+
+fn owned(findings: Vec<(&Path, &Findings)>) -> ReadFindings {
+    findings
+        .into_iter()
+        .map(|(p, f)| (p.to_path_buf(), f.clone()))
+        .collect()
 }
 
 /// How many (info, warning, error) findings there are.
-fn severity_counts(findings: Vec<(&Path, &Findings)>) -> [u64; 3] {
+fn severity_counts(findings: &ReadFindings) -> [u64; 3] {
     let mut counts = [0u64; 3];
     for (_, f) in findings {
         counts[0] += f.count(Severity::Info);
@@ -181,8 +212,11 @@ fn severity_counts(findings: Vec<(&Path, &Findings)>) -> [u64; 3] {
 /// runs) with `--deep`, `--channel`, `--epoch` or `--time-system`, for formats without
 /// frames, and for a recording that has no frame or that the frame read cannot open (the
 /// record read says why).
-fn summarise_frames(path: &Path, args: &Args) -> Option<Result<(Summary, [u64; 3]), ReadError>> {
-    let options = args.read.options(false, true);
+fn summarise_frames(
+    path: &Path,
+    args: &Args,
+) -> Option<Result<(Summary, ReadFindings), ReadError>> {
+    let options = args.read.reading(false, args.damage);
     // An origin given on the command line is applied to the record read's header.
     let origin_given = options.epoch.is_some() || options.time_system.is_some();
     if args.deep || !args.channel.is_empty() || origin_given {
@@ -226,7 +260,7 @@ fn summarise_frames(path: &Path, args: &Args) -> Option<Result<(Summary, [u64; 3
     summary.observe_instants(&statics, 1, first, first);
     summary.observe_instants(&dynamics, n, earliest, latest);
     summary.facts = frames.facts();
-    Some(Ok((summary, severity_counts(frames.findings()))))
+    Some(Ok((summary, owned(frames.findings()))))
 }
 
 /// The scale `--time-format` names, checked against what `header` can show: every scale
@@ -269,10 +303,11 @@ mod tests {
         Cmd::parse_from(argv).args
     }
 
-    fn json(summarised: (Summary, [u64; 3])) -> String {
+    fn json(summarised: (Summary, ReadFindings)) -> String {
         let mut out = Vec::new();
         summarised.0.write_json(&mut out, &[]).unwrap();
-        format!("{} {:?}", String::from_utf8(out).unwrap(), summarised.1)
+        let counts = severity_counts(&summarised.1);
+        format!("{} {counts:?}", String::from_utf8(out).unwrap())
     }
 
     /// A `.icarec` is summarised frame by frame (one call per frame, not a record per

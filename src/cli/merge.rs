@@ -3,7 +3,8 @@
 use std::path::PathBuf;
 
 use super::common::{
-    read_request, write_recording, AlignArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+    read_request, write_recording, AlignArgs, DamageArgs, ReadArgs, ReportFormat, SelectArgs,
+    WriteArgs,
 };
 use super::Outcome;
 
@@ -29,12 +30,21 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
 }
 
 /// The same path as `convert`: several inputs are merged by time.
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     args.write.name_output(&mut args.inputs, false)?;
-    let read = read_request(&args.inputs, &args.read, &args.align, &args.select, None)?;
+    let read = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        None,
+    )?;
     write_recording(read, &args.write, ReportFormat::Text)
 }

@@ -1,6 +1,7 @@
 //! The command line: one file per subcommand. Commands return an [`Outcome`]; only
 //! `main` turns it into an exit code, after every output is flushed.
 
+mod batch;
 mod cat;
 mod common;
 mod convert;
@@ -17,6 +18,7 @@ mod recover;
 mod slice;
 mod snapshot;
 mod validate;
+mod window;
 
 use std::io::Write;
 

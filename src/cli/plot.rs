@@ -1,10 +1,12 @@
-//! `simrec plot`: values over time as an SVG or PNG picture.
+//! `simrec plot`: values over time as an SVG, PNG or JPEG picture.
 
 use std::path::PathBuf;
 
 use clap::ValueEnum;
 
-use super::common::{print_notes, read_request, AlignArgs, ReadArgs, SelectArgs};
+use super::common::{
+    damaged, print_notes, read_request, AlignArgs, DamageArgs, ReadArgs, SelectArgs,
+};
 use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::formats::SliceRequest;
@@ -22,7 +24,8 @@ enum ReduceArg {
     Max,
 }
 
-/// Plot values over time (SVG or PNG): one panel per key, stacked on a shared time axis
+/// Plot values over time (SVG, PNG or JPEG): one panel per key, stacked on a shared time axis
+/// in the order of the keys
 #[derive(clap::Args, Debug)]
 #[command(
     after_help = "Examples:\n  simrec plot run.traj --key energy.kinetic --key energy.potential -o energy.svg\n  \
@@ -30,13 +33,16 @@ enum ReduceArg {
     simrec plot run.traj --key particle.velocities --reduce norm -o speed.svg\n  \
     simrec plot flight.icarec --key 'Vehicle.Nav.*' --time-format gps -o nav.svg\n\n\
     Each series is decimated while it streams: per pixel column its smallest and largest\n\
-    value, so a long recording plots in bounded memory with the envelope of every sample."
+    value, so a long recording plots in bounded memory with the envelope of every sample.\n\
+    Exit 3 when an input is damaged: what `simrec recover` keeps of it is plotted (--strict:\n\
+    exit 1)."
 )]
 pub struct Args {
     /// Input files of one recording; several are merged by time
     #[arg(required = true, value_name = "IN")]
     inputs: Vec<PathBuf>,
-    /// The output picture: SVG, or PNG when its name ends in .png
+    /// The output picture, of the kind its extension names: .svg, .png, .jpg or .jpeg (`-`:
+    /// SVG on standard output)
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// A value to plot (repeatable): a glob on value names (`energy.*`), optionally an array
@@ -70,6 +76,8 @@ pub struct Args {
     #[command(flatten)]
     read: ReadArgs,
     #[command(flatten)]
+    damage: DamageArgs,
+    #[command(flatten)]
     align: AlignArgs,
 }
 
@@ -89,11 +97,19 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let read = read_request(
         &args.inputs,
         &args.read,
+        args.damage,
         &args.align,
         &args.select,
         window.clone(),
     )?;
-    let mut walk = read_request(&args.inputs, &args.read, &args.align, &args.select, window)?;
+    let mut walk = read_request(
+        &args.inputs,
+        &args.read,
+        args.damage,
+        &args.align,
+        &args.select,
+        window,
+    )?;
     walk.options.decode = false;
     let time_format = args
         .time_format
@@ -141,5 +157,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         plotted.columns,
         lines.join(", ")
     );
-    Ok(Outcome::Ok)
+    Ok(if damaged(&notes.read_findings) {
+        Outcome::Loss
+    } else {
+        Outcome::Ok
+    })
 }

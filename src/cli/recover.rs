@@ -27,7 +27,8 @@ pub struct Args {
     #[arg(short, long, value_name = "OUT")]
     output: PathBuf,
     /// Replace an existing output once the new one is complete: a file, an empty directory or a
-    /// recording of the output format; never an input, nor a directory of other files
+    /// recording of the output format holding nothing else; never an input, nor anything
+    /// inside one
     #[arg(long)]
     force: bool,
     #[command(flatten)]

@@ -3,7 +3,7 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use super::common::{stdout, ReadArgs};
+use super::common::{damaged, print_read_findings, stdout, DamageArgs, ReadArgs};
 use super::diag::say;
 use super::{Outcome, UsageError};
 use crate::model::TimeSpec;
@@ -19,7 +19,9 @@ use crate::report::Severity;
     simrec snapshot run.icarec --at 30s --against current/schema.json\n\n\
     The frame nearest the time is chosen (the earlier on a tie; the first or last outside\n\
     the recording, marked \"clamped\"). Exit 1, with nothing printed, when the recording cannot\n\
-    warm-start: declared incompatible, a state signal missing or not finite there.")]
+    warm-start: declared incompatible, a state signal missing or not finite there. Exit 3 when\n\
+    the recording is damaged before the frame: it is read up to the damage, as `simrec recover`\n\
+    keeps it (--strict: exit 1).")]
 pub struct Args {
     /// The recording (Icarus: .icarec, HDF5 or CSV)
     #[arg(value_name = "IN")]
@@ -36,10 +38,12 @@ pub struct Args {
     against: Option<PathBuf>,
     #[command(flatten)]
     read: ReadArgs,
+    #[command(flatten)]
+    damage: DamageArgs,
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let options = args.read.options(true, false);
+    let options = args.read.reading(true, args.damage);
     let current = match &args.against {
         Some(path) => Some(current_schema(path, options).map_err(|e| {
             UsageError(format!("--against {}: {}", path.display(), error_text(&e)))
@@ -54,6 +58,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         options,
         whole: false,
     })?;
+    print_read_findings(&taken.read_findings);
     let name = args.input.display();
     for f in &taken.findings {
         match f.severity {
@@ -67,5 +72,9 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     let mut out = stdout();
     writeln!(out, "{json}")?;
     out.flush()?;
-    Ok(Outcome::Ok)
+    Ok(if damaged(&taken.read_findings) {
+        Outcome::Loss
+    } else {
+        Outcome::Ok
+    })
 }

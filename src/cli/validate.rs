@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde_json::json;
 
+use super::batch;
 use super::common::{stdout, ReadArgs, ReportFormat};
 use super::progress::Progress;
 use super::Outcome;
@@ -18,12 +19,16 @@ use crate::report::{Finding, Severity};
 /// Check files against their format's rules; exit 1 when any has errors
 #[derive(clap::Args, Debug)]
 #[command(after_help = "Examples:\n  simrec validate run.traj run.state\n  \
-    simrec validate --strict --format json out/*.traj || echo 'broken recordings'")]
+    simrec validate --strict --format json out/*.traj || echo 'broken recordings'\n  \
+    simrec validate runs/ 'archive/**/*.h5'")]
 pub struct Args {
-    /// Recordings to check (a .traj and a .state named together are also checked as a pair)
+    /// Recordings to check: files, directories (every recording in them, recursively) or
+    /// quoted globs (`'runs/**/*.h5'`); a .traj and a .state named or found together are
+    /// also checked as a pair
     #[arg(required = true, value_name = "FILE")]
     files: Vec<PathBuf>,
-    /// Treat warnings as errors
+    /// Treat warnings as errors, and files found in a directory or by a glob that are not
+    /// recordings as failures (not skipped)
     #[arg(long)]
     strict: bool,
     /// Also check every value where the format has such checks (NaN and infinities per signal)
@@ -84,14 +89,16 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         })?),
         None => None,
     };
+    let batch = batch::gather(&args.files, args.strict, None)?;
     let progress = Progress::new("validating");
-    let mut results = validate(&args.files, options, &mut |d, t| progress.update(d, t));
+    let mut results = validate(&batch.paths(), options, &mut |d, t| progress.update(d, t));
     drop(progress);
     if let Some(current) = &current {
         check_against(&mut results, current);
     }
     let mut out = stdout();
     let mut outcome = Outcome::Ok;
+    let mut failed = Vec::with_capacity(results.len());
     for r in &mut results {
         if args.strict {
             r.findings.promote_warnings();
@@ -105,6 +112,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         if errors > 0 {
             outcome = Outcome::Failed;
         }
+        failed.push(errors > 0);
         match args.format {
             ReportFormat::Json => {
                 let omitted: Vec<_> = r
@@ -155,6 +163,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
         }
     }
+    batch::end_of_checks(&mut out, &batch, &failed, args.format)?;
     out.flush()?;
     Ok(outcome)
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::frames::{FrameLayout, FrameSink, FrameSource};
 use super::output::Outputs;
 use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
-use crate::model::{Header, TimeSpec};
+use crate::model::{Epoch, Header, TimeSpec};
 use crate::report::Finding;
 
 /// How sure a format is that it can read a file.
@@ -36,6 +36,31 @@ pub(crate) fn has_extension(name: &str, extension: &str) -> bool {
     name.len() > extension.len() && name.ends_with(extension)
 }
 
+/// The first (and last) bytes of a Parquet file.
+pub(crate) const PARQUET_MAGIC: &[u8] = b"PAR1";
+
+/// Whether `path` is a regular file whose bytes start with `magic`.
+pub(crate) fn file_starts_with(path: &Path, magic: &[u8]) -> bool {
+    use std::io::Read;
+    let mut head = vec![0; magic.len()];
+    path.is_file()
+        && std::fs::File::open(path)
+            .and_then(|mut f| f.read_exact(&mut head))
+            .is_ok_and(|()| head == magic)
+}
+
+/// The names along a relative path (`world/body.parquet` → `["world", "body.parquet"]`), or
+/// `None` when one is not a plain UTF-8 name.
+pub(crate) fn path_names(relative: &Path) -> Option<Vec<&str>> {
+    relative
+        .components()
+        .map(|c| match c {
+            std::path::Component::Normal(n) => n.to_str(),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A writer option a format declares (`--compression`): the CLI gathers them from every
 /// format and checks a value against the chosen writer's.
 #[derive(Debug, Clone, Copy)]
@@ -55,6 +80,37 @@ pub struct WriteOption {
     pub default: Option<&'static str>,
     /// The writer setting ([`Outputs::set`]) the value goes to.
     pub setting: &'static str,
+}
+
+/// `--time utc`: a table's time column holds absolute times (ISO-8601 UTC, to the
+/// nanosecond) instead of times from the recording's time zero, so its absolute start is
+/// not lost. The formats that take it (CSV, JSON Lines) declare this one option.
+pub const TIME_OPTION: WriteOption = WriteOption {
+    flag: "time",
+    help: "Times in a table: from the recording's time zero (relative), or absolute, ISO-8601 UTC to the nanosecond (utc; needs an absolute start). Relative times lose an absolute start (exit 3)",
+    aliases: &[],
+    values: &["relative", "utc"],
+    default: None,
+    setting: "time",
+};
+
+/// Whether `outputs` ask for absolute times ([`TIME_OPTION`] `utc`).
+pub fn absolute_times(outputs: &Outputs) -> bool {
+    outputs.setting(TIME_OPTION.setting) == Some("utc")
+}
+
+/// The absolute start a writer shows its times from when `outputs` ask for absolute times:
+/// `header`'s epoch, or a refusal (usage: nothing is written) when it has none.
+pub fn utc_epoch(header: &Header, outputs: &Outputs) -> Result<Option<Epoch>, WriteError> {
+    if !absolute_times(outputs) {
+        return Ok(None);
+    }
+    match header.origin.epoch {
+        Some(epoch) => Ok(Some(epoch)),
+        None => Err(WriteError::Refused(
+            "--time utc: the recording has no absolute start (give it one with --epoch)".into(),
+        )),
+    }
 }
 
 /// What a slice asks for: a window, whether it is rebased to start at 0, and selectors a
@@ -178,10 +234,25 @@ pub trait Format: Sync {
         false
     }
 
-    /// Whether an output of this format can keep a recording's own time axis
-    /// (`slice --keep-time`); `Err(why)` for a format whose time always starts at 0.
+    /// Whether an output of this format can keep a recording's own time axis (a window
+    /// that starts later than 0 keeps its times); `Err(why)` for a format whose time always
+    /// starts at 0: a window written into it is rebased.
     fn keeps_time(&self) -> Result<(), &'static str> {
         Ok(())
+    }
+
+    /// Whether an entry of an existing directory (`relative` to it, found at `path`) is one
+    /// this format's directory writer writes: `--force` replaces a directory only when every
+    /// entry in it is. None by default (the format writes no directory).
+    fn writes_entry(&self, _relative: &Path, _path: &Path) -> bool {
+        false
+    }
+
+    /// Whether an output of this format, written with `outputs`' settings, keeps a
+    /// recording's absolute start (its epoch and time system): where it has no place for
+    /// it, the pipeline counts it as lost.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        false
     }
 
     /// Files `create` will write for `target`.

@@ -80,9 +80,10 @@ pub struct FrameLayout {
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
     pub time: Nanos,
-    /// The time as an Icarus HDF5 source stores it (what its records carry as raw bytes, so
-    /// that an HDF5 copy keeps `/time` bit for bit); `None` from other sources.
-    pub raw_seconds: Option<f64>,
+    /// The time as the source stores it, in float seconds (what its records carry as
+    /// [`Record::exact_seconds`](crate::model::Record::exact_seconds)), so that a writer of
+    /// float seconds keeps it bit for bit; `None` when the source has none.
+    pub exact_seconds: Option<f64>,
     pub values: &'a [u8],
 }
 

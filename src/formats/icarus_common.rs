@@ -9,6 +9,7 @@ use std::fmt;
 
 use crate::formats::frames::{le_bytes, Packed};
 use crate::formats::ReadError;
+use crate::model::time::{outside_message, unordered_span, window_outside};
 use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
@@ -301,7 +302,8 @@ pub fn frame_window(
                     frames.saturating_sub(1)
                 )))
             }
-            TimeSpec::Frame(_) => (frames, last),
+            // A frame past the last: to the end.
+            TimeSpec::Frame(_) => (frames, Nanos::MAX),
         })
     };
     let (first, start_ns) = match start {
@@ -312,11 +314,14 @@ pub fn frame_window(
         Some(e) => point(e, false)?,
         None => (frames, Nanos::MAX),
     };
-    if end_ns < start_ns {
-        return Err(ReadError::Conflict(format!(
-            "the window ends ({}) before it starts ({})",
-            Seconds(end_ns),
-            Seconds(start_ns)
+    let open_end = (end_ns != Nanos::MAX).then_some(end_ns);
+    if let Some(why) = unordered_span(start_ns, open_end) {
+        return Err(ReadError::Conflict(why));
+    }
+    if frames == 0 || window_outside(start_ns, open_end, time(0)?, last) {
+        return Err(ReadError::Conflict(outside_message(
+            Seconds(start_ns),
+            open_end.map(Seconds),
         )));
     }
     let first = first.min(frames);

@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 
 use crate::formats::json_text::{self, Lost};
-use crate::model::Record;
+use crate::model::{Epoch, Record};
 
 /// Threads formatting batches.
 const FORMATTERS: usize = 2;
@@ -30,6 +30,8 @@ pub struct Style {
     pub channel: bool,
     /// Whether each object is followed by a newline.
     pub newline: bool,
+    /// The absolute start from which each object also gives its time in UTC (`time_utc`).
+    pub utc: Option<Epoch>,
 }
 
 /// A batch formatted: its records' text one after the other, where each record's text
@@ -130,6 +132,7 @@ impl JsonBatches {
             frame: record.frame,
             values: record.values.clone(),
             raw: None,
+            exact_seconds: None,
             group: None,
         });
         self.batch_bytes >= BATCH_BYTES
@@ -289,7 +292,13 @@ fn format(job: Job) -> Formatted {
                 .map(String::as_str)
                 .unwrap_or("?")
         });
-        json_text::record(&mut text, record, channel, &mut record_lost);
+        json_text::record(
+            &mut text,
+            record,
+            channel,
+            job.style.utc.as_ref(),
+            &mut record_lost,
+        );
         if job.style.newline {
             text.push(b'\n');
         }

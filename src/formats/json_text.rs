@@ -10,18 +10,32 @@
 use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 
-use crate::model::{Array, ArrayData, Entity, Record, Value};
+use crate::model::time_scale::{self, TimeFormat};
+use crate::model::{Array, ArrayData, Entity, Epoch, Record, Value};
 
 /// Fields of one record that could not be written exactly: (field, reason).
 pub type Lost = Vec<(String, &'static str)>;
 
 /// A record as one JSON object: `{"time_ns": 8445000, "channel": "frame", "frame": 2,
-/// "entity": 3, "values": {...}, "removed": [...]}`, time as integer nanoseconds, the
-/// channel only when given, frame and entity only when the record has them, and keys a
-/// state record removes listed under `removed` (only when there are some).
-pub fn record(line: &mut Vec<u8>, record: &Record, channel: Option<&str>, lost: &mut Lost) {
+/// "entity": 3, "values": {...}, "removed": [...]}`, time as integer nanoseconds (and, from
+/// `utc`, as ISO-8601 UTC: `"time_utc": "2026-03-01T12:00:00.008445000Z"`), the channel
+/// only when given, frame and entity only when the record has them, and keys a state
+/// record removes listed under `removed` (only when there are some).
+pub fn record(
+    line: &mut Vec<u8>,
+    record: &Record,
+    channel: Option<&str>,
+    utc: Option<&Epoch>,
+    lost: &mut Lost,
+) {
     line.extend_from_slice(b"{\"time_ns\":");
     int(line, record.time);
+    if let Some(text) =
+        utc.and_then(|e| time_scale::show(TimeFormat::Utc, Some(e), record.time, Some(9)))
+    {
+        line.extend_from_slice(b",\"time_utc\":");
+        string(line, &text);
+    }
     if let Some(channel) = channel {
         line.extend_from_slice(b",\"channel\":");
         string(line, channel);

@@ -37,7 +37,9 @@ use std::path::{Path, PathBuf};
 use crate::model::{Header, Nanos, Record};
 use crate::report::{Fact, Finding, Findings, LossReport};
 
-pub use format::{Detection, Family, Format, SliceRequest, WriteOption};
+pub use format::{
+    absolute_times, Detection, Family, Format, SliceRequest, WriteOption, TIME_OPTION,
+};
 pub use registry::{detect, format_for_output, format_named, FORMATS};
 
 /// How a reader should read.
@@ -49,6 +51,11 @@ pub struct ReadOptions {
     /// Keep going after damage (resynchronising and reporting), instead of stopping
     /// at the first error.
     pub lenient: bool,
+    /// With `lenient`: return only what `recover` keeps of a damaged input (the commands
+    /// that read a recording read up to its damage), where a format's recovery keeps less
+    /// than its lenient read: XREC then ends at its first error instead of reading on past
+    /// it (`validate`, which reports every problem, reads on).
+    pub until_damage: bool,
     /// Read the input as this format version where the format cannot tell by itself
     /// (NanoVer's headerless version 1).
     pub assume_version: Option<u32>,
@@ -73,6 +80,7 @@ impl Default for ReadOptions {
         ReadOptions {
             decode: true,
             lenient: false,
+            until_damage: false,
             assume_version: None,
             deep: false,
             epoch: None,

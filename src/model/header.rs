@@ -46,6 +46,13 @@ pub const QUATERNION_WXYZ: &str = "quaternion_wxyz";
 /// XREC transform's rotation). Writers that name components name them so.
 pub const QUATERNION_XYZW: &str = "quaternion_xyzw";
 
+/// [`FieldSpec::semantic`] of a key that holds the record's frame value ([`Record::frame`]),
+/// which a format keeps among the values too (NanoVer's `frame.index` in a `.nanover.zip`):
+/// where the two agree, the key says nothing the frame value does not (`diff` leaves it out).
+///
+/// [`Record::frame`]: super::Record::frame
+pub const FRAME_VALUE: &str = "frame_value";
+
 /// What a channel declares about one of its fields before any record is read. Every part
 /// but the name is optional: a format declares what it knows.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -11,7 +11,7 @@ pub mod value;
 pub use fold::{Context, Folded};
 pub use header::{
     Channel, ChannelId, ChannelKind, Composition, Epoch, FieldSpec, Header, TimeOrigin,
-    MAPPED_FROM, QUATERNION_WXYZ, QUATERNION_XYZW,
+    FRAME_VALUE, MAPPED_FROM, QUATERNION_WXYZ, QUATERNION_XYZW,
 };
 pub use record::{Entity, Nanos, RawBytes, Record, CONTEXT_GROUP};
 pub use time::{iso8601, Seconds, TimeSpec};

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::header::ChannelId;
+use super::time::seconds_of;
 use super::value::{Field, Value};
 
 /// Integer nanoseconds from the recording's time origin.
@@ -106,9 +107,14 @@ pub struct Record {
     pub frame: Option<i64>,
     /// Named values, in the order the source gave them.
     pub values: Vec<Field>,
-    /// Boxed: a record is moved through every layer of a pipeline, and at 104 bytes (144
+    /// Boxed: a record is moved through every layer of a pipeline, and at 120 bytes (160
     /// with the bytes' 48 inline) a move is a few vector stores instead of a `memcpy` call.
     pub raw: Option<Box<RawBytes>>,
+    /// The time as a source of float seconds stores it (Icarus, XREC), from the origin:
+    /// integer nanoseconds do not give every f64 back (0.35000000000000003 s and 0.35 s are
+    /// both 350,000,000 ns). A writer of float seconds takes it while it still rounds to
+    /// `time` ([`Record::seconds`]), so a stage that moves the time need not clear it.
+    pub exact_seconds: Option<f64>,
     /// Records with the same group are parts of one message (NanoVer's combined
     /// frame + state message) and arrive one after another. A writer whose format can
     /// hold several parts in one message writes them together; others ignore it.
@@ -124,6 +130,7 @@ impl Record {
             frame: None,
             values: Vec::new(),
             raw: None,
+            exact_seconds: None,
             group: None,
         }
     }
@@ -148,9 +155,16 @@ impl Record {
             return;
         }
         self.time = self.time.saturating_add(by);
+        self.exact_seconds = None;
         if self.raw.as_ref().is_some_and(|r| r.time_inside) {
             self.raw = None;
         }
+    }
+
+    /// The time in seconds from the origin: the source's own float seconds while they
+    /// still say `time`, else `time` / 10⁹.
+    pub fn seconds(&self) -> f64 {
+        seconds_of(self.time, self.exact_seconds)
     }
 
     /// Roughly the bytes a copy of the record holds: each value's key, its data and what a

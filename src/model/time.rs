@@ -51,6 +51,20 @@ impl FromStr for TimeSpec {
     }
 }
 
+/// Float seconds as the model's integer nanoseconds: round(t × 10⁹), saturating (the rule of
+/// every format that stores float seconds).
+pub fn nanos_of_seconds(t: f64) -> Nanos {
+    (t * 1e9).round() as Nanos
+}
+
+/// A time in seconds: `exact`, the source's own float seconds, while they still say `time`
+/// (a stage may have moved it since), else `time` / 10⁹.
+pub fn seconds_of(time: Nanos, exact: Option<f64>) -> f64 {
+    exact
+        .filter(|t| t.is_finite() && nanos_of_seconds(*t) == time)
+        .unwrap_or(time as f64 / 1e9)
+}
+
 /// Parses a non-negative duration into exact integer nanoseconds (no float rounding).
 pub fn parse_duration(s: &str) -> Result<Nanos, &'static str> {
     let units: [(&str, u32); 6] = [
@@ -85,6 +99,77 @@ pub fn parse_duration(s: &str) -> Result<Nanos, &'static str> {
     }
     let pad = scale - frac_part.len() as u32;
     ns.checked_mul(10i64.pow(pad)).ok_or("too large")
+}
+
+impl fmt::Display for TimeSpec {
+    /// As a flag takes it: `12.500000s`, `-5.000000s`, `#120`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TimeSpec::At(t) => Seconds(*t).fmt(f),
+            TimeSpec::FromEnd(d) => write!(f, "-{}", Seconds(*d)),
+            TimeSpec::Frame(n) => write!(f, "#{n}"),
+        }
+    }
+}
+
+// The one rule on windows `[start, end)`, for every format's slice (`pipeline::slice` and
+// the formats that cut their own): a window that ends where or before it starts, or that
+// lies wholly before the first record or after the last, holds nothing of the recording and
+// is refused (a usage error: nothing is written). A window between two records is not: it
+// holds the recording's state at its start.
+
+/// Why a window is refused before the recording is read: its bounds are of one kind (two
+/// times, two frames, two times from the end; no start is time 0 or frame 0) and it ends
+/// where or before it starts. `None` when that shows only once the bounds are resolved.
+pub fn unordered_window(start: Option<TimeSpec>, end: Option<TimeSpec>) -> Option<String> {
+    let end = end?;
+    let start = match (start, end) {
+        (Some(s), _) => s,
+        (None, TimeSpec::Frame(_)) => TimeSpec::Frame(0),
+        (None, _) => TimeSpec::At(0),
+    };
+    let order = match (start, end) {
+        (TimeSpec::At(a), TimeSpec::At(b)) => b.cmp(&a),
+        (TimeSpec::Frame(a), TimeSpec::Frame(b)) => b.cmp(&a),
+        (TimeSpec::FromEnd(a), TimeSpec::FromEnd(b)) => a.cmp(&b),
+        _ => return None,
+    };
+    unordered_message(start, end, order)
+}
+
+/// Why a window resolved to times on the recording's axis is refused for its bounds alone.
+pub fn unordered_span(start: Nanos, end: Option<Nanos>) -> Option<String> {
+    let end = end?;
+    unordered_message(Seconds(start), Seconds(end), end.cmp(&start))
+}
+
+/// What a window whose end is `order` from its start is refused with (`None`: after it).
+pub fn unordered_message(
+    start: impl fmt::Display,
+    end: impl fmt::Display,
+    order: std::cmp::Ordering,
+) -> Option<String> {
+    match order {
+        std::cmp::Ordering::Greater => None,
+        std::cmp::Ordering::Equal => Some(format!(
+            "the window [{start}, {end}) is empty: it ends where it starts"
+        )),
+        std::cmp::Ordering::Less => Some(format!(
+            "the window ends ({end}) before it starts ({start})"
+        )),
+    }
+}
+
+/// Whether the window `[start, end)` lies wholly outside a recording whose records lie in
+/// `[first, last]`: after the last record, or ending at or before the first.
+pub fn window_outside(start: Nanos, end: Option<Nanos>, first: Nanos, last: Nanos) -> bool {
+    start > last || end.is_some_and(|e| e <= first)
+}
+
+/// What a window outside the recording is refused with.
+pub fn outside_message(start: impl fmt::Display, end: Option<impl fmt::Display>) -> String {
+    let end = end.map_or("the end".to_string(), |e| e.to_string());
+    format!("the window [{start}, {end}) lies outside the recording: it holds no record")
 }
 
 /// Formats nanoseconds as seconds with microsecond precision (`5.380761s`).

@@ -148,28 +148,39 @@ pub fn cat(
         CatStyle::Json => print_json(&mut *source, out),
         CatStyle::Text(scale) => print_text(&mut *source, out, scale),
     };
-    let printed = printed.and_then(|loss| match selection.borrow().empty_because() {
-        Some(why) => Err(PipelineError::Empty(why)),
-        None => Ok(loss),
+    let printed = printed.and_then(|(loss, records)| {
+        if let Some(why) = selection.borrow().empty_because() {
+            return Err(PipelineError::Empty(why));
+        }
+        match super::nothing_intact(source.findings()).filter(|_| records == 0) {
+            Some(e) => Err(e.into()),
+            None => Ok(loss),
+        }
     });
     Ok((printed, Notes::of(&*source, &selection)))
 }
 
-fn print_json(source: &mut dyn Source, out: Box<dyn Write>) -> Result<LossReport, PipelineError> {
+/// What JSON could not hold, and the records printed.
+fn print_json(
+    source: &mut dyn Source,
+    out: Box<dyn Write>,
+) -> Result<(LossReport, u64), PipelineError> {
     let out = BufWriter::with_capacity(1 << 20, out);
     let sink = Box::new(JsonlWriter::new(
         out,
         Path::new("-"),
         &source.header().clone(),
+        None,
     ));
-    Ok(copy(source, sink, &mut |_, _| {})?.loss)
+    let report = copy(source, sink, &mut |_, _| {})?;
+    Ok((report.loss, report.records))
 }
 
 fn print_text(
     source: &mut dyn Source,
     out: Box<dyn Write>,
     scale: Option<TimeFormat>,
-) -> Result<LossReport, PipelineError> {
+) -> Result<(LossReport, u64), PipelineError> {
     let epoch = source.header().origin.epoch;
     if let Some(scale) = scale.filter(|s| s.needs_epoch() && epoch.is_none()) {
         return Err(ReadError::Conflict(format!(
@@ -178,6 +189,7 @@ fn print_text(
         .into());
     }
     let mut frames = FrameCounter::default();
+    let mut records = 0;
     let mut out = BufWriter::new(out);
     let io = |e| PipelineError::Write(WriteError::io(Path::new("-"), e));
     while let Some(record) = source.next() {
@@ -187,7 +199,8 @@ fn print_text(
         let line = record_text(source.header(), &record, position, time);
         writeln!(out, "{line}").map_err(io)?;
         source.recycle(record);
+        records += 1;
     }
     out.flush().map_err(io)?;
-    Ok(LossReport::default())
+    Ok((LossReport::default(), records))
 }

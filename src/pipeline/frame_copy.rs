@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use crate::formats::{registry, ReadOptions};
 
 use super::convert::Notes;
-use super::write::{outputs_for, WriteRequest, Written};
+use super::write::{origin_lost, outputs_for, WriteRequest, Written, RECORDING};
 use super::PipelineError;
 
 /// How often (in frames) `progress` is called.
@@ -53,6 +53,7 @@ pub fn write_frames(
         input.display().to_string(),
     );
     let header = frames.header().clone();
+    let origin = origin_lost(request.format, &header, &outputs);
     let sink =
         request
             .format
@@ -71,7 +72,15 @@ pub fn write_frames(
                 progress(done, total);
             }
         }
-        let report = sink.finish()?;
+        if n == 0 {
+            if let Some(e) = super::nothing_intact(frames.findings()) {
+                return Err(e.into());
+            }
+        }
+        let mut report = sink.finish()?;
+        if let Some(why) = &origin {
+            report.loss.add(RECORDING, "time origin", why);
+        }
         Ok(Written {
             report,
             paths: outputs.commit()?,

@@ -97,6 +97,21 @@ pub use write::{write, WriteRequest, Written};
 /// the run that reports it.
 pub type LossHandle = std::rc::Rc<std::cell::RefCell<crate::report::LossReport>>;
 
+/// The error of a run that read a damaged input up to its damage and found not one record
+/// before it (`recover` keeps nothing of it either): the first problem of what reading
+/// found (`Source::findings`). `None` when no input is damaged.
+pub fn nothing_intact(
+    found: Vec<(&std::path::Path, &crate::report::Findings)>,
+) -> Option<ReadError> {
+    found.into_iter().find_map(|(path, findings)| {
+        let first = findings
+            .list()
+            .iter()
+            .find(|f| f.severity == crate::report::Severity::Error)?;
+        Some(ReadError::invalid(first.clone()).in_file(path))
+    })
+}
+
 /// Opens inputs as one recording: one source, or their k-way merge by time.
 pub fn open_recording(
     paths: &[PathBuf],

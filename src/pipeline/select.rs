@@ -262,30 +262,26 @@ impl From<KeyFilter> for Selection {
 /// whether the output holds anything.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SelectionReport {
-    /// One warning per pattern (or window) that matched nothing.
+    /// One warning per pattern that matched nothing.
     pub unmatched: Vec<String>,
     /// Records let through.
     pub records: u64,
     /// Keys let through over all records (only counted when `--include` is given).
     pub keys: u64,
-    /// Whether the time window lies wholly before the first record or after the last.
-    pub window_outside: bool,
     /// Whether a selection was asked for at all.
     pub selective: bool,
     pub(crate) include_given: bool,
 }
 
 impl SelectionReport {
-    /// Why the output would be empty, if it would: nothing let through, no record inside the
-    /// window, or no key left by `--include`.
+    /// Why the output would be empty, if it would: nothing let through, or no key left by
+    /// `--include`.
     pub fn empty_because(&self) -> Option<&'static str> {
         if !self.selective {
             return None;
         }
         if self.records == 0 {
             Some("no record was selected")
-        } else if self.window_outside {
-            Some("the window lies outside the recording")
         } else if self.include_given && self.keys == 0 {
             Some("no key was selected by --include")
         } else {

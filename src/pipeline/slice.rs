@@ -5,12 +5,19 @@ use std::path::PathBuf;
 
 use crate::formats::origin::with_origin;
 use crate::formats::{registry, ReadError, ReadOptions, SliceRequest, Source};
+use crate::model::time::unordered_window;
 
 use super::select::{Selected, Selection, SelectionHandle};
 use super::{open_aligned, resolve, Window};
 
 /// The slice `request` asks for of the recording `paths` make (lined up by their starts
 /// when `starts`), with `selection` applied; its report fills the handle returned.
+///
+/// Every window, on every format, keeps one rule (`model::time`): one that ends where or
+/// before it starts is refused here, before anything is opened, when its bounds say so
+/// alone, else where they are resolved; one outside the recording where the slice finds
+/// it (a format's own slice, or [`Window`]); one that selects no record, as any selection
+/// that leaves nothing to write.
 pub fn open_slice(
     paths: &[PathBuf],
     request: &SliceRequest,
@@ -18,6 +25,9 @@ pub fn open_slice(
     starts: bool,
     selection: Selection,
 ) -> Result<(Box<dyn Source>, SelectionHandle), ReadError> {
+    if let Some(why) = unordered_window(request.start, request.end) {
+        return Err(ReadError::Conflict(why));
+    }
     let format = paths.first().map(|p| registry::detect(p)).transpose()?;
     if let Some(format) = format {
         let same = paths[1..]
@@ -26,8 +36,8 @@ pub fn open_slice(
         if same {
             if let Some(source) = format.open_slice(paths, request, options) {
                 let source = with_origin(source?, &paths[0], options)?;
-                let selected = Selected::new(source, selection);
-                let report = selected.report();
+                let report = windowed();
+                let selected = Selected::reporting(source, selection, report.clone());
                 return Ok((Box::new(selected), report));
             }
         }
@@ -45,8 +55,16 @@ pub fn open_slice(
         open_aligned(paths, walk, starts)
     })?;
     let source = open_aligned(paths, options, starts)?;
-    let report = SelectionHandle::default();
-    let window = Window::new(source, span, request.rebase).with_report(report.clone());
+    let report = windowed();
+    let window = Window::new(source, span, request.rebase);
     let selected = Selected::reporting(window, selection, report.clone());
     Ok((Box::new(selected), report))
+}
+
+/// A selection report for a window: a window (or a format's selector) selects, so one
+/// that leaves no record to write is refused as any selection is.
+fn windowed() -> SelectionHandle {
+    let report = SelectionHandle::default();
+    report.borrow_mut().selective = true;
+    report
 }

@@ -5,7 +5,7 @@
 //! (`.icarec` and Icarus HDF5 find it by binary search, the static signals with it), else
 //! the latest of each signal up to that frame.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
@@ -15,7 +15,7 @@ use crate::formats::{
     icarus_compat, icarus_snapshot, registry, Format, ReadError, ReadOptions, SliceRequest,
 };
 use crate::model::{Header, Nanos, TimeSpec, Value};
-use crate::report::{Finding, Severity};
+use crate::report::{Finding, Findings, Severity};
 
 pub const WARMSTART_INCOMPATIBLE: &str = "ICAREC_WARMSTART_INCOMPATIBLE";
 pub const WARMSTART_UNDECLARED: &str = "ICAREC_WARMSTART_UNDECLARED";
@@ -34,11 +34,13 @@ pub struct SnapshotRequest<'a> {
     pub whole: bool,
 }
 
-/// The snapshot's JSON text (`None` when an error finding forbids a warm start), and the
-/// findings (warnings and errors) that go with it.
+/// The snapshot's JSON text (`None` when an error finding forbids a warm start), the
+/// findings (warnings and errors) that go with it, and what reading the recording up to
+/// the chosen frame found (damage read up to, with lenient options).
 pub struct Snapshot {
     pub json: Option<String>,
     pub findings: Vec<Finding>,
+    pub read_findings: Vec<(PathBuf, Findings)>,
 }
 
 /// The chosen frame: its position among the recording's frames, its frame value, time.
@@ -101,6 +103,12 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         }
         times.recycle(record);
     }
+    // The walk reads at least as far as the values are read.
+    let read_findings: Vec<(PathBuf, Findings)> = times
+        .findings()
+        .into_iter()
+        .map(|(p, f)| (p.to_path_buf(), f.clone()))
+        .collect();
     drop(times);
     let (requested, chosen) = match req.at {
         TimeSpec::At(t) => (t, chosen),
@@ -185,6 +193,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         return Ok(Snapshot {
             json: None,
             findings,
+            read_findings,
         });
     }
 
@@ -221,6 +230,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     Ok(Snapshot {
         json: Some(out),
         findings,
+        read_findings,
     })
 }
 

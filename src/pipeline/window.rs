@@ -5,11 +5,11 @@ use std::collections::VecDeque;
 use std::path::Path;
 
 use crate::formats::{ReadError, Source};
+use crate::model::time::{outside_message, unordered_span};
 use crate::model::{Composition, Context, Header, Nanos, Record, Seconds, TimeSpec};
 use crate::report::Findings;
 
 use super::frames::FrameCounter;
-use super::select::SelectionHandle;
 
 /// Group of the context records that open a window.
 pub use crate::model::CONTEXT_GROUP;
@@ -79,21 +79,17 @@ pub fn resolve(
         Some(e) => at(e, false)?,
         None => None,
     };
-    if let Some(e) = end {
-        if e < start {
-            return Err(ReadError::Conflict(format!(
-                "the window ends ({}) before it starts ({})",
-                Seconds(e),
-                Seconds(start)
-            )));
-        }
+    if let Some(why) = unordered_span(start, end) {
+        return Err(ReadError::Conflict(why));
     }
     Ok(Span { start, end })
 }
 
 /// Keeps records with `start <= time < end`, preceded by the context folded before `start`
-/// (per channel and entity), with times rebased so the window starts at 0 (unless `rebase`
-/// is off; a rebased window's time origin, and its epoch, move to the window's start).
+/// (per channel and entity), on the recording's own axis or, with `rebase`, with times from
+/// the window's start (its time origin, and its epoch, move there). A window that holds
+/// nothing of the recording (after its last record, or ending at or before its first) is
+/// refused when it would open.
 ///
 /// Reading stops at the first record at or past `end`, so a slice near the start of a long
 /// recording reads only what it needs. An input out of time order can therefore have
@@ -103,15 +99,8 @@ pub struct Window<S> {
     /// The inner header, with the origin moved to the window's start when rebasing.
     header: Header,
     span: Span,
-    /// Where to count the records kept from inside the window (context excluded).
-    report: Option<SelectionHandle>,
-    kept: u64,
-    /// Context records still in the queue, ahead of the kept ones.
-    context: usize,
-    /// Records before the start.
-    before: u64,
-    /// Whether any record at or after the start was read.
-    reached_start: bool,
+    /// Whether a record before the start was read.
+    before: bool,
     rebase: bool,
     folded: Context,
     queue: VecDeque<Record>,
@@ -129,46 +118,12 @@ impl<S: Source> Window<S> {
             inner,
             header,
             span,
-            report: None,
-            kept: 0,
-            context: 0,
-            before: 0,
-            reached_start: false,
+            before: false,
             rebase,
             folded: Context::default(),
             queue: VecDeque::new(),
             started: false,
             done: false,
-        }
-    }
-
-    /// Counts the records kept from inside the window into `report`, and names a window that
-    /// holds none there.
-    pub fn with_report(mut self, report: SelectionHandle) -> Window<S> {
-        report.borrow_mut().selective = true;
-        self.report = Some(report);
-        self
-    }
-
-    fn close(&mut self) {
-        let Some(report) = self.report.take() else {
-            return;
-        };
-        // A window with no record of its own that lies between records still holds the
-        // context at its start (the recording's state then); one wholly before the first
-        // record or after the last holds nothing of the recording.
-        let outside = self.kept == 0 && (self.before == 0 || !self.reached_start);
-        if outside {
-            let end = self
-                .span
-                .end
-                .map_or("the end".to_string(), |e| Seconds(e).to_string());
-            let mut r = report.borrow_mut();
-            r.window_outside = true;
-            r.unmatched.push(format!(
-                "the window [{}, {end}) lies outside the recording: it holds no record",
-                Seconds(self.span.start)
-            ));
         }
     }
 
@@ -199,7 +154,6 @@ impl<S: Source> Window<S> {
         for r in &mut out {
             r.group = Some(CONTEXT_GROUP);
         }
-        self.context = out.len();
         out.extend(first);
         // Frames before state on equal times, the context kept together ahead of the rest.
         let rank = |r: &Record| match r.group {
@@ -215,18 +169,12 @@ impl<S: Source> Window<S> {
     fn advance(&mut self) -> Result<Option<Record>, ReadError> {
         loop {
             if let Some(mut r) = self.queue.pop_front() {
-                if self.context > 0 {
-                    self.context -= 1;
-                } else {
-                    self.kept += 1;
-                }
                 if self.rebase {
                     r.shift_time(-self.span.start);
                 }
                 return Ok(Some(r));
             }
             if self.done {
-                self.close();
                 return Ok(None);
             }
             let next = self.inner.next().transpose()?;
@@ -247,14 +195,25 @@ impl<S: Source> Window<S> {
             if !self.started {
                 match next {
                     Some(record) if record.time < self.span.start => {
-                        self.before += 1;
+                        self.before = true;
                         self.folded.apply(&self.header, &record);
                     }
-                    // The window opens (even an empty one, or one past the last record:
-                    // it still carries the context at its start).
+                    // The window opens; one between two records holds no record of its own
+                    // but carries the context at its start.
                     next => {
+                        // Past the last record, or ending at or before the first: nothing of
+                        // the recording is in it.
+                        if next
+                            .as_ref()
+                            .is_none_or(|r| past_end(r.time) && !self.before)
+                        {
+                            let span = self.span;
+                            return Err(ReadError::Conflict(outside_message(
+                                Seconds(span.start),
+                                span.end.map(Seconds),
+                            )));
+                        }
                         self.started = true;
-                        self.reached_start = next.is_some();
                         let first = next.filter(|r| !past_end(r.time));
                         self.done = first.is_none();
                         let opening = self.opening(first);

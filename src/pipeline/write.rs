@@ -4,8 +4,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::formats::output::Outputs;
-use crate::formats::{registry, Detection, Format, Sink, Source, WriteError, WriteReport};
+use crate::formats::output::{foreign_entry, Outputs};
+use crate::formats::{
+    registry, Detection, Format, Sink, Source, WriteError, WriteReport, TIME_OPTION,
+};
+use crate::model::Header;
 
 use super::lookahead::Completed;
 use super::mapping::adapt;
@@ -50,10 +53,32 @@ pub fn outputs_for(
         Outputs::new(force)
     };
     outputs.protect(inputs);
-    outputs.replace_directories_when(Box::new(move |dir| {
-        format.detect(dir, &[]) == Detection::Content
-    }));
+    outputs.replace_directories_when(Box::new(move |dir| replaceable(format, dir)));
     outputs
+}
+
+/// Whether `--force` may replace the directory `dir` with an output of `format`: only a
+/// recording of the format holding nothing but what the format's writer writes
+/// ([`Format::writes_entry`]); `Err` names what is in the way.
+fn replaceable(format: &dyn Format, dir: &Path) -> Result<(), String> {
+    let writes = |relative: &Path, path: &Path| format.writes_entry(relative, path);
+    if let Some(entry) = foreign_entry(dir, &writes) {
+        return Err(format!(
+            "holds {}, which {} output does not have",
+            entry.display(),
+            with_article(format.name())
+        ));
+    }
+    if format.detect(dir, &[]) != Detection::Content {
+        return Err(format!("is not {} recording", with_article(format.name())));
+    }
+    Ok(())
+}
+
+/// `an elodin`, `a parquet`.
+fn with_article(name: &str) -> String {
+    let vowel = name.starts_with(['a', 'e', 'i', 'o', 'u']);
+    format!("{} {name}", if vowel { "an" } else { "a" })
 }
 
 /// Streams `source` (read from `inputs`) into the output `request` names, with every
@@ -86,6 +111,9 @@ pub fn write(
     let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     outputs.set(crate::formats::output::SOURCE_PATHS, sources.join("\n"));
     let header = source.header().clone();
+    if let Some(why) = origin_lost(format, &header, &outputs) {
+        loss.borrow_mut().add(RECORDING, "time origin", &why);
+    }
     let report = {
         let sink: Box<dyn Sink + '_> = if request.split {
             let outputs = &mut outputs;
@@ -105,6 +133,11 @@ pub fn write(
     };
     if let Some(why) = selection.borrow().empty_because() {
         return Err(PipelineError::Empty(why));
+    }
+    if report.records == 0 {
+        if let Some(e) = super::nothing_intact(source.findings()) {
+            return Err(e.into());
+        }
     }
     let paths = if request.dry_run {
         Vec::new()
@@ -142,6 +175,40 @@ pub fn part_name(output: &Path, input: Option<&PathBuf>, k: usize, format: &dyn 
         )
     };
     dir.join(format!("{base}-{k:02}{ext}"))
+}
+
+/// The loss report's channel for what belongs to the recording as a whole.
+pub(super) const RECORDING: &str = "(recording)";
+
+/// Why `header`'s absolute start is lost in `format` written with `outputs`' settings, when it
+/// is: the format has no place for it (a loss: exit 3), unless it writes absolute times.
+pub(super) fn origin_lost(
+    format: &dyn Format,
+    header: &Header,
+    outputs: &Outputs,
+) -> Option<String> {
+    let epoch = header.origin.epoch?;
+    if format.keeps_epoch(outputs) {
+        return None;
+    }
+    let system = match &header.origin.system {
+        Some(s) => format!(" ({s})"),
+        None => String::new(),
+    };
+    let utc = format
+        .write_options()
+        .iter()
+        .any(|o| o.flag == TIME_OPTION.flag);
+    Some(format!(
+        "the absolute start {}{system} has no place in {}{}",
+        epoch.iso8601(),
+        format.name(),
+        if utc {
+            " (--time utc writes absolute times)"
+        } else {
+            ""
+        }
+    ))
 }
 
 /// An error creating the output, naming it.

@@ -396,3 +396,32 @@ pub fn convert_fixture(
     run_in(dir, &["validate", s(&output)]).expect_code(0);
     (output, run)
 }
+
+/// A lab's folder of mixed files at `dir/lab`, for the batch commands: four recordings (a
+/// NanoVer pair, a crashed `.traj`, an `.icarec` directory, an XREC session) among three
+/// files that are not recordings (a README, a PNG, a JSON file).
+pub fn lab(dir: &Path) -> PathBuf {
+    let lab = dir.join("lab");
+    for sub in ["nanover", "icarus/a2.icarec", "plots"] {
+        std::fs::create_dir_all(lab.join(sub)).unwrap();
+    }
+    for (from, to) in [
+        ("nanover-legacy/small.traj", "nanover/small.traj"),
+        ("nanover-legacy/small.state", "nanover/small.state"),
+        (
+            "nanover-legacy/broken/trunc-payload.traj",
+            "nanover/crashed.traj",
+        ),
+        ("xrec/session.xrec", "session.xrec"),
+    ] {
+        std::fs::copy(any_fixture(from), lab.join(to)).unwrap();
+    }
+    for e in std::fs::read_dir(any_fixture("icarec/a2.icarec")).unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), lab.join("icarus/a2.icarec").join(e.file_name())).unwrap();
+    }
+    std::fs::write(lab.join("icarus/README.md"), b"# Runs of March\n").unwrap();
+    std::fs::write(lab.join("plots/run.png"), b"\x89PNG\r\n\x1a\n").unwrap();
+    std::fs::write(lab.join("capture.json"), b"{\"rig\": 2}\n").unwrap();
+    lab
+}

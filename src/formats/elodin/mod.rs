@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 pub use reader::{ElodinReader, HEADER_KEY};
 pub use writer::ElodinWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{file_starts_with, path_names, Detection, Format, PARQUET_MAGIC};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -96,10 +96,25 @@ impl Format for Elodin {
         true
     }
 
+    /// A world (`metadata.json`, `assets.bin`, Parquet tables) at the top or in `world/`,
+    /// and `tick_exec/` and `startup_exec/` as copied whole from an Elodin source.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        let world_file = |name: &str| match name {
+            "metadata.json" | "assets.bin" => path.is_file(),
+            _ => name.ends_with(".parquet") && file_starts_with(path, PARQUET_MAGIC),
+        };
+        match path_names(relative).as_deref() {
+            Some(["world" | "tick_exec" | "startup_exec"]) => path.is_dir(),
+            Some(["tick_exec" | "startup_exec", ..]) => true,
+            Some(["world", name]) | Some([name]) => world_file(name),
+            _ => false,
+        }
+    }
+
     /// Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as
     /// the tick count), so a slice cannot keep its place on the source's axis.
     fn keeps_time(&self) -> Result<(), &'static str> {
-        Err("an Elodin replay's ticks always start at 0 (Elodin's loader counts ticks from 0), so a slice cannot keep the source's times; slice without --keep-time")
+        Err("an Elodin replay's ticks start at 0 (Elodin's loader counts them from 0)")
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {

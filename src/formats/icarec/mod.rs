@@ -23,7 +23,7 @@ pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 
 use std::path::PathBuf;
 
-use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::format::{path_names, Detection, Format, SliceRequest, WriteOption};
 use crate::formats::frames::FrameSource;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -88,8 +88,19 @@ impl Format for Icarec {
         Detection::by(container::is_tar(head), self.named_by(path))
     }
 
+    /// `schema.json`'s `time.epoch` and `time.system`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     fn needs_schema(&self) -> bool {
         true
+    }
+
+    /// The four members of the directory form.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        matches!(path_names(relative).as_deref(), Some([name]) if container::PARTS.contains(name))
+            && path.is_file()
     }
 
     /// One recording is sliced by binary search over its frame times (spec §A14): only the
@@ -102,11 +113,16 @@ impl Format for Icarec {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
-        Some(
-            IcarecReader::open(path, options)
-                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
-                .map(|r| Box::new(r) as Box<dyn Source>),
-        )
+        let mut reader = match IcarecReader::open(path, options) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(match reader.frames_of(slice.start, slice.end) {
+            // No frame inside: the generic window carries the state at its start.
+            Ok(w) if w.first == w.end => return None,
+            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+            Err(e) => Err(e),
+        })
     }
 
     /// The profile's two merge kinds (spec §A14): a continuation of one schema, or a union

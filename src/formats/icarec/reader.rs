@@ -18,7 +18,7 @@ use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal};
-use crate::formats::icarus_common::{entity_and_field, frame_window, Kind};
+use crate::formats::icarus_common::{entity_and_field, frame_window, FrameWindow, Kind};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -541,6 +541,7 @@ impl IcarecReader {
             .take()
             .unwrap_or_else(|| Record::new(0, slot.channel));
         r.time = self.time_ns.saturating_sub(self.shift);
+        r.exact_seconds = (self.shift == 0).then_some(self.t);
         r.channel = slot.channel;
         r.frame = Some(frame as i64);
         r.group = None;
@@ -900,6 +901,15 @@ impl IcarecReader {
         Ok(Some((self.frame_ns(0)?, self.frame_ns(self.frames - 1)?)))
     }
 
+    /// The frames of the window `[start, end)`, by binary search over frame times.
+    pub fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.frames, start, end, |i| self.frame_ns(i))
+    }
+
     /// Restricts reading to the frames of `[start, end)` found by binary search (spec §A14),
     /// rebased to start at 0 when `rebase`: only the frames of the slice are read. The static
     /// records come at the first frame of the slice.
@@ -909,7 +919,12 @@ impl IcarecReader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarecReader, ReadError> {
-        let w = frame_window(self.frames, start, end, |i| self.frame_ns(i))?;
+        let w = self.frames_of(start, end)?;
+        Ok(self.slice_frames(&w, rebase))
+    }
+
+    /// [`IcarecReader::slice`] of the window found.
+    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarecReader {
         let (start_ns, end_ns) = (w.start_ns, w.end_ns);
         self.first = w.first;
         self.end = w.end;
@@ -931,7 +946,7 @@ impl IcarecReader {
                 }),
             );
         }
-        Ok(self)
+        self
     }
 
     /// The layout of a frame read ([`IcarecFrames`](super::frames::IcarecFrames)), when one
@@ -1005,7 +1020,7 @@ impl IcarecReader {
                 self.check_frame();
                 Ok(Some(Frame {
                     time: self.time_ns.saturating_sub(self.shift),
-                    raw_seconds: None,
+                    exact_seconds: (self.shift == 0).then_some(self.t),
                     values: self.buf.get(8..).unwrap_or_default(),
                 }))
             }

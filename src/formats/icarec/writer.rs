@@ -19,7 +19,6 @@ use sha2::{Digest, Sha256};
 
 use super::codec::{self, Fit};
 use super::container::{DYNAMIC_FILE, STATIC_FILE};
-use super::reader::nanos;
 use super::schema::{self, hex, Lifecycle, Signal};
 use super::{metadata, ustar, HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::icarus_common::{entity_and_field, Kind, SignalType};
@@ -101,8 +100,8 @@ enum Out {
 struct Frame {
     time: Nanos,
     frame: Option<i64>,
-    /// The source's time bits, when the frame started from its original bytes.
-    raw_time: Option<[u8; 8]>,
+    /// The time in seconds (the source's own, while they say `time`).
+    seconds: f64,
     /// The block still holds the original bytes.
     verbatim: bool,
 }
@@ -470,9 +469,19 @@ impl IcarecWriter {
             object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
             object.insert("static_block_bytes".into(), json!(static_len));
             object.insert("checksum".into(), json!(checksum));
-            // Nothing had to change (a slice, a copy of what simrec wrote): the source's
-            // text, byte for byte.
-            let unchanged = source_schema == Some(&object);
+            // Nothing had to change (a slice, a copy): the source's text, byte for byte
+            // (spec §A14). A key simrec adds that the source leaves out holds what the
+            // source implies.
+            let implied = source_schema.map(|source| {
+                let mut source = source.clone();
+                for key in ["byte_order", "dynamic_block_bytes", "static_block_bytes"] {
+                    if let (false, Some(v)) = (source.contains_key(key), object.get(key)) {
+                        source.insert(key.into(), v.clone());
+                    }
+                }
+                source
+            });
+            let unchanged = implied.as_ref() == Some(&object);
             let source_text = source
                 .and_then(|s| s.get("schema_text"))
                 .and_then(Json::as_str)
@@ -591,13 +600,7 @@ impl IcarecWriter {
         let Some(frame) = self.frame.take() else {
             return Ok(());
         };
-        let time = frame
-            .raw_time
-            .filter(|b| {
-                let t = f64::from_le_bytes(*b);
-                t.is_finite() && nanos(t) == frame.time
-            })
-            .unwrap_or_else(|| (frame.time as f64 / 1e9).to_le_bytes());
+        let time = frame.seconds.to_le_bytes();
         for p in &self.signals {
             if p.signal.lifecycle == Lifecycle::Dynamic && !p.seen {
                 self.report.loss.add(&p.channel, &p.field, NO_VALUE_YET);
@@ -779,7 +782,7 @@ impl Sink for IcarecWriter {
                 let mut frame = Frame {
                     time: record.time,
                     frame: record.frame,
-                    raw_time: None,
+                    seconds: record.seconds(),
                     verbatim: false,
                 };
                 if let Some(raw) = record.raw.as_ref().filter(|r| {
@@ -788,7 +791,6 @@ impl Sink for IcarecWriter {
                         && r.bytes.len() == 8 + self.dynamic_block.len()
                 }) {
                     self.dynamic_block.copy_from_slice(&raw.bytes[8..]);
-                    frame.raw_time = raw.bytes[..8].try_into().ok();
                     frame.verbatim = true;
                 }
                 self.frame = Some(frame);

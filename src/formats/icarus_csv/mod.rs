@@ -15,7 +15,7 @@ pub use g15::{push_g15, survives, G15};
 pub use reader::{CsvReader, FORMAT};
 pub use writer::{CsvWriter, STYLES, STYLE_KEY};
 
-use crate::formats::format::{Detection, Format, WriteOption};
+use crate::formats::format::{absolute_times, Detection, Format, WriteOption, TIME_OPTION};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -57,14 +57,22 @@ impl Format for IcarusCsv {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "csv-style",
-            help: "What a CSV output of no frames holds: the header line (icarus), or nothing, as Icarus writes it (icarus-strict)",
-            aliases: &[],
-            values: STYLES,
-            default: None,
-            setting: STYLE_KEY,
-        }]
+        &[
+            WriteOption {
+                flag: "csv-style",
+                help: "What a CSV output of no frames holds: the header line (icarus), or nothing, as Icarus writes it (icarus-strict)",
+                aliases: &[],
+                values: STYLES,
+                default: None,
+                setting: STYLE_KEY,
+            },
+            TIME_OPTION,
+        ]
+    }
+
+    /// Only as absolute times in the `time` column (`--time utc`).
+    fn keeps_epoch(&self, outputs: &Outputs) -> bool {
+        absolute_times(outputs)
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {

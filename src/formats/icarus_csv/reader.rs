@@ -69,9 +69,11 @@ pub struct CsvReader {
     /// Rows after the header so far (damaged ones included), and those read as frames.
     rows: u64,
     kept_rows: u64,
-    /// The current row: its index, time and values, and the next column to hand out.
+    /// The current row: its index, time (and in seconds, as the file gives it) and values,
+    /// and the next column to hand out.
     row: u64,
     time: Nanos,
+    seconds: f64,
     values: Vec<f64>,
     next_column: usize,
     /// The previous row's time (seconds) for §C3's rules, and the last time handed out.
@@ -137,6 +139,7 @@ impl CsvReader {
             kept_rows: 0,
             row: 0,
             time: 0,
+            seconds: 0.0,
             values: Vec::new(),
             next_column: 0,
             previous: None,
@@ -361,6 +364,7 @@ impl CsvReader {
             self.previous = Some(seconds);
             self.row = row_index;
             self.time = time;
+            self.seconds = seconds;
             self.next_column = 0;
             self.kept_rows += 1;
             return Ok(true);
@@ -499,6 +503,7 @@ impl CsvReader {
             .pop()
             .unwrap_or_else(|| Record::new(0, c as u32));
         record.time = self.time;
+        record.exact_seconds = Some(self.seconds);
         record.channel = c as u32;
         record.frame = Some(self.row as i64);
         record.raw = None;

@@ -16,11 +16,13 @@ use std::sync::Arc;
 
 use super::g15::G15;
 use super::names;
+use crate::formats::format::utc_epoch;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, Kind, SignalType};
 use crate::formats::output::{self, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::time_scale::{self, TimeFormat};
 use crate::model::{
-    ArrayData, Channel, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
+    ArrayData, Channel, Composition, DType, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value,
     CONTEXT_GROUP, QUATERNION_WXYZ, QUATERNION_XYZW,
 };
 
@@ -293,6 +295,8 @@ pub struct CsvWriter {
     temp: PathBuf,
     path: PathBuf,
     strict: bool,
+    /// The absolute start the `time` column shows its times from (`--time utc`).
+    utc: Option<Epoch>,
     /// Channel layouts, by channel id.
     channels: Vec<Layout>,
     row: Row,
@@ -301,8 +305,10 @@ pub struct CsvWriter {
     /// Columns were added after the header was written (an entity met late): the file is
     /// rewritten at the end with every column in its place.
     widened: bool,
-    /// The current row: time, frame value, whether anything is in it.
+    /// The current row: time (and in seconds, the source's own when it has them), frame
+    /// value, whether anything is in it.
     time: Nanos,
+    seconds: f64,
     frame: Option<i64>,
     open: bool,
     rows: u64,
@@ -355,6 +361,7 @@ impl CsvWriter {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<CsvWriter, WriteError> {
+        let utc = utc_epoch(header, outputs)?;
         let strict = match outputs.setting(STYLE_KEY) {
             None | Some("icarus") => false,
             Some("icarus-strict") => true,
@@ -380,11 +387,13 @@ impl CsvWriter {
             temp,
             path: target.to_path_buf(),
             strict,
+            utc,
             channels,
             row: Row::default(),
             header_bytes: 0,
             widened: false,
             time: 0,
+            seconds: 0.0,
             frame: None,
             open: false,
             rows: 0,
@@ -561,16 +570,24 @@ impl CsvWriter {
         }
         let line = &mut self.line;
         line.clear();
-        let seconds = self.time as f64 / 1e9;
-        let time = G15::new(seconds);
-        line.extend_from_slice(time.as_bytes());
-        let back = if time.exact() {
-            Some(seconds)
-        } else {
-            time.as_str().parse::<f64>().ok()
-        };
-        if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
-            self.time_lost += 1;
+        match &self.utc {
+            Some(epoch) => {
+                let utc = time_scale::show(TimeFormat::Utc, Some(epoch), self.time, Some(9));
+                line.extend_from_slice(utc.unwrap_or_default().as_bytes());
+            }
+            None => {
+                let seconds = self.seconds;
+                let time = G15::new(seconds);
+                line.extend_from_slice(time.as_bytes());
+                let back = if time.exact() {
+                    Some(seconds)
+                } else {
+                    time.as_str().parse::<f64>().ok()
+                };
+                if back.is_none_or(|t| (t * 1e9).round() as Nanos != self.time) {
+                    self.time_lost += 1;
+                }
+            }
         }
         for (cell, &holds) in self.row.cells.iter_mut().zip(&self.row.holds) {
             line.push(b',');
@@ -827,6 +844,7 @@ impl Sink for CsvWriter {
         if !self.open && !context {
             self.open = true;
             self.time = record.time;
+            self.seconds = record.seconds();
             self.frame = record.frame;
         }
         let Some(Layout::Entities(e)) = self.channels.get_mut(c) else {

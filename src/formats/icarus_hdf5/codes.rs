@@ -18,6 +18,8 @@ pub const SCHEMA_MISMATCH: &str = "ICARUS_H5_SCHEMA_MISMATCH";
 pub const TIME: &str = "ICARUS_H5_TIME";
 /// No time system or epoch is recorded (always, for real Icarus files).
 pub const NO_EPOCH: &str = "ICARUS_H5_NO_EPOCH";
+/// simrec's own: `/metadata` `time_epoch` is not an ISO-8601 UTC instant (ignored).
+pub const EPOCH: &str = "ICARUS_H5_EPOCH";
 /// NaN or infinity in a float signal (`validate --deep`).
 pub const NONFINITE: &str = "ICARUS_H5_NONFINITE";
 /// simrec's own: a dataset's storage does not fit the file (a chunk or a contiguous block

@@ -10,12 +10,13 @@
 
 use std::path::Path;
 
-use super::reader::{nanos, WINDOW};
+use super::reader::WINDOW;
 use super::writer::{plan, IcarusH5Writer, Store};
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::icarus_common::{element_f64, element_i64, Element, SignalType};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::time::seconds_of;
 use crate::model::{Header, Nanos};
 
 /// Rows buffered per dataset before they are appended: several chunks per `append`, since
@@ -153,10 +154,7 @@ impl FrameSink for IcarusH5FrameWriter {
             self.inner.flush()?;
         }
         // As the record writer: the source's own f64 when it carries one that is this time.
-        let seconds = frame
-            .raw_seconds
-            .filter(|t| nanos(*t) == frame.time)
-            .unwrap_or(frame.time as f64 / 1e9);
+        let seconds = seconds_of(frame.time, frame.exact_seconds);
         self.inner.times.push(seconds);
         self.put(frame, false);
         self.last = Some(frame.time);

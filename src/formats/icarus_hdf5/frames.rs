@@ -47,7 +47,7 @@ impl FrameSource for IcarusH5Frames {
             .next_frame(&mut self.block)?
             .map(|(seconds, time)| Frame {
                 time,
-                raw_seconds: Some(seconds),
+                exact_seconds: Some(seconds),
                 values: &self.block,
             }))
     }

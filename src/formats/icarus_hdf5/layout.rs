@@ -11,7 +11,13 @@ use super::bytes::{signature_offset, Bytes};
 use super::codes;
 use super::column::{Column, Elem, StorageNotes};
 use super::schema::{self, Parsed, Schema};
+use crate::model::{Epoch, TimeOrigin};
 use crate::report::{Finding, Severity};
+
+/// `/metadata` attributes where simrec records a recording's absolute start (Vulcan records
+/// none): the epoch as ISO-8601 UTC, and its time system.
+pub const EPOCH_ATTR: &str = "time_epoch";
+pub const SYSTEM_ATTR: &str = "time_system";
 
 /// One signal dataset.
 pub struct Signal {
@@ -52,6 +58,9 @@ pub struct Layout {
     pub frames: u64,
     pub schema: SchemaStatus,
     pub created_at: Option<String>,
+    /// Time zero: the absolute start simrec records in `/metadata`, else MET from an unknown
+    /// instant (as Icarus writes every file).
+    pub origin: TimeOrigin,
     /// Where the HDF5 superblock is (after a user block of this many bytes).
     pub user_block: u64,
     pub findings: Vec<Finding>,
@@ -89,7 +98,12 @@ impl Layout {
         let mut findings = Vec::new();
 
         let time = open_time(&file, &bytes, &mut findings);
-        let (created_at, schema_text) = metadata(&file);
+        let Metadata {
+            created_at,
+            schema: schema_text,
+            epoch,
+            time_system,
+        } = metadata(&file);
         let mut datasets = signal_datasets(&file, &mut findings);
         let names: Option<Vec<String>> = datasets.as_ref().map(|d| d.keys().cloned().collect());
         let (schema, status) =
@@ -120,11 +134,7 @@ impl Layout {
             );
         }
         let frames = frame_count(time.as_ref(), &signals, &mut findings);
-        findings.push(Finding::new(
-            Severity::Info,
-            codes::NO_EPOCH,
-            "no time system or epoch is recorded: times are seconds of mission elapsed time (MET) from an unknown instant",
-        ));
+        let origin = origin(epoch.as_deref(), time_system, &mut findings);
         Ok(Layout {
             bytes,
             _file: file,
@@ -133,6 +143,7 @@ impl Layout {
             frames,
             schema: status,
             created_at,
+            origin,
             user_block,
             findings,
         })
@@ -199,15 +210,58 @@ fn unwritten(what: &str, len: u64, notes: &StorageNotes, findings: &mut Vec<Find
     }
 }
 
-/// `created_at` and `schema` of `/metadata`, as text.
-fn metadata(file: &hdf5_pure::File) -> (Option<String>, Option<String>) {
+/// The text attributes of `/metadata` simrec reads.
+#[derive(Default)]
+struct Metadata {
+    created_at: Option<String>,
+    schema: Option<String>,
+    /// simrec's: the absolute start of time zero, ISO-8601 UTC, and its time system.
+    epoch: Option<String>,
+    time_system: Option<String>,
+}
+
+/// `created_at`, `schema`, `time_epoch` and `time_system` of `/metadata`, as text.
+fn metadata(file: &hdf5_pure::File) -> Metadata {
     let Ok(attrs) = file.group("metadata").and_then(|g| g.attrs()) else {
-        return (None, None);
+        return Metadata::default();
     };
-    (
-        attrs.get("created_at").and_then(attr_text),
-        attrs.get("schema").and_then(attr_text),
-    )
+    let text = |name: &str| attrs.get(name).and_then(attr_text);
+    Metadata {
+        created_at: text("created_at"),
+        schema: text("schema"),
+        epoch: text(EPOCH_ATTR),
+        time_system: text(SYSTEM_ATTR),
+    }
+}
+
+/// The origin `/metadata`'s `time_epoch` and `time_system` give (simrec writes them; Icarus
+/// writes none: MET from an unknown instant, said as an info finding).
+fn origin(epoch: Option<&str>, system: Option<String>, findings: &mut Vec<Finding>) -> TimeOrigin {
+    let parsed = epoch.and_then(Epoch::parse_iso8601);
+    if let (Some(text), None) = (epoch, parsed) {
+        findings.push(Finding::new(
+            Severity::Warning,
+            codes::EPOCH,
+            format!("the /metadata {EPOCH_ATTR} `{text}` is not an ISO-8601 UTC instant: ignored"),
+        ));
+    }
+    match parsed {
+        Some(epoch) => TimeOrigin {
+            epoch: Some(epoch),
+            system: Some(system.unwrap_or_else(|| "UTC".into())),
+        },
+        None => {
+            findings.push(Finding::new(
+                Severity::Info,
+                codes::NO_EPOCH,
+                "no time system or epoch is recorded: times are seconds of mission elapsed time (MET) from an unknown instant",
+            ));
+            TimeOrigin {
+                epoch: None,
+                system: Some("MET".into()),
+            }
+        }
+    }
 }
 
 /// A string attribute's text, fixed or variable length, ASCII or UTF-8.

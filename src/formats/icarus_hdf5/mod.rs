@@ -26,10 +26,8 @@ use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
-/// Raw-bytes tag of a record: its frame's time as the file stores it (an f64, little
-/// endian), so an HDF5 → HDF5 copy keeps `/time` bit for bit. The time is inside: a time
-/// shift drops it.
-pub const RAW_FORMAT: &str = "icarus-hdf5";
+/// The format's name, and its headers' `format`.
+pub const NAME: &str = "icarus-hdf5";
 
 /// Reads a whole file held in memory as the reader does (every value, leniently, with the
 /// `--deep` checks): (records, findings), or the error that stopped it. For the fuzzer and
@@ -73,7 +71,7 @@ impl Format for IcarusHdf5 {
     }
 
     fn name(&self) -> &'static str {
-        "icarus-hdf5"
+        NAME
     }
 
     fn names(&self) -> &'static [&'static str] {
@@ -100,11 +98,16 @@ impl Format for IcarusHdf5 {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
-        Some(
-            IcarusH5Reader::open(path, options)
-                .and_then(|r| r.slice(slice.start, slice.end, slice.rebase))
-                .map(|r| Box::new(r) as Box<dyn Source>),
-        )
+        let mut reader = match IcarusH5Reader::open(path, options) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        Some(match reader.frames_of(slice.start, slice.end) {
+            // No frame inside: the generic window carries the state at its start.
+            Ok(w) if w.first == w.end => return None,
+            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+            Err(e) => Err(e),
+        })
     }
 
     /// Each frame's value of every signal, packed from the windows the record read reads.
@@ -115,6 +118,11 @@ impl Format for IcarusHdf5 {
     ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
         frames::IcarusH5Frames::open(path, options)
             .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+    }
+
+    /// `/metadata` `time_epoch` and `time_system` (simrec's: Vulcan records none).
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
     }
 
     /// The datasets are laid out before the first frame is written.

@@ -12,13 +12,12 @@ use super::codes;
 use super::column::{Elem, Values};
 use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
-use super::RAW_FORMAT;
 use crate::formats::frames::{FrameLayout, FrameSignal, Packed};
-use crate::formats::icarus_common::{entity_and_field, frame_window};
+use crate::formats::icarus_common::{entity_and_field, frame_window, FrameWindow};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
-    Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, RawBytes, Record,
-    TimeSpec, Value,
+    Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, TimeSpec,
+    Value,
 };
 use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
@@ -252,20 +251,8 @@ impl IcarusH5Reader {
         if !same {
             r.entity = self.entities[s].clone();
         }
-        match &mut r.raw {
-            // A rebased record's time is no longer the one the file stores.
-            raw if self.shift != 0 => *raw = None,
-            Some(raw) if is_ours(raw.format) && raw.bytes.len() == 8 => {
-                raw.bytes.copy_from_slice(&t.to_le_bytes());
-            }
-            raw => {
-                *raw = Some(Box::new(RawBytes {
-                    format: RAW_FORMAT,
-                    bytes: t.to_le_bytes().to_vec(),
-                    time_inside: true,
-                }));
-            }
-        }
+        // A rebased record's time is no longer the one the file stores.
+        r.exact_seconds = (self.shift == 0).then_some(t);
         if !self.options.decode {
             r.values.clear();
             return r;
@@ -324,6 +311,15 @@ impl IcarusH5Reader {
         Ok(if t.is_finite() { nanos(t) } else { 0 })
     }
 
+    /// The frames of the window `[start, end)`, by binary search on `/time`.
+    pub fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))
+    }
+
     /// Restricts reading to the frames of `[start, end)`, found by binary search on `/time`
     /// (spec §B4), rebased to start at 0 when `rebase`: only the windows of the slice are
     /// read, so the cost grows with the slice, not the file.
@@ -333,16 +329,20 @@ impl IcarusH5Reader {
         end: Option<TimeSpec>,
         rebase: bool,
     ) -> Result<IcarusH5Reader, ReadError> {
-        let w = frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))?;
-        let start_ns = w.start_ns;
+        let w = self.frames_of(start, end)?;
+        Ok(self.slice_frames(&w, rebase))
+    }
+
+    /// [`IcarusH5Reader::slice`] of the window found.
+    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarusH5Reader {
         self.frame = w.first;
         self.checked = w.first;
         self.end = w.end;
         if rebase {
-            self.shift = start_ns;
-            self.header.origin = self.header.origin.shifted(start_ns);
+            self.shift = w.start_ns;
+            self.header.origin = self.header.origin.shifted(w.start_ns);
         }
-        Ok(self)
+        self
     }
 
     /// Starts frame `self.frame`: its window loaded and its time checked. `Err` ends the
@@ -466,16 +466,9 @@ fn elem_dtype(elem: Elem) -> DType {
     }
 }
 
-/// Whether raw bytes are this format's (the tag compared by address first: it is the same
-/// constant).
-fn is_ours(format: &str) -> bool {
-    (std::ptr::eq(format.as_ptr(), RAW_FORMAT.as_ptr()) && format.len() == RAW_FORMAT.len())
-        || format == RAW_FORMAT
-}
-
 fn header(layout: &Layout) -> Header {
-    let mut h = Header::new("icarus-hdf5", "vulcan");
-    h.origin.system = Some("MET".into());
+    let mut h = Header::new(super::NAME, "vulcan");
+    h.origin = layout.origin.clone();
     if let Some(c) = &layout.created_at {
         h.metadata.insert("created_at".into(), json!(c));
     }

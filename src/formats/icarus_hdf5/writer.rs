@@ -16,9 +16,9 @@ use hdf5_pure::{
     AttrValue, DatasetBuilder, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy,
 };
 
-use super::reader::{nanos, WINDOW};
+use super::layout::{EPOCH_ATTR, SYSTEM_ATTR};
+use super::reader::WINDOW;
 use super::schema::{self, SchemaSignal};
-use super::RAW_FORMAT;
 use crate::formats::icarus_common::{entity_and_field, expanded_names, Element, Kind, SignalType};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -301,8 +301,9 @@ impl Plan {
     }
 }
 
-/// The file's skeleton: every dataset empty, chunked (1000,), unlimited.
-fn skeleton(schema: &[SchemaSignal], stores: &[Store], created_at: &str) -> FileBuilder {
+/// The file's skeleton: every dataset empty, chunked (1000,), unlimited, and `/metadata`
+/// with its text attributes.
+fn skeleton(schema: &[SchemaSignal], stores: &[Store], metadata: &[(&str, String)]) -> FileBuilder {
     let mut b = FileBuilder::new();
     b.create_dataset("time")
         .with_f64_data(&[])
@@ -314,10 +315,12 @@ fn skeleton(schema: &[SchemaSignal], stores: &[Store], created_at: &str) -> File
         empty_signal(signals.create_dataset(&s.name), s, *store);
     }
     b.add_group(signals.finish());
-    let mut metadata = b.create_group("metadata");
-    metadata.set_attr("schema", AttrValue::VarLenString(schema::render(schema)));
-    metadata.set_attr("created_at", AttrValue::VarLenString(created_at.into()));
-    b.add_group(metadata.finish());
+    let mut group = b.create_group("metadata");
+    group.set_attr("schema", AttrValue::VarLenString(schema::render(schema)));
+    for (name, text) in metadata {
+        group.set_attr(name, AttrValue::VarLenString(text.clone()));
+    }
+    b.add_group(group.finish());
     b
 }
 
@@ -343,6 +346,23 @@ fn h5_error(path: &Path, what: &str, e: hdf5_pure::Error) -> WriteError {
     WriteError::io(path, std::io::Error::other(format!("{what}: {e}")))
 }
 
+/// `/metadata`'s text attributes besides the schema: `created_at` (an Icarus HDF5 source's
+/// own, else the write time), and the absolute start where the recording has one.
+fn metadata(header: &Header) -> Vec<(&'static str, String)> {
+    let own = header
+        .metadata
+        .get("created_at")
+        .and_then(|c| c.as_str())
+        .filter(|_| header.format == super::NAME);
+    let mut attrs = vec![("created_at", own.map_or_else(now_utc, str::to_string))];
+    if let Some(epoch) = header.origin.epoch {
+        let system = header.origin.system.as_deref().unwrap_or("UTC");
+        attrs.push((EPOCH_ATTR, epoch.iso8601()));
+        attrs.push((SYSTEM_ATTR, system.to_string()));
+    }
+    attrs
+}
+
 /// The write time, as Vulcan writes it: `YYYY-MM-DDTHH:MM:SSZ`.
 fn now_utc() -> String {
     let ns = std::time::SystemTime::now()
@@ -359,7 +379,7 @@ impl IcarusH5Writer {
     ) -> Result<IcarusH5Writer, WriteError> {
         let plan = plan(header);
         let path = outputs.create_path(target)?;
-        skeleton(&plan.schema, &plan.stores, &now_utc())
+        skeleton(&plan.schema, &plan.stores, &metadata(header))
             .write(&path)
             .map_err(|e| h5_error(target, "cannot write the HDF5 layout", e))?;
         let file = hdf5_pure::File::open_rw_with_options(
@@ -444,22 +464,6 @@ impl IcarusH5Writer {
         }
         Ok(())
     }
-
-    /// The frame time in seconds: the source's own f64 when it carries it (an Icarus HDF5
-    /// source, unshifted), else the model time.
-    fn seconds(record: &Record) -> f64 {
-        if let Some(raw) = &record.raw {
-            if raw.format == RAW_FORMAT {
-                if let Ok(b) = <[u8; 8]>::try_from(raw.bytes.as_slice()) {
-                    let t = f64::from_le_bytes(b);
-                    if nanos(t) == record.time {
-                        return t;
-                    }
-                }
-            }
-        }
-        record.time as f64 / 1e9
-    }
 }
 
 /// Whether two entities are the same, by address first (a reader hands every record of a
@@ -538,7 +542,7 @@ impl Sink for IcarusH5Writer {
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
         if self.frame.is_none_or(|(ns, _)| ns != record.time) {
             self.end_frame()?;
-            self.frame = Some((record.time, Self::seconds(record)));
+            self.frame = Some((record.time, record.seconds()));
         }
         let Some(binding) = self.plan.channels.get_mut(record.channel as usize) else {
             // A channel the writer was never told of.

@@ -10,7 +10,9 @@ use std::path::Path;
 
 pub use writer::JsonlWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{
+    absolute_times, utc_epoch, Detection, Format, WriteOption, TIME_OPTION,
+};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -58,10 +60,21 @@ impl Format for JsonLines {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
+        let utc = utc_epoch(header, outputs)?;
         Ok(Box::new(JsonlWriter::new(
             outputs.create(target)?,
             target,
             header,
+            utc,
         )))
+    }
+
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[TIME_OPTION]
+    }
+
+    /// Only as each record's `time_utc` (`--time utc`).
+    fn keeps_epoch(&self, outputs: &Outputs) -> bool {
+        absolute_times(outputs)
     }
 }

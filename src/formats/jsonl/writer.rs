@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use crate::formats::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::Destination;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, Header, Record};
+use crate::model::{Channel, Epoch, Header, Record};
 
 pub struct JsonlWriter {
     out: Destination,
@@ -20,7 +20,9 @@ pub struct JsonlWriter {
 }
 
 impl JsonlWriter {
-    pub fn new(out: Destination, path: &Path, header: &Header) -> JsonlWriter {
+    /// A writer of `header`'s records into `out`, each object also giving its time in UTC
+    /// from `utc` when given.
+    pub fn new(out: Destination, path: &Path, header: &Header, utc: Option<Epoch>) -> JsonlWriter {
         JsonlWriter {
             out,
             path: path.to_path_buf(),
@@ -28,6 +30,7 @@ impl JsonlWriter {
                 Style {
                     channel: true,
                     newline: true,
+                    utc,
                 },
                 header.channels.iter().map(|c| c.name.clone()).collect(),
             ),

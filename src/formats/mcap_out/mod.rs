@@ -65,6 +65,11 @@ impl Format for Mcap {
         }]
     }
 
+    /// Log times are absolute (epoch + time), and the metadata names the origin.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
+    }
+
     /// The JSON Schema of each channel is written before its first message.
     fn needs_schema(&self) -> bool {
         true

@@ -110,6 +110,7 @@ impl McapWriter {
                 Style {
                     channel: false,
                     newline: false,
+                    utc: None,
                 },
                 Vec::new(),
             ),

@@ -24,7 +24,7 @@ use crate::formats::format::{Detection, Format};
 use crate::formats::nanover_common::frame_fields;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
-use crate::model::{Channel, ChannelKind, Composition, Header};
+use crate::model::{Channel, ChannelKind, Composition, FieldSpec, Header, FRAME_VALUE};
 use message::PartKind;
 
 /// Raw-bytes tag of a whole message (shared by every part record of the message).
@@ -44,6 +44,11 @@ fn header(parts: &[PartKind]) -> Header {
         };
         if *kind == PartKind::Frame {
             c.fields = frame_fields();
+            // A frame's `frame.index` is kept among its values and is its frame value too.
+            c.fields.push(FieldSpec {
+                semantic: Some(FRAME_VALUE.into()),
+                ..FieldSpec::new(keys::FRAME_INDEX)
+            });
         }
         h.add_channel(c);
     }

@@ -5,9 +5,10 @@
 //! error or an interrupted run never leaves a half-written output. Before anything is
 //! written, each target is checked ([`Outputs::check`]): an existing one is refused unless
 //! `--force`, and even then only a regular file, an empty directory or a directory that is
-//! already a recording of the format being written is replaced; an input of the command is
-//! never written over. Missing parent directories are created (and removed again if the run
-//! fails before anything is committed).
+//! a recording of the format being written, holding nothing its writer would not write, is
+//! replaced; nothing is written over an input, around one or inside one. Missing parent
+//! directories are created (and removed again if the run fails or is interrupted before
+//! anything is committed).
 
 pub mod pending;
 
@@ -66,8 +67,9 @@ const BUFFER: usize = 1 << 20;
 /// record where their data came from (the Parquet table's metadata).
 pub const SOURCE_PATHS: &str = "source.paths";
 
-/// Whether an existing directory is already a recording of the format being written.
-pub type IsOwnKind = Box<dyn Fn(&Path) -> bool>;
+/// Whether `--force` may replace an existing directory: `Err(why not)` unless it is a
+/// recording of the format being written that holds nothing its writer would not write.
+pub type MayReplace = Box<dyn Fn(&Path) -> Result<(), String>>;
 
 /// What is at a target before the run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,6 +109,72 @@ fn resolved(path: &Path) -> PathBuf {
     }
 }
 
+/// How writing `target` would touch one of `inputs` (resolved paths, as
+/// [`Outputs::protect`] keeps them): `target` is one, holds one, or is inside one (a file in
+/// an `.icarec` or Elodin directory). Symbolic links are followed on both sides.
+pub fn clash_with_inputs(target: &Path, inputs: &[PathBuf]) -> Option<String> {
+    if target == Path::new("-") {
+        return None;
+    }
+    let at = resolved(target);
+    let input = inputs
+        .iter()
+        .find(|i| **i == at || i.starts_with(&at) || at.starts_with(i))?;
+    Some(if *input == at {
+        "is an input of this command".to_string()
+    } else if input.starts_with(&at) {
+        format!("holds {}, an input of this command", input.display())
+    } else {
+        format!("is inside {}, an input of this command", input.display())
+    })
+}
+
+/// Inputs as [`clash_with_inputs`] compares them: resolved, standard input left out.
+pub fn resolved_inputs(inputs: &[PathBuf]) -> Vec<PathBuf> {
+    inputs
+        .iter()
+        .filter(|p| p.as_os_str() != "-")
+        .map(|p| resolved(p))
+        .collect()
+}
+
+/// The first entry of the directory `dir` (a path relative to it; depth first, in name
+/// order) that `writes` does not claim. `writes` is given each file and directory as a
+/// relative path and as the path to look at; a symbolic link, a special file or a directory
+/// that cannot be listed is never claimed.
+pub fn foreign_entry(dir: &Path, writes: &dyn Fn(&Path, &Path) -> bool) -> Option<PathBuf> {
+    foreign_entry_under(dir, Path::new(""), writes)
+}
+
+fn foreign_entry_under(
+    dir: &Path,
+    relative: &Path,
+    writes: &dyn Fn(&Path, &Path) -> bool,
+) -> Option<PathBuf> {
+    let listed = fs::read_dir(dir.join(relative))
+        .and_then(|entries| entries.map(|e| e.map(|e| e.file_name())).collect());
+    let mut names: Vec<std::ffi::OsString> = match listed {
+        Ok(names) => names,
+        Err(_) => return Some(relative.to_path_buf()),
+    };
+    names.sort();
+    for name in names {
+        let entry = relative.join(name);
+        let path = dir.join(&entry);
+        let kind = fs::symlink_metadata(&path).map(|m| m.file_type()).ok();
+        let claimed = kind.is_some_and(|k| k.is_file() || k.is_dir()) && writes(&entry, &path);
+        if !claimed {
+            return Some(entry);
+        }
+        if kind.is_some_and(|k| k.is_dir()) {
+            if let Some(found) = foreign_entry_under(dir, &entry, writes) {
+                return Some(found);
+            }
+        }
+    }
+    None
+}
+
 /// A new file beside `temp` (a temporary output of [`Outputs::create_path`]), for a writer
 /// that rewrites its output whole at the end: it writes the new file, then
 /// [`replace_with_scratch`] renames it onto `temp`. Registered like every temporary output,
@@ -144,7 +212,7 @@ fn registered_temp(
     let temp = builder
         .tempfile_in(dir)
         .map_err(|e| WriteError::io(target, e))?;
-    registry.push(temp.path().to_path_buf());
+    registry.temps.push(temp.path().to_path_buf());
     drop(registry);
     Ok(temp.into_parts())
 }
@@ -183,7 +251,7 @@ pub struct Outputs {
     settings: BTreeMap<&'static str, String>,
     /// The command's inputs, resolved: never written over.
     inputs: Vec<PathBuf>,
-    is_own_kind: Option<IsOwnKind>,
+    may_replace: Option<MayReplace>,
     /// Parent directories this run created, outermost first.
     created_dirs: Vec<PathBuf>,
     committed: bool,
@@ -200,7 +268,7 @@ impl Outputs {
             spooled: Vec::new(),
             settings: BTreeMap::new(),
             inputs: Vec::new(),
-            is_own_kind: None,
+            may_replace: None,
             created_dirs: Vec::new(),
             committed: false,
         }
@@ -214,20 +282,16 @@ impl Outputs {
         outputs
     }
 
-    /// Inputs of the command: refused as outputs (and as directories that contain them).
+    /// Inputs of the command: refused as outputs, as directories that hold them and as
+    /// places inside them ([`clash_with_inputs`]).
     pub fn protect(&mut self, inputs: &[PathBuf]) {
-        self.inputs.extend(
-            inputs
-                .iter()
-                .filter(|p| p.as_os_str() != "-")
-                .map(|p| resolved(p)),
-        );
+        self.inputs.extend(resolved_inputs(inputs));
     }
 
-    /// How to tell an existing directory that `--force` may replace: one that is already a
-    /// recording of the format being written. Without it, only an empty directory is.
-    pub fn replace_directories_when(&mut self, is_own_kind: IsOwnKind) {
-        self.is_own_kind = Some(is_own_kind);
+    /// How to tell a non-empty directory that `--force` may replace (a recording of the
+    /// format being written, and nothing else). Without it, only an empty directory is.
+    pub fn replace_directories_when(&mut self, may_replace: MayReplace) {
+        self.may_replace = Some(may_replace);
     }
 
     /// Sets a writer setting for every output of this run; the writer it is for reads it
@@ -273,13 +337,7 @@ impl Outputs {
                     .into(),
             ));
         }
-        let at = resolved(target);
-        if let Some(input) = self.inputs.iter().find(|i| **i == at || i.starts_with(&at)) {
-            let what = if *input == at {
-                "is an input of this command".to_string()
-            } else {
-                format!("holds {}, an input of this command", input.display())
-            };
+        if let Some(what) = clash_with_inputs(target, &self.inputs) {
             return refuse(format!("{what}: simrec never writes over its inputs"));
         }
         let claimed = (self.pending.iter().map(|(_, t)| t))
@@ -308,15 +366,17 @@ impl Outputs {
                 let empty = fs::read_dir(target)
                     .map(|mut d| d.next().is_none())
                     .unwrap_or(false);
-                let own = self.is_own_kind.as_ref().is_some_and(|f| f(target));
-                if empty || own {
-                    Ok(found)
-                } else {
-                    refuse(
-                        "holds other files: --force replaces only an empty directory or a \
-                         recording of the format being written"
-                            .into(),
-                    )
+                let replaceable = match &self.may_replace {
+                    _ if empty => Ok(()),
+                    Some(may_replace) => may_replace(target),
+                    None => Err("holds other files".into()),
+                };
+                match replaceable {
+                    Ok(()) => Ok(found),
+                    Err(why) => refuse(format!(
+                        "{why}: --force replaces only an empty directory, or a recording of \
+                         the format being written that holds nothing else"
+                    )),
                 }
             }
         }
@@ -354,7 +414,7 @@ impl Outputs {
     }
 
     /// Creates the target's missing parent directories, remembering them to remove again if
-    /// the run fails.
+    /// the run fails or is interrupted.
     fn make_parent(&mut self, target: &Path) -> Result<PathBuf, WriteError> {
         let parent = parent_of(target);
         let mut missing = Vec::new();
@@ -363,8 +423,15 @@ impl Outputs {
             missing.push(p.to_path_buf());
             p = p.parent().unwrap_or(Path::new(""));
         }
-        fs::create_dir_all(&parent).map_err(|e| WriteError::io(target, e))?;
-        self.created_dirs.extend(missing.into_iter().rev());
+        missing.reverse();
+        // Registered while the registry is locked, so an interrupt either sees them or comes
+        // before they exist.
+        let mut registry = pending::lock();
+        let created = fs::create_dir_all(&parent);
+        registry.dirs.extend(missing.iter().cloned());
+        drop(registry);
+        self.created_dirs.extend(missing);
+        created.map_err(|e| WriteError::io(target, e))?;
         Ok(parent)
     }
 
@@ -501,7 +568,7 @@ impl Outputs {
             .suffix(pending::suffix())
             .tempdir_in(parent)
             .map_err(|e| WriteError::io(target, e))?;
-        registry.push(dir.path().to_path_buf());
+        registry.temps.push(dir.path().to_path_buf());
         drop(registry);
         let path = dir.path().to_path_buf();
         self.pending_dirs.push((dir, target.to_path_buf()));
@@ -554,6 +621,7 @@ impl Outputs {
         }
         drop(_registry);
         pending::unregister(&done);
+        pending::unregister_dirs(&self.created_dirs);
         self.committed = true;
         Ok(written)
     }
@@ -604,6 +672,7 @@ impl Drop for Outputs {
         for dir in self.created_dirs.iter().rev() {
             let _ = fs::remove_dir(dir);
         }
+        pending::unregister_dirs(&self.created_dirs);
     }
 }
 
@@ -634,7 +703,12 @@ mod tests {
 
         // A directory of the kind being written is replaced; so is an empty one.
         let mut outputs = Outputs::new(true);
-        outputs.replace_directories_when(Box::new(|p| p.join("thesis.tex").exists()));
+        outputs.replace_directories_when(Box::new(|p| {
+            match foreign_entry(p, &|e, _| e == Path::new("thesis.tex")) {
+                None => Ok(()),
+                Some(e) => Err(format!("holds {}", e.display())),
+            }
+        }));
         let temp = outputs.create_dir(&out).unwrap();
         fs::write(temp.join("metadata.json"), b"{}").unwrap();
         outputs.commit().unwrap();

@@ -1,6 +1,6 @@
-//! The temporary outputs of this process, so that an interrupt (SIGINT, SIGTERM, SIGHUP) can
-//! remove them before the process ends, and the partials a killed run left behind can be told
-//! from real outputs.
+//! The temporary outputs of this process, and the parent directories it created for them,
+//! so that an interrupt (SIGINT, SIGTERM, SIGHUP) can remove them before the process ends,
+//! and the partials a killed run left behind can be told from real outputs.
 //!
 //! A temporary output is named `.NAME.PID-RANDOM.partial` beside its target `NAME`: hidden,
 //! marked as unfinished, and carrying the process id that writes it, so a later run can remove
@@ -12,23 +12,39 @@ use std::sync::{Mutex, MutexGuard};
 
 const SUFFIX: &str = ".partial";
 
-static PENDING: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
+/// What an interrupt removes.
+pub(super) struct Pending {
+    /// Temporary files and directories.
+    pub temps: Vec<PathBuf>,
+    /// Directories created for outputs not yet committed, outermost first: removed after
+    /// the temporaries, innermost first, each only if it is empty by then.
+    pub dirs: Vec<PathBuf>,
+}
+
+static PENDING: Mutex<Pending> = Mutex::new(Pending {
+    temps: Vec::new(),
+    dirs: Vec::new(),
+});
 
 /// The registry, locked. While a caller holds it, an interrupt waits: a commit that renames
 /// outputs into place is never cut in half.
-pub(super) fn lock() -> MutexGuard<'static, Vec<PathBuf>> {
-    // A panic elsewhere cannot leave the list inconsistent: it is only pushed and retained.
+pub(super) fn lock() -> MutexGuard<'static, Pending> {
+    // A panic elsewhere cannot leave the lists inconsistent: they are only pushed and retained.
     PENDING
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
 }
 
 pub(super) fn register(path: &Path) {
-    lock().push(path.to_path_buf());
+    lock().temps.push(path.to_path_buf());
 }
 
 pub(super) fn unregister(paths: &[PathBuf]) {
-    lock().retain(|p| !paths.contains(p));
+    lock().temps.retain(|p| !paths.contains(p));
+}
+
+pub(super) fn unregister_dirs(dirs: &[PathBuf]) {
+    lock().dirs.retain(|p| !dirs.contains(p));
 }
 
 fn remove(path: &Path) {
@@ -39,13 +55,16 @@ fn remove(path: &Path) {
     };
 }
 
-/// Removes every temporary output of this process and ends it with `code`. For the
-/// interrupt handler: it keeps the registry locked until the process is gone, so nothing new
-/// is created meanwhile.
+/// Removes every temporary output of this process, then the directories it created that are
+/// empty, and ends it with `code`. For the interrupt handler: it keeps the registry locked
+/// until the process is gone, so nothing new is created meanwhile.
 pub fn remove_all_and_exit(code: i32) -> ! {
     let pending = lock();
-    for path in pending.iter() {
+    for path in &pending.temps {
         remove(path);
+    }
+    for dir in pending.dirs.iter().rev() {
+        let _ = fs::remove_dir(dir);
     }
     std::process::exit(code)
 }

@@ -17,7 +17,9 @@ pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
 pub use encoder::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
 pub use writer::{file_name, TableWriter, FOLD_KEY};
 
-use crate::formats::format::{Detection, Format, WriteOption};
+use crate::formats::format::{
+    file_starts_with, path_names, Detection, Format, WriteOption, PARQUET_MAGIC,
+};
 use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -71,11 +73,22 @@ impl Format for ParquetTable {
         if path.is_dir() {
             return Detection::by(is_dataset(path), false);
         }
-        Detection::by(head.starts_with(b"PAR1"), self.named_by(path))
+        Detection::by(head.starts_with(PARQUET_MAGIC), self.named_by(path))
+    }
+
+    /// The file's key-value metadata `simrec.origin.*`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
     }
 
     fn needs_schema(&self) -> bool {
         true
+    }
+
+    /// The tables of the per-channel form.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        matches!(path_names(relative).as_deref(), Some([name]) if name.ends_with(".parquet"))
+            && file_starts_with(path, PARQUET_MAGIC)
     }
 
     fn write_options(&self) -> &'static [WriteOption] {

@@ -167,13 +167,7 @@ struct Scan {
 }
 
 fn scan(path: &Path, options: ReadOptions) -> Result<Scan, ReadError> {
-    let mut reader = TesReader::open(
-        path,
-        ReadOptions {
-            decode: false,
-            ..options
-        },
-    )?;
+    let mut reader = TesReader::open_packets(path, options)?;
     let mut s = Scan::default();
     let mut fields = Vec::new();
     let mut first = true;
@@ -437,13 +431,7 @@ impl TesMerge {
         for (path, maps) in paths.iter().zip(maps) {
             inputs.push(Input {
                 path: path.clone(),
-                reader: TesReader::open(
-                    path,
-                    ReadOptions {
-                        decode: false,
-                        ..options
-                    },
-                )?,
+                reader: TesReader::open_packets(path, options)?,
                 maps,
                 peek: None,
                 transients: Vec::new(),

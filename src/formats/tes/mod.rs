@@ -59,6 +59,7 @@ fn packet_record(p: Vec<u8>, values: bool, time: Nanos, frame: u64) -> Option<Re
         frame: Some(record_frame(h.routing_id, h.message_id, frame)),
         values: d.values,
         raw: Some(Box::new(RawBytes::new(RAW_FORMAT, p))),
+        exact_seconds: None,
         group: None,
     })
 }
@@ -124,6 +125,12 @@ impl Format for Tes {
 
     fn family(&self) -> Option<crate::formats::Family> {
         Some(crate::formats::Family::Tes)
+    }
+
+    /// A capture's time is the sum of its frames' durations (spec §11.2): frame 0 starts at
+    /// 0, so a window into it starts there.
+    fn keeps_time(&self) -> Result<(), &'static str> {
+        Err("a 3es capture's time is the sum of its frames' durations, from 0")
     }
 
     fn needs_time_order(&self) -> bool {

@@ -35,6 +35,8 @@ pub struct TesReader {
     path: PathBuf,
     layer: Layer,
     options: ReadOptions,
+    /// A header walk ([`TesReader::header_walk`]).
+    walk: bool,
     header: Header,
     /// Position of the next top-level packet in the current layer.
     pos: u64,
@@ -70,9 +72,24 @@ fn fatal(f: Finding) -> ReadError {
 
 impl TesReader {
     pub fn open(path: &Path, options: ReadOptions) -> Result<TesReader, ReadError> {
+        let walk = !options.decode && options.lenient;
+        Self::open_walking(path, options, walk)
+    }
+
+    /// [`TesReader::open`] returning every packet whole without values, also when reading
+    /// leniently (a merge maps the ids in every packet's bytes).
+    pub(super) fn open_packets(path: &Path, options: ReadOptions) -> Result<TesReader, ReadError> {
+        let options = ReadOptions {
+            decode: false,
+            ..options
+        };
+        Self::open_walking(path, options, false)
+    }
+
+    fn open_walking(path: &Path, options: ReadOptions, walk: bool) -> Result<TesReader, ReadError> {
         let name = display_name(path);
         let input = Input::open(path).map_err(|e| ReadError::from(e).in_file(&name))?;
-        Self::from_input(input, &name, options).map_err(|e| e.in_file(&name))
+        Self::from_input(input, &name, options, walk).map_err(|e| e.in_file(&name))
     }
 
     /// Reads from `at.pos`, the top-level packet that starts frame `at.frame` (found by a
@@ -135,13 +152,15 @@ impl TesReader {
         name: &Path,
         options: ReadOptions,
     ) -> Result<TesReader, ReadError> {
-        Self::from_input(Input::from_bytes(bytes), name, options).map_err(|e| e.in_file(name))
+        let walk = !options.decode && options.lenient;
+        Self::from_input(Input::from_bytes(bytes), name, options, walk).map_err(|e| e.in_file(name))
     }
 
     fn from_input(
         mut input: Input,
         name: &Path,
         options: ReadOptions,
+        walk: bool,
     ) -> Result<TesReader, ReadError> {
         if input.is_empty() {
             return Err(fatal(
@@ -184,7 +203,7 @@ impl TesReader {
                     .insert("coordinate_frame".into(), p[12].into());
             }
         }
-        if !options.decode && options.lenient {
+        if walk {
             // A header walk skips the payloads of most large packets (mesh data): read a
             // little ahead so that their bytes are not read either.
             input.set_read_ahead(HEADER_WALK_READ_AHEAD);
@@ -193,6 +212,7 @@ impl TesReader {
             path: name.to_path_buf(),
             layer: Layer::Plain(input),
             options,
+            walk,
             header,
             pos: 0,
             body: Vec::new(),
@@ -223,7 +243,7 @@ impl TesReader {
     /// payloads that frames, time, FrameCount and the live scene need. CRCs and the other
     /// payloads are not looked at; `validate` and `inspect --deep` check them.
     fn header_walk(&self) -> bool {
-        !self.options.decode && self.options.lenient
+        self.walk
     }
 
     /// Whether a payload can go undecoded when no values are wanted: shape updates, bulk
@@ -856,6 +876,7 @@ impl TesReader {
             frame: Some(i64::try_from(self.frame).unwrap_or(i64::MAX)),
             values: Vec::new(),
             raw: None,
+            exact_seconds: None,
             group: None,
         }
     }
@@ -1083,6 +1104,7 @@ impl TesReader {
             frame: Some(super::record_frame(routing, message, record_frame)),
             values: d.values,
             raw: whole.then(|| Box::new(RawBytes::new(RAW_FORMAT, packet))),
+            exact_seconds: None,
             group: None,
         })
     }

@@ -2,6 +2,7 @@
 //! ServerInfo and the synthesised world state at the cut, so the slice plays back alone.
 //! Reading stops at the end of the window.
 
+use std::cmp::Ordering;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
@@ -14,6 +15,7 @@ use super::walk;
 use super::world::World;
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::time::{outside_message, unordered_message};
 use crate::model::{Header, Nanos, Record, TimeSpec};
 use crate::report::{Finding, Findings, Severity};
 
@@ -41,6 +43,8 @@ pub struct TesSlice {
     world: World,
     start: Bound,
     end: Option<Bound>,
+    /// The window as asked, to name it.
+    asked: (TimeSpec, Option<TimeSpec>),
     rebase: bool,
     decode: bool,
     queue: VecDeque<Record>,
@@ -85,6 +89,7 @@ impl TesSlice {
         rebase: bool,
         options: ReadOptions,
     ) -> Result<TesSlice, ReadError> {
+        let asked = (start.unwrap_or(TimeSpec::Frame(0)), end);
         let start = match start {
             Some(s) => bound(s, path)?,
             None => Bound::Frame(0),
@@ -113,6 +118,7 @@ impl TesSlice {
             world,
             start,
             end,
+            asked,
             rebase,
             decode: options.decode,
             queue: VecDeque::new(),
@@ -178,6 +184,28 @@ impl TesSlice {
         }
     }
 
+    /// Why the window is refused for ending where or before it starts, when its bounds are
+    /// of two kinds (a frame and a time): known at `first`, the first record at or after the
+    /// start (in frame `frame`).
+    fn unordered(&self, first: &Record, frame: u64) -> Option<String> {
+        let end = self.end?;
+        if !end.reached(first, frame) {
+            return None;
+        }
+        let start = match self.start {
+            Bound::Time(t) => t,
+            Bound::Frame(_) => first.time,
+        };
+        let order = match end {
+            Bound::Time(e) => e.cmp(&start),
+            // Frame m starts before `frame`, the first at or after the start.
+            Bound::Frame(m) if m < frame => Ordering::Less,
+            Bound::Frame(_) => first.time.cmp(&start),
+        };
+        let (asked_start, asked_end) = self.asked;
+        unordered_message(asked_start, asked_end?, order)
+    }
+
     fn keep(&mut self, mut r: Record) {
         if self.rebase {
             r.shift_time(-self.base.0);
@@ -208,12 +236,19 @@ impl TesSlice {
                     }
                 }
                 Some(r) if !self.opened => {
+                    if let Some(why) = self.unordered(&r, frame) {
+                        return Err(ReadError::Conflict(why));
+                    }
                     let first = (!past_end(&r, self.end)).then_some((r, frame));
                     let empty = first.is_none();
                     self.open_window(first);
                     self.done |= empty;
                 }
-                None if !self.opened => self.open_window(None),
+                // The capture ends before the window starts.
+                None if !self.opened => {
+                    let (start, end) = self.asked;
+                    return Err(ReadError::Conflict(outside_message(start, end)));
+                }
                 None => self.done = true,
                 Some(r) if past_end(&r, self.end) => self.done = true,
                 Some(r) => self.keep(r),

@@ -531,6 +531,7 @@ mod tests {
             let options = ReadOptions {
                 decode: false,
                 lenient: false,
+                until_damage: false,
                 assume_version: None,
                 deep: false,
                 epoch: None,

@@ -23,7 +23,8 @@ pub use writer::XrecWriter;
 use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
-use crate::model::{Header, TimeSpec};
+use crate::model::time::{outside_message, unordered_span, window_outside};
+use crate::model::{Header, Seconds, TimeSpec};
 
 pub const NAME: &str = "xrec";
 /// Raw-bytes tag of an event record (type name to the end of its body).
@@ -105,6 +106,21 @@ pub fn open_query(
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         };
+    }
+    if let Some(t0) = q.t0 {
+        if let Some(why) = unordered_span(t0, q.t1) {
+            return Err(ReadError::Conflict(why));
+        }
+    }
+    if let Some((lo, hi)) = reader.packet_scan().rtss {
+        let (first, last) = (reader.record_time(lo), reader.record_time(hi));
+        let start = q.t0.unwrap_or(first);
+        if window_outside(start, q.t1, first, last) {
+            return Err(ReadError::Conflict(outside_message(
+                Seconds(start),
+                q.t1.map(Seconds),
+            )));
+        }
     }
     if slice.rebase && q.t0.is_none() && q.f0.is_some() {
         // A window from a frame starts at its earliest kept event, as a time window starts
@@ -192,6 +208,11 @@ fn chapter_span(
 impl Format for Xrec {
     fn family(&self) -> Option<crate::formats::Family> {
         Some(crate::formats::Family::Xrec)
+    }
+
+    /// The Start packet's `begin_unix_ns`.
+    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
+        true
     }
 
     fn name(&self) -> &'static str {

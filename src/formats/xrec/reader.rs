@@ -269,6 +269,8 @@ impl XrecReader {
             }
             findings.push(f.at(0, 0));
         }
+        // A damaged Start is where `recover` keeps nothing.
+        let damaged = findings.count(Severity::Error) > 0;
         let data_end = cut.map_or(len, |c| c.min(len));
         let scan = scan(&mut walk, first, data_end, start.revision);
         let bytes_read = first + scan.bytes;
@@ -287,7 +289,7 @@ impl XrecReader {
             data_end,
             cut: None,
             packet_index: 1,
-            done: false,
+            done: damaged && options.until_damage,
             end: None,
             packet: None,
             area: Vec::new(),
@@ -365,14 +367,16 @@ impl XrecReader {
         self.scan.walked.get(i).filter(|w| w.offset == off).copied()
     }
 
-    /// Records `f`; an error stops a strict reader.
+    /// Records `f`; an error stops a strict reader, and ends a reader that reads up to the
+    /// damage (`until_damage`) quietly.
     fn report(&mut self, f: Finding) -> Result<(), ReadError> {
-        let fatal = f.severity == Severity::Error && !self.options.lenient;
-        if fatal {
+        let error = f.severity == Severity::Error;
+        if error && !self.options.lenient {
             self.done = true;
             self.findings.push(f.clone());
             return Err(ReadError::invalid(f).in_file(&self.path));
         }
+        self.done |= error && self.options.until_damage;
         self.findings.push(f);
         Ok(())
     }
@@ -1026,6 +1030,10 @@ impl XrecReader {
         let channel = self.channel(type_name);
         self.per_type[channel as usize] += 1;
         record.time = time.saturating_sub(self.query.shift);
+        // Seconds from the begin, as a writer of float seconds takes them back (exact when
+        // the begin is at 0, as simrec writes sessions of other sources).
+        record.exact_seconds =
+            (self.query.shift == 0).then_some(ev.create_time - self.start.begin_rtss);
         record.channel = channel;
         record.frame = Some(ev.create_frame);
         record.entity = None;
@@ -1298,6 +1306,11 @@ impl Iterator for XrecReader {
             if let Some(p) = &self.packet {
                 if p.decoded < p.bounds.event_count {
                     match self.next_event() {
+                        // The event that ended a read up to the damage is not returned.
+                        Ok(Some(r)) if self.done => {
+                            self.recycle(r);
+                            return None;
+                        }
                         Ok(Some(r)) => return Some(Ok(r)),
                         Ok(None) => continue,
                         Err(e) => return Some(Err(e)),

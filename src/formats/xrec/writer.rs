@@ -267,7 +267,7 @@ impl XrecWriter {
 
     /// An event made from a record's values (any source).
     fn push_values(&mut self, record: &Record, channel: &str) -> Result<(), WriteError> {
-        let computed = self.begin_rtss + record.time as f64 / 1e9;
+        let computed = self.begin_rtss + record.seconds();
         let given = match record.get("create_time") {
             Some(Value::Float(t)) => Some(*t),
             _ => None,

@@ -9,7 +9,7 @@ pub mod output;
 use std::collections::{BTreeMap, BinaryHeap, HashMap, HashSet, VecDeque};
 
 use crate::formats::{ReadError, Source};
-use crate::model::{Entity, Nanos, Record, Value};
+use crate::model::{Entity, Header, Nanos, Record, Value, FRAME_VALUE};
 
 use super::convert::{Notes, ReadRequest};
 use super::select::SelectionHandle;
@@ -121,6 +121,8 @@ struct Pending {
     record: Record,
     /// Position in its side's stream.
     position: u64,
+    /// The place among its values of a copy of its frame value ([`frame_copy`]).
+    frame_copy: Option<usize>,
     /// What it aligns on: its time, frame value or position in its channel and entity.
     on: (bool, i64),
 }
@@ -248,7 +250,14 @@ impl Differ {
     }
 
     /// A record of side `s` (0 is A) under channel name `channel`.
-    fn take(&mut self, s: usize, channel: String, record: Record, position: u64) {
+    fn take(
+        &mut self,
+        s: usize,
+        channel: String,
+        record: Record,
+        position: u64,
+        frame_copy: Option<usize>,
+    ) {
         let key = (channel, record.entity.clone());
         let queues = self.queues.entry(key.clone()).or_default();
         let ordinal = queues.seen[s];
@@ -278,6 +287,7 @@ impl Differ {
         let mine = Pending {
             record,
             position,
+            frame_copy,
             on,
         };
         let (pair, overflow) = match matched {
@@ -407,16 +417,19 @@ impl Differ {
         });
         let in_a: Option<HashSet<&str>> = (a.record.values.len() > 32)
             .then(|| a.record.values.iter().map(|(k, _)| k.as_str()).collect());
-        for (k, va) in &a.record.values {
+        for (i, (k, va)) in a.record.values.iter().enumerate() {
+            let vb = match &index {
+                Some(index) => index.get(k.as_str()).copied(),
+                None => b.record.get(k),
+            };
+            if vb.is_none() && a.frame_copy == Some(i) {
+                continue;
+            }
             if !stats.keys.contains_key(k) {
                 stats.keys.insert(k.clone(), KeyStats::default());
             }
             let Some(ks) = stats.keys.get_mut(k) else {
                 continue;
-            };
-            let vb = match &index {
-                Some(index) => index.get(k.as_str()).copied(),
-                None => b.record.get(k),
             };
             let Some(vb) = vb else {
                 ks.differing += 1;
@@ -448,12 +461,12 @@ impl Differ {
                 found.push(base(f, Some(k.clone())));
             }
         }
-        for (k, vb) in &b.record.values {
+        for (i, (k, vb)) in b.record.values.iter().enumerate() {
             let in_a = match &in_a {
                 Some(keys) => keys.contains(k.as_str()),
                 None => a.record.get(k).is_some(),
             };
-            if in_a {
+            if in_a || b.frame_copy == Some(i) {
                 continue;
             }
             stats.keys.entry(k.clone()).or_default().differing += 1;
@@ -501,11 +514,11 @@ impl Differ {
 }
 
 /// Runs a diff. Reading errors end it; the notes of both sides come back either way.
-pub fn diff(request: DiffRequest) -> (Result<DiffReport, ReadError>, [Notes; 2]) {
+pub fn diff(request: DiffRequest) -> (Result<DiffReport, ReadError>, Notes) {
     let align = request.align;
     let mut sides = match (Side::open(request.a), Side::open(request.b)) {
         (Ok(a), Ok(b)) => [a, b],
-        (Err(e), _) | (_, Err(e)) => return (Err(e), [Notes::default(), Notes::default()]),
+        (Err(e), _) | (_, Err(e)) => return (Err(e), Notes::default()),
     };
     let mut differ = Differ {
         align,
@@ -523,7 +536,7 @@ pub fn diff(request: DiffRequest) -> (Result<DiffReport, ReadError>, [Notes; 2])
         total: 0,
     };
     let result = run(&mut sides, &mut differ);
-    let notes = [sides[0].notes(), sides[1].notes()];
+    let notes = both(sides[0].notes(), sides[1].notes());
     let result = result.map(|()| {
         differ.finish();
         DiffReport {
@@ -534,6 +547,21 @@ pub fn diff(request: DiffRequest) -> (Result<DiffReport, ReadError>, [Notes; 2])
         }
     });
     (result, notes)
+}
+
+/// The notes of both sides: what reading each found, and the parts of the selection that
+/// matched nothing on either side (a key one side has and the other lacks was matched).
+fn both(a: Notes, b: Notes) -> Notes {
+    let mut read_findings = a.read_findings;
+    read_findings.extend(b.read_findings);
+    Notes {
+        read_findings,
+        unmatched: a
+            .unmatched
+            .into_iter()
+            .filter(|u| b.unmatched.contains(u))
+            .collect(),
+    }
 }
 
 fn run(sides: &mut [Side; 2], differ: &mut Differ) -> Result<(), ReadError> {
@@ -556,13 +584,34 @@ fn run(sides: &mut [Side; 2], differ: &mut Differ) -> Result<(), ReadError> {
         };
         let position = side.read;
         side.read += 1;
-        let channel = side
-            .source
-            .header()
+        let header = side.source.header();
+        let copy = frame_copy(header, &record);
+        let channel = header
             .channel(record.channel)
             .map_or_else(|| format!("#{}", record.channel), |c| c.name.clone());
-        differ.take(s, channel, record, position);
+        differ.take(s, channel, record, position, copy);
     }
+}
+
+/// The place among `record`'s values of the key that holds a copy of its frame value
+/// ([`FRAME_VALUE`]), where it is one. The frame values are compared themselves, so the copy
+/// on one side only is no difference: a format that keeps it (a `.nanover.zip`'s
+/// `frame.index`) and one that does not (legacy NanoVer) compare equal.
+fn frame_copy(header: &Header, record: &Record) -> Option<usize> {
+    let frame = record.frame?;
+    let channel = header.channel(record.channel)?;
+    let spec = channel
+        .fields
+        .iter()
+        .find(|f| f.semantic.as_deref() == Some(FRAME_VALUE))?;
+    record.values.iter().position(|(k, v)| {
+        *k == spec.name
+            && match v {
+                Value::Int(i) => *i == frame,
+                Value::UInt(u) => i64::try_from(*u) == Ok(frame),
+                _ => false,
+            }
+    })
 }
 
 #[cfg(test)]
@@ -603,10 +652,10 @@ mod tests {
         let mut d = differ(Align::Time);
         // 40 keys (looked up through a map); B changes k07 and has one key more, in
         // another order.
-        d.take(0, "state".into(), record(5, 40, None), 0);
+        d.take(0, "state".into(), record(5, 40, None), 0, None);
         let mut b = record(5, 41, Some(7));
         b.values.reverse();
-        d.take(1, "state".into(), b, 0);
+        d.take(1, "state".into(), b, 0, None);
         d.finish();
         assert_eq!(d.total, 2);
         let found: Vec<(Option<String>, Kind)> = d
@@ -629,9 +678,9 @@ mod tests {
     #[test]
     fn by_time_a_record_passed_by_the_other_side_has_no_counterpart() {
         let mut d = differ(Align::Time);
-        d.take(0, "frame".into(), record(1, 1, None), 0);
-        d.take(1, "frame".into(), record(2, 1, None), 0);
-        d.take(0, "frame".into(), record(2, 1, None), 1);
+        d.take(0, "frame".into(), record(1, 1, None), 0, None);
+        d.take(1, "frame".into(), record(2, 1, None), 0, None);
+        d.take(0, "frame".into(), record(2, 1, None), 1, None);
         d.finish();
         let s = &d.channels[0].1;
         assert_eq!((s.compared, s.only_in_a, s.only_in_b), (1, 1, 0));
@@ -646,7 +695,7 @@ mod tests {
     fn a_window_overflow_counts_the_oldest_as_unpaired() {
         let mut d = differ(Align::Index);
         for i in 0..(WINDOW as u64 + 3) {
-            d.take(0, "only_a".into(), record(i as Nanos, 1, None), i);
+            d.take(0, "only_a".into(), record(i as Nanos, 1, None), i, None);
         }
         assert_eq!(d.channels[0].1.only_in_a, 3);
         assert_eq!(d.queues.values().next().unwrap().waiting[0].len(), WINDOW);

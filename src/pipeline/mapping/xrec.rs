@@ -32,6 +32,11 @@ const TRANSFORM_NAME: &str = "xrec.Transform";
 const PARTICLES: &str = "particle.positions";
 const PARTICLE_NAMES: &str = "particle.names";
 
+/// When a record is: its time, exact seconds and frame value.
+fn at(record: &Record) -> (i64, Option<f64>, Option<i64>) {
+    (record.time, record.exact_seconds, record.frame)
+}
+
 /// One thing's pose at the instant being gathered.
 struct Placed {
     name: String,
@@ -51,9 +56,11 @@ pub struct ToXrec<'a> {
     /// Where each Icarus thing was last: a part moves one component.
     last: HashMap<Thing, ([f64; 3], [f64; 4])>,
     particle_names: Vec<String>,
-    /// The instant being gathered, and the frame value of its first record.
+    /// The instant being gathered, and the frame value and exact seconds of its first
+    /// record.
     step: Option<i64>,
     step_frame: Option<i64>,
+    step_seconds: Option<f64>,
     queue: Queue,
     loss: LossHandle,
 }
@@ -77,6 +84,7 @@ impl<'a> ToXrec<'a> {
             particle_names: Vec::new(),
             step: None,
             step_frame: None,
+            step_seconds: None,
             queue: Queue::default(),
             loss,
         };
@@ -94,8 +102,11 @@ impl<'a> ToXrec<'a> {
         }
     }
 
-    fn transform(&self, time: i64, frame: Option<i64>, placed: &Placed) -> Record {
+    /// A Transform at the time of `from` (a record, or the instant gathered).
+    fn transform(&self, from: (i64, Option<f64>, Option<i64>), placed: &Placed) -> Record {
+        let (time, exact_seconds, frame) = from;
         let mut r = Record::new(time, TRANSFORM);
+        r.exact_seconds = exact_seconds;
         r.frame = frame;
         r.entity = Some(Entity::Name(Arc::from(placed.name.as_str())));
         let array = |v: &[f64]| Value::Array(Array::flat(ArrayData::F64(v.to_vec())));
@@ -112,7 +123,7 @@ impl<'a> ToXrec<'a> {
         let Some(time) = self.step else { return };
         for (key, placed) in std::mem::take(&mut self.gathered) {
             self.last.insert(key, (placed.position, placed.rotation));
-            let r = self.transform(time, self.step_frame, &placed);
+            let r = self.transform((time, self.step_seconds, self.step_frame), &placed);
             self.queue.out.push_back(r);
         }
     }
@@ -178,7 +189,7 @@ impl<'a> ToXrec<'a> {
                 rotation: pose.rotation.unwrap_or([0.0, 0.0, 0.0, 1.0]),
                 scale: record.get("scale").and_then(fixed::<3>),
             };
-            let r = self.transform(record.time, record.frame, &placed);
+            let r = self.transform(at(&record), &placed);
             self.queue.out.push_back(r);
             let taken = |k: &str| {
                 k == WORLD_POS
@@ -227,7 +238,7 @@ impl<'a> ToXrec<'a> {
                 rotation: [0.0, 0.0, 0.0, 1.0],
                 scale: None,
             };
-            let r = self.transform(record.time, record.frame, &placed);
+            let r = self.transform(at(record), &placed);
             self.queue.out.push_back(r);
         }
     }
@@ -245,6 +256,7 @@ impl Queued for ToXrec<'_> {
             self.end_instant();
             self.step = Some(record.time);
             self.step_frame = record.frame;
+            self.step_seconds = record.exact_seconds;
         }
         self.gather(record);
     }

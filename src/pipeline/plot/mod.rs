@@ -42,6 +42,35 @@ pub struct PlotRequest<'a> {
     pub force: bool,
 }
 
+/// The kind of picture written, from the output's extension.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Picture {
+    Svg,
+    Png,
+    Jpeg,
+}
+
+impl Picture {
+    /// The picture `output` names by its extension (`.svg`, `.png`, `.jpg` or `.jpeg`, in
+    /// any case; standard output, `-`, is SVG); `Usage` for any other name, so that a
+    /// picture's bytes are always of the kind its name says.
+    pub fn for_output(output: &Path) -> Result<Picture, PlotError> {
+        if output == Path::new("-") {
+            return Ok(Picture::Svg);
+        }
+        let extension = output.extension().and_then(|e| e.to_str());
+        match extension.map(str::to_ascii_lowercase).as_deref() {
+            Some("svg") => Ok(Picture::Svg),
+            Some("png") => Ok(Picture::Png),
+            Some("jpg" | "jpeg") => Ok(Picture::Jpeg),
+            _ => Err(PlotError::Usage(format!(
+                "cannot tell the picture type from `{}`: name it .svg, .png or .jpg",
+                output.display()
+            ))),
+        }
+    }
+}
+
 /// One line drawn.
 #[derive(Debug, Clone)]
 pub struct Drawn {
@@ -88,10 +117,12 @@ struct Series {
 /// The keys of one channel and entity met so far, each with its series (`None`: not plotted).
 type KeySlots = Vec<(String, Option<usize>)>;
 
-/// A panel: a value name, with its unit.
+/// A panel: a value name, with its unit, and the first `--key` that named it (panels are
+/// stacked in the order of the keys).
 struct Panel {
     title: String,
     unit: Option<String>,
+    key: usize,
 }
 
 /// The name a value goes by: an Icarus signal's channel name is its full name
@@ -171,6 +202,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
         output,
         force,
     } = request;
+    let picture = Picture::for_output(output)?;
     let Some((t0, t1)) = span(walk, &keys)? else {
         return Err(PlotError::Usage("the recording holds no record".into()));
     };
@@ -225,14 +257,15 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
                         .channel(record.channel)
                         .map_or("", |c| c.name.as_str());
                     let name = value_name(channel, key);
-                    let spec = keys.iter().find(|k| k.matches(&name) || k.matches(key));
+                    let spec = keys.iter().position(|k| k.matches(&name) || k.matches(key));
                     let slot = match spec {
                         None => None,
                         Some(_) if series.len() >= MAX_SERIES => {
                             too_many = true;
                             None
                         }
-                        Some(spec) => {
+                        Some(key_at) => {
+                            let spec = &keys[key_at];
                             let title = match (reduce, spec.index.is_empty()) {
                                 (Some(r), true) => format!("{} of {name}", r.name()),
                                 (Some(r), false) => {
@@ -246,6 +279,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
                                     panels.push(Panel {
                                         title: title.clone(),
                                         unit: unit_of(header, record.channel, key),
+                                        key: key_at,
                                     });
                                     panels.len() - 1
                                 }
@@ -291,9 +325,12 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     if series.is_empty() {
         return Err(no_match(&keys, &skipped));
     }
-    let used: Vec<usize> = (0..panels.len())
+    let mut used: Vec<usize> = (0..panels.len())
         .filter(|p| series.iter().any(|s| s.panel == *p))
         .collect();
+    // In the order of the keys; the panels of one key (a glob) in the order met.
+    used.sort_by_key(|&p| panels[p].key);
+    series.sort_by_key(|s| used.iter().position(|&p| p == s.panel));
     let scene = Scene {
         size: (width, panel_height),
         panels: &panels,
@@ -304,10 +341,7 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
         time_format,
         epoch,
     };
-    let png = output
-        .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("png"));
-    let picture = render(&scene, png)?;
+    let picture = render(&scene, picture)?;
     let mut outputs = Outputs::new(force);
     let mut out = outputs.create(output)?;
     out.write_all(&picture)
@@ -384,12 +418,12 @@ struct Scene<'a> {
 /// Height of the time axis' labels under the panels.
 const X_LABELS: u32 = 40;
 
-/// The picture's bytes: SVG text, or a PNG of the same drawing (text in the font simrec
-/// carries).
-fn render(scene: &Scene, png: bool) -> Result<Vec<u8>, PlotError> {
+/// The picture's bytes: SVG text, or a PNG or JPEG of the same drawing (text in the font
+/// simrec carries).
+fn render(scene: &Scene, picture: Picture) -> Result<Vec<u8>, PlotError> {
     let (width, panel_height) = scene.size;
     let height = panel_height * scene.used.len() as u32 + X_LABELS;
-    if !png {
+    if picture == Picture::Svg {
         let mut svg = String::new();
         draw(
             SVGBackend::with_string(&mut svg, (width, height)).into_drawing_area(),
@@ -403,7 +437,10 @@ fn render(scene: &Scene, png: bool) -> Result<Vec<u8>, PlotError> {
         BitMapBackend::with_buffer(&mut rgb, (width, height)).into_drawing_area(),
         scene,
     )?;
-    encode_png(&rgb, width, height)
+    match picture {
+        Picture::Jpeg => encode_jpeg(&rgb, width, height),
+        _ => encode_png(&rgb, width, height),
+    }
 }
 
 /// DejaVu Sans cut to the characters of names, units and times (assets/fonts/make.sh).
@@ -436,6 +473,129 @@ fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError>
     Ok(bytes)
 }
 
+/// Pixel size of the time axis' labels, and the width of one of their characters at most
+/// (DejaVu Sans: digits are 0.64 em, letters at most 0.7), with the room between two labels.
+const X_LABEL_FONT: u32 = 12;
+const X_LABEL_CHAR: f64 = 0.7 * X_LABEL_FONT as f64;
+const X_LABEL_GAP: f64 = 16.0;
+
+/// The time axis' labels: as many as fit side by side without touching, each as short as
+/// the scale allows (an absolute time's date, when the whole span is within one day, is said
+/// once in the axis title and left out of each label).
+struct TimeAxis {
+    format: TimeFormat,
+    epoch: Option<Epoch>,
+    /// Fraction digits of the seconds.
+    digits: u8,
+    /// The date every label shares (`2026-03-01`), left out of each.
+    day: Option<String>,
+    /// Labels at most, and pixels per second of the plot area.
+    labels: usize,
+    scale: f64,
+    /// Where the last label's right half would leave the picture (seconds from time zero).
+    last: f64,
+    title: String,
+}
+
+impl TimeAxis {
+    fn new(format: TimeFormat, epoch: Option<Epoch>, span: (Nanos, Nanos), columns: usize) -> Self {
+        let digits = if span.1 - span.0 > 10_000_000_000 {
+            0
+        } else {
+            3
+        };
+        let mut axis = TimeAxis {
+            format,
+            epoch,
+            digits,
+            day: None,
+            labels: 0,
+            scale: 0.0,
+            last: f64::INFINITY,
+            title: String::new(),
+        };
+        let (first, end) = (axis.full(span.0), axis.full(span.1));
+        axis.day = date_of(&first)
+            .filter(|d| date_of(&end) == Some(d))
+            .map(str::to_string);
+        axis.title = match (format, &axis.day) {
+            (TimeFormat::Met, _) => "time (s from time zero)".to_string(),
+            (f, Some(day)) => format!("time ({}, {day})", f.to_string().to_uppercase()),
+            (f, None) => format!("time ({})", f.to_string().to_uppercase()),
+        };
+        let chars = [span.0, span.1]
+            .map(|t| axis.short(axis.full(t)).chars().count())
+            .into_iter()
+            .max()
+            .unwrap_or(1);
+        let label = chars as f64 * X_LABEL_CHAR;
+        let area = (columns + 1) as f64;
+        axis.labels = ((area / (label + X_LABEL_GAP)) as usize).clamp(1, 8);
+        let seconds = (span.1 - span.0) as f64 / 1e9;
+        axis.scale = if seconds > 0.0 { area / seconds } else { 0.0 };
+        // A label is centred on its tick: one nearer the right edge than half its width
+        // (less the margin) would be cut off.
+        let room = (label / 2.0 - RIGHT as f64).max(0.0);
+        if axis.scale > 0.0 {
+            axis.last = (span.1 as f64 + 1.0) / 1e9 - room / axis.scale;
+        }
+        axis
+    }
+
+    /// The time `t` (ns from time zero) in the axis' scale, date and all.
+    fn full(&self, t: Nanos) -> String {
+        time_scale::show(self.format, self.epoch.as_ref(), t, Some(self.digits)).unwrap_or_default()
+    }
+
+    /// `full` without the date the axis title gives, nor the scale's suffix.
+    fn short(&self, full: String) -> String {
+        let time = self
+            .day
+            .as_ref()
+            .and_then(|day| full.strip_prefix(day.as_str())?.strip_prefix('T'));
+        match time {
+            Some(time) => time
+                .trim_end_matches('Z')
+                .trim_end_matches(" TAI")
+                .trim_end_matches(" GPS")
+                .to_string(),
+            None => full,
+        }
+    }
+
+    /// The label of the tick at `seconds`; none where it would be cut off.
+    fn label(&self, seconds: f64) -> String {
+        if seconds > self.last {
+            return String::new();
+        }
+        self.short(self.full((seconds * 1e9).round() as i64))
+    }
+}
+
+/// The date of an ISO-8601 time (`2026-03-01` of `2026-03-01T12:00:05Z`).
+fn date_of(text: &str) -> Option<&str> {
+    (text.len() > 11 && text.as_bytes()[10] == b'T').then(|| &text[..10])
+}
+
+/// JPEG quality: text and one-pixel lines stay sharp (at 75 their edges ring).
+const JPEG_QUALITY: u8 = 90;
+
+fn encode_jpeg(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
+    let too_large = || {
+        PlotError::Usage(format!(
+            "a JPEG is at most 65535 pixels a side; this plot is {width} × {height} (fewer \
+             panels, a smaller --panel-height, or .png)"
+        ))
+    };
+    let w = u16::try_from(width).map_err(|_| too_large())?;
+    let h = u16::try_from(height).map_err(|_| too_large())?;
+    let mut bytes = Vec::new();
+    jpeg_encoder::Encoder::new(&mut bytes, JPEG_QUALITY)
+        .encode(rgb, w, h, jpeg_encoder::ColorType::Rgb)
+        .map_err(|e| PlotError::Draw(format!("encoding the JPEG: {e}")))?;
+    Ok(bytes)
+}
+
 fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, plotters::coord::Shift>,
     scene: &Scene,
@@ -456,20 +616,8 @@ fn draw<DB: DrawingBackend>(
     let areas = top.split_evenly((used.len(), 1));
     let x0 = span.0 as f64 / 1e9;
     let x1 = (span.1 as f64 + 1.0) / 1e9;
-    let digits = if span.1 - span.0 > 10_000_000_000 {
-        0
-    } else {
-        3
-    };
-    let time_label = |x: &f64| {
-        time_scale::show(
-            time_format,
-            epoch.as_ref(),
-            (x * 1e9).round() as i64,
-            Some(digits),
-        )
-        .unwrap_or_default()
-    };
+    let axis = TimeAxis::new(time_format, epoch, span, columns);
+    let time_label = |x: &f64| axis.label(*x);
     for (n, (&p, area)) in used.iter().zip(&areas).enumerate() {
         let panel = &panels[p];
         let lines: Vec<&Series> = series.iter().filter(|s| s.panel == p).collect();
@@ -499,7 +647,8 @@ fn draw<DB: DrawingBackend>(
         chart
             .configure_mesh()
             .y_desc(y_desc)
-            .x_labels(if last { 8 } else { 0 })
+            .x_labels(if last { axis.labels } else { 0 })
+            .x_label_style(("sans-serif", X_LABEL_FONT))
             .x_label_formatter(&time_label)
             .draw()
             .map_err(|x| e(&x))?;
@@ -531,13 +680,9 @@ fn draw<DB: DrawingBackend>(
                 .map_err(|x| e(&x))?;
         }
     }
-    let axis = match time_format {
-        TimeFormat::Met => "time (s from time zero)".to_string(),
-        f => format!("time ({})", f.to_string().to_uppercase()),
-    };
     bottom
         .draw_text(
-            &axis,
+            &axis.title,
             &("sans-serif", 14).into_font().color(&BLACK),
             ((width / 2) as i32 - 60, (X_LABELS / 2) as i32),
         )
