@@ -93,12 +93,16 @@ mkdir -p "$icorpus"
 for f in "$here"/../fixtures/icarec/*.icarec.tar; do
     { printf '\0'; cat "$f"; } > "$icorpus/$(basename "$f")"
 done
+# The hostile ones of issue 27 too (an empty signal name, 1000 bad signal elements); a part
+# they lack is packed empty.
 python3 - "$here/../fixtures/icarec" "$icorpus" <<'PY'
 import pathlib, struct, sys
 src, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
-for d in sorted(src.glob("*.icarec")):
-    parts = [(d / n).read_bytes() for n in ("schema.json", "static_signals.bin", "metadata.json")]
-    dynamic = (d / "dynamic_signals.bin").read_bytes()
+def part(d, name):
+    return (d / name).read_bytes() if (d / name).exists() else b""
+for d in sorted([*src.glob("*.icarec"), *src.glob("hostile/*.icarec")]):
+    parts = [part(d, n) for n in ("schema.json", "static_signals.bin", "metadata.json")]
+    dynamic = part(d, "dynamic_signals.bin")
     (out / d.name).write_bytes(b"\1" + struct.pack("<3H", *map(len, parts)) + b"".join(parts) + dynamic)
 PY
 echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"
@@ -108,6 +112,10 @@ echo "seeded $(find "$icorpus" -type f | wc -l) files into $icorpus"
 hcorpus="$here/corpus/icarus_hdf5"
 mkdir -p "$hcorpus"
 cp "$here"/../fixtures/icarus-hdf5/*.h5 "$hcorpus/"
+# The hostile files of issue 27: gzip and big-endian datasets declaring 10^12 rows.
+for f in "$here"/../fixtures/icarus-hdf5/hostile/*.h5; do
+    cp "$f" "$hcorpus/hostile-$(basename "$f")"
+done
 for bin in "$here/../target/release/simrec" "$here/../target/debug/simrec"; do
     if [ -x "$bin" ]; then
         "$bin" convert "$here/../fixtures/icarus-hdf5/small.h5" -o "$hcorpus/small-simrec.h5" --force >/dev/null 2>&1 || true
@@ -126,4 +134,8 @@ echo "seeded $(find "$ccorpus" -type f | wc -l) files into $ccorpus"
 xcorpus="$here/corpus/xrec"
 mkdir -p "$xcorpus"
 cp "$here"/../fixtures/xrec/*.xrec "$xcorpus/"
+# The gzip bombs of issue 27 (16 MiB of events in 16 KB; a 1 GiB claim of 100 bytes).
+for f in "$here"/../fixtures/xrec/hostile/*.xrec; do
+    cp "$f" "$xcorpus/hostile-$(basename "$f")"
+done
 echo "seeded $(find "$xcorpus" -type f | wc -l) files into $xcorpus"

@@ -443,3 +443,36 @@ fn validate_deep_discontinuity_reports_jumps_and_needs_deep() {
     )
     .expect_code(2);
 }
+
+/// Issue 27, item H: a signal named "" is an error. It validated (exit 0), and an XREC
+/// converted from it failed `XREC_EMPTY_TYPE`. Now validate fails; convert reads the
+/// recording without it, as damage (exit 3), into an XREC that validates, and `--strict`
+/// refuses it, writing nothing.
+#[test]
+fn an_empty_signal_name_is_an_error() {
+    let dir = fixture("hostile");
+    let r = run_in(&dir, &["validate", "empty-name.icarec"]).expect_code(1);
+    assert_eq!(
+        r.stdout,
+        "empty-name.icarec: FAILED (1 error, 0 warnings, 0 info)\n  error ICAREC_SIGNAL_FIELD: schema.json: a signal's `name` is empty\n"
+    );
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.xrec");
+    let r = run_in(&dir, &["convert", "empty-name.icarec", "-o", s(&out)]).expect_code(3);
+    assert!(
+        r.stderr
+            .contains("error ICAREC_SIGNAL_FIELD: schema.json: a signal's `name` is empty"),
+        "{}",
+        r.stderr
+    );
+    let r = run_in(&dir, &["validate", s(&out)]).expect_code(0);
+    assert!(r.stdout.contains(": ok (0 errors"), "{}", r.stdout);
+    let strict = tmp.path().join("strict.xrec");
+    let r = run_in(
+        &dir,
+        &["convert", "--strict", "empty-name.icarec", "-o", s(&strict)],
+    )
+    .expect_code(1);
+    assert!(r.stderr.contains("ICAREC_SIGNAL_FIELD"), "{}", r.stderr);
+    assert!(!strict.exists());
+}

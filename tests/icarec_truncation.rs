@@ -2,7 +2,9 @@
 //! material"): the archive cut at every byte, and each part of the directory form cut at
 //! every byte. Each cut is read leniently (validate), header-only (inspect) and strictly
 //! into a writer (convert, a dry run): records and findings, or one clean error, never a
-//! panic. Everything runs in memory through the library.
+//! panic. Everything runs in memory through the library. And hostile schemas (issue 27):
+//! millions of bad signal elements are read in memory of the order of the schema's size
+//! (`support/peak.rs` counts the bytes each thread holds).
 
 use std::path::Path;
 
@@ -11,6 +13,10 @@ use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::pipeline;
 use simrec::report::Severity;
+
+#[path = "support/peak.rs"]
+mod peak;
+use peak::peak_of;
 
 fn fixture(rel: &str) -> std::path::PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -160,4 +166,73 @@ fn every_cut_of_every_part_of_the_directory_form_is_read_cleanly() {
             }
         }
     }
+}
+
+/// Issue 27, item D: the issue's 8 MB `schema.json`, a `signals` array of 4,194,304 zeros,
+/// took 1.6 GiB to validate (the JSON tree and a finding per element). Now each element is
+/// checked and dropped, and the findings of one code are kept up to 200 and counted.
+#[test]
+fn millions_of_bad_signal_elements_are_counted_in_memory_of_the_schema_size() {
+    let n = 4 << 20;
+    let text = format!(
+        r#"{{"schema_version":"1","icarus_version":"1","signals":[{}]}}"#,
+        vec!["0"; n].join(",")
+    );
+    let size = text.len();
+    let parts = [Some(text.into_bytes()), None, None, Some(Vec::new())];
+    let (findings, peak) = peak_of(|| {
+        let mut r = IcarecReader::from_parts(parts, options(true, true)).unwrap();
+        assert_eq!(r.by_ref().count(), 0);
+        r.findings()[0].1.clone()
+    });
+    assert_eq!(findings.total("ICAREC_SIGNAL_FIELD"), n as u64);
+    let kept = findings
+        .list()
+        .iter()
+        .filter(|f| f.code == "ICAREC_SIGNAL_FIELD");
+    assert_eq!(kept.count(), 200);
+    assert_eq!(
+        findings.list()[0].message,
+        "schema.json: 0 is not an object"
+    );
+    assert!(peak < 3 * size, "{peak} bytes held for a schema of {size}");
+}
+
+/// Elements that are not signals are left out of the schema object the reader keeps, but
+/// the layout checksum is still that of every element (spec §A7).
+#[test]
+fn the_checksum_covers_elements_left_out_of_the_kept_object() {
+    use serde_json::{json, Value};
+    use simrec::formats::icarec::schema;
+    let signals = json!([
+        {"name": "A.x", "type": "double", "lifecycle": "dynamic", "offset": 0, "size": 8},
+        0,
+        {"name": "", "type": "double", "lifecycle": "dynamic", "offset": 8, "size": 8},
+        {"name": "A.x", "type": "double", "lifecycle": "dynamic", "offset": 8, "size": 8},
+        {"name": "B.y", "type": "float", "units": "m", "lifecycle": "static", "offset": 0, "size": 4}
+    ]);
+    let list = signals.as_array().unwrap();
+    let text = json!({"schema_version": "1", "signals": signals, "extra": [1, 2]}).to_string();
+    let (s, findings) = schema::parse(text.as_bytes()).unwrap();
+    assert_eq!(s.checksum.computed, schema::checksum(list));
+    assert_eq!(s.object["signals"], json!([list[0], list[4]]));
+    assert_eq!(s.object["extra"], json!([1, 2]));
+    let keys: Vec<&str> = s.object.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["schema_version", "signals", "extra"]);
+    assert_eq!((s.signals.len(), s.unreadable), (2, 3));
+    let field: Vec<&str> = findings
+        .list()
+        .iter()
+        .filter(|f| f.code == "ICAREC_SIGNAL_FIELD")
+        .map(|f| f.message.as_str())
+        .collect();
+    assert_eq!(
+        field,
+        [
+            "schema.json: 0 is not an object",
+            "schema.json: a signal's `name` is empty",
+            "schema.json: signal name \"A.x\" is used twice"
+        ]
+    );
+    assert!(matches!(s.object["signals"], Value::Array(_)));
 }

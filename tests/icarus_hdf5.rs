@@ -249,6 +249,57 @@ fn header_only_reading_reads_time_alone() {
     assert_eq!(records[19999].time, 25_000_000_000);
 }
 
+/// Issue 27, item C: datasets declaring 10^12 rows in storage hdf5-pure reads (gzip,
+/// big-endian) are read as far as their chunks were written, or refused; never row by row to
+/// the declared length (`hang.h5` ran forever).
+#[test]
+fn declared_rows_past_the_chunks_written_are_not_read() {
+    let storage = |findings: &Findings| -> Vec<String> {
+        let f = findings
+            .list()
+            .iter()
+            .filter(|f| f.code == "ICARUS_H5_STORAGE");
+        f.map(|f| format!("{} {}", f.severity, f.message)).collect()
+    };
+    for name in ["hang.h5", "hang-fixed-array.h5"] {
+        let mut r = IcarusH5Reader::open(&fixture(&format!("hostile/{name}")), lenient()).unwrap();
+        // Taken a bounded number at a time: the broken reader never ended.
+        assert_eq!(r.by_ref().take(1000).count(), 0, "{name}");
+        assert!(r.next().is_none(), "{name}");
+        let never = |d: &str| {
+            format!("warning {d} declares 1000000000000 rows but none of its chunks was written: its rows would all read as the fill value and none is read")
+        };
+        assert_eq!(
+            storage(r.findings()[0].1),
+            [never("/time"), never("/signals/A.x")],
+            "{name}"
+        );
+    }
+    // 250 rows written in gzip chunks of 100: three chunks, whose last 50 rows are its fill.
+    let (_, records, findings) = read(&fixture("hostile/gzip-tail.h5"), lenient());
+    assert_eq!(records.len(), 300);
+    assert_eq!((float(&records[0]), float(&records[249])), (0.01, 2.5));
+    assert_eq!((records[249].time, records[250].time), (2_500_000_000, 0));
+    let tail = |d: &str| {
+        format!("warning {d} declares 1000000000000 rows but its last chunk written ends at row 300: the 999999999700 rows after it were never written (they would read as the fill value) and are not read")
+    };
+    assert_eq!(storage(&findings), [tail("/time"), tail("/signals/A.x")]);
+    // Storage that cannot be bounded by what the file holds is refused.
+    for (name, why) in [
+        ("huge-chunk.h5", "its chunks of 16777216 rows (134217728 bytes) are larger than simrec decodes (67108864 bytes)"),
+        ("big-endian-contiguous.h5", "its storage was never written (no address)"),
+        ("big-endian-chunked.h5", "it claims 1000000000000 rows (8000000000000 bytes) in a file of 3408 bytes"),
+    ] {
+        let (_, records, findings) = read(&fixture(&format!("hostile/{name}")), lenient());
+        assert!(records.is_empty(), "{name}");
+        assert_eq!(
+            storage(&findings),
+            [format!("error /time: {why}"), format!("error /signals/A.x: {why}: skipped")],
+            "{name}"
+        );
+    }
+}
+
 // ----- validation vectors built with hdf5-pure -----
 
 fn column(b: &mut FileBuilder, name: &str, data: &[f64]) {
@@ -398,6 +449,53 @@ fn structural_rules() {
     let p = dir.path().join("x.h5");
     std::fs::write(&p, b"time,a\n0.1,1\n").unwrap();
     assert_eq!(validate(&p)[0].1, "ICARUS_H5_NOT_HDF5");
+}
+
+/// Issue 27, item F: the signal datasets are opened in one walk of `/signals` and found in
+/// the schema by name, not searched for one by one (20,000 took over 60 s). Order, units and
+/// lifecycles still come from the schema (here listed in reverse, one name twice: the first
+/// entry counts), and a dataset it does not list comes after, by name.
+#[test]
+fn a_thousand_datasets_are_read_in_schema_order() {
+    let n = 1000;
+    let names: Vec<String> = (0..n).map(|i| format!("W.C{}.s{i:04}", i % 7)).collect();
+    let mut listed: Vec<String> = names.iter().rev().skip(1).map(|name| {
+        format!(r#"{{"name":"{name}","type":"double","lifecycle":"dynamic","offset":0,"unit":"u-{name}"}}"#)
+    }).collect();
+    listed.push(format!(
+        r#"{{"name":"{}","type":"double","lifecycle":"static","offset":0,"unit":"twice"}}"#,
+        names[n - 2]
+    ));
+    let text = format!(
+        r#"{{"signals":[{}],"frame_size_bytes":8}}"#,
+        listed.join(",")
+    );
+    let mut b = FileBuilder::new();
+    column(&mut b, "time", &[0.5, 1.0]);
+    let mut g = b.create_group("signals");
+    for (i, name) in names.iter().enumerate() {
+        g.create_dataset(name)
+            .with_f64_data(&[i as f64, -(i as f64)])
+            .with_chunks(&[1000])
+            .with_maxshape(&[MaxExtent::Unlimited]);
+    }
+    b.add_group(g.finish());
+    let mut m = b.create_group("metadata");
+    m.set_attr("schema", AttrValue::VarLenString(text));
+    b.add_group(m.finish());
+    let (_d, p) = write_temp(b);
+    let (h, records, _) = read(&p, lenient());
+    let order: Vec<&str> = h.channels.iter().map(|c| c.name.as_str()).collect();
+    let mut want: Vec<&str> = names[..n - 1].iter().rev().map(String::as_str).collect();
+    want.push(&names[n - 1]);
+    assert_eq!(order, want);
+    let field = |c: usize| &h.channels[c].fields[0];
+    assert_eq!(field(0).unit.as_deref(), Some("u-W.C4.s0998"));
+    assert!(!field(0).is_static);
+    assert_eq!(field(1).unit.as_deref(), Some("u-W.C3.s0997"));
+    assert_eq!(field(n - 1).unit, None);
+    assert_eq!(records.len(), 2 * n);
+    assert_eq!((float(&records[0]), float(&records[n])), (998.0, -998.0));
 }
 
 #[test]

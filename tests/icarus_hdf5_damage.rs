@@ -148,3 +148,43 @@ fn reading_with_recycling_allocates_per_window_not_per_value() {
         "{allocations} allocations for {records} records"
     );
 }
+
+/// The hostile files of issue 27, item C (`fixtures/icarus-hdf5/hostile`, in the fuzz corpus
+/// too): datasets declaring 10^12 rows in gzip or big-endian storage. Each read ends, its
+/// records bounded by the chunks written, and allocates nothing near what they declare.
+#[test]
+fn hostile_declared_lengths_end_without_large_allocations() {
+    use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+    use simrec::formats::ReadOptions;
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/hostile");
+    // (records, findings kept): the storage warnings or errors, the missing schema, the
+    // missing epoch; gzip-tail's 50 unwritten rows of its last chunk read as 0 and break
+    // the time rules (1 error, 49 equal times).
+    for (name, want) in [
+        ("hang.h5", (0, 4)),
+        ("hang-fixed-array.h5", (0, 4)),
+        ("gzip-tail.h5", (300, 54)),
+        ("huge-chunk.h5", (0, 4)),
+        ("big-endian-contiguous.h5", (0, 4)),
+        ("big-endian-chunked.h5", (0, 4)),
+    ] {
+        let bytes = std::fs::read(dir.join(name)).unwrap();
+        // A bounded look first: a reader that trusts the declared lengths never ends.
+        let mut r = IcarusH5Reader::from_bytes(
+            Path::new(name),
+            Bytes::from_vec(bytes.clone()),
+            ReadOptions {
+                lenient: true,
+                ..ReadOptions::default()
+            },
+        )
+        .unwrap();
+        assert!(
+            r.by_ref().take(1000).count() < 1000,
+            "{name}: it does not end"
+        );
+        let (big, out) = damaged(bytes);
+        assert_eq!(out, Ok(want), "{name}");
+        assert!(big <= 1 << 20, "{name}: an allocation of {big} bytes");
+    }
+}

@@ -15,7 +15,7 @@ use super::{error_text, Outcome};
 use crate::formats::input::display_name;
 use crate::formats::{registry, ReadError, Source};
 use crate::model::time_scale::TimeFormat;
-use crate::model::Header;
+use crate::model::{Header, Nanos};
 use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
@@ -204,13 +204,14 @@ fn severity_counts(findings: &ReadFindings) -> [u64; 3] {
     counts
 }
 
-/// The summary of a recording whose format reads it a frame at a time (`.icarec`): each
-/// frame counts one record per dynamic signal without making them (a 1 GB recording of 200
-/// signals is 600,000 frames, not 120 million records), the static signals one record at
-/// the first frame, as the record read gives them. `None` (the record read then runs) with
-/// `--deep`, `--channel`, `--epoch` or `--time-system`, for formats without frames, and for
-/// a recording that has no frame or that the frame read cannot open (the record read says
-/// why).
+/// The summary of a recording whose format reads it a frame at a time (`.icarec`, Icarus
+/// HDF5): each frame counts one record per dynamic signal without making them (a 1 GB
+/// recording of 200 signals is 600,000 frames, not 120 million records), the static signals
+/// one record at the first frame, as the record read gives them; the frames are read without
+/// values, for their times and the checks of the record read. `None` (the record read then
+/// runs) with `--deep`, `--channel`, `--epoch` or `--time-system`, for formats without
+/// frames, and for a recording that has no frame or that the frame read cannot open (the
+/// record read says why).
 fn summarise_frames(
     path: &Path,
     args: &Args,
@@ -233,7 +234,9 @@ fn summarise_frames(
         Err(e) => return Some(Err(e)),
     };
     let progress = Progress::new("reading");
+    // Frames counted, their first time and the span of their times.
     let mut n = 0u64;
+    let (mut first, mut earliest, mut latest) = (0, Nanos::MAX, Nanos::MIN);
     loop {
         let time = match frames.next_frame() {
             Ok(Some(frame)) => frame.time,
@@ -241,9 +244,10 @@ fn summarise_frames(
             Err(e) => return Some(Err(e)),
         };
         if n == 0 {
-            summary.observe_instant(time, &statics);
+            first = time;
         }
-        summary.observe_instant(time, &dynamics);
+        earliest = earliest.min(time);
+        latest = latest.max(time);
         n += 1;
         if n.is_multiple_of(1024) {
             let (d, t) = frames.progress();
@@ -253,6 +257,8 @@ fn summarise_frames(
     if n == 0 {
         return None;
     }
+    summary.observe_instants(&statics, 1, first, first);
+    summary.observe_instants(&dynamics, n, earliest, latest);
     summary.facts = frames.facts();
     Some(Ok((summary, owned(frames.findings()))))
 }
@@ -345,5 +351,42 @@ mod tests {
         }
         // The fixtures each time, and every cut that holds a whole frame.
         assert!(by_frames > 3 * frames.len(), "{by_frames}");
+    }
+
+    /// An Icarus HDF5 file is summarised by frames too (`/time` read, no value: issue 27,
+    /// item 13), as its records would be: every fixture, the hostile ones included (those
+    /// without a frame go record by record).
+    #[test]
+    fn an_hdf5_file_is_summarised_by_frames_as_its_records_would_be() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5");
+        let mut framed = Vec::new();
+        for dir in [root.clone(), root.join("hostile")] {
+            let mut paths: Vec<PathBuf> = std::fs::read_dir(&dir)
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|x| x == "h5"))
+                .collect();
+            paths.sort();
+            for path in paths {
+                let p = path.to_str().unwrap();
+                let records = summarise(&path, &args(&[p, "--channel", "*"]));
+                if let Some(f) = summarise_frames(&path, &args(&[p])) {
+                    assert_eq!(json(f.unwrap()), json(records.unwrap()), "{p}");
+                    framed.push(path.file_name().unwrap().to_string_lossy().into_owned());
+                }
+            }
+        }
+        assert_eq!(
+            framed,
+            [
+                "crashed.h5",
+                "escape.h5",
+                "noschema.h5",
+                "small.h5",
+                "unescaped.h5",
+                "vulcan.h5",
+                "gzip-tail.h5"
+            ]
+        );
     }
 }

@@ -75,7 +75,8 @@ pub struct FrameLayout {
 }
 
 /// One frame: its model time and the values of every dynamic signal
-/// ([`FrameSignal::offset`] into `values`).
+/// ([`FrameSignal::offset`] into `values`). A read without values (`ReadOptions::decode`
+/// off: `inspect`, which wants the frames' times and checks) may lend none.
 #[derive(Debug, Clone, Copy)]
 pub struct Frame<'a> {
     pub time: Nanos,

@@ -221,17 +221,25 @@ impl Summary {
         }
     }
 
-    /// One record without values in each of `channels`, all at `time` (a frame of a
-    /// recording read a frame at a time): what [`Summary::observe`] makes of such records.
-    pub fn observe_instant(&mut self, time: Nanos, channels: &[ChannelId]) {
-        if channels.is_empty() {
+    /// One record without values in each of `channels` at each of `count` instants spanning
+    /// `earliest..=latest` (frames of a recording read a frame at a time): what
+    /// [`Summary::observe`] makes of such records.
+    pub fn observe_instants(
+        &mut self,
+        channels: &[ChannelId],
+        count: u64,
+        earliest: Nanos,
+        latest: Nanos,
+    ) {
+        if channels.is_empty() || count == 0 {
             return;
         }
-        self.records += channels.len() as u64;
-        self.span(time);
+        self.records += channels.len() as u64 * count;
+        self.span(earliest);
+        self.span(latest);
         for &c in channels {
             if let Some(channel) = self.channels.get_mut(c as usize) {
-                channel.records += 1;
+                channel.records += count;
             }
         }
     }

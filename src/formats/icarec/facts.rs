@@ -87,7 +87,10 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
                 .collect(),
         ),
     ));
-    let components = s.object.get("components").cloned().unwrap_or(Json::Null);
+    let components = (r.schema_object())
+        .and_then(|o| o.get("components"))
+        .cloned()
+        .unwrap_or(Json::Null);
     if let Json::Array(list) = &components {
         let lines: Vec<String> = list
             .iter()

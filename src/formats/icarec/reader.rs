@@ -232,8 +232,8 @@ impl IcarecReader {
         mut c: Container,
         options: ReadOptions,
     ) -> Result<IcarecReader, ReadError> {
-        let mut findings = Findings::default();
-        let mut pending: Vec<Finding> = std::mem::take(&mut c.findings);
+        let mut pending = Findings::default();
+        pending.extend(std::mem::take(&mut c.findings));
         let Some(schema_bytes) = c.schema.take() else {
             let f = Finding::new(
                 Severity::Error,
@@ -245,8 +245,8 @@ impl IcarecReader {
             );
             return Err(invalid(f));
         };
-        let (schema, schema_findings) = schema::parse(&schema_bytes).map_err(invalid)?;
-        pending.extend(schema_findings);
+        let (mut schema, schema_findings) = schema::parse(&schema_bytes).map_err(invalid)?;
+        pending.append(schema_findings);
 
         let archive_offset = c.dynamic_archive_offset();
         if c.dynamic.is_none() {
@@ -361,9 +361,16 @@ impl IcarecReader {
             });
         }
         let mut meta = Map::new();
-        meta.insert("schema".into(), Json::Object(schema.object.clone()));
-        // The text as it was, for a writer that changes nothing in it (a slice, a copy).
-        if let Ok(text) = std::str::from_utf8(&schema_bytes) {
+        // Moved, not copied: the header is where the object is read from (facts too).
+        meta.insert(
+            "schema".into(),
+            Json::Object(std::mem::take(&mut schema.object)),
+        );
+        // The text as it was, for a writer that changes nothing in it (a slice, a copy); the
+        // object lacks elements of `signals` that are not signals, and then the text is not
+        // what it holds.
+        let text = std::str::from_utf8(&schema_bytes).ok();
+        if let Some(text) = text.filter(|_| schema.unreadable == 0) {
             meta.insert("schema_text".into(), Json::String(text.to_string()));
         }
         meta.insert(
@@ -384,10 +391,11 @@ impl IcarecReader {
         }
 
         let strict_error = pending
+            .list()
             .iter()
             .find(|f| f.severity == Severity::Error && !options.lenient)
             .cloned();
-        findings.extend(pending);
+        let findings = pending;
         if let Some(f) = strict_error {
             return Err(invalid(f));
         }
@@ -1023,6 +1031,12 @@ impl IcarecReader {
             }
             _ => Ok(None),
         }
+    }
+
+    /// The schema object as read (kept in the header, for writers).
+    pub(super) fn schema_object(&self) -> Option<&Map<String, Json>> {
+        let meta = self.header.metadata.get(HEADER_KEY)?;
+        meta.get("schema")?.as_object()
     }
 
     /// What `inspect` shows of the recording (see `facts.rs`).

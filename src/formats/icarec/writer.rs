@@ -9,7 +9,7 @@
 //! byte for byte, time included. Otherwise signals are laid out contiguously in order with
 //! canonical sizes.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{self, File};
 use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
@@ -447,18 +447,20 @@ impl IcarecWriter {
             object.insert("checksum".into(), Json::Null);
             render_with(&mut object, &signals)?
         } else {
-            let source_signals: Vec<Json> = source_schema
+            // The source's signal objects by name (the first of a name, as a search finds).
+            let mut source_signals: HashMap<&str, &Map<String, Json>> = HashMap::new();
+            let listed = source_schema
                 .and_then(|o| o.get("signals"))
-                .and_then(Json::as_array)
-                .cloned()
-                .unwrap_or_default();
+                .and_then(Json::as_array);
+            for object in listed.into_iter().flatten().filter_map(Json::as_object) {
+                if let Some(name) = object.get("name").and_then(Json::as_str) {
+                    source_signals.entry(name).or_insert(object);
+                }
+            }
             let signal_objects: Vec<Json> = signals
                 .iter()
                 .map(|p| {
-                    let source = source_signals
-                        .iter()
-                        .find(|j| j.get("name").and_then(Json::as_str) == Some(&p.signal.name))
-                        .and_then(Json::as_object);
+                    let source = source_signals.get(p.signal.name.as_str()).copied();
                     signal_object(&p.signal, source)
                 })
                 .collect();

@@ -3,6 +3,7 @@
 //! one reused buffer, and records handed back through `recycle` are written over for the
 //! next row, so a 1 GB file reads in bounded memory without an allocation per value.
 
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Cursor, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
@@ -201,8 +202,9 @@ impl CsvReader {
             ));
         }
         cells.remove(0);
+        let mut earlier: HashSet<&str> = HashSet::with_capacity(cells.len());
         for (i, name) in cells.iter().enumerate() {
-            if cells[..i].contains(name) {
+            if !earlier.insert(name) {
                 self.findings.push(
                     Finding::new(
                         Severity::Warning,

@@ -5,7 +5,8 @@
 //! hdf5-pure 0.47's row-window reads scan the whole chunk index for every window (cost
 //! grows with the file: 2.8 s of CPU for 1 GB in windows of 1000 rows against 0.3 s this
 //! way). Anything else (filters, big-endian, compact storage) goes through hdf5-pure's own
-//! row reads.
+//! row reads. Either way a chunked dataset is read only as far as its last chunk written:
+//! a length is a claim (a few KB of gzip dataset may declare 10^12 rows).
 
 use hdf5_pure::{Dataset, Datatype, DatatypeByteOrder, Layout};
 
@@ -111,12 +112,16 @@ pub struct StorageError(pub String);
 /// What opening a column found that is not fatal.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StorageNotes {
-    /// Chunks within the length that were never written.
+    /// Chunks before the last one written that were never written (their rows read as
+    /// the fill value, 0).
     pub missing_chunks: u64,
+    /// Rows of the declared length after the last chunk written: never written, not read.
+    pub unwritten_rows: u64,
 }
 
 impl Column {
-    /// A 1-D dataset of `elem`: its storage checked against the file (`bytes`).
+    /// A 1-D dataset of `elem` declaring `len` rows: its storage checked against the file
+    /// (`bytes`), and its length bounded by the chunks written.
     pub fn open(
         dataset: Dataset,
         elem: Elem,
@@ -135,6 +140,7 @@ impl Column {
             }
         );
         let filtered = !dataset.filters().is_empty();
+        let direct = little && !filtered;
         let layout = dataset
             .layout()
             .map_err(|e| StorageError(format!("its layout cannot be read: {e}")))?;
@@ -142,8 +148,9 @@ impl Column {
             .checked_mul(elem.size())
             .ok_or_else(|| StorageError(format!("{len} rows overflow a byte count")))?;
         let mut notes = StorageNotes::default();
+        let mut len = len;
         let storage = match layout {
-            Layout::Chunked { chunk_shape, .. } if little && !filtered => {
+            Layout::Chunked { chunk_shape, .. } => {
                 let rows = match chunk_shape.as_slice() {
                     [rows] if *rows > 0 => *rows,
                     other => {
@@ -152,17 +159,27 @@ impl Column {
                         )))
                     }
                 };
-                if stored > bytes.size() {
+                // Unfiltered rows take their bytes in the file; filtered ones are bounded
+                // by the chunks written, below.
+                if !filtered && stored > bytes.size() {
                     return Err(StorageError(format!(
                         "it claims {len} rows ({stored} bytes) in a file of {} bytes",
                         bytes.size()
                     )));
                 }
-                let addresses = chunk_addresses(&dataset, rows, len, elem, bytes)?;
-                notes.missing_chunks = addresses.iter().filter(|a| a.is_none()).count() as u64;
-                Storage::Chunks { rows, addresses }
+                let chunks = Chunks::of(&dataset, rows, len, elem, direct, bytes)?;
+                notes.missing_chunks = chunks.missing();
+                notes.unwritten_rows = len - chunks.rows;
+                len = chunks.rows;
+                match direct {
+                    true => Storage::Chunks {
+                        rows,
+                        addresses: chunks.addresses,
+                    },
+                    false => Storage::Library,
+                }
             }
-            Layout::Contiguous { address, size } if little && !filtered => {
+            Layout::Contiguous { address, size } => {
                 if size < stored {
                     return Err(StorageError(format!(
                         "its contiguous storage holds {size} bytes, {len} rows need {stored}"
@@ -179,7 +196,10 @@ impl Column {
                                 bytes.size()
                             )));
                         }
-                        Storage::Contiguous { address }
+                        match direct {
+                            true => Storage::Contiguous { address },
+                            false => Storage::Library,
+                        }
                     }
                     // Never written: every row is the fill value.
                     None if len == 0 => Storage::Library,
@@ -190,12 +210,24 @@ impl Column {
                     }
                 }
             }
+            Layout::Compact { size } => {
+                if size < stored {
+                    return Err(StorageError(format!(
+                        "its compact storage holds {size} bytes, {len} rows need {stored}"
+                    )));
+                }
+                Storage::Library
+            }
             Layout::Virtual => {
                 return Err(StorageError(
                     "it is a virtual dataset (its values live in other files)".into(),
                 ))
             }
-            _ => Storage::Library,
+            other => {
+                return Err(StorageError(format!(
+                    "its layout {other:?} is not one simrec reads"
+                )))
+            }
         };
         Ok((
             Column {
@@ -274,54 +306,94 @@ impl Column {
     }
 }
 
-/// Each chunk's address by chunk number, every listed chunk checked against the file.
-fn chunk_addresses(
-    dataset: &Dataset,
+/// The largest chunk read through hdf5-pure, which decodes a chunk whole (Vulcan's chunks
+/// of 1000 rows are 8 KB; h5py's automatic ones stay under 1 MiB).
+const MAX_LIBRARY_CHUNK: u64 = 64 << 20;
+
+/// The chunks a dataset has written, as far as its length: by chunk number, each one's
+/// address (`None`: never written).
+struct Chunks {
+    addresses: Vec<Option<u64>>,
+    /// Rows up to the end of the last chunk written (at most the length): those after it
+    /// were never written and are not read.
     rows: u64,
-    len: u64,
-    elem: Elem,
-    bytes: &Bytes,
-) -> Result<Vec<Option<u64>>, StorageError> {
-    let chunk_bytes = rows
-        .checked_mul(elem.size())
-        .ok_or_else(|| StorageError(format!("chunks of {rows} rows overflow a byte count")))?;
-    // `len` rows fit in the file (checked by the caller), so this is bounded by its size.
-    let count = len.div_ceil(rows) as usize;
-    let mut addresses = vec![None; count];
-    let chunks = dataset
-        .chunks()
-        .map_err(|e| StorageError(format!("its chunk index cannot be read: {e}")))?;
-    for c in chunks {
-        let first = c.offset.first().copied().unwrap_or(0);
-        if first % rows != 0 {
+}
+
+impl Chunks {
+    /// The chunk index of `dataset` (chunks of `rows` rows, `len` rows declared), every
+    /// chunk checked against the file; `direct` chunks (unfiltered, little-endian, read by
+    /// simrec) must hold exactly one chunk's bytes.
+    fn of(
+        dataset: &Dataset,
+        rows: u64,
+        len: u64,
+        elem: Elem,
+        direct: bool,
+        bytes: &Bytes,
+    ) -> Result<Chunks, StorageError> {
+        let chunk_bytes = rows
+            .checked_mul(elem.size())
+            .ok_or_else(|| StorageError(format!("chunks of {rows} rows overflow a byte count")))?;
+        if !direct && chunk_bytes > MAX_LIBRARY_CHUNK {
             return Err(StorageError(format!(
-                "a chunk starts at row {first}, not at a multiple of {rows}"
+                "its chunks of {rows} rows ({chunk_bytes} bytes) are larger than simrec decodes ({MAX_LIBRARY_CHUNK} bytes)"
             )));
         }
-        let k = first / rows;
-        let Some(slot) = addresses.get_mut(k as usize) else {
-            // Past the length (a dataset shrunk after writing): never read.
-            continue;
-        };
-        if c.storage_size != chunk_bytes {
-            return Err(StorageError(format!(
-                "chunk {k} stores {} bytes, an unfiltered chunk of {rows} rows has {chunk_bytes}",
-                c.storage_size
-            )));
+        let listed = dataset
+            .chunks()
+            .map_err(|e| StorageError(format!("its chunk index cannot be read: {e}")))?;
+        let mut written = Vec::with_capacity(listed.len());
+        for c in listed {
+            let first = c.offset.first().copied().unwrap_or(0);
+            if first % rows != 0 {
+                return Err(StorageError(format!(
+                    "a chunk starts at row {first}, not at a multiple of {rows}"
+                )));
+            }
+            let k = first / rows;
+            if first >= len {
+                // Past the length (a dataset shrunk after writing): never read.
+                continue;
+            }
+            if direct && c.storage_size != chunk_bytes {
+                return Err(StorageError(format!(
+                    "chunk {k} stores {} bytes, an unfiltered chunk of {rows} rows has {chunk_bytes}",
+                    c.storage_size
+                )));
+            }
+            if c.address
+                .checked_add(c.storage_size)
+                .is_none_or(|end| end > bytes.size())
+            {
+                return Err(StorageError(format!(
+                    "chunk {k} ({} bytes at offset {}) runs past the end of the file ({} bytes)",
+                    c.storage_size,
+                    c.address,
+                    bytes.size()
+                )));
+            }
+            written.push((k, c.address));
         }
-        if c.address
-            .checked_add(chunk_bytes)
-            .is_none_or(|end| end > bytes.size())
-        {
-            return Err(StorageError(format!(
-                "chunk {k} ({chunk_bytes} bytes at offset {}) runs past the end of the file ({} bytes)",
-                c.address,
-                bytes.size()
-            )));
+        let rows_written = written
+            .iter()
+            .map(|&(k, _)| (k + 1).saturating_mul(rows).min(len))
+            .max()
+            .unwrap_or(0);
+        // Bounded by the chunks listed, each of which the file holds.
+        let mut addresses = vec![None; rows_written.div_ceil(rows) as usize];
+        for (k, address) in written {
+            addresses[k as usize] = Some(address);
         }
-        *slot = Some(c.address);
+        Ok(Chunks {
+            addresses,
+            rows: rows_written,
+        })
     }
-    Ok(addresses)
+
+    /// Chunks before the last one written that were never written.
+    fn missing(&self) -> u64 {
+        self.addresses.iter().filter(|a| a.is_none()).count() as u64
+    }
 }
 
 /// Little-endian stored bytes into values.

@@ -3,13 +3,13 @@
 //! and the structural findings of §B6. Values are read later, a window at a time
 //! (`column.rs`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
-use hdf5_pure::{AttrValue, ChunkCacheConfig, FileAccessProperties};
+use hdf5_pure::{AttrValue, ChunkCacheConfig, Dataset, FileAccessProperties};
 
 use super::bytes::{signature_offset, Bytes};
 use super::codes;
-use super::column::{Column, Elem};
+use super::column::{Column, Elem, StorageNotes};
 use super::schema::{self, Parsed, Schema};
 use crate::model::{Epoch, TimeOrigin};
 use crate::report::{Finding, Severity};
@@ -104,16 +104,23 @@ impl Layout {
             epoch,
             time_system,
         } = metadata(&file);
-        let names = signal_names(&file, &mut findings);
+        let mut datasets = signal_datasets(&file, &mut findings);
+        let names: Option<Vec<String>> = datasets.as_ref().map(|d| d.keys().cloned().collect());
         let (schema, status) =
             choose_schema(schema_text.as_deref(), names.as_deref(), &mut findings);
+        // The first entry of a name the schema lists twice, as a search would find it.
+        let mut listed: HashMap<&str, &schema::SchemaSignal> = HashMap::new();
+        for s in schema.iter().flat_map(|s| &s.signals) {
+            listed.entry(s.name.as_str()).or_insert(s);
+        }
         let mut signals = Vec::new();
-        if let Some(names) = &names {
+        if let (Some(names), Some(datasets)) = (&names, &mut datasets) {
             for name in order(names, schema.as_ref()) {
-                let listed = schema
-                    .as_ref()
-                    .and_then(|s| s.signals.iter().find(|x| x.name == name));
-                if let Some(signal) = open_signal(&file, &bytes, &name, listed, &mut findings) {
+                let Some(dataset) = datasets.remove(&name) else {
+                    continue;
+                };
+                let listed = listed.get(name.as_str()).copied();
+                if let Some(signal) = open_signal(dataset, &bytes, &name, listed, &mut findings) {
                     signals.push(signal);
                 }
             }
@@ -159,9 +166,7 @@ fn open_time(file: &hdf5_pure::File, bytes: &Bytes, findings: &mut Vec<Finding>)
             let datatype = datatype?;
             match Column::open(dataset, Elem::F64, len, &datatype, bytes) {
                 Ok((column, notes)) => {
-                    if notes.missing_chunks > 0 {
-                        findings.push(missing_chunks("/time", notes.missing_chunks));
-                    }
+                    unwritten("/time", len, &notes, findings);
                     Some(column)
                 }
                 Err(e) => {
@@ -181,12 +186,28 @@ fn open_time(file: &hdf5_pure::File, bytes: &Bytes, findings: &mut Vec<Finding>)
     }
 }
 
-fn missing_chunks(what: &str, n: u64) -> Finding {
-    Finding::new(
-        Severity::Warning,
-        codes::STORAGE,
-        format!("{what}: {n} chunk(s) within its length were never written; their rows read as 0"),
-    )
+/// Warnings for the chunks of a dataset (`what`, `len` rows declared) that were never
+/// written: gaps read as 0, and the rows after the last chunk written, which are not read.
+fn unwritten(what: &str, len: u64, notes: &StorageNotes, findings: &mut Vec<Finding>) {
+    let warn = |message| Finding::new(Severity::Warning, codes::STORAGE, message);
+    if notes.missing_chunks > 0 {
+        findings.push(warn(format!(
+            "{what}: {} chunk(s) before its last written one were never written; their rows read as 0",
+            notes.missing_chunks
+        )));
+    }
+    let read = len - notes.unwritten_rows;
+    if notes.unwritten_rows > 0 {
+        findings.push(warn(match read {
+            0 => format!(
+                "{what} declares {len} rows but none of its chunks was written: its rows would all read as the fill value and none is read"
+            ),
+            _ => format!(
+                "{what} declares {len} rows but its last chunk written ends at row {read}: the {} rows after it were never written (they would read as the fill value) and are not read",
+                notes.unwritten_rows
+            ),
+        }));
+    }
 }
 
 /// The text attributes of `/metadata` simrec reads.
@@ -256,15 +277,15 @@ pub fn attr_text(value: &AttrValue) -> Option<String> {
     }
 }
 
-/// The member names of `/signals` that are datasets, sorted (HDF5's own order is its name
-/// index, which simrec does not rely on).
-fn signal_names(file: &hdf5_pure::File, findings: &mut Vec<Finding>) -> Option<Vec<String>> {
-    match file.group("signals").and_then(|g| g.datasets()) {
-        Ok(mut names) => {
-            names.sort();
-            names.dedup();
-            Some(names)
-        }
+/// The members of `/signals` that are datasets, opened in one walk of the group (opening
+/// each by name walks the group again), by name (HDF5's own order is its name index, which
+/// simrec does not rely on).
+fn signal_datasets(
+    file: &hdf5_pure::File,
+    findings: &mut Vec<Finding>,
+) -> Option<BTreeMap<String, Dataset>> {
+    match file.group("signals").and_then(|g| g.iter_datasets()) {
+        Ok(members) => Some(members.collect()),
         Err(e) => {
             findings.push(fatal(codes::NO_SIGNALS, format!("no /signals group ({e})")));
             None
@@ -327,20 +348,13 @@ fn order(names: &[String], schema: Option<&Schema>) -> Vec<String> {
 }
 
 fn open_signal(
-    file: &hdf5_pure::File,
+    dataset: Dataset,
     bytes: &Bytes,
     name: &str,
     listed: Option<&schema::SchemaSignal>,
     findings: &mut Vec<Finding>,
 ) -> Option<Signal> {
     let path = format!("/signals/{name}");
-    let dataset = match file.group("signals").and_then(|g| g.dataset(name)) {
-        Ok(d) => d,
-        Err(e) => {
-            findings.push(fatal(codes::DTYPE, format!("{path} cannot be opened: {e}")));
-            return None;
-        }
-    };
     let datatype = dataset.datatype().ok();
     let shape = dataset.shape().ok();
     let (elem, len) = match (datatype.as_ref().and_then(Elem::of), shape.as_deref()) {
@@ -367,9 +381,7 @@ fn open_signal(
             return None;
         }
     };
-    if notes.missing_chunks > 0 {
-        findings.push(missing_chunks(&path, notes.missing_chunks));
-    }
+    unwritten(&path, len, &notes, findings);
     let from_schema = |v: Option<&String>| v.filter(|s| !s.is_empty()).cloned();
     Some(Signal {
         name: name.to_string(),

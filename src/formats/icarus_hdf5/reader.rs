@@ -374,13 +374,15 @@ impl IcarusH5Reader {
 
 impl IcarusH5Reader {
     /// The layout of a frame read ([`IcarusH5Frames`](super::frames::IcarusH5Frames)), when
-    /// one gives what the record read gives: a whole, decoded recording with frames and
-    /// signals, every signal read, nothing read yet. Every signal is dynamic (the file
-    /// stores static ones in every frame too), packed one after the other.
+    /// one gives what the record read gives: a whole recording with frames and signals,
+    /// every signal read, nothing read yet. Every signal is dynamic (the file stores static
+    /// ones in every frame too), packed one after the other. Without `decode` (inspect) the
+    /// frames are read for their times and checks alone, `/time` only, as the record read
+    /// then reads them: a frame lends no values.
     pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
         let fresh = self.frame == 0 && self.checked == 0 && self.times().is_empty() && !self.done;
         let whole = self.end == self.layout.frames && self.shift == 0;
-        let plain = self.options.decode && !self.options.check_only;
+        let plain = !self.options.check_only;
         let framed = self.layout.frames > 0 && !self.layout.signals.is_empty();
         if !(fresh && whole && plain && framed && self.wanted.iter().all(|w| *w)) {
             return None;
@@ -433,7 +435,8 @@ impl IcarusH5Reader {
         };
         let i = (self.frame - self.window_start) as usize;
         block.clear();
-        for v in &self.values {
+        // Without `decode` no value was read: the frame lends none.
+        for v in self.values.iter().filter(|_| self.options.decode) {
             match v {
                 Values::F64(v) => {
                     block.extend_from_slice(&v.get(i).copied().unwrap_or(0.0).to_le_bytes())

@@ -366,31 +366,48 @@ pub fn create_time_offset(name_len: usize) -> usize {
 
 /// The event record at the start of `area`.
 pub fn parse_event(area: &[u8]) -> Result<Event<'_>, Finding> {
+    let (mut ev, body_len) = head(area)?;
+    ev.body = area
+        .get(ev.len - body_len..ev.len)
+        .ok_or_else(|| short_event(None))?;
+    Ok(ev)
+}
+
+/// An event record's fields without its body (`body` empty), when the bytes hold no more
+/// than its head; `len` is still the whole record's.
+pub fn parse_event_head(area: &[u8]) -> Result<Event<'_>, Finding> {
+    head(area).map(|(ev, _)| ev)
+}
+
+/// The fields before the body, and the body's length.
+fn head(area: &[u8]) -> Result<(Event<'_>, usize), Finding> {
     let mut f = Fields::new(area, "Event");
-    let short = |e: Finding| {
-        if e.code == PAYLOAD_SHORT {
-            error(
-                EVENT_COUNT,
-                "the events area ends inside an event record (fewer bytes than event_count events)",
-            )
-        } else {
-            e
-        }
-    };
+    let short = |e: Finding| short_event(Some(e));
     let type_name = f.str16("type name").map_err(short)?;
     let create_frame = f.i64().map_err(short)?;
     let create_time = f.f64().map_err(short)?;
     let capture_time = f.f64().map_err(short)?;
     let body_len = f.u32().map_err(short)? as usize;
-    let body = f.take(body_len).map_err(short)?;
-    Ok(Event {
+    let ev = Event {
         type_name,
         create_frame,
         create_time,
         capture_time,
-        body,
+        body: &[],
         len: EVENT_FIXED + type_name.len() + body_len,
-    })
+    };
+    Ok((ev, body_len))
+}
+
+/// The events area ending inside an event record (a payload too short), or `other`.
+fn short_event(other: Option<Finding>) -> Finding {
+    match other {
+        Some(e) if e.code != PAYLOAD_SHORT => e,
+        _ => error(
+            EVENT_COUNT,
+            "the events area ends inside an event record (fewer bytes than event_count events)",
+        ),
+    }
 }
 
 /// Appends an event record to `out`.

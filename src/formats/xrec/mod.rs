@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod codes;
+mod inflate;
 pub mod layout;
 mod merge;
 mod reader;

@@ -4,16 +4,15 @@
 //! 40-byte bounds cannot hold a match without reading its events (spec §12).
 
 use std::collections::HashMap;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use flate2::read::GzDecoder;
 use globset::GlobSet;
 use serde_json::{json, Map, Value as Json};
 
 use super::body;
 use super::codes::*;
+use super::inflate::{self, Inflating};
 use super::layout::{self, Bounds, End, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN, SPAN_LEN};
 use super::{HEADER_KEY, RAW};
 use crate::formats::input::Input;
@@ -22,6 +21,7 @@ use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, Entity, Epoch, Field, FieldSpec, Header,
     RawBytes, Record, TimeOrigin, Value,
 };
+use crate::report::render::first_and_last;
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// Which events a reader returns (spec §12): record times in `[t0, t1)`, create_frame in
@@ -102,7 +102,13 @@ struct Packet {
     offset: u64,
     index: u64,
     bounds: Bounds,
+    /// Where the next event starts in the area held (`XrecReader::area`), which begins
+    /// `base` bytes into the events area of `len` bytes (0 unless inflating).
     at: usize,
+    base: u64,
+    len: u64,
+    /// A large compressed area: decompressed as its events are read.
+    inflating: Option<Inflating>,
     decoded: u32,
     frames: Option<(i64, i64)>,
     times: Option<(f64, f64)>,
@@ -116,6 +122,13 @@ const WALK_READ: usize = HEADER_LEN + SPAN_LEN;
 /// What a query reads at a time: a packet's header and its Event bounds, for the packets the
 /// walk did not keep, then only the packets it decodes.
 const QUERY_READ: usize = HEADER_LEN + BOUNDS_LEN;
+
+/// An events area larger than this is decompressed as its events are read, one at a time
+/// (the writers' areas are 1 MiB: those are held whole).
+const INFLATE_ABOVE: u32 = 8 << 20;
+
+/// Chapters the text of `inspect` names at each end of the list.
+const FEW_CHAPTERS: usize = 10;
 
 /// Entities seen, so that a transform's id is one shared string (bounded).
 const ENTITY_CACHE: usize = 4096;
@@ -622,6 +635,7 @@ impl XrecReader {
         let area_len = h.payload_len as usize - BOUNDS_LEN;
         let area_off = off + (HEADER_LEN + BOUNDS_LEN) as u64;
         self.area.clear();
+        let mut inflating = None;
         if compressed {
             if b.events_bytes > layout::MAX_EVENTS_BYTES {
                 return self.report(
@@ -637,11 +651,15 @@ impl XrecReader {
             }
             let stored = self.input.bytes(area_off, area_len)?;
             self.bytes_read += area_len as u64;
-            let mut area = std::mem::take(&mut self.area);
-            let read = GzDecoder::new(stored)
-                .take(b.events_bytes as u64 + 1)
-                .read_to_end(&mut area);
-            self.area = area;
+            let declared = b.events_bytes as usize;
+            let read = if b.events_bytes > INFLATE_ABOVE {
+                // Counted first, so that a member that does not hold what the packet
+                // declares is refused before any event, as when it is held whole.
+                inflating = Some(Inflating::new(stored));
+                inflate::length(stored, declared as u64 + 1).map(|n| n as usize)
+            } else {
+                inflate::exact(stored, declared, &mut self.area)
+            };
             match read {
                 Err(e) => {
                     return self.report(
@@ -704,6 +722,9 @@ impl XrecReader {
             index,
             bounds: b,
             at: 0,
+            base: 0,
+            len: b.events_bytes as u64,
+            inflating,
             decoded: 0,
             frames: None,
             times: None,
@@ -715,15 +736,16 @@ impl XrecReader {
     /// The checks that need every event of the packet (counts, tight bounds).
     fn finish_packet(&mut self, p: Packet) -> Result<(), ReadError> {
         let (off, index, b) = (p.offset, p.index, p.bounds);
+        let read = p.base + p.at as u64;
         if p.decoded < b.event_count {
             // parse_event already said so (the area ended early).
-        } else if p.at != self.area.len() {
+        } else if read != p.len {
             self.report(
                 err(
                     EVENT_COUNT,
                     format!(
                         "{} bytes of the events area follow the last of its {} events",
-                        self.area.len() - p.at,
+                        p.len - read,
                         b.event_count
                     ),
                 )
@@ -805,21 +827,79 @@ impl XrecReader {
     /// The next event of the current packet as a record, `None` when it is filtered out or
     /// damaged (and reported).
     fn next_event(&mut self) -> Result<Option<Record>, ReadError> {
-        let area = std::mem::take(&mut self.area);
-        let r = self.event_in(&area);
+        let mut area = std::mem::take(&mut self.area);
+        let r = self
+            .inflate_event(&mut area)
+            .and_then(|passed| self.event_in(&area, passed));
         self.area = area;
         r
     }
 
-    fn event_in(&mut self, area: &[u8]) -> Result<Option<Record>, ReadError> {
+    /// Reading an area as it is decompressed: makes `area` hold the next event from its
+    /// start, its body only when it is read (with values, or a chapter's); `Some(n)` when
+    /// its body of `n` bytes was passed over instead. `None` when the whole area is held.
+    fn inflate_event(&mut self, area: &mut Vec<u8>) -> Result<Option<usize>, ReadError> {
+        let Some(p) = self.packet.as_mut() else {
+            return Ok(None);
+        };
+        let Some(inflating) = p.inflating.as_mut() else {
+            return Ok(None);
+        };
+        area.drain(..p.at);
+        p.base += p.at as u64;
+        p.at = 0;
+        let (off, index, decode) = (p.offset, p.index, self.options.decode);
+        let passed = (|| {
+            inflating.fill(area, 2)?;
+            let Some(&[a, b]) = area.get(..2) else {
+                return Ok(None);
+            };
+            let name = usize::from(u16::from_le_bytes([a, b]));
+            let head = layout::EVENT_FIXED + name;
+            inflating.fill(area, head)?;
+            let Some(body) = area.get(head - 4..head) else {
+                return Ok(None);
+            };
+            let body = u32::from_le_bytes([body[0], body[1], body[2], body[3]]) as usize;
+            if decode || area.get(2..2 + name) == Some(super::CHAPTER.as_bytes()) {
+                inflating.fill(area, head + body)?;
+                return Ok(None);
+            }
+            let held = body.min(area.len() - head);
+            area.drain(head..head + held);
+            inflating.skip((body - held) as u64)?;
+            Ok(Some(body))
+        })();
+        passed.or_else(|e: std::io::Error| {
+            // The member was decompressed whole when the packet was opened.
+            let f = err(
+                DECOMPRESS,
+                format!("the gzip member does not decompress: {e}"),
+            );
+            self.report(f.at(off, index)).map(|()| None)
+        })
+    }
+
+    /// The next event of the current packet, whose bytes start `area`'s unread part; its
+    /// body passed over when `passed` says so (then it has no original bytes).
+    fn event_in(
+        &mut self,
+        area: &[u8],
+        passed: Option<usize>,
+    ) -> Result<Option<Record>, ReadError> {
         let Some(p) = self.packet.as_mut() else {
             return Ok(None);
         };
         let (off, index, b) = (p.offset, p.index, p.bounds);
-        let ev = match layout::parse_event(&area[p.at..]) {
+        let parsed = match passed {
+            None => layout::parse_event(&area[p.at..]),
+            Some(_) => layout::parse_event_head(&area[p.at..]),
+        };
+        let ev = match parsed {
             Ok(ev) => ev,
             Err(f) => {
                 let at = p.decoded;
+                p.base = p.len.saturating_sub(area.len() as u64);
                 p.at = area.len();
                 p.decoded = b.event_count;
                 let f = Finding {
@@ -831,8 +911,10 @@ impl XrecReader {
             }
         };
         let event_at = p.decoded;
-        let raw_range = p.at..p.at + ev.len;
-        p.at += ev.len;
+        let held = ev.len - passed.unwrap_or(0);
+        let raw_range = passed.is_none().then_some(p.at..p.at + held);
+        p.at += held;
+        p.base += passed.unwrap_or(0) as u64;
         p.decoded += 1;
         self.events += 1;
         let where_ = |m: String| format!("event {event_at}: {m}");
@@ -974,7 +1056,10 @@ impl XrecReader {
                 )?;
             }
         }
-        set_raw(&mut record.raw, &area[raw_range]);
+        match raw_range {
+            Some(range) => set_raw(&mut record.raw, &area[range]),
+            None => record.raw = None,
+        }
         Ok(Some(record))
     }
 
@@ -1356,11 +1441,12 @@ impl Source for XrecReader {
             if chapters.is_empty() {
                 "none".to_string()
             } else {
-                self.chapters
-                    .iter()
+                // Laying out a table cell costs more than its length: the first and last
+                // few (the JSON has them all).
+                let listed: Vec<String> = (self.chapters.iter())
                     .map(|(n, t, _)| format!("{n} at {t} ns"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                    .collect();
+                first_and_last(&listed, FEW_CHAPTERS, "chapters").join(", ")
             },
             Json::Array(chapters),
         ));
