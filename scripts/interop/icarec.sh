@@ -33,10 +33,11 @@ expect_exit() { # name, code, command...: the command exits with code
     fi
 }
 
-check() { # name, recording[, --written]: the spec's reader agrees with simrec on every value
+check() { # name, recording[, --written | --copied]: the spec's reader agrees with simrec on every value
     local name="$1" rec="$2" out
     [ -n "$PY" ] || return 0
-    "$SIMREC" convert "$rec" -o "$work/values.jsonl" --force 2>/dev/null
+    # Exit 3: JSON Lines has no place for the recording's absolute start (counted as lost).
+    "$SIMREC" convert "$rec" -o "$work/values.jsonl" --force 2>/dev/null || [ "$?" -eq 3 ]
     if out=$("$PY" "$here/icarec_check.py" ${3:-} "$rec" "$work/values.jsonl" 2>&1); then
         pass "$name ($(tail -1 <<<"$out"))"
     else
@@ -87,7 +88,7 @@ for fixture in a2.icarec types.icarec a2.icarec.tar a2-gnu.icarec.tar a2-pax.ica
         else
             fail "$tag: GNU tar extracts the archive" "tar -x failed"
         fi
-        check "$tag: the archive simrec wrote" "$tarout" --written
+        check "$tag: the archive simrec wrote" "$tarout" --copied
         dirout="$work/$base-back-$fixture.icarec"
         if expect_exit "$tag: convert the archive back to a directory exits 0" 0 "$SIMREC" convert "$tarout" -o "$dirout" --force; then
             same_data "$tag: archive → directory keeps the data files byte for byte" "$dirout" "$ref"
@@ -96,7 +97,7 @@ for fixture in a2.icarec types.icarec a2.icarec.tar a2-gnu.icarec.tar a2-pax.ica
             else
                 fail "$tag: the checksum is unchanged" "$(grep checksum "$dirout/schema.json" "$ext/schema.json")"
             fi
-            check "$tag: the directory simrec wrote" "$dirout" --written
+            check "$tag: the directory simrec wrote" "$dirout" --copied
         fi
     fi
 done
@@ -124,7 +125,7 @@ a2="$src/a2.icarec"
 "$SIMREC" slice "$a2" --end 0.02 -o "$work/early.icarec" --force 2>/dev/null
 "$SIMREC" slice "$a2" --start 0.02 --rebase -o "$work/late.icarec" --force 2>/dev/null
 "$SIMREC" merge "$work/early.icarec" "$work/late.icarec" -o "$work/continued.icarec" --force 2>/dev/null
-check "a continuation merge (early + rebased late)" "$work/continued.icarec" --written
+check "a continuation merge (early + rebased late)" "$work/continued.icarec" --copied
 same_data "the continuation gives back a2's blocks" "$work/continued.icarec" "$a2"
 "$SIMREC" convert "$a2" --channel 'Vehicle.Nav.*' -o "$work/nav.icarec" --force 2>/dev/null
 "$SIMREC" convert "$a2" --exclude-channel 'Vehicle.Nav.*' -o "$work/rest.icarec" --force 2>/dev/null

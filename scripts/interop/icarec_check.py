@@ -2,13 +2,15 @@
 """An .icarec reader written from the spec (icarec.md Part A), not from simrec: checks a
 recording simrec wrote and compares every value with simrec's own JSON Lines of it.
 
-    icarec_check.py [--written] RECORDING RECORDS.jsonl
+    icarec_check.py [--written | --copied] RECORDING RECORDS.jsonl
 
 RECORDING is a directory or a ustar archive (read with Python's tarfile; members in any order,
 names with or without ./). With --written (a recording simrec wrote) the writer's rules hold
 too: the archive's members are regular ustar files (mode 0644, uid/gid 0, no user names) in
 the order schema.json, static_signals.bin, dynamic_signals.bin, metadata.json, and the schema
-states byte_order little and both block sizes. Always: the schema's checksum is the §A7 digest;
+states byte_order little and both block sizes. --copied is --written for a same-format copy,
+whose schema.json is the source's byte for byte (spec §A14): the archive's rules, not the
+schema's keys. Always: the schema's checksum is the §A7 digest;
 signals lie inside their blocks with the §A3 sizes (block sizes derived when absent); metadata.json says
 complete, counts the whole frames, gives the first and last times and the SHA-256 and size of
 both data files; times strictly increase; and every value decoded here (Quat w first, Mat3
@@ -104,20 +106,20 @@ def same(elem, a, b):
     return a == b
 
 
-def main(path, jsonl, written):
+def main(path, jsonl, written, schema_keys):
     files = load(path, written)
     schema = json.loads(files["schema.json"])
     meta = json.loads(files["metadata.json"])
     signals = schema["signals"]
     if schema.get("checksum") != checksum(signals):
         problem(f"checksum {schema.get('checksum')} is not the §A7 digest {checksum(signals)}")
-    if schema.get("byte_order", "little") != "little" or (written and "byte_order" not in schema):
+    if schema.get("byte_order", "little") != "little" or (schema_keys and "byte_order" not in schema):
         problem("byte_order is not little")
     blocks = {}
     for life in ("dynamic", "static"):
         key = life + "_block_bytes"
         derived = max([s["offset"] + s["size"] for s in signals if s["lifecycle"] == life], default=0)
-        if written and key not in schema:
+        if schema_keys and key not in schema:
             problem(f"no {key}")
         blocks[life] = schema.get(key, derived)
     for s in signals:
@@ -179,7 +181,7 @@ def main(path, jsonl, written):
 
 if __name__ == "__main__":
     args = sys.argv[1:]
-    written = args[:1] == ["--written"]
-    if written:
+    flag = args[0] if args[:1] in (["--written"], ["--copied"]) else None
+    if flag:
         args = args[1:]
-    sys.exit(main(args[0], args[1], written))
+    sys.exit(main(args[0], args[1], flag is not None, flag == "--written"))

@@ -64,7 +64,11 @@ opens() { # out
         *.h5) [ -z "$H5PY" ] && return 0; "$H5PY" "$here/icarus_hdf5_check.py" "$out" >/dev/null ;;
         *.icarec)
             "$SIMREC" cat --format json "$out" >"$out.jsonl" 2>/dev/null || true
-            python3 "$here/icarec_check.py" --written "$out" "$out.jsonl" >/dev/null ;;
+            # A same-format copy keeps the source's schema.json byte for byte (spec §A14), so
+            # the writer's own rules (--written) hold only for a conversion from elsewhere.
+            local written="--written"
+            [ "$name" = icarec ] && written="--copied"
+            python3 "$here/icarec_check.py" $written "$out" "$out.jsonl" >/dev/null ;;
         *.xrec) python3 "$here/xrec_check.py" "$out" | grep -q '^OK' ;;
         *.parquet)
             [ -z "$ARROW_PY" ] && return 0
