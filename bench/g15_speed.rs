@@ -11,7 +11,7 @@
 use std::hint::black_box;
 use std::io::Write;
 
-use simrec::formats::icarus_csv::G15;
+use simrec::formats::icarus::csv::G15;
 
 struct XorShift(u64);
 

@@ -6,6 +6,8 @@
 //! the command-line front end in [`cli`].
 
 pub mod cli;
+// Its stage macro (`stage_source!`) serves the pipeline's stages too.
+#[macro_use]
 pub mod formats;
 pub mod model;
 pub mod pipeline;

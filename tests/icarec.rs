@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
-use simrec::formats::icarec::{schema, IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{schema, IcarecReader, IcarecWriter, FORM_KEY};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::model::{ArrayData, Composition, DType, Entity, Record, Value};

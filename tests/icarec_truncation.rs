@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use simrec::formats::icarec::{IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{IcarecReader, IcarecWriter, FORM_KEY};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::pipeline;
@@ -203,7 +203,7 @@ fn millions_of_bad_signal_elements_are_counted_in_memory_of_the_schema_size() {
 #[test]
 fn the_checksum_covers_elements_left_out_of_the_kept_object() {
     use serde_json::{json, Value};
-    use simrec::formats::icarec::schema;
+    use simrec::formats::icarus::icarec::schema;
     let signals = json!([
         {"name": "A.x", "type": "double", "lifecycle": "dynamic", "offset": 0, "size": 8},
         0,

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use simrec::formats::icarus_csv::{CsvReader, CsvWriter, STYLE_KEY};
+use simrec::formats::icarus::csv::{CsvReader, CsvWriter, STYLE_KEY};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source, WriteReport};
 use simrec::model::{

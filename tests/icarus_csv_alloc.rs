@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
 
-use simrec::formats::icarus_csv::{CsvReader, CsvWriter};
+use simrec::formats::icarus::csv::{CsvReader, CsvWriter};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadOptions, Sink, Source};
 use simrec::model::Record;

@@ -5,7 +5,7 @@
 use std::ffi::CStr;
 
 use proptest::prelude::*;
-use simrec::formats::icarus_csv::{survives, G15};
+use simrec::formats::icarus::csv::{survives, G15};
 
 fn c_g15(x: f64) -> String {
     let mut buf = [0u8; 64];

@@ -10,7 +10,7 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{any_fixture, icarec_with_partial_last_frame, run_in, s};
-use simrec::formats::icarus_hdf5::IcarusH5Reader;
+use simrec::formats::icarus::hdf5::IcarusH5Reader;
 use simrec::formats::{format_named, ReadOptions, Source};
 use simrec::model::{Header, Record, Value};
 use simrec::pipeline::frame_copy::write_frames;

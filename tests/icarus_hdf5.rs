@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use hdf5_pure::{AttrValue, FileBuilder, MaxExtent};
 use serde_json::Value as Json;
-use simrec::formats::icarus_hdf5::{IcarusH5Reader, IcarusHdf5};
+use simrec::formats::icarus::hdf5::{IcarusH5Reader, IcarusHdf5};
 use simrec::formats::output::Outputs;
 use simrec::formats::{Format, ReadError, ReadOptions, Source, WriteReport};
 use simrec::model::{
@@ -547,7 +547,7 @@ fn a_length_past_the_end_of_the_file_is_an_error_not_an_allocation() {
     bytes[at..at + 8].copy_from_slice(&(1u64 << 40).to_le_bytes());
     let mut r = IcarusH5Reader::from_bytes(
         Path::new("small.h5"),
-        simrec::formats::icarus_hdf5::Bytes::from_vec(bytes),
+        simrec::formats::icarus::hdf5::Bytes::from_vec(bytes),
         lenient(),
     )
     .unwrap();

@@ -7,7 +7,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::path::Path;
 
-use simrec::formats::icarus_hdf5::read_all;
+use simrec::formats::icarus::hdf5::read_all;
 
 /// The system allocator, noting the largest single allocation of each thread since its last
 /// reset (tests run side by side: another test's panic message is not this one's).
@@ -122,7 +122,7 @@ fn a_thousand_bit_flips_are_clean_results() {
 
 #[test]
 fn reading_with_recycling_allocates_per_window_not_per_value() {
-    use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+    use simrec::formats::icarus::hdf5::{Bytes, IcarusH5Reader};
     use simrec::formats::{ReadOptions, Source};
     let bytes =
         std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/vulcan.h5"))
@@ -154,7 +154,7 @@ fn reading_with_recycling_allocates_per_window_not_per_value() {
 /// records bounded by the chunks written, and allocates nothing near what they declare.
 #[test]
 fn hostile_declared_lengths_end_without_large_allocations() {
-    use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+    use simrec::formats::icarus::hdf5::{Bytes, IcarusH5Reader};
     use simrec::formats::ReadOptions;
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/hostile");
     // (records, findings kept): the storage warnings or errors, the missing schema, the

@@ -6,7 +6,7 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use simrec::formats::nanover_legacy::{LegacyReader, Stream};
+use simrec::formats::nanover::legacy::{LegacyReader, Stream};
 use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{Record, Value};
 use simrec::report::{Finding, Severity};
@@ -605,7 +605,7 @@ fn v1_headerless_traj_written_out_as_version_2() {
     let target = dir.path().join("v2.traj");
     let mut outputs = simrec::formats::output::Outputs::new(false);
     let mut writer: Box<dyn simrec::formats::Sink> = Box::new(
-        simrec::formats::nanover_legacy::LegacyWriter::create(&target, &header, &mut outputs)
+        simrec::formats::nanover::legacy::LegacyWriter::create(&target, &header, &mut outputs)
             .unwrap(),
     );
     for r in &v1.records {

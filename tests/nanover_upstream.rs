@@ -2,7 +2,8 @@
 
 use std::path::Path;
 
-use simrec::formats::{nanover_legacy::LegacyReader, ReadOptions, Source};
+use simrec::formats::nanover::legacy::LegacyReader;
+use simrec::formats::{ReadOptions, Source};
 use simrec::model::Composition;
 
 struct Truth {

@@ -4,8 +4,8 @@
 use std::path::{Path, PathBuf};
 
 use simrec::formats::input::Input;
-use simrec::formats::nanover_legacy::LegacyWriter;
-use simrec::formats::nanover_zip::{ZipReader, ZipWriter};
+use simrec::formats::nanover::legacy::LegacyWriter;
+use simrec::formats::nanover::zip::{ZipReader, ZipWriter};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source, WriteReport};
 use simrec::model::{ArrayData, DType, Header, Record, Value};

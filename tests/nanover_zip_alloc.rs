@@ -10,8 +10,8 @@ mod common;
 
 use common::nanover_zip_archive as archive;
 use simrec::formats::input::Input;
-use simrec::formats::nanover_zip::msgpack::{self, Oddities};
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::msgpack::{self, Oddities};
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::{ReadError, ReadOptions};
 
 /// The system allocator, noting the largest single allocation since the last reset.

@@ -8,8 +8,8 @@ mod common;
 use std::path::{Path, PathBuf};
 
 use common::{nanover_zip_archive as archive, s, simrec, Run};
-use simrec::formats::nanover_zip::msgpack::{self, Encoder, Oddities};
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::msgpack::{self, Encoder, Oddities};
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::{ReadOptions, Source};
 use simrec::model::Value;
 use simrec::report::Severity;

@@ -10,8 +10,8 @@ use std::path::{Path, PathBuf};
 
 use common::{s, simrec};
 use serde_json::Value as Json;
-use simrec::formats::nanover_zip::msgpack::{self, Encoder, Oddities};
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::msgpack::{self, Encoder, Oddities};
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::ReadOptions;
 use simrec::model::Value;
 

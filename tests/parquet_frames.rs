@@ -280,7 +280,7 @@ fn shared_column(dir: &Path) -> PathBuf {
         serde_json::from_slice(&std::fs::read(src.join("schema.json")).unwrap()).unwrap();
     let signals = schema["signals"].as_array_mut().unwrap();
     signals[2]["name"] = "Vehicle.Mass.alpha".into();
-    let checksum = simrec::formats::icarec::schema::checksum(signals);
+    let checksum = simrec::formats::icarus::icarec::schema::checksum(signals);
     schema["checksum"] = checksum.into();
     std::fs::write(rec.join("schema.json"), schema.to_string()).unwrap();
     rec

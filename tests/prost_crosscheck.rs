@@ -7,10 +7,10 @@
 use std::path::{Path, PathBuf};
 
 use prost::Message as _;
-use simrec::formats::nanover_legacy::proto::{
+use simrec::formats::nanover::legacy::proto::{
     GetFrameResponse, Kind, ProtoValue, StateUpdate, ValueArrayKind,
 };
-use simrec::formats::nanover_legacy::{LegacyReader, LegacyWriter, Stream};
+use simrec::formats::nanover::legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadOptions, Sink, Source};
 use simrec::model::{ArrayData, Field, Header, Record, Value};

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use simrec::formats::nanover_legacy::LegacyWriter;
+use simrec::formats::nanover::legacy::LegacyWriter;
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{Composition, Field, Folded, Header, Nanos, Record, TimeSpec, Value};

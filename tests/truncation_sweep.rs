@@ -10,8 +10,8 @@
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
-use simrec::formats::jsonl::JsonlWriter;
-use simrec::formats::nanover_legacy::{LegacyReader, LegacyWriter, Stream};
+use simrec::formats::export::jsonl::JsonlWriter;
+use simrec::formats::nanover::legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::report::{Finding, Severity, Summary};

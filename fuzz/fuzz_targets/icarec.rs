@@ -19,7 +19,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarec::{metadata, schema, walk_tar, IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{metadata, schema, walk_tar, IcarecReader, IcarecWriter, FORM_KEY};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 

@@ -14,8 +14,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarus_csv::{CsvReader, CsvWriter, G15};
-use simrec::formats::jsonl::JsonlWriter;
+use simrec::formats::icarus::csv::{CsvReader, CsvWriter, G15};
+use simrec::formats::export::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 

@@ -14,7 +14,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+use simrec::formats::icarus::hdf5::{Bytes, IcarusH5Reader};
 use simrec::formats::{ReadError, ReadOptions, Source};
 
 fn drain(data: &[u8], options: ReadOptions) {

@@ -16,10 +16,10 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use prost::Message as _;
-use simrec::formats::jsonl::JsonlWriter;
-use simrec::formats::nanover_legacy::proto;
-use simrec::formats::nanover_legacy::wire::{self, Decoder, Message, Strictness};
-use simrec::formats::nanover_legacy::{LegacyReader, LegacyWriter, Stream};
+use simrec::formats::export::jsonl::JsonlWriter;
+use simrec::formats::nanover::legacy::proto;
+use simrec::formats::nanover::legacy::wire::{self, Decoder, Message, Strictness};
+use simrec::formats::nanover::legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
@@ -31,7 +31,7 @@ use prost_model::{frame_fields, same_fields, struct_fields};
 /// `recover` writes them) is a valid file that a strict read takes back whole.
 fn reread_recovered(kept: &[simrec::model::Record], stream: Stream) {
     let mut file = Vec::new();
-    file.extend_from_slice(&simrec::formats::nanover_legacy::MAGIC.to_le_bytes());
+    file.extend_from_slice(&simrec::formats::nanover::legacy::MAGIC.to_le_bytes());
     file.extend_from_slice(&2u64.to_le_bytes());
     for r in kept {
         file.extend_from_slice(&r.raw.as_ref().unwrap().bytes);

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use simrec::formats::input::Input;
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::{ReadError, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {

@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::jsonl::JsonlWriter;
+use simrec::formats::export::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::names::RESET_CHANNEL;
 use simrec::formats::tes::{Tes, TesReader, TesSlice, TesWriter, REPAIR_KEY};

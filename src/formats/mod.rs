@@ -1,35 +1,94 @@
-//! Formats: one folder per format with a reader (`Source`), a writer (`Sink`),
-//! its validation rules and its detection; plus the registry that finds them.
+//! Formats: one folder per family of formats, and below the families what they share.
 //!
-//! A format module never imports another format module: cross-format work goes
-//! through `model`.
+//! - A family (`nanover/`, `icarus/`, `elodin/`, `tes/`, `xrec/`) is one folder: its
+//!   conventions in its `mod.rs`, one subfolder per format (or the family's one format in
+//!   the folder itself), and `mapping.rs`, how a recording of another family is read in
+//!   this family's model. `export/` holds the formats simrec only writes, which take every
+//!   channel as it is.
+//! - Below the families: the `Format` descriptor (`format.rs`), the errors and the
+//!   `Source`/`Sink` traits (here), byte input and atomic output (`input.rs`,
+//!   `output/`), the frame interface (`frames.rs`), the msgpack walker, digests, the
+//!   origin stage, and what the families' mappings share (`mapping/`).
+//! - Above them: `registry.rs`, the one list of families, and through it of formats.
+//!
+//! No family imports another family (`layout.rs`, a unit test, checks it): what two families would
+//! share goes below them.
 
+/// `impl Source` for a stage that reads `self.inner` (a source it owns): its header is its
+/// own `header` field (`own`: a mapping) or its source's (`inner`), and its findings,
+/// progress and facts are its source's. `passing`: a stage that hands its source's records on
+/// as they are, so records recycle and channels are selected there too. `queued` after the
+/// header adds the `Iterator` of a stage that makes its records through
+/// [`mapping::queued::Queued`].
+macro_rules! stage_source {
+    ($stage:ident, inner) => {
+        stage_source!(@impl $stage, self, { self.inner.header() },);
+    };
+    ($stage:ident, own) => {
+        stage_source!(@impl $stage, self, { &self.header },);
+    };
+    ($stage:ident, passing) => {
+        stage_source!(@impl $stage, self, { self.inner.header() },
+            fn recycle(&mut self, record: $crate::model::Record) {
+                self.inner.recycle(record)
+            }
+            fn select_channels(&mut self, wanted: &[bool]) {
+                self.inner.select_channels(wanted)
+            }
+        );
+    };
+    ($stage:ident, $header:ident, queued) => {
+        stage_source!($stage, $header);
+        impl Iterator for $stage<'_> {
+            type Item = Result<$crate::model::Record, $crate::formats::ReadError>;
+
+            fn next(&mut self) -> Option<Self::Item> {
+                $crate::formats::mapping::queued::next_queued(self)
+            }
+        }
+    };
+    (@impl $stage:ident, $self:ident, $header:block, $($extra:item)*) => {
+        impl $crate::formats::Source for $stage<'_> {
+            fn header(&$self) -> &$crate::model::Header {
+                $header
+            }
+            fn findings(&self) -> Vec<(&std::path::Path, &$crate::report::Findings)> {
+                self.inner.findings()
+            }
+            fn progress(&self) -> (u64, u64) {
+                self.inner.progress()
+            }
+            fn facts(&self) -> Vec<$crate::report::Fact> {
+                self.inner.facts()
+            }
+            $($extra)*
+        }
+    };
+}
+
+// Below the families.
 pub mod digest;
 pub mod format;
 pub mod frames;
 pub mod input;
+pub mod mapping;
 pub mod msgpack;
 pub mod origin;
 pub mod output;
-pub mod registry;
 
+// The families, and the formats only written.
 pub mod elodin;
-pub mod icarec;
-pub mod icarus_common;
-pub mod icarus_compat;
-pub mod icarus_csv;
-pub mod icarus_hdf5;
-pub mod icarus_snapshot;
-pub mod json_batches;
-pub mod json_text;
-pub mod jsonl;
-pub mod mcap_out;
-pub mod nanover_common;
-pub mod nanover_legacy;
-pub mod nanover_zip;
-pub mod parquet_table;
+pub mod export;
+pub mod icarus;
+pub mod nanover;
 pub mod tes;
 pub mod xrec;
+
+// Above the families.
+pub mod registry;
+
+#[cfg(test)]
+mod layout;
 
 use std::io;
 use std::path::{Path, PathBuf};

@@ -4,29 +4,29 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::export::{jsonl, mcap, parquet_table};
 use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
+use super::icarus::{csv, hdf5, icarec};
 use super::input;
+use super::nanover::{legacy, zip};
 use super::output;
 pub use super::output::names_directory;
-use super::{
-    elodin, icarec, icarus_csv, icarus_hdf5, jsonl, mcap_out, nanover_legacy, nanover_zip,
-    parquet_table, tes, xrec, ReadError, ReadOptions, Source,
-};
+use super::{elodin, tes, xrec, ReadError, ReadOptions, Source};
 
 /// Every format simrec knows. Adding a format is one line here.
 pub static FORMATS: &[&dyn Format] = &[
-    &nanover_legacy::NanoverLegacy,
-    &nanover_zip::NanoverZip,
+    &legacy::NanoverLegacy,
+    &zip::NanoverZip,
     &jsonl::JsonLines,
     &parquet_table::ParquetTable,
-    &mcap_out::Mcap,
+    &mcap::Mcap,
     &elodin::Elodin,
     &tes::Tes,
-    &icarus_hdf5::IcarusHdf5,
+    &hdf5::IcarusHdf5,
     &xrec::Xrec,
     // A text file starting `time,` (spec §A1's sniffing order).
-    &icarus_csv::IcarusCsv,
+    &csv::IcarusCsv,
     // Last: of formats equally sure of a file the last wins, and a ustar archive is an
     // .icarec before anything its first member's bytes may look like (spec §A1).
     &icarec::Icarec,

@@ -4,7 +4,7 @@
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use crate::formats::jsonl::JsonlWriter;
+use crate::formats::export::jsonl::JsonlWriter;
 use crate::formats::{ReadError, ReadOptions, SliceRequest, Source, WriteError};
 use crate::model::time_scale::{self, TimeFormat};
 use crate::report::render::record_text;

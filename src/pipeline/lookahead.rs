@@ -11,8 +11,9 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
+use crate::formats::mapping::learn;
 use crate::formats::{ReadError, Source};
-use crate::model::{Channel, DType, FieldSpec, Header, Record, Value};
+use crate::model::{FieldSpec, Header, Record};
 use crate::report::{Fact, Findings};
 
 /// Records always read ahead (once some field needs completing): fields that only a
@@ -33,40 +34,6 @@ pub fn is_complete(header: &Header) -> bool {
             .channels
             .iter()
             .all(|c| !c.fields.is_empty() && c.fields.iter().all(FieldSpec::is_complete))
-}
-
-/// The dtype and shape a value fixes, when it has them (not a map, list, bytes or null; an
-/// empty array says nothing about the shape of later ones).
-fn typed(value: &Value) -> Option<(DType, Vec<usize>)> {
-    Some(match value {
-        Value::Bool(_) => (DType::Bool, vec![]),
-        Value::Int(_) => (DType::I64, vec![]),
-        Value::UInt(_) => (DType::U64, vec![]),
-        Value::Float(_) => (DType::F64, vec![]),
-        Value::F32(_) => (DType::F32, vec![]),
-        Value::Str(_) => (DType::Str, vec![]),
-        Value::Array(a) if !a.data.is_empty() => (a.dtype(), a.shape.clone()),
-        _ => return None,
-    })
-}
-
-/// Fills in `channel`'s specs from one record's values: a field it lacks is added, a field
-/// without type or shape takes the value's. The first value seen decides.
-pub(crate) fn learn(channel: &mut Channel, record: &Record) {
-    for (key, value) in &record.values {
-        let Some((dtype, shape)) = typed(value) else {
-            continue;
-        };
-        match channel.fields.iter_mut().find(|f| f.name == *key) {
-            Some(spec) => {
-                spec.dtype.get_or_insert(dtype);
-                spec.shape.get_or_insert(shape);
-            }
-            None => channel
-                .fields
-                .push(FieldSpec::typed(key.clone(), dtype, &shape)),
-        }
-    }
 }
 
 /// A source whose header has every field the look-ahead could complete.
@@ -154,7 +121,7 @@ impl Source for Completed<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::{Array, ArrayData, ChannelKind, Composition};
+    use crate::model::{Array, ArrayData, Channel, ChannelKind, Composition, DType, Value};
 
     struct Listed {
         header: Header,

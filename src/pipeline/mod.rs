@@ -1,68 +1,15 @@
 //! Source -> [time window, key selection] -> Sink, k-way merging, loss accounting.
 
-/// `impl Source` for a stage that reads `self.inner` (a source it owns): its header is its
-/// own `header` field (`own`: a mapping) or its source's (`inner`), and its findings,
-/// progress and facts are its source's. `passing`: a stage that hands its source's records on
-/// as they are, so records recycle and channels are selected there too. `queued` after the
-/// header adds the `Iterator` of a stage that makes its records through
-/// [`queued::Queued`].
-macro_rules! stage_source {
-    ($stage:ident, inner) => {
-        stage_source!(@impl $stage, self, { self.inner.header() },);
-    };
-    ($stage:ident, own) => {
-        stage_source!(@impl $stage, self, { &self.header },);
-    };
-    ($stage:ident, passing) => {
-        stage_source!(@impl $stage, self, { self.inner.header() },
-            fn recycle(&mut self, record: $crate::model::Record) {
-                self.inner.recycle(record)
-            }
-            fn select_channels(&mut self, wanted: &[bool]) {
-                self.inner.select_channels(wanted)
-            }
-        );
-    };
-    ($stage:ident, $header:ident, queued) => {
-        stage_source!($stage, $header);
-        impl Iterator for $stage<'_> {
-            type Item = Result<$crate::model::Record, $crate::formats::ReadError>;
-
-            fn next(&mut self) -> Option<Self::Item> {
-                $crate::pipeline::queued::next_queued(self)
-            }
-        }
-    };
-    (@impl $stage:ident, $self:ident, $header:block, $($extra:item)*) => {
-        impl $crate::formats::Source for $stage<'_> {
-            fn header(&$self) -> &$crate::model::Header {
-                $header
-            }
-            fn findings(&self) -> Vec<(&std::path::Path, &$crate::report::Findings)> {
-                self.inner.findings()
-            }
-            fn progress(&self) -> (u64, u64) {
-                self.inner.progress()
-            }
-            fn facts(&self) -> Vec<$crate::report::Fact> {
-                self.inner.facts()
-            }
-            $($extra)*
-        }
-    };
-}
-
+pub mod adapt;
 pub mod batch;
 pub mod convert;
 pub mod diff;
 pub mod frame_copy;
 pub mod frames;
 pub mod lookahead;
-pub mod mapping;
 pub mod merge;
 pub mod ordered;
 pub mod plot;
-pub mod queued;
 pub mod recover;
 pub mod resample;
 pub mod run;
@@ -93,9 +40,7 @@ pub use validate::validate;
 pub use window::{resolve, Span, Window};
 pub use write::{write, WriteRequest, Written};
 
-/// What the stages between a source and a writer changed (`mapping::adapt`), shared with
-/// the run that reports it.
-pub type LossHandle = std::rc::Rc<std::cell::RefCell<crate::report::LossReport>>;
+pub use crate::formats::mapping::LossHandle;
 
 /// The error of a run that read a damaged input up to its damage and found not one record
 /// before it (`recover` keeps nothing of it either): the first problem of what reading

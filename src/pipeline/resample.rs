@@ -11,11 +11,11 @@
 
 use std::collections::HashMap;
 
-use super::mapping::Tally;
 use super::LossHandle;
+use crate::formats::mapping::queued::{Queue, Queued};
+use crate::formats::mapping::Tally;
 use crate::formats::{ReadError, Source};
 use crate::model::{ChannelKind, Composition, Entity, Field, Record, Value};
-use crate::pipeline::queued::{Queue, Queued};
 
 const RESAMPLED: &str = "resampled: on the --resample grid, values held from the latest record";
 const MOVED: &str = "resampled: an event moved to the next tick of the --resample grid";

@@ -10,10 +10,9 @@ use std::path::{Path, PathBuf};
 use serde_json::Value as Json;
 
 use super::frames::FrameCounter;
+use crate::formats::icarus::{compat, snapshot as values};
 use crate::formats::origin::with_origin;
-use crate::formats::{
-    icarus_compat, icarus_snapshot, registry, Format, ReadError, ReadOptions, SliceRequest,
-};
+use crate::formats::{registry, Format, ReadError, ReadOptions, SliceRequest};
 use crate::model::{Header, Nanos, TimeSpec, Value};
 use crate::report::{Finding, Findings, Severity};
 
@@ -59,7 +58,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     };
     let mut times = registry::open_as(format, req.path, walk)?;
     let header = times.header().clone();
-    let schema = icarus_compat::schema_of(&header).ok_or_else(|| {
+    let schema = compat::schema_of(&header).ok_or_else(|| {
         ReadError::Unsupported(format!(
             "{}: a {} recording has no warm-start state; snapshot reads Icarus recordings",
             req.path.display(),
@@ -167,9 +166,9 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         )),
         _ => {}
     }
-    let mut needed = icarus_compat::state_names(req.current.unwrap_or(&schema));
+    let mut needed = compat::state_names(req.current.unwrap_or(&schema));
     if let Some(current) = req.current {
-        needed.extend(icarus_compat::required_names(current));
+        needed.extend(compat::required_names(current));
     }
     let index = |name: &str| header.channels.iter().position(|c| c.name == name);
     for name in &needed {
@@ -178,7 +177,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
                 WARMSTART_MISSING_STATE,
                 format!("{name}, a state or required signal, is not in the recording"),
             )),
-            Some(v) if !icarus_snapshot::is_finite(v) => findings.push(error(
+            Some(v) if !values::is_finite(v) => findings.push(error(
                 WARMSTART_NOT_FINITE,
                 format!(
                     "{name} is not finite at frame {} (t = {} s)",
@@ -198,9 +197,9 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     }
 
     let mut out = String::from("{\"requested_time\":");
-    icarus_snapshot::f64_json(seconds(requested), &mut out);
+    values::f64_json(seconds(requested), &mut out);
     out.push_str(",\"time\":");
-    icarus_snapshot::f64_json(seconds(chosen.time), &mut out);
+    values::f64_json(seconds(chosen.time), &mut out);
     out.push_str(&format!(
         ",\"frame\":{},\"clamped\":{clamped},\"system\":{},\"epoch\":{},\"schema_checksum\":{},\"signals\":{{",
         chosen.value.unwrap_or(chosen.position as i64),
@@ -222,7 +221,7 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         first = false;
         out.push_str(&json_string(Some(&channel.name)));
         out.push(':');
-        if icarus_snapshot::value_json(value, spec, &mut out).is_none() {
+        if values::value_json(value, spec, &mut out).is_none() {
             out.push_str("null");
         }
     }

@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use crate::formats::nanover_zip::RAW_FORMAT as NANOVER_ZIP;
+use crate::formats::nanover::zip::RAW_FORMAT as NANOVER_ZIP;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{
     Channel, ChannelKind, Composition, Context, Field, Header, Nanos, Record, Value,

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use crate::formats::icarus::compat;
 use crate::formats::input::display_name;
-use crate::formats::{icarus_compat, registry, Format, ReadError, ReadOptions, TimeRange};
+use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange};
 use crate::model::Header;
 use crate::report::render::error_text;
 use crate::report::{Finding, Findings, Severity};
@@ -157,7 +158,7 @@ pub fn current_schema(current: &Path, options: ReadOptions) -> Result<Json, Read
         ..options
     };
     let source = registry::open_as(format, current, header_only)?;
-    icarus_compat::schema_of(source.header()).ok_or_else(|| {
+    compat::schema_of(source.header()).ok_or_else(|| {
         ReadError::Unsupported(format!(
             "{} is a {} recording, which has no schema to check compatibility against (a \
              schema.json, an .icarec or an Icarus HDF5 file has)",
@@ -171,9 +172,9 @@ pub fn current_schema(current: &Path, options: ReadOptions) -> Result<Json, Read
 pub fn check_against(results: &mut [Checked], current: &Json) {
     for r in results {
         let Some(opened) = &r.opened else { continue };
-        match icarus_compat::schema_of(&opened.header) {
+        match compat::schema_of(&opened.header) {
             Some(schema) => {
-                for f in icarus_compat::check(&schema, current) {
+                for f in compat::check(&schema, current) {
                     r.findings.push(f);
                 }
             }

@@ -10,8 +10,8 @@ use crate::formats::{
 };
 use crate::model::Header;
 
+use super::adapt::adapt;
 use super::lookahead::Completed;
-use super::mapping::adapt;
 use super::run::{copy, PipelineError};
 use super::select::SelectionHandle;
 use super::LossHandle;

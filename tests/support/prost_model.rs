@@ -3,7 +3,7 @@
 //! Shared by `tests/prost_crosscheck.rs` and the fuzz target (`fuzz/fuzz_targets/`), which
 //! include it with `#[path]`.
 
-use simrec::formats::nanover_legacy::proto::{self, Kind, ProtoValue, ValueArrayKind};
+use simrec::formats::nanover::legacy::proto::{self, Kind, ProtoValue, ValueArrayKind};
 use simrec::model::{Array, ArrayData, Field, Value};
 
 /// Spec §2.4: a later duplicate key overrides an earlier one (kept where the last one is).

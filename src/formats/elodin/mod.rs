@@ -7,6 +7,7 @@ pub mod codes;
 mod columns;
 mod dir;
 mod hybrid;
+pub mod mapping;
 mod merge;
 pub mod metadata;
 mod pages;

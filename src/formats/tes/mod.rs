@@ -4,6 +4,7 @@
 mod codes;
 pub mod decode;
 pub mod encode;
+pub mod mapping;
 mod merge;
 pub mod names;
 pub mod packet;

@@ -7,6 +7,7 @@ pub mod body;
 pub mod codes;
 mod inflate;
 pub mod layout;
+pub mod mapping;
 mod merge;
 mod reader;
 mod writer;

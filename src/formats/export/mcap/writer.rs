@@ -1,0 +1,475 @@
+//! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; this file
+//! decides topics, schemas, times and message bytes.
+//!
+//! The JSON messages are formatted in batches on other threads (`json_batches`, as JSON
+//! Lines are) and written in record order when they come back, each record's Foxglove
+//! messages after its JSON message, by a thread of their own ([`Messages`]: the `mcap`
+//! crate, zstd and the 3D scene), so that the caller's thread only reads and batches.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
+use std::thread::JoinHandle;
+
+use mcap::records::{MessageHeader, Metadata};
+use mcap::{Compression, McapError, WriteOptions};
+
+use super::scene::{Scene, Topic3d};
+use super::schema::{channel_schema, composition};
+use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
+use crate::formats::output::SeekableDestination;
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Channel, ChannelKind, Header, Record};
+
+/// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
+/// stays small, small enough that a reader seeking to an instant decompresses little.
+const CHUNK_SIZE: u64 = 4 << 20;
+
+/// Writer setting of `--compression`: `zstd` (level 1, the default), `zstd-fast` (a negative
+/// zstd level) or `none`.
+pub const COMPRESSION_KEY: &str = "mcap.compression";
+/// The values of `--compression`, the default first.
+pub const COMPRESSIONS: &[&str] = &["zstd", "zstd-fast", "none"];
+/// zstd's level for `--compression zstd-fast`.
+const FAST_LEVEL: i32 = -3;
+
+/// The summary's library string.
+const LIBRARY: &str = concat!("simrec ", env!("CARGO_PKG_VERSION"));
+
+/// The MCAP sink: batches records for the formatting threads and hands their formatted
+/// batches, in order, to the thread that writes them.
+pub struct McapWriter {
+    path: PathBuf,
+    /// Channels declared: a record of another channel is counted as lost here.
+    declared: usize,
+    /// Records waiting for their JSON text.
+    batches: JsonBatches,
+    /// To the writing thread (`None` once finished).
+    to_writer: Option<SyncSender<ToWriter>>,
+    /// Batches written, given back for their buffers.
+    written: Receiver<Formatted>,
+    writer: Option<JoinHandle<Result<WriteReport, WriteError>>>,
+    report: WriteReport,
+}
+
+/// What the writing thread is given, in the order of the records.
+enum ToWriter {
+    Batch(Formatted),
+    Channel(Channel),
+}
+
+/// What the writing thread owns: the file, topics and scene.
+struct Messages {
+    out: Option<mcap::Writer<SeekableDestination>>,
+    path: PathBuf,
+    /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
+    epoch_ns: Option<i64>,
+    /// Per simrec channel: its definition and its MCAP channel id.
+    channels: Vec<(Channel, u16)>,
+    /// MCAP channel ids of the Foxglove topics, added when first used.
+    topics_3d: BTreeMap<Topic3d, u16>,
+    scene: Scene,
+    sequence: u32,
+    messages_3d: Vec<(Topic3d, Vec<u8>)>,
+    report: WriteReport,
+}
+
+impl McapWriter {
+    /// A writer to `out`; `compression` is a value of [`COMPRESSIONS`] (`None`: the first).
+    pub fn create(
+        out: SeekableDestination,
+        path: &Path,
+        header: &Header,
+        compression: Option<&str>,
+    ) -> Result<McapWriter, WriteError> {
+        let mut messages = Messages::create(out, path, header, compression)?;
+        // One batch waits while one is written: the formatting threads hold the rest.
+        let (to_writer, batches) = sync_channel::<ToWriter>(1);
+        let (give_back, written) = channel::<Formatted>();
+        let writer = std::thread::Builder::new()
+            .name("mcap-writer".into())
+            .spawn(move || {
+                for job in batches {
+                    match job {
+                        ToWriter::Channel(c) => messages.add(&c)?,
+                        ToWriter::Batch(formatted) => {
+                            messages.write_batch(&formatted)?;
+                            // The caller may be gone (an error of its own): nothing to keep.
+                            let _ = give_back.send(formatted);
+                        }
+                    }
+                }
+                messages.finish()
+            })
+            .map_err(|e| WriteError::io(path, e))?;
+        Ok(McapWriter {
+            path: path.to_path_buf(),
+            declared: header.channels.len(),
+            batches: JsonBatches::new(
+                Style {
+                    channel: false,
+                    newline: false,
+                    utc: None,
+                },
+                Vec::new(),
+            ),
+            to_writer: Some(to_writer),
+            written,
+            writer: Some(writer),
+            report: WriteReport::default(),
+        })
+    }
+
+    fn stopped(&self) -> WriteError {
+        WriteError::Invalid(format!(
+            "{}: a JSON formatting thread stopped",
+            self.path.display()
+        ))
+    }
+
+    /// Ends the writing thread: its report, or the error it stopped on.
+    fn join(&mut self) -> Result<WriteReport, WriteError> {
+        self.to_writer = None;
+        let path = &self.path;
+        match self.writer.take().map(JoinHandle::join) {
+            Some(Ok(result)) => result,
+            Some(Err(_)) => Err(WriteError::Invalid(format!(
+                "{}: the MCAP writing thread failed",
+                path.display()
+            ))),
+            None => Err(WriteError::Invalid(format!(
+                "{}: already finished",
+                path.display()
+            ))),
+        }
+    }
+
+    /// Hands `job` to the writing thread; if it stopped, its error.
+    fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
+        let sent = self.to_writer.as_ref().map(|w| w.send(job));
+        match sent {
+            Some(Ok(())) => Ok(()),
+            // The thread stopped on an error: that error is the one to report.
+            _ => Err(self.join().err().unwrap_or_else(|| {
+                WriteError::Invalid(format!(
+                    "{}: the MCAP writing thread stopped",
+                    self.path.display()
+                ))
+            })),
+        }
+    }
+
+    /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
+    /// first sends (or formats here) the batch being filled, so that every record goes.
+    fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
+        while let Ok(formatted) = self.written.try_recv() {
+            self.batches.recycle(formatted);
+        }
+        if keep == 0 {
+            if let Some(formatted) = self.batches.finish() {
+                self.send(ToWriter::Batch(formatted))?;
+            }
+        }
+        loop {
+            let next = if keep == 0 {
+                self.batches.next(0)
+            } else {
+                self.batches.next_if_full()
+            };
+            match next {
+                Ok(Some(formatted)) => self.send(ToWriter::Batch(formatted))?,
+                Ok(None) => return Ok(()),
+                Err(_) => return Err(self.stopped()),
+            }
+        }
+    }
+}
+
+impl Sink for McapWriter {
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        // Records read before it are written first: the file's records stay in the order
+        // of a writer of one record at a time.
+        self.write_formatted(0)?;
+        self.declared += 1;
+        self.send(ToWriter::Channel(channel.clone()))
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        if record.channel as usize >= self.declared {
+            self.report
+                .loss
+                .add("?", "*", "record of a channel the header does not declare");
+            return Ok(());
+        }
+        if self.batches.push(record) {
+            self.batches.send();
+            self.write_formatted(1)?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.write_formatted(0)?;
+        self.batches.stop();
+        let mut report = self.join()?;
+        report.loss.merge(&self.report.loss);
+        Ok(report)
+    }
+}
+
+impl Drop for McapWriter {
+    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
+    fn drop(&mut self) {
+        self.to_writer = None;
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
+    }
+}
+
+impl Messages {
+    /// The file's metadata and the header's channels, written to `out`.
+    fn create(
+        out: SeekableDestination,
+        path: &Path,
+        header: &Header,
+        compression: Option<&str>,
+    ) -> Result<Messages, WriteError> {
+        let options = WriteOptions::new()
+            .library(LIBRARY)
+            .chunk_size(Some(CHUNK_SIZE))
+            // zstd on this thread, not on its own workers: the crate writes each message
+            // as several small writes, and a multi-threaded zstd stream takes a lock for
+            // every one (a sixth of an Icarus run's CPU time, 12 M messages).
+            .compression_threads(0);
+        let options = match compression.unwrap_or(COMPRESSIONS[0]) {
+            // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
+            // and a conversion should run at the speed of reading.
+            "zstd" => options
+                .compression(Some(Compression::Zstd))
+                .compression_level(1),
+            // A negative ("fast") level: about twice as fast as level 1, but without the
+            // entropy coding of literals that makes the digits small (JSON about 1.25
+            // times). The crate takes the level as a u32 and hands it to zstd as an i32,
+            // so a negative level is passed as its two's complement.
+            "zstd-fast" => options
+                .compression(Some(Compression::Zstd))
+                .compression_level(FAST_LEVEL as u32),
+            "none" => options.compression(None),
+            other => {
+                return Err(WriteError::Invalid(format!(
+                    "{}: MCAP compression {other}: takes {}",
+                    path.display(),
+                    COMPRESSIONS.join(", ")
+                )))
+            }
+        };
+        let mut writer = Messages {
+            out: Some(options.create(out).map_err(|e| error(path, e))?),
+            path: path.to_path_buf(),
+            epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
+            channels: Vec::new(),
+            topics_3d: BTreeMap::new(),
+            scene: Scene::new(header),
+            sequence: 0,
+            messages_3d: Vec::new(),
+            report: WriteReport::default(),
+        };
+        writer.write_metadata(header)?;
+        for channel in &header.channels {
+            writer.add(channel)?;
+        }
+        Ok(writer)
+    }
+
+    fn writer(&mut self) -> Result<&mut mcap::Writer<SeekableDestination>, WriteError> {
+        let path = &self.path;
+        self.out
+            .as_mut()
+            .ok_or_else(|| WriteError::Invalid(format!("{}: already finished", path.display())))
+    }
+
+    /// The recording's header as an MCAP metadata record named `simrec`.
+    fn write_metadata(&mut self, header: &Header) -> Result<(), WriteError> {
+        let mut metadata = BTreeMap::new();
+        metadata.insert("source_format".into(), header.format.clone());
+        metadata.insert(
+            "source_format_version".into(),
+            header.format_version.clone(),
+        );
+        metadata.insert("simrec_version".into(), env!("CARGO_PKG_VERSION").into());
+        if let Some(epoch) = header.origin.epoch {
+            metadata.insert("epoch".into(), epoch.iso8601());
+        }
+        if let Some(system) = &header.origin.system {
+            metadata.insert("time_system".into(), system.clone());
+        }
+        metadata.insert(
+            "log_time".into(),
+            if header.origin.epoch.is_some() {
+                "absolute: epoch + time_ns, Unix nanoseconds".into()
+            } else {
+                "time_ns: nanoseconds from the recording's time zero".into()
+            },
+        );
+        if !header.metadata.is_empty() {
+            metadata.insert(
+                "source_metadata".into(),
+                serde_json::Value::Object(header.metadata.clone()).to_string(),
+            );
+        }
+        let path = self.path.clone();
+        self.writer()?
+            .write_metadata(&Metadata {
+                name: "simrec".into(),
+                metadata,
+            })
+            .map_err(|e| error(&path, e))
+    }
+
+    /// A topic `/NAME` with the channel's JSON Schema.
+    fn add(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        let path = self.path.clone();
+        let topic = format!("/{}", channel.name.trim_start_matches('/'));
+        let mut metadata = BTreeMap::new();
+        metadata.insert(
+            "composition".into(),
+            composition(channel.composition).into(),
+        );
+        metadata.insert(
+            "kind".into(),
+            match channel.kind {
+                ChannelKind::Signals => "signals",
+                ChannelKind::Events => "events",
+            }
+            .into(),
+        );
+        let schema = channel_schema(channel);
+        let out = self.writer()?;
+        let schema_id = out
+            .add_schema(&channel.name, "jsonschema", &schema)
+            .map_err(|e| error(&path, e))?;
+        let id = out
+            .add_channel(schema_id, &topic, "json", &metadata)
+            .map_err(|e| error(&path, e))?;
+        self.scene.add_channel(channel);
+        self.channels.push((channel.clone(), id));
+        Ok(())
+    }
+
+    /// The MCAP channel of a Foxglove topic, added the first time it is used.
+    fn topic_3d(&mut self, topic: Topic3d) -> Result<u16, WriteError> {
+        if let Some(&id) = self.topics_3d.get(&topic) {
+            return Ok(id);
+        }
+        let path = self.path.clone();
+        let schema = topic.schema();
+        let out = self.writer()?;
+        let schema_id = out
+            .add_schema(&schema.name, &schema.encoding, &schema.data)
+            .map_err(|e| error(&path, e))?;
+        let id = out
+            .add_channel(schema_id, topic.name(), "protobuf", &BTreeMap::new())
+            .map_err(|e| error(&path, e))?;
+        self.topics_3d.insert(topic, id);
+        Ok(id)
+    }
+
+    /// Log time of a record: absolute (Unix ns) when the origin has an epoch, else the
+    /// record's own time; `None` before 1970 (or before time zero without an epoch).
+    fn log_time(&self, time: i64) -> Option<u64> {
+        let t = match self.epoch_ns {
+            Some(epoch) => epoch.checked_add(time)?,
+            None => time,
+        };
+        u64::try_from(t).ok()
+    }
+
+    fn message(&mut self, channel_id: u16, log_time: u64, data: &[u8]) -> Result<(), WriteError> {
+        let header = MessageHeader {
+            channel_id,
+            sequence: self.sequence,
+            log_time,
+            publish_time: log_time,
+        };
+        self.sequence = self.sequence.wrapping_add(1);
+        let Some(out) = self.out.as_mut() else {
+            return Err(WriteError::Invalid(format!(
+                "{}: already finished",
+                self.path.display()
+            )));
+        };
+        out.write_to_known_channel(&header, data)
+            .map_err(|e| error(&self.path, e))
+    }
+
+    /// Writes the messages of a batch of records whose JSON is formatted, in order.
+    fn write_batch(&mut self, formatted: &Formatted) -> Result<(), WriteError> {
+        let mut lost = formatted.lost.iter().peekable();
+        for (i, record) in formatted.records.iter().enumerate() {
+            let c = record.channel as usize;
+            // Records of channels not declared were counted as lost and not batched.
+            let Some(id) = self.channels.get(c).map(|(_, id)| *id) else {
+                continue;
+            };
+            let log_time = match self.log_time(record.time) {
+                Some(t) => t,
+                None => {
+                    self.report.loss.add(
+                        &self.channels[c].0.name,
+                        "time_ns",
+                        "log time before 1970-01-01 (or before time zero) written as 0",
+                    );
+                    0
+                }
+            };
+            self.message(id, log_time, formatted.record_text(i))?;
+
+            self.scene.record(
+                &self.channels[c].0,
+                record,
+                log_time,
+                &mut self.messages_3d,
+                &mut self.report.loss,
+            );
+            let messages = std::mem::take(&mut self.messages_3d);
+            for (topic, bytes) in &messages {
+                let topic_id = self.topic_3d(*topic)?;
+                self.message(topic_id, log_time, bytes)?;
+            }
+            self.messages_3d = messages;
+            self.messages_3d.clear();
+
+            while let Some((_, field, reason)) = lost.next_if(|(r, _, _)| *r == i) {
+                self.report
+                    .loss
+                    .add(&self.channels[c].0.name, field, reason);
+            }
+            self.report.records += 1;
+        }
+        Ok(())
+    }
+
+    /// Writes the summary and the footer.
+    fn finish(mut self) -> Result<WriteReport, WriteError> {
+        let path = self.path.clone();
+        let Some(mut out) = self.out.take() else {
+            return Ok(self.report);
+        };
+        out.finish().map_err(|e| error(&path, e))?;
+        out.into_inner()
+            .flush()
+            .map_err(|e| WriteError::io(&path, e))?;
+        let notes = self.scene.notes();
+        self.report.warnings.extend(notes);
+        Ok(self.report)
+    }
+}
+
+fn error(path: &Path, e: McapError) -> WriteError {
+    match e {
+        McapError::Io(io) => WriteError::io(path, io),
+        other => WriteError::Invalid(format!("{}: MCAP: {other}", path.display())),
+    }
+}

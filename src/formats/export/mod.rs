@@ -1,0 +1,11 @@
+//! The formats simrec writes and does not read: JSON Lines (`jsonl/`), the Parquet table
+//! (`parquet_table/`) and MCAP (`mcap/`, whose scene adapter draws what other families'
+//! records show). They take every channel as it is, so they map nothing first; the JSON
+//! text of values (`json_text.rs`) and its formatting on other threads (`json_batches.rs`)
+//! are shared by JSON Lines and MCAP.
+
+pub mod json_batches;
+pub mod json_text;
+pub mod jsonl;
+pub mod mcap;
+pub mod parquet_table;

@@ -1,0 +1,594 @@
+//! Reading an Icarus CSV export (spec §C2): one channel per column after `time`, one record
+//! per row in every channel, every cell a double. The file is streamed line by line through
+//! one reused buffer, and records handed back through `recycle` are written over for the
+//! next row, so a 1 GB file reads in bounded memory without an allocation per value.
+
+use std::collections::HashSet;
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Cursor, Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::cells;
+use super::checks::{self, on_row, NonFinite, Steps};
+use super::codes;
+use super::names;
+use crate::formats::icarus::common::entity_and_field;
+use crate::formats::input;
+use crate::formats::{ReadError, ReadOptions, Source};
+use crate::model::{
+    Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
+};
+use crate::report::{Fact, Finding, Findings, Severity};
+
+/// Format name in headers.
+pub const FORMAT: &str = "icarus-csv";
+
+/// Bytes read from the file per refill.
+const READ_BUFFER: usize = 1 << 20;
+
+/// The header line may be at most this long: it names every column once.
+const MAX_HEADER: usize = 64 << 20;
+
+/// A data row's longest plausible cell: `-1.2345678901234567e-308` and its comma, with room.
+const MAX_CELL: usize = 64;
+
+/// Spare records kept per channel for reuse (callers hand each back before the next).
+const SPARE: usize = 2;
+
+/// One column: its channel's field name and entity (spec §A10).
+struct Column {
+    field: String,
+    entity: Option<Entity>,
+}
+
+/// How reading a line went.
+enum Line {
+    /// The line is in the buffer.
+    Read,
+    /// Longer than the limit: skipped, not kept.
+    TooLong(u64),
+    End,
+}
+
+pub struct CsvReader {
+    path: PathBuf,
+    options: ReadOptions,
+    input: Box<dyn BufRead>,
+    total: u64,
+    /// Offset of the next line's first byte.
+    offset: u64,
+    header: Header,
+    /// Signal column names, in file order (the header's cells after `time`).
+    names: Vec<String>,
+    columns: Vec<Column>,
+    line: Vec<u8>,
+    /// Line number (1-based) and offset of the line in `line`.
+    line_no: u64,
+    line_start: u64,
+    /// Rows after the header so far (damaged ones included), and those read as frames.
+    rows: u64,
+    kept_rows: u64,
+    /// The current row: its index, time (and in seconds, as the file gives it) and values,
+    /// and the next column to hand out.
+    row: u64,
+    time: Nanos,
+    seconds: f64,
+    values: Vec<f64>,
+    next_column: usize,
+    /// The previous row's time (seconds) for §C3's rules, and the last time handed out.
+    previous: Option<f64>,
+    last_time: Option<Nanos>,
+    steps: Steps,
+    nonfinite: Vec<NonFinite>,
+    spare: Vec<Vec<Record>>,
+    findings: Findings,
+    done: bool,
+}
+
+impl CsvReader {
+    pub fn open(path: &Path, options: ReadOptions) -> Result<CsvReader, ReadError> {
+        let file = if path == Path::new("-") {
+            let mut file = input::stdin_file().map_err(|e| ReadError::from(e).in_file(path))?;
+            file.seek(SeekFrom::Start(0))
+                .map_err(|e| ReadError::from(e).in_file(path))?;
+            file
+        } else {
+            File::open(path).map_err(|e| ReadError::from(e).in_file(path))?
+        };
+        let total = file
+            .metadata()
+            .map_err(|e| ReadError::from(e).in_file(path))?
+            .len();
+        let input = Box::new(BufReader::with_capacity(READ_BUFFER, file));
+        CsvReader::new(input, total, &input::display_name(path), options)
+    }
+
+    /// A reader over bytes in memory (tests, fuzzing).
+    pub fn from_bytes(
+        bytes: Vec<u8>,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Result<CsvReader, ReadError> {
+        let total = bytes.len() as u64;
+        CsvReader::new(Box::new(Cursor::new(bytes)), total, path, options)
+    }
+
+    fn new(
+        input: Box<dyn BufRead>,
+        total: u64,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Result<CsvReader, ReadError> {
+        let mut header = Header::new(FORMAT, "1");
+        // Icarus writes plain MET seconds and no epoch (spec §A8, §C2).
+        header.origin.system = Some("MET".into());
+        let mut reader = CsvReader {
+            path: path.to_path_buf(),
+            options,
+            input,
+            total,
+            offset: 0,
+            header,
+            names: Vec::new(),
+            columns: Vec::new(),
+            line: Vec::new(),
+            line_no: 0,
+            line_start: 0,
+            rows: 0,
+            kept_rows: 0,
+            row: 0,
+            time: 0,
+            seconds: 0.0,
+            values: Vec::new(),
+            next_column: 0,
+            previous: None,
+            last_time: None,
+            steps: Steps::default(),
+            nonfinite: Vec::new(),
+            spare: Vec::new(),
+            findings: Findings::default(),
+            done: false,
+        };
+        reader.read_header().map_err(|e| e.in_file(path))?;
+        Ok(reader)
+    }
+
+    /// The header line (several lines when a quoted name holds a line break). A zero-byte
+    /// file is a recording without frames: what Icarus writes for one.
+    fn read_header(&mut self) -> Result<(), ReadError> {
+        let mut text = Vec::new();
+        loop {
+            match self.read_line(MAX_HEADER)? {
+                Line::End if text.is_empty() && self.line_no == 0 => {
+                    self.done = true;
+                    return Ok(());
+                }
+                Line::End => break,
+                Line::TooLong(n) => {
+                    return Err(ReadError::invalid(
+                        Finding::new(
+                            Severity::Error,
+                            codes::HEADER,
+                            format!("the header line is {n} bytes long, more than the {MAX_HEADER} simrec reads"),
+                        )
+                        .offset(0),
+                    ))
+                }
+                Line::Read => {
+                    if self.line_no > 1 {
+                        text.push(b'\n');
+                    }
+                    text.extend_from_slice(&self.line);
+                    if !names::quote_open(&text) {
+                        break;
+                    }
+                }
+            }
+        }
+        let mut cells = names::split_header(&text);
+        if cells.first().map(String::as_str) != Some("time") {
+            let first = cells.first().cloned().unwrap_or_default();
+            let shown: String = first.chars().take(40).collect();
+            return Err(ReadError::invalid(
+                Finding::new(
+                    Severity::Error,
+                    codes::HEADER,
+                    format!(
+                        "line 1: the header starts with `{shown}`, not the cell `time` that every Icarus CSV export starts with"
+                    ),
+                )
+                .offset(0),
+            ));
+        }
+        cells.remove(0);
+        let mut earlier: HashSet<&str> = HashSet::with_capacity(cells.len());
+        for (i, name) in cells.iter().enumerate() {
+            if !earlier.insert(name) {
+                self.findings.push(
+                    Finding::new(
+                        Severity::Warning,
+                        codes::DUPLICATE_COLUMN,
+                        format!(
+                            "line 1: column {} is named `{name}` like an earlier column; both are channels of that name",
+                            i + 2
+                        ),
+                    )
+                    .offset(0),
+                );
+            }
+            let (entity, field) = entity_and_field(name);
+            let mut channel = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
+            channel
+                .fields
+                .push(FieldSpec::typed(field, DType::F64, &[]));
+            channel.declares_all = true;
+            self.header.add_channel(channel);
+            self.columns.push(Column {
+                field: field.to_string(),
+                entity: entity.map(|e| Entity::Name(Arc::from(e))),
+            });
+        }
+        self.values = vec![0.0; cells.len()];
+        self.spare = (0..cells.len()).map(|_| Vec::new()).collect();
+        if self.options.deep {
+            self.nonfinite = vec![NonFinite::default(); cells.len()];
+        }
+        self.names = cells;
+        Ok(())
+    }
+
+    /// Reads the next line into `self.line` without its line break (LF, or CRLF). A line
+    /// longer than `limit` is consumed without being kept.
+    fn read_line(&mut self, limit: usize) -> Result<Line, ReadError> {
+        self.line.clear();
+        let start = self.offset;
+        let mut length = 0u64;
+        let mut too_long = false;
+        loop {
+            let buf = match self.input.fill_buf() {
+                Ok(b) => b,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(ReadError::from(e).in_file(&self.path)),
+            };
+            if buf.is_empty() {
+                if length == 0 {
+                    return Ok(Line::End);
+                }
+                break;
+            }
+            let (take, end) = match memchr::memchr(b'\n', buf) {
+                Some(i) => (i, true),
+                None => (buf.len(), false),
+            };
+            length += take as u64;
+            if !too_long {
+                if length as usize > limit {
+                    too_long = true;
+                    self.line.clear();
+                } else {
+                    self.line.extend_from_slice(&buf[..take]);
+                }
+            }
+            let consumed = take + usize::from(end);
+            self.input.consume(consumed);
+            self.offset += consumed as u64;
+            if end {
+                break;
+            }
+        }
+        self.line_no += 1;
+        self.line_start = start;
+        if too_long {
+            return Ok(Line::TooLong(length));
+        }
+        if self.line.last() == Some(&b'\r') {
+            self.line.pop();
+        }
+        Ok(Line::Read)
+    }
+
+    /// Keeps a finding; in a strict read an error ends the read.
+    fn report(&mut self, finding: Finding) -> Result<(), ReadError> {
+        if finding.severity == Severity::Error && !self.options.lenient {
+            return Err(ReadError::invalid(finding).in_file(&self.path));
+        }
+        self.findings.push(finding);
+        Ok(())
+    }
+
+    fn row_finding(
+        &self,
+        severity: Severity,
+        code: &'static str,
+        at: u64,
+        what: String,
+    ) -> Finding {
+        on_row(severity, code, self.line_no, at, self.rows, what)
+    }
+
+    /// Reads rows until one can be handed out (true) or the file ends (false). Damaged rows
+    /// are reported and skipped: a row with the wrong number of cells, or whose time is
+    /// unusable or goes back.
+    fn read_row(&mut self) -> Result<bool, ReadError> {
+        let width = self.columns.len() + 1;
+        let limit = 64 + width.saturating_mul(MAX_CELL);
+        loop {
+            let line = self.read_line(limit)?;
+            let row_index = self.rows;
+            match line {
+                Line::End => return Ok(false),
+                Line::TooLong(n) => {
+                    self.rows += 1;
+                    let f = self.row_finding(
+                        Severity::Error,
+                        codes::LINE_LENGTH,
+                        self.line_start,
+                        format!(
+                            "{n} bytes, longer than any row of {width} numbers could be; skipped"
+                        ),
+                    );
+                    self.report(f)?;
+                    continue;
+                }
+                Line::Read => {}
+            }
+            let cells = memchr::memchr_iter(b',', &self.line).count() + 1;
+            if cells != width {
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::COLUMNS,
+                    self.line_start,
+                    format!(
+                        "{cells} cells where the header has {width} (time and {} signals); row skipped",
+                        width - 1
+                    ),
+                );
+                self.rows += 1;
+                self.report(f)?;
+                continue;
+            }
+            let time_end = memchr::memchr(b',', &self.line).unwrap_or(self.line.len());
+            let Some((seconds, time)) = self.row_time(time_end)? else {
+                self.rows += 1;
+                continue;
+            };
+            if self.options.decode {
+                self.read_values(time_end, time, row_index)?;
+            }
+            self.rows += 1;
+            if let Some(last) = self.last_time {
+                self.steps.observe(time.saturating_sub(last));
+            }
+            self.last_time = Some(time);
+            self.previous = Some(seconds);
+            self.row = row_index;
+            self.time = time;
+            self.seconds = seconds;
+            self.next_column = 0;
+            self.kept_rows += 1;
+            return Ok(true);
+        }
+    }
+
+    /// The row's time: seconds and nanoseconds, or `None` (reported) when the row cannot be
+    /// read as a frame: an empty, non-numeric, non-finite or out-of-range time, or one lower
+    /// than the previous row's.
+    fn row_time(&mut self, end: usize) -> Result<Option<(f64, Nanos)>, ReadError> {
+        let at = self.line_start;
+        let cell = &self.line[..end];
+        // The cell as text, for messages only (no allocation on the way of a good row).
+        let shown = |cell: &[u8]| String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
+        let seconds = match cells::parse(cell) {
+            Ok(t) if !cell.is_empty() && t.is_finite() && (t * 1e9).round().abs() < 9.2e18 => t,
+            parsed => {
+                let what = match parsed {
+                    _ if cell.is_empty() => "the time cell is empty".to_string(),
+                    Err(_) => format!("the time `{}` is not a number", shown(cell)),
+                    Ok(t) if !t.is_finite() => format!("the time is {}", shown(cell)),
+                    Ok(_) => format!(
+                        "the time {} s is out of range (±292 years in nanoseconds)",
+                        shown(cell)
+                    ),
+                };
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::TIME,
+                    at,
+                    format!("{what}; row skipped"),
+                );
+                // A row without a time breaks no ordering: the next row is compared with the
+                // last time there was.
+                self.report(f)?;
+                return Ok(None);
+            }
+        };
+        let ns = (seconds * 1e9).round() as Nanos;
+        if let Some(previous) = self.previous {
+            if seconds < previous {
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::TIME,
+                    at,
+                    format!(
+                        "the time {} s is lower than the previous row's {}",
+                        shown(&self.line[..end]),
+                        super::g15::G15::new(previous).as_str()
+                    ),
+                );
+                self.previous = Some(seconds);
+                self.report(f)?;
+                return Ok(self.in_order(ns).then_some((seconds, ns)));
+            } else if seconds == previous {
+                let f = self.row_finding(
+                    Severity::Warning,
+                    codes::TIME_EQUAL,
+                    at,
+                    format!(
+                        "the time {} s is the previous row's",
+                        shown(&self.line[..end])
+                    ),
+                );
+                self.report(f)?;
+            }
+        }
+        if !self.in_order(ns) {
+            // Above the previous row (which went back) but below a row already read as a
+            // frame: skipped too, so that records stay in time order.
+            let last = self.last_time.unwrap_or(ns) as f64 / 1e9;
+            let f = self.row_finding(
+                Severity::Error,
+                codes::TIME,
+                at,
+                format!(
+                    "the time {} s is lower than {} s, an earlier row's; row skipped",
+                    shown(&self.line[..end]),
+                    super::g15::G15::new(last).as_str()
+                ),
+            );
+            self.previous = Some(seconds);
+            self.report(f)?;
+            return Ok(None);
+        }
+        Ok(Some((seconds, ns)))
+    }
+
+    /// Whether a row at `ns` keeps the records handed out in time order.
+    fn in_order(&self, ns: Nanos) -> bool {
+        self.last_time.is_none_or(|last| ns >= last)
+    }
+
+    /// Parses every value cell of the row into `values`; a cell that is not a number is
+    /// reported and read as NaN.
+    fn read_values(&mut self, time_end: usize, time: Nanos, row: u64) -> Result<(), ReadError> {
+        let mut start = time_end + 1;
+        for c in 0..self.columns.len() {
+            let end =
+                memchr::memchr(b',', &self.line[start..]).map_or(self.line.len(), |i| start + i);
+            let cell = &self.line[start..end];
+            let value = match cells::parse(cell) {
+                Ok(x) => x,
+                Err(_) => {
+                    let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
+                    let at = self.line_start + start as u64;
+                    let f = self.row_finding(
+                        Severity::Error,
+                        codes::VALUE,
+                        at,
+                        format!(
+                            "column {} ({}): `{shown}` is not a number; read as NaN",
+                            c + 2,
+                            self.names[c]
+                        ),
+                    );
+                    self.report(f)?;
+                    f64::NAN
+                }
+            };
+            if !value.is_finite() {
+                if let Some(n) = self.nonfinite.get_mut(c) {
+                    n.observe(value, row, self.line_start + start as u64, time);
+                }
+            }
+            self.values[c] = value;
+            start = end + 1;
+        }
+        Ok(())
+    }
+
+    /// The record of column `c` in the current row, over a recycled one when there is one.
+    fn record(&mut self, c: usize) -> Record {
+        let column = &self.columns[c];
+        let mut record = self.spare[c]
+            .pop()
+            .unwrap_or_else(|| Record::new(0, c as u32));
+        record.time = self.time;
+        record.exact_seconds = Some(self.seconds);
+        record.channel = c as u32;
+        record.frame = Some(self.row as i64);
+        record.raw = None;
+        record.group = None;
+        if record.entity != column.entity {
+            record.entity = column.entity.clone();
+        }
+        if self.options.decode {
+            let value = Value::Float(self.values[c]);
+            match record.values.as_mut_slice() {
+                [(key, v)] if *key == column.field => *v = value,
+                _ => {
+                    record.values.clear();
+                    record.values.push((column.field.clone(), value));
+                }
+            }
+        } else {
+            record.values.clear();
+        }
+        record
+    }
+
+    /// Findings that sum up the whole file, once it has been read.
+    fn finish(&mut self) {
+        let found: Vec<Finding> = self
+            .nonfinite
+            .iter()
+            .zip(&self.names)
+            .filter_map(|(n, name)| n.finding(name))
+            .collect();
+        self.findings.extend(found);
+    }
+}
+
+impl Iterator for CsvReader {
+    type Item = Result<Record, ReadError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.next_column < self.columns.len() && self.kept_rows > 0 {
+                let c = self.next_column;
+                self.next_column += 1;
+                return Some(Ok(self.record(c)));
+            }
+            if self.done {
+                return None;
+            }
+            match self.read_row() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    self.finish();
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+    }
+}
+
+impl Source for CsvReader {
+    fn header(&self) -> &Header {
+        &self.header
+    }
+
+    fn findings(&self) -> Vec<(&Path, &Findings)> {
+        vec![(self.path.as_path(), &self.findings)]
+    }
+
+    fn progress(&self) -> (u64, u64) {
+        (self.offset.min(self.total), self.total)
+    }
+
+    fn facts(&self) -> Vec<Fact> {
+        checks::facts(&self.names, self.rows, self.kept_rows, &self.steps)
+    }
+
+    fn recycle(&mut self, record: Record) {
+        if let Some(spare) = self.spare.get_mut(record.channel as usize) {
+            if spare.len() < SPARE {
+                spare.push(record);
+            }
+        }
+    }
+}
