@@ -6,6 +6,7 @@ pub mod assets;
 pub mod codes;
 mod columns;
 mod dir;
+mod foreign;
 mod hybrid;
 pub mod mapping;
 mod merge;
