@@ -69,7 +69,7 @@ fn a_file_of_no_known_format_lists_the_formats_simrec_reads() {
     assert!(
         r.stderr.contains(
             "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin, \
-             3es, icarus-hdf5, xrec, icarus-csv, icarec)"
+             3es, xrec, icarus-hdf5, icarus-csv, icarec)"
         ),
         "{}",
         r.stderr
@@ -399,7 +399,7 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
     // Help wraps lines: compare with runs of whitespace as one space.
     let words = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
     let help = words(&run(&["--help"]).stdout);
-    for f in simrec::formats::FORMATS {
+    for f in simrec::formats::registry::formats() {
         assert!(help.contains(f.title()), "{}\n{help}", f.title());
     }
     let convert = words(&run(&["convert", "--help"]).stdout);

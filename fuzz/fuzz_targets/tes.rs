@@ -18,7 +18,7 @@ use simrec::formats::export::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::names::RESET_CHANNEL;
 use simrec::formats::tes::{Tes, TesReader, TesSlice, TesWriter, REPAIR_KEY};
-use simrec::formats::{Format, ReadError, ReadOptions, Sink, Source};
+use simrec::formats::{ReadError, ReadOptions, Recovery, Sink, Source};
 use simrec::model::TimeSpec;
 
 fn read(data: &[u8], options: ReadOptions) {

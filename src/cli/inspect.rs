@@ -223,7 +223,7 @@ fn summarise_frames(
         return None;
     }
     let format = registry::detect(path).ok()?;
-    let mut frames = format.open_frames(path, options)?.ok()?;
+    let mut frames = format.frames()?.open_frames(path, options)?.ok()?;
     let layout = frames.layout();
     let statics: Vec<_> = layout.statics.iter().map(|s| s.channel).collect();
     let dynamics: Vec<_> = layout.dynamics.iter().map(|s| s.channel).collect();

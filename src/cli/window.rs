@@ -55,7 +55,7 @@ impl WindowArgs {
         let mut rebase = self.rebase;
         if let Some(Err(why)) = target
             .filter(|_| windowed && !rebase)
-            .map(|f| f.keeps_time())
+            .map(|f| f.writer().keeps_time)
         {
             say!("note: {why}: the window is rebased to start at 0 (as --rebase)");
             rebase = true;

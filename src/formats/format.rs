@@ -1,6 +1,9 @@
-//! What a format is to simrec: the `Format` trait every format folder implements, how sure
-//! a format is of a file (`Detection`), and the writer options it declares. Formats import
-//! this module, never the registry (which imports every format).
+//! What a format is to simrec: the `Format` descriptor every format implements (names,
+//! detection, `open`, `create`, what its writer needs), the capabilities with which a format
+//! takes over a stage of the pipeline (`Slicer`, `Merger`, `Frames`, `Recovery`,
+//! `MultiFile`, `Directory`), how sure a format is of a file (`Detection`), and the writer
+//! options it declares. Formats import this module, never the registry (which imports every
+//! family).
 
 use std::path::{Path, PathBuf};
 
@@ -134,56 +137,86 @@ impl SliceRequest {
     }
 }
 
-/// A family of formats sharing one model of a recording, which recordings of other
-/// families are mapped into before one of its writers takes them.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Family {
-    /// NanoVer: `frame` and `state` channels, particles in nanometres.
-    NanoVer,
-    /// 3es: shapes and frames (`3es/…` channels), metres.
-    Tes,
-    /// XREC: events of any type, tracked objects as `xrec.Transform` events.
-    Xrec,
-    /// Icarus's signal recordings (`.icarec`, HDF5): one value per signal per frame, so one
-    /// channel per entity.
-    Icarus,
-    /// Elodin replays: entities with components; bodies drawn from `world_pos`.
-    Elodin,
+/// What a writer needs of the records it is given and what it keeps of them: the pipeline
+/// reads these before `create` (`pipeline::write`, `pipeline::adapt`, `cli::window`).
+#[derive(Debug, Clone, Copy)]
+pub struct WriterTraits {
+    /// The writer takes its family's model: a recording of another family is read through
+    /// the family's mapping first (`pipeline::adapt`). Without it the writer takes every
+    /// channel as it is.
+    pub takes_family_model: bool,
+    /// The writer needs its records in time order (frames, rows and ticks that never go
+    /// back): the pipeline then gives a record earlier than the one before it that record's
+    /// time (`pipeline::ordered`), unless the source is of the writer's own family (with
+    /// `takes_family_model`; else of its own format), which is copied as recorded.
+    pub needs_time_order: bool,
+    /// The writer lays out its columns before the first record (Parquet, HDF5, `.icarec`,
+    /// Elodin): the pipeline completes every channel's field specs before `create`, from
+    /// the source's declarations, else from a bounded look-ahead at the first records
+    /// (`pipeline::lookahead`).
+    pub needs_schema: bool,
+    /// Whether an output can keep a recording's own time axis (a window that starts later
+    /// than 0 keeps its times); `Err(why)` for a format whose time always starts at 0: a
+    /// window written into it is rebased.
+    pub keeps_time: Result<(), &'static str>,
+    /// Whether an output keeps a recording's absolute start (its epoch and time system):
+    /// where it has no place for it, the pipeline counts it as lost.
+    pub keeps_epoch: KeepsEpoch,
 }
 
-impl Family {
-    /// Whether a recording whose header names `format` is of this family already.
-    pub fn holds(self, format: &str) -> bool {
+impl WriterTraits {
+    /// A writer that takes every channel as it is, in any order, keeps the time axis and
+    /// drops the epoch.
+    pub const DEFAULT: WriterTraits = WriterTraits {
+        takes_family_model: false,
+        needs_time_order: false,
+        needs_schema: false,
+        keeps_time: Ok(()),
+        keeps_epoch: KeepsEpoch::Never,
+    };
+}
+
+/// Whether an output keeps a recording's absolute start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeepsEpoch {
+    Never,
+    Always,
+    /// Only as absolute times ([`TIME_OPTION`] `utc`: a table's time column).
+    AsAbsoluteTimes,
+}
+
+impl KeepsEpoch {
+    /// Whether an output written with `outputs`' settings keeps it.
+    pub fn with(self, outputs: &Outputs) -> bool {
         match self {
-            Family::NanoVer => format.starts_with("nanover"),
-            Family::Tes => format == "3es",
-            Family::Xrec => format == "xrec",
-            Family::Icarus => format.starts_with("icar"),
-            Family::Elodin => format == "elodin",
+            KeepsEpoch::Never => false,
+            KeepsEpoch::Always => true,
+            KeepsEpoch::AsAbsoluteTimes => absolute_times(outputs),
         }
     }
 }
 
-/// One format: detection, reader, writer.
+/// One format: a descriptor (names, detection, reader, writer, what the writer needs), and
+/// the stages of the pipeline it takes over, each an optional capability (`None`: the
+/// generic stage runs):
+///
+/// | capability | replaces | where |
+/// |---|---|---|
+/// | [`Format::slicer`] | the generic window | `pipeline::slice::open_slice`, `pipeline::snapshot` |
+/// | [`Format::merger`] | the k-way merge by time | `pipeline::open_aligned` |
+/// | [`Format::frames`] | record-by-record copying | `pipeline::frame_copy`, `cli::inspect` |
+/// | [`Format::recovery`] | `recover`'s lenient read and default settings | `pipeline::recover` |
+/// | [`Format::multi_file`] | one file, one recording | `pipeline::batch`, `pipeline::validate`, `cli::common` |
+/// | [`Format::directory`] | one output file | `pipeline::write`, `registry::format_for_output`, `pipeline::batch` |
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
     fn name(&self) -> &'static str;
 
+    /// Every name `--to` accepts for it; a reader's header names one of them.
+    fn names(&self) -> &'static [&'static str];
+
     /// What the format is, for help texts (`NanoVer legacy .traj/.state`).
     fn title(&self) -> &'static str;
-
-    /// Whether simrec reads it (JSON Lines is written only).
-    fn reads(&self) -> bool {
-        true
-    }
-
-    /// Writer options this format takes.
-    fn write_options(&self) -> &'static [WriteOption] {
-        &[]
-    }
-
-    /// Every name `--to` accepts for it.
-    fn names(&self) -> &'static [&'static str];
 
     /// Output extensions that select this format (with the dot).
     fn extensions(&self) -> &'static [&'static str];
@@ -197,6 +230,11 @@ pub trait Format: Sync {
     /// Looks at the path and the first bytes of a file.
     fn detect(&self, path: &Path, head: &[u8]) -> Detection;
 
+    /// Whether simrec reads it (JSON Lines is written only).
+    fn reads(&self) -> bool {
+        true
+    }
+
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError>;
 
     fn create(
@@ -206,104 +244,85 @@ pub trait Format: Sync {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError>;
 
-    /// Whether this format writes a directory, and is the one an output directory
-    /// (`out/`, or an existing directory) means when no `--to` names another.
-    fn writes_directories(&self) -> bool {
-        false
+    /// What the writer needs and keeps.
+    fn writer(&self) -> WriterTraits {
+        WriterTraits::DEFAULT
     }
 
-    /// The family whose model this writer takes: a recording of any other family is mapped
-    /// into it first (`pipeline::mapping`). `None`: the writer takes every channel as it is.
-    fn family(&self) -> Option<Family> {
+    /// Writer options this format takes.
+    fn write_options(&self) -> &'static [WriteOption] {
+        &[]
+    }
+
+    fn slicer(&self) -> Option<&dyn Slicer> {
         None
     }
 
-    /// Whether the writer needs its records in time order (frames, rows and ticks that
-    /// never go back): the pipeline then gives a record earlier than the one before it that
-    /// record's time (`pipeline::ordered`), unless the source is of the format's own family,
-    /// which is copied as recorded.
-    fn needs_time_order(&self) -> bool {
-        false
-    }
-
-    /// Whether the writer lays out its columns before the first record (Parquet, HDF5,
-    /// `.icarec`, Elodin). For such a format the pipeline completes every channel's field
-    /// specs before `create`: from the source's declarations, else from a bounded look-ahead
-    /// at the first records (`pipeline::lookahead`).
-    fn needs_schema(&self) -> bool {
-        false
-    }
-
-    /// Whether an output of this format can keep a recording's own time axis (a window
-    /// that starts later than 0 keeps its times); `Err(why)` for a format whose time always
-    /// starts at 0: a window written into it is rebased.
-    fn keeps_time(&self) -> Result<(), &'static str> {
-        Ok(())
-    }
-
-    /// Whether an entry of an existing directory (`relative` to it, found at `path`) is one
-    /// this format's directory writer writes: `--force` replaces a directory only when every
-    /// entry in it is. None by default (the format writes no directory).
-    fn writes_entry(&self, _relative: &Path, _path: &Path) -> bool {
-        false
-    }
-
-    /// Whether an output of this format, written with `outputs`' settings, keeps a
-    /// recording's absolute start (its epoch and time system): where it has no place for
-    /// it, the pipeline counts it as lost.
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        false
-    }
-
-    /// Files `create` will write for `target`.
-    fn output_paths(&self, target: &Path, _header: &Header) -> Vec<PathBuf> {
-        vec![target.to_path_buf()]
-    }
-
-    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its own
-    /// format: stored the way the input is (3es: its compression scheme), and repairing what
-    /// dropping damaged records breaks. None by default.
-    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
-        Vec::new()
-    }
-
-    /// The reader `recover` copies `path` from, when the format keeps less of a damaged file
-    /// than its lenient reader returns (XREC stops at its first damaged packet), or `None`
-    /// to recover through [`Format::open`] with lenient options.
-    fn open_recover(
-        &self,
-        _path: &Path,
-        _options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+    fn merger(&self) -> Option<&dyn Merger> {
         None
     }
 
-    /// A slice the format builds itself of `paths` (one or more inputs, all of this format;
-    /// 3es synthesises the world state at the cut, or refuses several inputs), or `None` to
-    /// use the generic `pipeline::Window` (folding by channel composition). `slice` carries
-    /// the window and any selectors of the format's own (`selectors`, as the CLI gave them).
+    fn frames(&self) -> Option<&dyn Frames> {
+        None
+    }
+
+    fn recovery(&self) -> Option<&dyn Recovery> {
+        None
+    }
+
+    fn multi_file(&self) -> Option<&dyn MultiFile> {
+        None
+    }
+
+    fn directory(&self) -> Option<&dyn Directory> {
+        None
+    }
+}
+
+impl dyn Format + '_ {
+    /// Files that usually belong with `path` to make one recording ([`MultiFile`]).
+    pub fn companions(&self, path: &Path) -> Vec<PathBuf> {
+        self.multi_file()
+            .map(|m| m.companions(path))
+            .unwrap_or_default()
+    }
+}
+
+/// Replaces the generic window (`pipeline::Window`, folding by channel composition, opened
+/// by `pipeline::slice::open_slice`; `pipeline::snapshot` reads a frame alone through it):
+/// the format slices by itself (3es synthesises the world state at the cut; the Icarus
+/// formats and XREC find the window by binary search).
+pub trait Slicer {
+    /// A slice of `paths` (one or more inputs, all of this format, or a refusal of several),
+    /// or `None` to use the generic window for these inputs. `slice` carries the window and
+    /// any selectors of the format's own (`selectors`, as the CLI gave them).
     fn open_slice(
         &self,
-        _paths: &[PathBuf],
-        _slice: &SliceRequest,
-        _options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        None
-    }
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>>;
+}
 
-    /// A merge of several inputs of this format that the format does itself (3es must remap
-    /// ids and unify time units), or `None` to use the generic k-way merge by time.
+/// Replaces the k-way merge by time (`pipeline::Merged`, in `pipeline::open_aligned`) for
+/// several inputs all of this format: the format merges them itself (3es must remap ids and
+/// unify time units).
+pub trait Merger {
+    /// The merge of `paths`, or `None` to use the generic merge.
     fn open_merge(
         &self,
-        _paths: &[PathBuf],
-        _options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        None
-    }
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>>;
+}
 
-    /// `path` read a frame at a time (the Icarus formats), for a conversion that changes
-    /// nothing record by record; `None`: not supported, or not for this file (the pipeline
-    /// then reads records).
+/// Replaces records with whole frames (the Icarus formats): a conversion that changes
+/// nothing record by record copies frames (`pipeline::frame_copy`) when the input's format
+/// reads them and the output's writes them; `inspect` walks an input's frames
+/// (`cli::inspect`). Either side may be missing.
+pub trait Frames {
+    /// `path` read a frame at a time; `None`: not for this file (the pipeline then reads
+    /// records).
     fn open_frames(
         &self,
         _path: &Path,
@@ -313,8 +332,8 @@ pub trait Format: Sync {
     }
 
     /// A writer taking whole frames of `layout` (whose signals `header` declares), reporting
-    /// what [`Format::create`]'s writer would; `None`: not supported, or not for this layout
-    /// (the pipeline then writes records). Nothing is created when it returns `None`.
+    /// what [`Format::create`]'s writer would; `None`: not for this layout (the pipeline then
+    /// writes records). Nothing is created when it returns `None`.
     fn create_frames(
         &self,
         _target: &Path,
@@ -324,18 +343,56 @@ pub trait Format: Sync {
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
         None
     }
+}
 
-    /// Files that usually belong with `path` to make one recording (a `.traj`'s `.state`).
-    fn companions(&self, _path: &Path) -> Vec<PathBuf> {
-        Vec::new()
+/// Replaces what `recover` (`pipeline::recover`) does by default: read the input with
+/// lenient options through [`Format::open`] and write it back with default settings.
+pub trait Recovery {
+    /// The reader `recover` copies `path` from, when the format keeps less of a damaged
+    /// file than its lenient reader returns (XREC stops at its first damaged packet), or
+    /// `None` to recover through [`Format::open`].
+    fn open_recover(
+        &self,
+        _path: &Path,
+        _options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        None
     }
 
-    /// Checks across files of this format named together (a `.traj` and its `.state`):
-    /// (file index, finding).
+    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its
+    /// own format: stored the way the input is (3es: its compression scheme), and repairing
+    /// what dropping damaged records breaks.
+    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
+        Vec::new()
+    }
+}
+
+/// Replaces "one file, one recording": files of this format that belong together (a
+/// `.traj` and its `.state`) are grouped into one recording (`pipeline::batch`,
+/// `cli::common`) and checked together (`pipeline::validate`).
+pub trait MultiFile {
+    /// Files that usually belong with `path` to make one recording.
+    fn companions(&self, path: &Path) -> Vec<PathBuf>;
+
+    /// Checks across files of this format named together: (file index, finding).
     fn check_together(
         &self,
-        _files: &[(&Path, &Header, Option<TimeRange>)],
-    ) -> Vec<(usize, Finding)> {
-        Vec::new()
+        files: &[(&Path, &Header, Option<TimeRange>)],
+    ) -> Vec<(usize, Finding)>;
+}
+
+/// Replaces one output file with a directory: which existing directory `--force` may replace
+/// (`pipeline::write`), and which format an output directory means (`out/`:
+/// `registry::format_for_output`, `pipeline::batch`).
+pub trait Directory {
+    /// Whether this format is the one an output directory (`out/`, or an existing
+    /// directory) means when no `--to` names another.
+    fn default_for_directories(&self) -> bool {
+        false
     }
+
+    /// Whether an entry of an existing directory (`relative` to it, found at `path`) is one
+    /// this format's directory writer writes: `--force` replaces a directory only when
+    /// every entry in it is.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool;
 }

@@ -68,6 +68,7 @@ macro_rules! stage_source {
 
 // Below the families.
 pub mod digest;
+pub mod family;
 pub mod format;
 pub mod frames;
 pub mod input;
@@ -96,10 +97,12 @@ use std::path::{Path, PathBuf};
 use crate::model::{Header, Nanos, Record};
 use crate::report::{Fact, Finding, Findings, LossReport};
 
+pub use family::Family;
 pub use format::{
-    absolute_times, Detection, Family, Format, SliceRequest, WriteOption, TIME_OPTION,
+    absolute_times, Detection, Directory, Format, Frames, KeepsEpoch, Merger, MultiFile, Recovery,
+    SliceRequest, Slicer, WriteOption, WriterTraits, TIME_OPTION,
 };
-pub use registry::{detect, format_for_output, format_named, FORMATS};
+pub use registry::{detect, format_for_output, format_named, FAMILIES};
 
 /// How a reader should read.
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,36 +1,46 @@
-//! The list of formats, and how an input or output finds its format.
+//! The list of families, and through them of formats; how an input or output finds its
+//! format, and a writer its family.
 
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
-use super::export::{jsonl, mcap, parquet_table};
+use super::family::Family;
 use super::format::has_extension;
 use super::format::{Detection, Format, WriteOption};
-use super::icarus::{csv, hdf5, icarec};
 use super::input;
-use super::nanover::{legacy, zip};
 use super::output;
 pub use super::output::names_directory;
-use super::{elodin, tes, xrec, ReadError, ReadOptions, Source};
+use super::{elodin, export, icarus, nanover, tes, xrec, ReadError, ReadOptions, Source};
 
-/// Every format simrec knows. Adding a format is one line here.
-pub static FORMATS: &[&dyn Format] = &[
-    &legacy::NanoverLegacy,
-    &zip::NanoverZip,
-    &jsonl::JsonLines,
-    &parquet_table::ParquetTable,
-    &mcap::Mcap,
-    &elodin::Elodin,
-    &tes::Tes,
-    &hdf5::IcarusHdf5,
-    &xrec::Xrec,
-    // A text file starting `time,` (spec §A1's sniffing order).
-    &csv::IcarusCsv,
-    // Last: of formats equally sure of a file the last wins, and a ustar archive is an
-    // .icarec before anything its first member's bytes may look like (spec §A1).
-    &icarec::Icarec,
+/// Every family simrec knows, each with its formats. Adding a family is one line here.
+/// Detection tries the formats in this order, family by family: of formats equally sure of a
+/// file the last wins, so Icarus comes last (a ustar archive is an `.icarec` before anything
+/// its first member's bytes may look like, spec §A1).
+pub static FAMILIES: &[&Family] = &[
+    &nanover::FAMILY,
+    &export::FAMILY,
+    &elodin::FAMILY,
+    &tes::FAMILY,
+    &xrec::FAMILY,
+    &icarus::FAMILY,
 ];
+
+/// Every format, family by family.
+pub fn formats() -> impl Iterator<Item = &'static dyn Format> {
+    FAMILIES.iter().flat_map(|f| f.formats.iter().copied())
+}
+
+/// The family `format` is one of.
+pub fn family_of(format: &dyn Format) -> Option<&'static Family> {
+    FAMILIES.iter().copied().find(|f| f.has(format))
+}
+
+/// The family a recording whose header names `recorded` was read from, when it is one
+/// (a merge of several families is of none).
+pub fn family_recorded(recorded: &str) -> Option<&'static Family> {
+    FAMILIES.iter().copied().find(|f| f.recorded(recorded))
+}
 
 /// Bytes read from the start of a file for detection.
 const HEAD: usize = 4096;
@@ -61,9 +71,8 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
             .and_then(|f| f.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| ReadError::from(e).in_file(path))?;
     }
-    FORMATS
-        .iter()
-        .map(|f| (f.detect(path, &head), *f))
+    formats()
+        .map(|f| (f.detect(path, &head), f))
         .filter(|(d, _)| *d != Detection::No)
         .max_by_key(|(d, _)| *d)
         .map(|(_, f)| f)
@@ -77,8 +86,7 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
 }
 
 fn readable_names() -> String {
-    FORMATS
-        .iter()
+    formats()
         .filter(|f| f.reads())
         .map(|f| f.name())
         .collect::<Vec<_>>()
@@ -102,34 +110,39 @@ pub fn open_as(
 
 /// The format `--to` names.
 pub fn format_named(name: &str) -> Option<&'static dyn Format> {
-    FORMATS.iter().copied().find(|f| f.names().contains(&name))
+    formats().find(|f| f.names().contains(&name))
 }
 
 /// The format an output path's extension selects; an output directory (`out/`, or a
 /// directory that exists) without a known extension selects the directory format.
 pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
     let by_extension = path.file_name().and_then(|n| n.to_str()).and_then(|name| {
-        FORMATS
-            .iter()
-            .flat_map(|f| f.extensions().iter().map(move |e| (*e, *f)))
+        formats()
+            .flat_map(|f| f.extensions().iter().map(move |e| (*e, f)))
             .filter(|(e, _)| has_extension(name, e))
             .max_by_key(|(e, _)| e.len())
             .map(|(_, f)| f)
     });
     by_extension.or_else(|| {
         names_directory(path)
-            .then(|| FORMATS.iter().copied().find(|f| f.writes_directories()))
+            .then(|| formats().find(|f| default_for_directories(*f)))
             .flatten()
     })
 }
 
+/// Whether `format` is the one an output directory means ([`crate::formats::Directory`]).
+pub fn default_for_directories(format: &dyn Format) -> bool {
+    format
+        .directory()
+        .is_some_and(|d| d.default_for_directories())
+}
+
 /// The formats, for help texts: `NanoVer legacy .traj/.state (read, write), …`.
 pub fn formats_help() -> String {
-    FORMATS
-        .iter()
+    formats()
         .map(|f| {
             let what = if f.reads() { "read, write" } else { "write" };
-            let directory = if f.writes_directories() {
+            let directory = if default_for_directories(f) {
                 "; the default for an output directory `out/`"
             } else {
                 ""
@@ -143,7 +156,7 @@ pub fn formats_help() -> String {
 /// Every writer option some format declares, once per flag, in registry order.
 pub fn write_options() -> Vec<&'static WriteOption> {
     let mut options: Vec<&'static WriteOption> = Vec::new();
-    for o in FORMATS.iter().flat_map(|f| f.write_options()) {
+    for o in formats().flat_map(|f| f.write_options()) {
         if !options.iter().any(|known| known.flag == o.flag) {
             options.push(o);
         }
@@ -153,24 +166,19 @@ pub fn write_options() -> Vec<&'static WriteOption> {
 
 /// The formats that take writer option `flag`, with the values each accepts.
 pub fn formats_with_option(flag: &str) -> Vec<(&'static dyn Format, &'static WriteOption)> {
-    FORMATS
-        .iter()
+    formats()
         .flat_map(|f| {
             f.write_options()
                 .iter()
                 .filter(move |o| o.flag == flag)
-                .map(move |o| (*f, o))
+                .map(move |o| (f, o))
         })
         .collect()
 }
 
 /// Every name `--to` accepts, for help and errors.
 pub fn writable_names() -> String {
-    FORMATS
-        .iter()
-        .map(|f| f.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+    formats().map(|f| f.name()).collect::<Vec<_>>().join(", ")
 }
 
 #[cfg(test)]
@@ -199,5 +207,23 @@ mod tests {
         std::fs::write(&named_only_by_extension, b"").unwrap();
         assert!(detect(&named_only_by_extension).is_err());
         assert_eq!(Detection::by(false, false), Detection::No);
+    }
+
+    #[test]
+    fn every_format_is_of_one_family() {
+        for format in formats() {
+            let of = FAMILIES.iter().filter(|f| f.has(format)).count();
+            assert_eq!(of, 1, "{}", format.name());
+        }
+    }
+
+    #[test]
+    fn a_recording_is_of_a_family_when_every_format_it_was_read_from_is() {
+        let family = |recorded| family_recorded(recorded).map(|f| f.name);
+        assert_eq!(family("nanover-traj+nanover-state"), Some("nanover"));
+        assert_eq!(family("icarec+icarus-csv"), Some("icarus"));
+        assert_eq!(family("3es"), Some("3es"));
+        assert_eq!(family("icarec+xrec"), None);
+        assert_eq!(family("jsonl"), Some("export"));
     }
 }

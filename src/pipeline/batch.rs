@@ -383,7 +383,7 @@ pub fn output_names(
             });
         }
         taken.insert(output.clone(), i);
-        if format.writes_directories() {
+        if registry::default_for_directories(format) {
             output = PathBuf::from(format!("{}/", output.display()));
         }
         outputs.push(output);

@@ -43,7 +43,7 @@ pub fn write_frames(
     }
     let format = registry::detect(input).ok()?;
     // An input the frame read cannot open goes the record path, which says why.
-    let mut frames = format.open_frames(input, options)?.ok()?;
+    let mut frames = format.frames()?.open_frames(input, options)?.ok()?;
     let mut outputs = outputs_for(request.format, inputs, request.force, request.dry_run);
     for (key, value) in &request.settings {
         outputs.set(key, value.clone());
@@ -54,10 +54,12 @@ pub fn write_frames(
     );
     let header = frames.header().clone();
     let origin = origin_lost(request.format, &header, &outputs);
-    let sink =
-        request
-            .format
-            .create_frames(request.output, &header, frames.layout(), &mut outputs)?;
+    let sink = request.format.frames()?.create_frames(
+        request.output,
+        &header,
+        frames.layout(),
+        &mut outputs,
+    )?;
     let written = (|| {
         let mut sink = sink.map_err(|e| PipelineError::Output {
             path: request.output.to_path_buf(),

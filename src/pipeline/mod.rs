@@ -78,7 +78,10 @@ pub fn open_aligned(
             .map(|p| registry::detect(p))
             .collect::<Result<Vec<_>, _>>()?;
         if formats.iter().all(|f| f.name() == formats[0].name()) {
-            if let Some(merged) = formats[0].open_merge(paths, options) {
+            if let Some(merged) = formats[0]
+                .merger()
+                .and_then(|m| m.open_merge(paths, options))
+            {
                 return with_origin(merged?, &paths[0], options);
             }
         }

@@ -46,7 +46,8 @@ pub fn recover(
             ))));
         }
     }
-    let opened = match format.open_recover(input, options) {
+    let recovery = format.recovery();
+    let opened = match recovery.and_then(|r| r.open_recover(input, options)) {
         Some(opened) => opened.and_then(|s| with_origin(s, input, options)),
         None => registry::open_as(format, input, options),
     };
@@ -61,7 +62,10 @@ pub fn recover(
         force,
         false,
     );
-    for (key, value) in format.recover_settings(input) {
+    for (key, value) in recovery
+        .map(|r| r.recover_settings(input))
+        .unwrap_or_default()
+    {
         outputs.set(key, value);
     }
     let sink = format.create(output, source.header(), &mut outputs)?;

@@ -34,7 +34,10 @@ pub fn open_slice(
             .iter()
             .all(|p| registry::detect(p).is_ok_and(|f| f.name() == format.name()));
         if same {
-            if let Some(source) = format.open_slice(paths, request, options) {
+            let slice = format
+                .slicer()
+                .and_then(|s| s.open_slice(paths, request, options));
+            if let Some(source) = slice {
                 let source = with_origin(source?, &paths[0], options)?;
                 let report = windowed();
                 let selected = Selected::reporting(source, selection, report.clone());

@@ -271,7 +271,10 @@ fn frame_alone(
         ..SliceRequest::default()
     };
     let paths = [req.path.to_path_buf()];
-    let source = format.open_slice(&paths, &request, req.options)?.ok()?;
+    let source = format
+        .slicer()?
+        .open_slice(&paths, &request, req.options)?
+        .ok()?;
     let mut source = with_origin(source, req.path, req.options).ok()?;
     if source.header().channels.len() != header.channels.len() {
         return None;

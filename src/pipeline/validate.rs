@@ -132,7 +132,10 @@ fn check_together(results: &mut [Checked]) {
                     .map(|o| (r.path.as_path(), &o.header, o.range))
             })
             .collect();
-        let found = format.check_together(&files);
+        let found = format
+            .multi_file()
+            .map(|m| m.check_together(&files))
+            .unwrap_or_default();
         for (k, finding) in found {
             results[members[k]].findings.push(finding);
         }

@@ -59,9 +59,11 @@ pub fn outputs_for(
 
 /// Whether `--force` may replace the directory `dir` with an output of `format`: only a
 /// recording of the format holding nothing but what the format's writer writes
-/// ([`Format::writes_entry`]); `Err` names what is in the way.
+/// ([`crate::formats::Directory::writes_entry`]); `Err` names what is in the way.
 fn replaceable(format: &dyn Format, dir: &Path) -> Result<(), String> {
-    let writes = |relative: &Path, path: &Path| format.writes_entry(relative, path);
+    let directory = format.directory();
+    let writes =
+        |relative: &Path, path: &Path| directory.is_some_and(|d| d.writes_entry(relative, path));
     if let Some(entry) = foreign_entry(dir, &writes) {
         return Err(format!(
             "holds {}, which {} output does not have",
@@ -98,7 +100,7 @@ pub fn write(
     let mut adapted = adapt(source, format, request.resample, &loss);
     let source: &mut dyn Source = &mut adapted;
     let mut completed;
-    let source: &mut dyn Source = if format.needs_schema() {
+    let source: &mut dyn Source = if format.writer().needs_schema {
         completed = Completed::new(source);
         &mut completed
     } else {
@@ -188,7 +190,7 @@ pub(super) fn origin_lost(
     outputs: &Outputs,
 ) -> Option<String> {
     let epoch = header.origin.epoch?;
-    if format.keeps_epoch(outputs) {
+    if format.writer().keeps_epoch.with(outputs) {
         return None;
     }
     let system = match &header.origin.system {

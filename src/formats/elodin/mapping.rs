@@ -1,6 +1,6 @@
 //! Any recording → Elodin's model (docs/formats/mapping.md, "→ Elodin"): the Elodin writer
-//! maps every family's channels itself (docs/formats/elodin.md); this stage only makes
-//! NanoVer's particles what Elodin draws, bodies: each particle becomes an entity of a
+//! maps every family's channels itself (`foreign.rs`, docs/formats/elodin.md); this stage
+//! only makes NanoVer's particles what Elodin draws, bodies: each particle becomes an entity of a
 //! `particle` channel with a `world_pos` (`[qx, qy, qz, qw, x, y, z]`: the identity
 //! attitude, the position in metres, nm × 1e-9), named `particle I NAME` after
 //! `particle.names` (`particle I` without). The frame's other keys stay in its channel.
@@ -8,8 +8,8 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::formats::mapping::LossHandle;
-use crate::formats::{ReadError, Source};
+use crate::formats::mapping::{LossHandle, Mapping};
+use crate::formats::{Family, ReadError, Source};
 use crate::model::{
     Array, ArrayData, Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Record,
     Value, MAPPED_FROM,
@@ -18,6 +18,22 @@ use crate::model::{
 const PARTICLES: &str = "particle.positions";
 const PARTICLE_NAMES: &str = "particle.names";
 const WORLD_POS: &str = "world_pos";
+
+/// The family's [`Mapping`]: a recording of another family read as Elodin's bodies.
+pub struct IntoElodin;
+
+impl Mapping for IntoElodin {
+    /// NanoVer only: the Elodin writer lays out every other family's channels itself
+    /// (`foreign.rs`), and NanoVer's particles are what it could not draw. The
+    /// family is asked about by name, not imported.
+    fn maps(&self, from: Option<&Family>) -> bool {
+        from.is_some_and(|f| f.name == "nanover")
+    }
+
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a> {
+        Box::new(ToElodin::new(source, loss))
+    }
+}
 
 pub struct ToElodin<'a> {
     inner: Box<dyn Source + 'a>,

@@ -24,10 +24,19 @@ use std::path::{Path, PathBuf};
 pub use reader::{ElodinReader, HEADER_KEY};
 pub use writer::ElodinWriter;
 
-use crate::formats::format::{file_starts_with, path_names, Detection, Format, PARQUET_MAGIC};
+use crate::formats::format::{
+    file_starts_with, path_names, Detection, Directory, Format, Merger, WriterTraits, PARQUET_MAGIC,
+};
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{Family, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "elodin",
+    formats: &[&Elodin],
+    mapping: Some(&mapping::IntoElodin),
+};
 
 /// Parses `metadata.json` and `assets.bin` bytes as the reader does (for the fuzzer and
 /// the truncation sweep): whatever the bytes, this returns, it never panics.
@@ -62,14 +71,6 @@ impl Format for Elodin {
         "Elodin replay directories"
     }
 
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::Elodin)
-    }
-
     fn name(&self) -> &'static str {
         "elodin"
     }
@@ -90,11 +91,59 @@ impl Format for Elodin {
         }
     }
 
-    fn needs_schema(&self) -> bool {
-        true
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Ok(Box::new(ElodinReader::open(path, options)?))
     }
 
-    fn writes_directories(&self) -> bool {
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(ElodinWriter::create(target, header, outputs)?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            needs_schema: true,
+            // Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as
+            // the tick count), so a slice cannot keep its place on the source's axis.
+            keeps_time: Err(
+                "an Elodin replay's ticks start at 0 (Elodin's loader counts them from 0)",
+            ),
+            ..WriterTraits::DEFAULT
+        }
+    }
+
+    fn merger(&self) -> Option<&dyn Merger> {
+        Some(self)
+    }
+
+    fn directory(&self) -> Option<&dyn Directory> {
+        Some(self)
+    }
+}
+
+impl Merger for Elodin {
+    /// Replays merge side by side or end to end (spec §7, `merge.rs`); anything else is
+    /// refused before anything is written.
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        if paths.len() < 2 {
+            return None;
+        }
+        Some(merge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
+    }
+}
+
+impl Directory for Elodin {
+    fn default_for_directories(&self) -> bool {
         true
     }
 
@@ -111,37 +160,5 @@ impl Format for Elodin {
             Some(["world", name]) | Some([name]) => world_file(name),
             _ => false,
         }
-    }
-
-    /// Ticks start at 0 in every replay Elodin loads (its loader takes the largest tick as
-    /// the tick count), so a slice cannot keep its place on the source's axis.
-    fn keeps_time(&self) -> Result<(), &'static str> {
-        Err("an Elodin replay's ticks start at 0 (Elodin's loader counts them from 0)")
-    }
-
-    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Ok(Box::new(ElodinReader::open(path, options)?))
-    }
-
-    /// Replays merge side by side or end to end (spec §7, `merge.rs`); anything else is
-    /// refused before anything is written.
-    fn open_merge(
-        &self,
-        paths: &[PathBuf],
-        options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        if paths.len() < 2 {
-            return None;
-        }
-        Some(merge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
-    }
-
-    fn create(
-        &self,
-        target: &Path,
-        header: &Header,
-        outputs: &mut Outputs,
-    ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(ElodinWriter::create(target, header, outputs)?))
     }
 }

@@ -9,3 +9,12 @@ pub mod json_text;
 pub mod jsonl;
 pub mod mcap;
 pub mod parquet_table;
+
+use crate::formats::Family;
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "export",
+    formats: &[&jsonl::JsonLines, &parquet_table::ParquetTable, &mcap::Mcap],
+    mapping: None,
+};

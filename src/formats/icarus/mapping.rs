@@ -21,8 +21,8 @@ use std::collections::HashMap;
 
 use crate::formats::mapping::learn;
 use crate::formats::mapping::queued::{Queue, Queued};
-use crate::formats::mapping::LossHandle;
 use crate::formats::mapping::{mapped_header, Tally};
+use crate::formats::mapping::{LossHandle, Mapping};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_names, WORLD_POS};
 use crate::model::{
@@ -38,6 +38,16 @@ pub const FLATTEN: usize = 16;
 
 /// Records read ahead at most, for the first instant.
 pub const AHEAD: usize = 4096;
+
+/// The family's [`Mapping`]: a recording of another family read as Icarus's signals, one
+/// channel per entity.
+pub struct IntoIcarus;
+
+impl Mapping for IntoIcarus {
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a> {
+        Box::new(PerEntity::new(source, loss))
+    }
+}
 
 pub struct PerEntity<'a> {
     inner: Box<dyn Source + 'a>,

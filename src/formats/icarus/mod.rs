@@ -11,3 +11,14 @@ pub mod hdf5;
 pub mod icarec;
 pub mod mapping;
 pub mod snapshot;
+
+use crate::formats::Family;
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "icarus",
+    // CSV before `.icarec`: of formats equally sure of a file the last wins, and a ustar
+    // archive is an `.icarec` before anything its first member's bytes may look like (spec §A1).
+    formats: &[&hdf5::IcarusHdf5, &csv::IcarusCsv, &icarec::Icarec],
+    mapping: Some(&mapping::IntoIcarus),
+};

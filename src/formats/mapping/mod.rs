@@ -8,12 +8,29 @@ pub mod queued;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::family::Family;
+use super::Source;
 use crate::model::pose::{entity_name, number};
 use crate::model::{Channel, DType, Entity, FieldSpec, Header, Record, Value, MAPPED_FROM};
 
 /// What the stages between a source and a writer changed (a mapping, `pipeline::adapt`),
 /// shared with the run that reports it.
 pub type LossHandle = std::rc::Rc<std::cell::RefCell<crate::report::LossReport>>;
+
+/// How a recording of another family is read in a family's model: the stage
+/// `pipeline::adapt` puts between a source and a writer that takes its family's model
+/// (`WriterTraits::takes_family_model`). A family declares its mapping in its `FAMILY`.
+pub trait Mapping: Sync {
+    /// Whether a recording of family `from` (`None`: of no one family, as a merge of
+    /// several) goes through the stage. Every one by default.
+    fn maps(&self, from: Option<&Family>) -> bool {
+        let _ = from;
+        true
+    }
+
+    /// `source` read in the family's model, counting what that changes in `loss`.
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a>;
+}
 
 /// The header of a stage that maps `source` into another family's channels: its format,
 /// origin and metadata, with [`MAPPED_FROM`] naming the source's format, and no channels.

@@ -20,8 +20,8 @@ use std::sync::Arc;
 
 use super::frame_fields;
 use crate::formats::mapping::queued::{Queue, Queued};
-use crate::formats::mapping::LossHandle;
 use crate::formats::mapping::{flat_part, mapped_header, thing, thing_name, Part, Thing};
+use crate::formats::mapping::{LossHandle, Mapping};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{entity_name, entity_names, fixed, POSITION, WORLD_POS};
 use crate::model::{
@@ -47,6 +47,15 @@ fn nanometres_per(unit: &str) -> Option<f64> {
         "A" | "Å" | "angstrom" => 0.1,
         _ => return None,
     })
+}
+
+/// The family's [`Mapping`]: a recording of another family read as NanoVer's frames and state.
+pub struct IntoNanover;
+
+impl Mapping for IntoNanover {
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a> {
+        Box::new(ToNanover::new(source, loss))
+    }
 }
 
 /// A source of any family, read as NanoVer's `frame` and `state` channels.

@@ -7,8 +7,16 @@ pub mod legacy;
 pub mod mapping;
 pub mod zip;
 
+use crate::formats::Family;
 use crate::model::{FieldSpec, Record};
 use crate::report::LossReport;
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "nanover",
+    formats: &[&legacy::NanoverLegacy, &zip::NanoverZip],
+    mapping: Some(&mapping::IntoNanover),
+};
 
 /// (key, unit) of every conventional frame key with a physical unit (NanoVer fixes nm,
 /// ps, kJ/mol).

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use super::encode::DOUBLE_PRECISION;
 use crate::formats::mapping::queued::{Queue, Queued};
-use crate::formats::mapping::LossHandle;
 use crate::formats::mapping::{flat_part, thing, Part, Tally, Thing};
+use crate::formats::mapping::{LossHandle, Mapping};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{
@@ -87,6 +87,15 @@ struct Shape {
     /// Placed or turned at the instant being gathered.
     moved: bool,
     turned: bool,
+}
+
+/// The family's [`Mapping`]: a recording of another family read as 3es shapes and frames.
+pub struct IntoTes;
+
+impl Mapping for IntoTes {
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a> {
+        Box::new(ToTes::new(source, loss))
+    }
 }
 
 /// A source of any family, read as 3es shapes and frames.

@@ -28,11 +28,20 @@ pub use reader::TesReader;
 pub use slice::TesSlice;
 pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
 
-use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::format::{
+    Detection, Format, Merger, Recovery, SliceRequest, Slicer, WriteOption, WriterTraits,
+};
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{Family, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record};
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "3es",
+    formats: &[&Tes],
+    mapping: Some(&mapping::IntoTes),
+};
 
 /// Raw-bytes tag: a whole packet (header, payload, CRC).
 pub const RAW_FORMAT: &str = "3es";
@@ -124,20 +133,6 @@ impl Format for Tes {
         }]
     }
 
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::Tes)
-    }
-
-    /// A capture's time is the sum of its frames' durations (spec §11.2): frame 0 starts at
-    /// 0, so a window into it starts there.
-    fn keeps_time(&self) -> Result<(), &'static str> {
-        Err("a 3es capture's time is the sum of its frames' durations, from 0")
-    }
-
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "3es"
     }
@@ -167,17 +162,31 @@ impl Format for Tes {
         Ok(Box::new(TesWriter::create(target, header, outputs)?))
     }
 
-    fn recover_settings(&self, input: &Path) -> Vec<(&'static str, String)> {
-        // Written back in its own scheme (byte-identical for an intact plain capture), with
-        // damaged packets and what depended on them dropped.
-        let mut settings = vec![(REPAIR_KEY, "on".to_string())];
-        if let Ok(mut input) = Input::open(input) {
-            let scheme = scheme::scheme_of(&mut input);
-            settings.push((COMPRESSION_KEY, scheme.name().to_string()));
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            // A capture's time is the sum of its frames' durations (spec §11.2): frame 0 starts at
+            // 0, so a window into it starts there.
+            keeps_time: Err("a 3es capture's time is the sum of its frames' durations, from 0"),
+            ..WriterTraits::DEFAULT
         }
-        settings
     }
 
+    fn slicer(&self) -> Option<&dyn Slicer> {
+        Some(self)
+    }
+
+    fn merger(&self) -> Option<&dyn Merger> {
+        Some(self)
+    }
+
+    fn recovery(&self) -> Option<&dyn Recovery> {
+        Some(self)
+    }
+}
+
+impl Slicer for Tes {
     fn open_slice(
         &self,
         paths: &[PathBuf],
@@ -202,7 +211,9 @@ impl Format for Tes {
                 .map(|s| Box::new(s) as Box<dyn Source>),
         )
     }
+}
 
+impl Merger for Tes {
     fn open_merge(
         &self,
         paths: &[PathBuf],
@@ -210,5 +221,18 @@ impl Format for Tes {
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         // Spec §11.3: one timeline, colliding ids remapped, common time unit.
         Some(TesMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
+    }
+}
+
+impl Recovery for Tes {
+    fn recover_settings(&self, input: &Path) -> Vec<(&'static str, String)> {
+        // Written back in its own scheme (byte-identical for an intact plain capture), with
+        // damaged packets and what depended on them dropped.
+        let mut settings = vec![(REPAIR_KEY, "on".to_string())];
+        if let Ok(mut input) = Input::open(input) {
+            let scheme = scheme::scheme_of(&mut input);
+            settings.push((COMPRESSION_KEY, scheme.name().to_string()));
+        }
+        settings
     }
 }

@@ -18,8 +18,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::formats::mapping::queued::{Queue, Queued};
-use crate::formats::mapping::LossHandle;
 use crate::formats::mapping::{flat_part, mapped_header, thing, thing_name, Part, Thing};
+use crate::formats::mapping::{LossHandle, Mapping};
 use crate::formats::{ReadError, Source};
 use crate::model::pose::{fixed, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{
@@ -43,6 +43,15 @@ struct Placed {
     position: [f64; 3],
     rotation: [f64; 4],
     scale: Option<[f64; 3]>,
+}
+
+/// The family's [`Mapping`]: a recording of another family read as XREC events.
+pub struct IntoXrec;
+
+impl Mapping for IntoXrec {
+    fn map<'a>(&self, source: Box<dyn Source + 'a>, loss: LossHandle) -> Box<dyn Source + 'a> {
+        Box::new(ToXrec::new(source, loss))
+    }
 }
 
 /// A source of any family, read as XREC events with Transforms.

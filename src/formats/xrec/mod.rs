@@ -21,9 +21,12 @@ pub use merge::XrecMerge;
 pub use reader::{Query, Scan, XrecReader};
 pub use writer::XrecWriter;
 
-use crate::formats::format::{Detection, Format, SliceRequest, WriteOption};
+use crate::formats::format::{
+    Detection, Format, KeepsEpoch, Merger, Recovery, SliceRequest, Slicer, WriteOption,
+    WriterTraits,
+};
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{Family, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::time::{outside_message, unordered_span, window_outside};
 use crate::model::{Header, Seconds, TimeSpec};
 
@@ -43,6 +46,13 @@ pub const CLIENT_ENTER: &str = "xrec.ClientEnter";
 pub const SCENE_GRAPH: &str = "xrec.SceneGraph";
 /// `FieldSpec::semantic` of a transform's rotation: a unit quaternion x, y, z, w (Unity).
 pub use crate::model::QUATERNION_XYZW;
+
+/// The family, as the registry lists it.
+pub static FAMILY: Family = Family {
+    name: "xrec",
+    formats: &[&Xrec],
+    mapping: Some(&mapping::IntoXrec),
+};
 
 pub struct Xrec;
 
@@ -207,15 +217,6 @@ fn chapter_span(
 }
 
 impl Format for Xrec {
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::Xrec)
-    }
-
-    /// The Start packet's `begin_unix_ns`.
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         NAME
     }
@@ -262,6 +263,52 @@ impl Format for Xrec {
         Ok(Box::new(XrecWriter::create(target, header, outputs)?))
     }
 
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            // The Start packet's `begin_unix_ns`.
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
+    }
+
+    fn slicer(&self) -> Option<&dyn Slicer> {
+        Some(self)
+    }
+
+    fn merger(&self) -> Option<&dyn Merger> {
+        Some(self)
+    }
+
+    fn recovery(&self) -> Option<&dyn Recovery> {
+        Some(self)
+    }
+}
+
+impl Slicer for Xrec {
+    fn open_slice(
+        &self,
+        paths: &[PathBuf],
+        slice: &SliceRequest,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        let [path] = paths else { return None };
+        Some(open_query(path, slice, options).map(|r| Box::new(r) as Box<dyn Source>))
+    }
+}
+
+impl Merger for Xrec {
+    /// Sessions merged by absolute time on a clock of their own (spec §16).
+    fn open_merge(
+        &self,
+        paths: &[PathBuf],
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn Source>, ReadError>> {
+        Some(XrecMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
+    }
+}
+
+impl Recovery for Xrec {
     /// Every whole, valid packet up to the first damaged one (spec §16).
     fn open_recover(
         &self,
@@ -273,24 +320,5 @@ impl Format for Xrec {
 
     fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
         vec![(REPAIR_KEY, "1".into())]
-    }
-
-    /// Sessions merged by absolute time on a clock of their own (spec §16).
-    fn open_merge(
-        &self,
-        paths: &[PathBuf],
-        options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        Some(XrecMerge::open(paths, options).map(|m| Box::new(m) as Box<dyn Source>))
-    }
-
-    fn open_slice(
-        &self,
-        paths: &[PathBuf],
-        slice: &SliceRequest,
-        options: ReadOptions,
-    ) -> Option<Result<Box<dyn Source>, ReadError>> {
-        let [path] = paths else { return None };
-        Some(open_query(path, slice, options).map(|r| Box::new(r) as Box<dyn Source>))
     }
 }

@@ -11,7 +11,7 @@ use std::path::Path;
 pub use writer::JsonlWriter;
 
 use crate::formats::format::{
-    absolute_times, utc_epoch, Detection, Format, WriteOption, TIME_OPTION,
+    utc_epoch, Detection, Format, KeepsEpoch, WriteOption, WriterTraits, TIME_OPTION,
 };
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -73,8 +73,11 @@ impl Format for JsonLines {
         &[TIME_OPTION]
     }
 
-    /// Only as each record's `time_utc` (`--time utc`).
-    fn keeps_epoch(&self, outputs: &Outputs) -> bool {
-        absolute_times(outputs)
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            // Only as each record's `time_utc` (`--time utc`).
+            keeps_epoch: KeepsEpoch::AsAbsoluteTimes,
+            ..WriterTraits::DEFAULT
+        }
     }
 }

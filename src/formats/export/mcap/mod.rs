@@ -12,7 +12,7 @@ use std::path::Path;
 
 pub use writer::{McapWriter, COMPRESSIONS, COMPRESSION_KEY};
 
-use crate::formats::format::{Detection, Format, WriteOption};
+use crate::formats::format::{Detection, Format, KeepsEpoch, WriteOption, WriterTraits};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -65,16 +65,6 @@ impl Format for Mcap {
         }]
     }
 
-    /// Log times are absolute (epoch + time), and the metadata names the origin.
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        true
-    }
-
-    /// The JSON Schema of each channel is written before its first message.
-    fn needs_schema(&self) -> bool {
-        true
-    }
-
     fn create(
         &self,
         target: &Path,
@@ -89,5 +79,15 @@ impl Format for Mcap {
             header,
             compression.as_deref(),
         )?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            // The JSON Schema of each channel is written before its first message.
+            needs_schema: true,
+            // Log times are absolute (epoch + time), and the metadata names the origin.
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
     }
 }

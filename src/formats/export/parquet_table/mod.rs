@@ -18,7 +18,8 @@ pub use encoder::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
 pub use writer::{file_name, TableWriter, FOLD_KEY};
 
 use crate::formats::format::{
-    file_starts_with, path_names, Detection, Format, WriteOption, PARQUET_MAGIC,
+    file_starts_with, path_names, Detection, Directory, Format, Frames, KeepsEpoch, WriteOption,
+    WriterTraits, PARQUET_MAGIC,
 };
 use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
@@ -45,10 +46,6 @@ fn is_dataset(dir: &Path) -> bool {
 }
 
 impl Format for ParquetTable {
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "parquet"
     }
@@ -74,21 +71,6 @@ impl Format for ParquetTable {
             return Detection::by(is_dataset(path), false);
         }
         Detection::by(head.starts_with(PARQUET_MAGIC), self.named_by(path))
-    }
-
-    /// The file's key-value metadata `simrec.origin.*`.
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        true
-    }
-
-    fn needs_schema(&self) -> bool {
-        true
-    }
-
-    /// The tables of the per-channel form.
-    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
-        matches!(path_names(relative).as_deref(), Some([name]) if name.ends_with(".parquet"))
-            && file_starts_with(path, PARQUET_MAGIC)
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
@@ -124,6 +106,26 @@ impl Format for ParquetTable {
         }
     }
 
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            needs_time_order: true,
+            needs_schema: true,
+            // The file's key-value metadata `simrec.origin.*`.
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+
+    fn directory(&self) -> Option<&dyn Directory> {
+        Some(self)
+    }
+}
+
+impl Frames for ParquetTable {
     /// One file, when every signal's values go into their column exactly (`frames.rs`).
     fn create_frames(
         &self,
@@ -134,5 +136,13 @@ impl Format for ParquetTable {
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
         frames::TableFrames::create(target, header, layout, outputs)
             .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+    }
+}
+
+impl Directory for ParquetTable {
+    /// The tables of the per-channel form.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        matches!(path_names(relative).as_deref(), Some([name]) if name.ends_with(".parquet"))
+            && file_starts_with(path, PARQUET_MAGIC)
     }
 }

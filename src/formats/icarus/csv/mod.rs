@@ -15,7 +15,9 @@ pub use g15::{push_g15, survives, G15};
 pub use reader::{CsvReader, FORMAT};
 pub use writer::{CsvWriter, STYLES, STYLE_KEY};
 
-use crate::formats::format::{absolute_times, Detection, Format, WriteOption, TIME_OPTION};
+use crate::formats::format::{
+    Detection, Format, KeepsEpoch, WriteOption, WriterTraits, TIME_OPTION,
+};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -36,10 +38,6 @@ pub fn looks_like_csv(head: &[u8]) -> bool {
 pub struct IcarusCsv;
 
 impl Format for IcarusCsv {
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "icarus-csv"
     }
@@ -70,17 +68,8 @@ impl Format for IcarusCsv {
         ]
     }
 
-    /// Only as absolute times in the `time` column (`--time utc`).
-    fn keeps_epoch(&self, outputs: &Outputs) -> bool {
-        absolute_times(outputs)
-    }
-
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
         Detection::by(looks_like_csv(head), self.named_by(path))
-    }
-
-    fn needs_schema(&self) -> bool {
-        true
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
@@ -94,6 +83,16 @@ impl Format for IcarusCsv {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(CsvWriter::create(target, header, outputs)?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            needs_time_order: true,
+            needs_schema: true,
+            // Only as absolute times in the `time` column (`--time utc`).
+            keeps_epoch: KeepsEpoch::AsAbsoluteTimes,
+            ..WriterTraits::DEFAULT
+        }
     }
 }
 

@@ -20,7 +20,9 @@ pub use frame_writer::IcarusH5FrameWriter;
 pub use reader::IcarusH5Reader;
 pub use writer::IcarusH5Writer;
 
-use crate::formats::format::{Detection, Format, SliceRequest};
+use crate::formats::format::{
+    Detection, Format, Frames, KeepsEpoch, SliceRequest, Slicer, WriterTraits,
+};
 use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -62,14 +64,6 @@ impl Format for IcarusHdf5 {
         "Icarus HDF5 recordings (Vulcan layout)"
     }
 
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::Icarus)
-    }
-
     fn name(&self) -> &'static str {
         NAME
     }
@@ -90,6 +84,37 @@ impl Format for IcarusHdf5 {
         Ok(Box::new(IcarusH5Reader::open(path, options)?))
     }
 
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(IcarusH5Writer::create(target, header, outputs)?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            // The datasets are laid out before the first frame is written.
+            needs_schema: true,
+            // `/metadata` `time_epoch` and `time_system` (simrec's: Vulcan records none).
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
+    }
+
+    fn slicer(&self) -> Option<&dyn Slicer> {
+        Some(self)
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+}
+
+impl Slicer for IcarusHdf5 {
     /// A time or frame window found by binary search on `/time`; only its rows are read.
     fn open_slice(
         &self,
@@ -109,7 +134,9 @@ impl Format for IcarusHdf5 {
             Err(e) => Err(e),
         })
     }
+}
 
+impl Frames for IcarusHdf5 {
     /// Each frame's value of every signal, packed from the windows the record read reads.
     fn open_frames(
         &self,
@@ -118,25 +145,6 @@ impl Format for IcarusHdf5 {
     ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
         frames::IcarusH5Frames::open(path, options)
             .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
-    }
-
-    /// `/metadata` `time_epoch` and `time_system` (simrec's: Vulcan records none).
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        true
-    }
-
-    /// The datasets are laid out before the first frame is written.
-    fn needs_schema(&self) -> bool {
-        true
-    }
-
-    fn create(
-        &self,
-        target: &Path,
-        header: &Header,
-        outputs: &mut Outputs,
-    ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(IcarusH5Writer::create(target, header, outputs)?))
     }
 
     /// Frames go straight into the columns when the layout covers the header's datasets.

@@ -23,7 +23,10 @@ pub use writer::{IcarecWriter, FORMS, FORM_KEY};
 
 use std::path::PathBuf;
 
-use crate::formats::format::{path_names, Detection, Format, SliceRequest, WriteOption};
+use crate::formats::format::{
+    path_names, Detection, Directory, Format, Frames, KeepsEpoch, Merger, SliceRequest, Slicer,
+    WriteOption, WriterTraits,
+};
 use crate::formats::frames::FrameSource;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -46,14 +49,6 @@ pub fn walk_tar(bytes: &[u8]) -> usize {
 pub struct Icarec;
 
 impl Format for Icarec {
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::Icarus)
-    }
-
     fn name(&self) -> &'static str {
         "icarec"
     }
@@ -88,21 +83,48 @@ impl Format for Icarec {
         Detection::by(container::is_tar(head), self.named_by(path))
     }
 
-    /// `schema.json`'s `time.epoch` and `time.system`.
-    fn keeps_epoch(&self, _outputs: &Outputs) -> bool {
-        true
+    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
+        Ok(Box::new(IcarecReader::open(path, options)?))
     }
 
-    fn needs_schema(&self) -> bool {
-        true
+    fn create(
+        &self,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<Box<dyn Sink>, WriteError> {
+        Ok(Box::new(IcarecWriter::create(target, header, outputs)?))
     }
 
-    /// The four members of the directory form.
-    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
-        matches!(path_names(relative).as_deref(), Some([name]) if container::PARTS.contains(name))
-            && path.is_file()
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            needs_schema: true,
+            // `schema.json`'s `time.epoch` and `time.system`.
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
     }
 
+    fn slicer(&self) -> Option<&dyn Slicer> {
+        Some(self)
+    }
+
+    fn merger(&self) -> Option<&dyn Merger> {
+        Some(self)
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+
+    fn directory(&self) -> Option<&dyn Directory> {
+        Some(self)
+    }
+}
+
+impl Slicer for Icarec {
     /// One recording is sliced by binary search over its frame times (spec §A14): only the
     /// frames of the window are read, and with `--keep-time` they are copied verbatim.
     /// Several inputs go through the generic merge and window.
@@ -124,7 +146,9 @@ impl Format for Icarec {
             Err(e) => Err(e),
         })
     }
+}
 
+impl Merger for Icarec {
     /// The profile's two merge kinds (spec §A14): a continuation of one schema, or a union
     /// of disjoint signals on identical times; anything else is refused.
     fn open_merge(
@@ -134,11 +158,9 @@ impl Format for Icarec {
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         (paths.len() > 1).then(|| merge::open(paths, options))
     }
+}
 
-    fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Ok(Box::new(IcarecReader::open(path, options)?))
-    }
-
+impl Frames for Icarec {
     /// Each frame's dynamic block as it is in the file (directory or archive).
     fn open_frames(
         &self,
@@ -148,13 +170,12 @@ impl Format for Icarec {
         frames::IcarecFrames::open(path, options)
             .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
     }
+}
 
-    fn create(
-        &self,
-        target: &Path,
-        header: &Header,
-        outputs: &mut Outputs,
-    ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(IcarecWriter::create(target, header, outputs)?))
+impl Directory for Icarec {
+    /// The four members of the directory form.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        matches!(path_names(relative).as_deref(), Some([name]) if container::PARTS.contains(name))
+            && path.is_file()
     }
 }

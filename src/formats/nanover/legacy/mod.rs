@@ -16,7 +16,7 @@ pub use codes::*;
 pub use reader::LegacyReader;
 pub use writer::LegacyWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{Detection, Format, MultiFile, WriterTraits};
 use crate::formats::nanover::frame_fields;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
@@ -78,14 +78,6 @@ impl Format for NanoverLegacy {
         "NanoVer legacy .traj/.state"
     }
 
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::NanoVer)
-    }
-
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "nanover-legacy"
     }
@@ -126,19 +118,20 @@ impl Format for NanoverLegacy {
         Ok(Box::new(LegacyWriter::create(target, header, outputs)?))
     }
 
-    fn output_paths(&self, target: &Path, header: &Header) -> Vec<PathBuf> {
-        let stem = writer::stem(target);
-        [("frame", ".traj"), ("state", ".state")]
-            .iter()
-            .filter(|(channel, _)| header.channel_id(channel).is_some())
-            .map(|(_, ext)| {
-                let mut p = stem.clone().into_os_string();
-                p.push(ext);
-                PathBuf::from(p)
-            })
-            .collect()
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            ..WriterTraits::DEFAULT
+        }
     }
 
+    fn multi_file(&self) -> Option<&dyn MultiFile> {
+        Some(self)
+    }
+}
+
+impl MultiFile for NanoverLegacy {
     fn companions(&self, path: &Path) -> Vec<PathBuf> {
         match Stream::from_path(path) {
             Some(Stream::Frames) => vec![path.with_extension("state")],

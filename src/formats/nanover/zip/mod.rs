@@ -20,7 +20,7 @@ pub use codes::*;
 pub use reader::ZipReader;
 pub use writer::ZipWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{Detection, Format, WriterTraits};
 use crate::formats::nanover::frame_fields;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -62,14 +62,6 @@ impl Format for NanoverZip {
         "NanoVer .nanover.zip"
     }
 
-    fn family(&self) -> Option<crate::formats::Family> {
-        Some(crate::formats::Family::NanoVer)
-    }
-
-    fn needs_time_order(&self) -> bool {
-        true
-    }
-
     fn name(&self) -> &'static str {
         "nanover-zip"
     }
@@ -102,5 +94,13 @@ impl Format for NanoverZip {
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
         Ok(Box::new(ZipWriter::create(target, header, outputs)?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            takes_family_model: true,
+            needs_time_order: true,
+            ..WriterTraits::DEFAULT
+        }
     }
 }
