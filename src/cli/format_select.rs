@@ -1,5 +1,5 @@
 //! Selectors a format defines for itself (XREC's `--type` and `--chapter`): given to the
-//! format's own slice (`Format::open_slice`, `SliceRequest::selectors`), refused by formats
+//! format's own slice (`Slicer::open_slice`, `SliceRequest::selectors`), refused by formats
 //! that have none.
 
 /// Format-specific selectors, by name.

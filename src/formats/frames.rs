@@ -1,5 +1,5 @@
-//! Recordings read and written a frame at a time (`Format::open_frames`,
-//! `Format::create_frames`): for a conversion that changes nothing record by record, a
+//! Recordings read and written a frame at a time (`Frames::open_frames`,
+//! `Frames::create_frames`): for a conversion that changes nothing record by record, a
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
 //! million records). The Icarus formats read and write frames, and the Parquet table

@@ -5,14 +5,15 @@
 //!   the folder itself), and `mapping.rs`, how a recording of another family is read in
 //!   this family's model. `export/` holds the formats simrec only writes, which take every
 //!   channel as it is.
-//! - Below the families: the `Format` descriptor (`format.rs`), the errors and the
-//!   `Source`/`Sink` traits (here), byte input and atomic output (`input.rs`,
-//!   `output/`), the frame interface (`frames.rs`), the msgpack walker, digests, the
-//!   origin stage, and what the families' mappings share (`mapping/`).
+//! - Below the families: the `Format` descriptor and its capabilities (`format.rs`),
+//!   `Family` (`family.rs`), the errors and the `Source`/`Sink` traits (here), byte input
+//!   and atomic output (`input.rs`, `output/`), the frame interface (`frames.rs`), the
+//!   msgpack walker, digests, the origin stage, and what the families' mappings share
+//!   (`mapping/`).
 //! - Above them: `registry.rs`, the one list of families, and through it of formats.
 //!
-//! No family imports another family (`layout.rs`, a unit test, checks it): what two families would
-//! share goes below them.
+//! No family imports another family, and nothing below them imports one (`layout.rs`, a
+//! unit test, checks it): what two families would share goes below them.
 
 /// `impl Source` for a stage that reads `self.inner` (a source it owns): its header is its
 /// own `header` field (`own`: a mapping) or its source's (`inner`), and its findings,

@@ -34,7 +34,7 @@ pub enum ChannelKind {
 }
 
 /// Key of [`Header::metadata`] naming the format a recording was mapped from, on a header a
-/// mapping made (`pipeline::mapping`): its records have no bytes of their own, and a writer
+/// mapping made (a family's `mapping.rs`): its records have no bytes of their own, and a writer
 /// builds them from their values.
 pub const MAPPED_FROM: &str = "simrec.mapped_from";
 

@@ -288,7 +288,7 @@ impl Batch {
     }
 
     /// The files as recordings, in the order of their first file: a file and those of its
-    /// companions (`Format::companions`) that are also in the batch are one, named by the
+    /// companions (`MultiFile::companions`) that are also in the batch are one, named by the
     /// one with its format's first extension (a NanoVer pair by its `.traj`).
     pub fn recordings(&self) -> Vec<Recording> {
         let files = &self.files;

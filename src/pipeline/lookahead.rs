@@ -1,5 +1,5 @@
 //! Completing channels' field specs for a writer that lays out its columns before the first
-//! record (`Format::needs_schema`): what the source declared is kept; a field it did not
+//! record (`WriterTraits::needs_schema`): what the source declared is kept; a field it did not
 //! declare, or declared without type or shape, takes them from the first value a bounded
 //! look-ahead at the first records shows.
 //!

@@ -1,4 +1,4 @@
-//! Records in time order for a writer that needs it (`Format::needs_time_order`): XREC
+//! Records in time order for a writer that needs it (`WriterTraits::needs_time_order`): XREC
 //! stores events as they arrived, so an event can come after later ones. The last
 //! [`HOLD`] records are held back and a late one is put in its place among them (records of
 //! one time keep their order); one later than that is given the time of the record written

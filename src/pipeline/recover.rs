@@ -25,9 +25,9 @@ pub enum Recovered {
 }
 
 /// Reads `input` leniently (or as the format's own recovery reader reads it,
-/// [`crate::formats::Format::open_recover`]) and writes every intact record to `output`, in
+/// [`crate::formats::Recovery::open_recover`]) and writes every intact record to `output`, in
 /// the input's format, stored as the input was
-/// ([`crate::formats::Format::recover_settings`]).
+/// ([`crate::formats::Recovery::recover_settings`]).
 pub fn recover(
     input: &Path,
     output: &Path,

@@ -1,4 +1,4 @@
-//! The table written a frame at a time (`Format::create_frames`): each frame's values go from
+//! The table written a frame at a time (`Frames::create_frames`): each frame's values go from
 //! its block straight into their columns, a row per signal, instead of through a record per
 //! signal (an Icarus frame of 200 doubles is 200 records, and building, selecting and
 //! copying them cost more than encoding the rows).

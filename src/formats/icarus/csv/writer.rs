@@ -2,7 +2,7 @@
 //! composites expanded in storage order, one row per frame, every value as `%.15g`, LF.
 //!
 //! The columns are laid out at `create` from the channels' declared fields (the pipeline
-//! completes them first: `Format::needs_schema`). A frame is the records of one instant:
+//! completes them first: `WriterTraits::needs_schema`). A frame is the records of one instant:
 //! a row ends when the time changes, when the frame value changes, or when a signal that
 //! already has a value in it comes again. A signal without a record in a frame holds its
 //! previous value; before its first record it is `nan`, counted as loss. The context records

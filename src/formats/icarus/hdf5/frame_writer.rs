@@ -1,4 +1,4 @@
-//! The Vulcan layout written a frame at a time (`Format::create_frames`): the record
+//! The Vulcan layout written a frame at a time (`Frames::create_frames`): the record
 //! writer's file, datasets and report, with each frame's values taken straight from its
 //! block into the columns instead of one record per signal.
 //!

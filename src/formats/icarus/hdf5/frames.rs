@@ -1,4 +1,4 @@
-//! A file read a frame at a time (`Format::open_frames`): each frame's value of every signal
+//! A file read a frame at a time (`Frames::open_frames`): each frame's value of every signal
 //! packed into one block from the windows the record read reads, with the record read's
 //! checks, so a conversion into a writer that takes frames (the Parquet table, HDF5) does
 //! not build a record per signal and frame.

@@ -1,4 +1,4 @@
-//! A recording read a frame at a time (`Format::open_frames`): each frame's dynamic block is
+//! A recording read a frame at a time (`Frames::open_frames`): each frame's dynamic block is
 //! lent as it is in the file, with the record read's checks, so a conversion into a writer
 //! that takes frames (HDF5, the Parquet table) does not build a record per signal and frame.
 

@@ -436,7 +436,7 @@ impl IcarecWriter {
         object.insert("time".into(), time);
         object.insert("byte_order".into(), json!("little"));
         // A mapped source may announce components after the first instant
-        // (`pipeline::mapping::icarus`): the layout then grows, and the tar form, whose
+        // (`icarus::mapping`): the layout then grows, and the tar form, whose
         // schema member comes first, is assembled at the end. Its schema (never a source's)
         // is kept with its signals' place, to be written again.
         let grows = header.metadata.contains_key(MAPPED_FROM);
