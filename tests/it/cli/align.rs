@@ -2,22 +2,21 @@
 //! lines inputs up on their epochs, and an input with an epoch is merged with one without
 //! only when `--align start` says how.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{read_jsonl, run_in, s};
 use serde_json::Value;
+
+use crate::util;
+use crate::util::{read_jsonl, run_in, s};
 
 /// `a2.icarec`: epoch 2026-03-01T12:00:00Z (UTC), frames at 10, 20 and 30 ms; two dynamic
 /// signals and one static one (`Vehicle.Mass.dry` = 1250).
 fn a2() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec")
+    util::any_fixture("icarec/a2.icarec")
 }
 
 fn nanover(name: &str) -> String {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-legacy")
+    util::any_fixture("nanover-legacy")
         .join(name)
         .to_string_lossy()
         .into_owned()

@@ -2,9 +2,8 @@
 //! past one bad file, selections that say when they match nothing, readable `cat`, grouped
 //! findings, completions and a man page.
 
-mod common;
-
-use common::run;
+use crate::util;
+use crate::util::run;
 
 #[test]
 fn a_missing_file_says_why_and_the_batch_goes_on() {
@@ -108,7 +107,7 @@ fn cat_numbers_frames_as_frames_flags_do_and_shows_values() {
     );
     let dir = tempfile::tempdir().unwrap();
     let cut = dir.path().join("cut.jsonl");
-    common::run(&[
+    util::run(&[
         "slice",
         "small.traj",
         "--frames",
@@ -143,9 +142,8 @@ fn cat_numbers_frames_as_frames_flags_do_and_shows_values() {
 
 #[test]
 fn cat_shows_the_entity() {
-    let elodin =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/elodin/spin_120/world");
-    let r = common::simrec()
+    let elodin = util::any_fixture("elodin/spin_120/world");
+    let r = util::simrec()
         .args(["cat", "--channel", "body", elodin.to_str().unwrap()])
         .output()
         .unwrap();
@@ -251,7 +249,7 @@ fn a_selection_that_matches_nothing_warns_and_an_empty_output_is_refused() {
         .contains("warning: --exclude `nope*` matched no key"));
     assert_eq!(
         std::fs::read(out("e.traj")).unwrap(),
-        common::fixture_bytes("small.traj")
+        util::fixture_bytes("small.traj")
     );
 }
 
@@ -362,7 +360,7 @@ fn completions_man_and_quiet() {
 
 /// A `.traj` of `n` frames, every one a reset (`GetFrameResponse { frame: {} }`).
 fn resets_traj(path: &std::path::Path, n: u64) {
-    let mut out = common::fixture_bytes("small.traj")[..16].to_vec();
+    let mut out = util::fixture_bytes("small.traj")[..16].to_vec();
     for i in 0..n {
         out.extend_from_slice(&u128::from(i * 1000).to_le_bytes());
         out.extend_from_slice(&2u64.to_le_bytes());
@@ -376,7 +374,7 @@ fn text_inspect_stays_small_whatever_the_file_holds() {
     let dir = tempfile::tempdir().unwrap();
     let traj = dir.path().join("resets.traj");
     resets_traj(&traj, 50_000);
-    let r = common::run_in(dir.path(), &["inspect", "resets.traj"]).expect_code(0);
+    let r = util::run_in(dir.path(), &["inspect", "resets.traj"]).expect_code(0);
     assert!(
         r.stdout.contains(
             "│ resets      ┆ 50000 at records 0, 1, 2, 3, 4, … 49 990 more …, 49995, 49996, \
@@ -388,7 +386,7 @@ fn text_inspect_stays_small_whatever_the_file_holds() {
     assert!(r.stdout.len() < 2048, "{}", r.stdout.len());
     // JSON keeps every reset.
     let r =
-        common::run_in(dir.path(), &["inspect", "--format", "json", "resets.traj"]).expect_code(0);
+        util::run_in(dir.path(), &["inspect", "--format", "json", "resets.traj"]).expect_code(0);
     let v = r.json_lines();
     assert_eq!(v[0]["resets"].as_array().map(Vec::len), Some(50_000));
     assert_eq!(v[0]["resets"][49_999], 49_999);
@@ -412,14 +410,14 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
         "{convert}"
     );
     let dir = tempfile::tempdir().unwrap();
-    let tes = common::fixture("../tes/small_plain.3es");
+    let tes = util::any_fixture("tes/small_plain.3es");
     let plain_to = |name: &str| {
         let out = dir.path().join(name);
         let r = run(&[
             "convert",
-            common::s(&tes),
+            util::s(&tes),
             "-o",
-            common::s(&out),
+            util::s(&out),
             "--compression",
             "plain",
         ]);
@@ -436,18 +434,18 @@ fn help_lists_the_registrys_formats_and_compression_is_one_option() {
     assert_eq!(r.code, 0, "{}", r.stderr);
     assert_eq!(
         std::fs::read(&out).unwrap(),
-        common::fixture_bytes("../tes/small_plain.3es")
+        util::any_fixture_bytes("tes/small_plain.3es")
     );
 }
 
 #[test]
 fn an_output_name_ending_in_a_slash_is_a_directory_even_with_a_files_extension() {
     let tmp = tempfile::tempdir().unwrap();
-    let r = common::run_in(
+    let r = util::run_in(
         tmp.path(),
         &[
             "convert",
-            common::s(&common::fixture("small.traj")),
+            util::s(&util::fixture("small.traj")),
             "-o",
             "out.jsonl/",
         ],
@@ -459,5 +457,5 @@ fn an_output_name_ending_in_a_slash_is_a_directory_even_with_a_files_extension()
          format writes one file; drop the `/`, or name a directory without a format's \
          extension for the default directory output\n"
     );
-    assert_eq!(common::dir_entries(tmp.path()), Vec::<String>::new());
+    assert_eq!(util::dir_entries(tmp.path()), Vec::<String>::new());
 }

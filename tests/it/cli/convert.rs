@@ -1,10 +1,9 @@
 //! `simrec convert`, end to end: bit-exact same-format copies, JSON Lines content, overwrite
 //! rules, `--dry-run`, usage errors, damaged inputs (no output, no temp file) and v1 files.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
+
+use crate::util::*;
 
 /// The frame indices of small.traj, record by record (resets at records 17 and 24).
 fn small_frame_indices() -> Vec<u64> {

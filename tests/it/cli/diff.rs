@@ -2,15 +2,15 @@
 //! by patching its bytes here (not by simrec) found with its record, key and element, the
 //! tolerances at their boundaries, and a legacy pair against its `.nanover.zip` conversion.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{run_in, s, Run};
 use serde_json::Value;
 
+use crate::util;
+use crate::util::{run_in, s, Run};
+
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    util::any_fixture("")
 }
 
 fn diff(args: &[&str]) -> Run {
@@ -156,7 +156,7 @@ fn one_value_changed_in_a_copy_is_named_with_its_record_key_and_element() {
     let dir = tempfile::tempdir().unwrap();
     let original = fixtures().join("nanover-legacy/small.traj");
     let mut bytes = std::fs::read(&original).unwrap();
-    let records = common::raw_records(&bytes);
+    let records = util::raw_records(&bytes);
     // Frame record 5, particle.positions[12].z (element 12 * 3 + 2 of a [21, 3] array).
     let record = &records[5];
     let data = packed_floats(&record.payload, "particle.positions").expect("positions");
@@ -331,8 +331,8 @@ fn an_upstream_pair_equals_its_own_nanover_zip_conversion() {
 fn a_record_only_in_one_side_is_counted_and_usage_errors_exit_2() {
     let dir = tempfile::tempdir().unwrap();
     // The first 10 frames of small.traj, cut by bytes (header + records).
-    let bytes = common::fixture_bytes("small.traj");
-    let records = common::raw_records(&bytes);
+    let bytes = util::fixture_bytes("small.traj");
+    let records = util::raw_records(&bytes);
     let cut = dir.path().join("cut.traj");
     std::fs::write(&cut, &bytes[..records[10].offset]).unwrap();
     let j = diff_json(&["nanover-legacy/small.traj", s(&cut)]);

@@ -8,6 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use crate::util;
+
 /// One `$ command` of a session, with what the docs show it printing.
 struct Example {
     line: usize,
@@ -108,18 +110,6 @@ fn printed(shown: &str, lines: &[&str]) -> bool {
         })
 }
 
-fn copy_into(from: &Path, to: &Path) {
-    if from.is_dir() {
-        std::fs::create_dir_all(to).unwrap();
-        for e in std::fs::read_dir(from).unwrap() {
-            let e = e.unwrap();
-            copy_into(&e.path(), &to.join(e.file_name()));
-        }
-    } else {
-        std::fs::copy(from, to).unwrap_or_else(|e| panic!("{}: {e}", from.display()));
-    }
-}
-
 #[test]
 fn every_example_in_commands_md_runs_as_written() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
@@ -136,7 +126,7 @@ fn every_example_in_commands_md_runs_as_written() {
     for section in &sections {
         let dir = tempfile::tempdir().unwrap();
         for (name, from) in &section.files {
-            copy_into(&root.join("fixtures").join(from), &dir.path().join(name));
+            util::copy_tree(&util::any_fixture(from), &dir.path().join(name));
         }
         for ex in &section.examples {
             let out = Command::new("bash")

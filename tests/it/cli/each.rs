@@ -1,14 +1,13 @@
 //! `convert --each`: each recording to its own output, in parallel, past failures, with a
 //! summary and the worst exit code.
 
-mod common;
+use std::path::Path;
 
-use std::path::{Path, PathBuf};
-
-use common::{dir_entries, lab, run_in};
+use crate::util;
+use crate::util::{dir_entries, lab, run_in};
 
 fn copy_fixtures(dir: &Path) {
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let root = util::any_fixture("");
     for (from, to) in [
         ("nanover-legacy/small.traj", "small.traj"),
         ("nanover-legacy/small.state", "small.state"),
@@ -192,7 +191,7 @@ fn outputs(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn outputs_are_named_by_their_input_never_by_the_order() {
     let dir = tempfile::tempdir().unwrap();
-    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let root = util::any_fixture("");
     // Three recordings of one rocket, in three formats.
     std::fs::copy(
         root.join("icarus-hdf5/small.h5"),
@@ -361,7 +360,7 @@ fn a_directory_is_converted_into_the_same_subdirectories_and_other_files_are_ski
 #[test]
 fn hostile_names_stay_inside_the_output_directory() {
     let dir = tempfile::tempdir().unwrap();
-    let session = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/xrec/session.xrec");
+    let session = util::any_fixture("xrec/session.xrec");
     std::fs::create_dir(dir.path().join("in")).unwrap();
     for name in ["..xrec", "...xrec"] {
         std::fs::copy(&session, dir.path().join("in").join(name)).unwrap();
@@ -389,7 +388,7 @@ fn hostile_names_stay_inside_the_output_directory() {
 #[test]
 fn no_output_goes_over_another_input_of_the_batch() {
     let dir = tempfile::tempdir().unwrap();
-    let session = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("fixtures/xrec/session.xrec");
+    let session = util::any_fixture("xrec/session.xrec");
     std::fs::copy(&session, dir.path().join("a.xrec")).unwrap();
     std::fs::copy(&session, dir.path().join("a.xrec.xrec")).unwrap();
     let before = std::fs::read(dir.path().join("a.xrec.xrec")).unwrap();

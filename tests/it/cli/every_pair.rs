@@ -1,14 +1,12 @@
 //! Every source format into every target format (issue 16): the exit code of each pair is
 //! the one docs/commands.md's conversion table gives (0, or 3 with a loss report; never 2
 //! for a well-formed input), and every output a simrec reader takes validates with no error.
-//! What each mapping keeps is checked value by value in tests/map_nanover.rs,
-//! tests/map_tes.rs and each target's own tests.
-
-mod common;
+//! What each mapping keeps is checked value by value in tests/it/mapping/nanover.rs,
+//! tests/it/mapping/tes.rs and each target's own tests.
 
 use std::path::Path;
 
-use common::{any_fixture, run_in, s};
+use crate::util::{any_fixture, run_in, s};
 
 /// The fixture behind each row of the table, in its order.
 const SOURCES: &[(&str, &[&str])] = &[

@@ -1,10 +1,9 @@
 //! `simrec inspect`, end to end: text and JSON summaries, `--deep` key tables, the genuine
 //! upstream recordings, unreadable files and standard input.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
+
+use crate::util::*;
 
 fn key<'a>(summary: &'a Value, name: &str) -> &'a Value {
     summary["channels"][0]["keys"]

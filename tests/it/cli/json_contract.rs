@@ -2,12 +2,12 @@
 //! object simrec prints for every fixture, healthy or damaged, plain or `--deep`, matches its
 //! schema; unset values are null, never a sentinel like `u64::MAX`.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
 use jsonschema::{Registry, Validator};
 use serde_json::Value;
+
+use crate::util;
 
 fn schema(name: &str) -> Value {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -55,10 +55,7 @@ fn fixtures() -> Vec<PathBuf> {
         }
     }
     let mut out = Vec::new();
-    walk(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures"),
-        &mut out,
-    );
+    walk(&util::any_fixture(""), &mut out);
     out.sort();
     out
 }
@@ -94,7 +91,7 @@ fn every_inspect_and_validate_object_matches_its_schema() {
             ),
             (vec!["validate", "--format", "json", path], &validate),
         ] {
-            let out = common::simrec().args(&args).output().unwrap();
+            let out = util::simrec().args(&args).output().unwrap();
             let text = String::from_utf8(out.stdout).unwrap();
             for line in text.lines() {
                 let v: Value = serde_json::from_str(line).unwrap();
@@ -116,7 +113,7 @@ fn every_inspect_and_validate_object_matches_its_schema() {
 #[test]
 fn unreadable_files_match_the_schema_too() {
     let (inspect, validate) = validators();
-    let r = common::run(&[
+    let r = util::run(&[
         "inspect",
         "--format",
         "json",
@@ -128,7 +125,7 @@ fn unreadable_files_match_the_schema_too() {
         assert!(inspect.is_valid(&v), "{v}");
         assert_eq!(v["schema_version"], 1);
     }
-    let r = common::run(&["validate", "--format", "json", "missing.traj"]);
+    let r = util::run(&["validate", "--format", "json", "missing.traj"]);
     let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
     assert!(validate.is_valid(&v), "{v}");
 }
@@ -136,7 +133,7 @@ fn unreadable_files_match_the_schema_too() {
 #[test]
 fn icarec_origin_is_present_with_an_epoch_and_null_without() {
     let (inspect, _) = validators();
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec");
+    let dir = util::any_fixture("icarec");
     for (name, origin) in [
         (
             "a2.icarec",
@@ -149,7 +146,7 @@ fn icarec_origin_is_present_with_an_epoch_and_null_without() {
         ("types.icarec", Value::Null),
     ] {
         let path = dir.join(name);
-        let r = common::run(&["inspect", "--format", "json", path.to_str().unwrap()]);
+        let r = util::run(&["inspect", "--format", "json", path.to_str().unwrap()]);
         let v: Value = serde_json::from_str(r.stdout.trim()).unwrap();
         assert!(inspect.is_valid(&v), "{name}: {v}");
         assert_eq!(v["origin"], origin, "{name}");
@@ -162,9 +159,9 @@ fn icarec_origin_is_present_with_an_epoch_and_null_without() {
 fn a_batch_ends_with_a_summary_object_in_the_schema() {
     let (inspect, validate) = validators();
     let dir = tempfile::tempdir().unwrap();
-    common::lab(dir.path());
+    util::lab(dir.path());
     for (command, validator) in [("inspect", &inspect), ("validate", &validate)] {
-        let r = common::run_in(dir.path(), &[command, "--format", "json", "lab"]);
+        let r = util::run_in(dir.path(), &[command, "--format", "json", "lab"]);
         let lines = r.json_lines();
         for v in &lines {
             let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();

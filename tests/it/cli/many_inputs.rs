@@ -2,11 +2,10 @@
 //! run (UTC) and an XREC session (Unix time, UTC without leap seconds) line up on their
 //! absolute starts, in one pass with the channel and time selections.
 
-mod common;
-
 use serde_json::Value;
 
-use common::{any_fixture, run_in, s};
+use crate::util;
+use crate::util::{any_fixture, run_in, s};
 
 /// a2.icarec starts at 2026-03-01T12:00:00Z, session.xrec at 2023-11-14T22:13:20Z.
 const APART_NS: i64 = 1_772_366_400_000_000_000 - 1_700_000_000_000_000_000;
@@ -31,7 +30,7 @@ fn convert(extra: &[&str]) -> Vec<Value> {
     ];
     args.extend(extra);
     run_in(dir.path(), &args).expect_code(0);
-    common::read_jsonl(&out)
+    util::read_jsonl(&out)
 }
 
 #[test]
@@ -41,8 +40,8 @@ fn an_icarec_run_and_an_xrec_session_share_one_timeline() {
     let times = |channel: &str| -> Vec<i64> {
         records
             .iter()
-            .filter(|r| common::channel(r) == channel)
-            .map(common::time_ns)
+            .filter(|r| util::channel(r) == channel)
+            .map(util::time_ns)
             .collect()
     };
     // Time zero is the earlier start (the session's); the run's frames keep their times
@@ -61,13 +60,13 @@ fn an_icarec_run_and_an_xrec_session_share_one_timeline() {
     // The run, 2.3 years after the session began, comes after all of it.
     assert!(records[14..]
         .iter()
-        .all(|r| common::channel(r).starts_with("Vehicle.")));
+        .all(|r| util::channel(r).starts_with("Vehicle.")));
 }
 
 #[test]
 fn selections_apply_to_every_input_in_the_same_pass() {
     let records = convert(&["--channel", "Vehicle.*", "--channel", "xrec.Transform"]);
-    let channels: std::collections::BTreeSet<&str> = records.iter().map(common::channel).collect();
+    let channels: std::collections::BTreeSet<&str> = records.iter().map(util::channel).collect();
     assert_eq!(
         channels.into_iter().collect::<Vec<_>>(),
         vec![
@@ -79,7 +78,7 @@ fn selections_apply_to_every_input_in_the_same_pass() {
     );
     // A window on the shared timeline: the session's first two seconds.
     let records = convert(&["--start", "0.5s", "--end", "2s"]);
-    let times: Vec<i64> = records.iter().map(common::time_ns).collect();
+    let times: Vec<i64> = records.iter().map(util::time_ns).collect();
     assert_eq!(times.len(), 5, "{times:?}");
     assert!(times
         .iter()

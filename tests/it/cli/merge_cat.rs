@@ -2,12 +2,11 @@
 //! on ties), state files interleaved, frame streams concatenated (spec §8), overlapping frame
 //! streams refused, and `cat` text and NDJSON output.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::*;
 use serde_json::json;
+
+use crate::util::*;
 
 /// `simrec slice ARGS -o DIR/NAME`, checked to succeed; returns the output path.
 fn slice(dir: &Path, name: &str, args: &[&str]) -> PathBuf {

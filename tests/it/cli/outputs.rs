@@ -2,28 +2,13 @@
 //! simrec did not write, an interrupted run leaves nothing behind, missing directories are
 //! created, and `--dry-run` fails where the run would.
 
-mod common;
-
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{fixture, fixture_bytes, run_in};
-
-fn s(p: &Path) -> &str {
-    p.to_str().unwrap()
-}
-
-/// Sorted names in `dir`, hidden ones included.
-fn names(dir: &Path) -> Vec<String> {
-    let mut v: Vec<String> = fs::read_dir(dir)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+use crate::util;
+use crate::util::{dir_entries, fixture, fixture_bytes, run_in, s};
 
 fn tree_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
     let mut v = Vec::new();
@@ -57,7 +42,11 @@ fn force_refuses_a_directory_of_other_files_and_removes_nothing() {
         r.stderr
     );
     assert_eq!(tree_bytes(&out), before);
-    assert_eq!(names(dir.path()), ["dir"], "no temporary left beside it");
+    assert_eq!(
+        dir_entries(dir.path()),
+        ["dir"],
+        "no temporary left beside it"
+    );
 }
 
 #[test]
@@ -95,7 +84,7 @@ fn force_never_writes_over_an_input() {
             r.stderr
         );
         assert_eq!(fs::read(&input).unwrap(), fixture_bytes("small.traj"));
-        assert_eq!(names(dir.path()), ["small.traj"], "{args:?}");
+        assert_eq!(dir_entries(dir.path()), ["small.traj"], "{args:?}");
     }
     // An Elodin replay converted onto itself.
     let replay = dir.path().join("replay");
@@ -134,7 +123,7 @@ fn force_replaces_an_empty_directory_or_a_recording_of_the_output_format() {
         "the new replay replaced the old one"
     );
     assert_eq!(
-        names(dir.path()),
+        dir_entries(dir.path()),
         ["out"],
         "the old one is gone, nothing aside"
     );
@@ -154,7 +143,7 @@ fn missing_output_directories_are_created() {
     let small = fixture("small.traj");
     run_in(dir.path(), &["convert", s(&small), "-o", "a/b/small.jsonl"]).expect_code(0);
     assert!(dir.path().join("a/b/small.jsonl").is_file());
-    let zip = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-zip/small.nanover.zip");
+    let zip = util::any_fixture("nanover-zip/small.nanover.zip");
     run_in(
         dir.path(),
         &["slice", "--split-at-resets", s(&zip), "-o", "parts/"],
@@ -162,7 +151,7 @@ fn missing_output_directories_are_created() {
     .expect_code(0);
     // Parts in the input's format, named as upstream names them.
     assert_eq!(
-        names(&dir.path().join("parts")),
+        dir_entries(&dir.path().join("parts")),
         [
             "small.nanover-01.nanover.zip",
             "small.nanover-02.nanover.zip",
@@ -202,7 +191,7 @@ fn a_dry_run_fails_as_the_run_would_and_writes_nothing() {
         &["convert", "--dry-run", s(&small), "-o", "new/x.jsonl"],
     )
     .expect_code(0);
-    assert_eq!(names(dir.path()), ["file", "out.jsonl"]);
+    assert_eq!(dir_entries(dir.path()), ["file", "out.jsonl"]);
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -291,14 +280,14 @@ fn an_interrupted_run_leaves_no_partial_output() {
         "-INT",
     );
     assert_eq!(code, 130);
-    assert_eq!(names(dir.path()), ["long.traj"]);
+    assert_eq!(dir_entries(dir.path()), ["long.traj"]);
     let code = interrupt(
         dir.path(),
         &["convert", "long.traj", "-o", "replay/"],
         "-TERM",
     );
     assert_eq!(code, 143);
-    assert_eq!(names(dir.path()), ["long.traj"]);
+    assert_eq!(dir_entries(dir.path()), ["long.traj"]);
 }
 
 #[test]
@@ -316,36 +305,24 @@ fn an_interrupted_run_removes_the_directories_it_created() {
             )
         };
         assert_eq!(run("new/sub/x.jsonl", "new/sub"), code, "{signal}");
-        assert_eq!(names(dir.path()), ["kept", "long.traj"], "{signal}");
+        assert_eq!(dir_entries(dir.path()), ["kept", "long.traj"], "{signal}");
         // A directory that was there before stays, with what it holds.
         assert_eq!(run("kept/deeper/x.jsonl", "kept/deeper"), code, "{signal}");
-        assert_eq!(names(dir.path()), ["kept", "long.traj"], "{signal}");
-        assert!(names(&dir.path().join("kept")).is_empty(), "{signal}");
+        assert_eq!(dir_entries(dir.path()), ["kept", "long.traj"], "{signal}");
+        assert!(dir_entries(&dir.path().join("kept")).is_empty(), "{signal}");
     }
 }
 
 /// A copy of the fixture directory `rel` at `to`.
-fn copy_tree(rel: &str, to: &Path) {
-    let from = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel);
-    fs::create_dir_all(to).unwrap();
-    for e in fs::read_dir(&from).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if e.path().is_dir() {
-            copy_tree(&format!("{rel}/{name}"), &to.join(&name));
-        } else {
-            fs::copy(e.path(), to.join(&name)).unwrap();
-        }
-    }
+fn copy_fixture(rel: &str, to: &Path) {
+    util::copy_tree(&util::any_fixture(rel), to);
 }
 
 #[test]
 fn nothing_is_written_inside_an_input() {
     let dir = tempfile::tempdir().unwrap();
-    copy_tree("icarec/a2.icarec", &dir.path().join("run.icarec"));
-    copy_tree("elodin/spin_120", &dir.path().join("r"));
+    copy_fixture("icarec/a2.icarec", &dir.path().join("run.icarec"));
+    copy_fixture("elodin/spin_120", &dir.path().join("r"));
     #[cfg(unix)]
     std::os::unix::fs::symlink("run.icarec", dir.path().join("link")).unwrap();
     let before = tree_bytes(dir.path());
@@ -393,20 +370,20 @@ fn nothing_is_written_inside_an_input() {
 #[test]
 fn force_replaces_a_directory_only_when_it_holds_nothing_the_writer_would_not_write() {
     let dir = tempfile::tempdir().unwrap();
-    let tar = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec.tar");
+    let tar = util::any_fixture("icarec/a2.icarec.tar");
     let small = fixture("small.traj");
     // The issue's project: an Elodin world beside a thesis and sources.
     let proj = dir.path().join("proj");
-    copy_tree("elodin/spin_120/world", &proj.join("world"));
+    copy_fixture("elodin/spin_120/world", &proj.join("world"));
     fs::create_dir(proj.join("src")).unwrap();
     fs::write(proj.join("src/main.rs"), b"x").unwrap();
     fs::write(proj.join("thesis.txt"), b"t").unwrap();
     // An .icarec and an Elodin replay with one file more than their writers write.
     let icarec = dir.path().join("out.icarec");
-    copy_tree("icarec/a2.icarec", &icarec);
+    copy_fixture("icarec/a2.icarec", &icarec);
     fs::write(icarec.join("notes.txt"), b"n").unwrap();
     let replay = dir.path().join("replay");
-    copy_tree("elodin/ball_1200", &replay);
+    copy_fixture("elodin/ball_1200", &replay);
     fs::write(replay.join("world/README"), b"r").unwrap();
     // A text file named like a table.
     let tables = dir.path().join("tables");
@@ -487,5 +464,5 @@ fn a_stale_partial_is_never_taken_for_output_and_is_cleared_by_the_next_run() {
     assert!(r.stderr.contains("unfinished output"), "{}", r.stderr);
     let small = fixture("small.traj");
     run_in(dir.path(), &["convert", s(&small), "-o", "small.jsonl"]).expect_code(0);
-    assert_eq!(names(dir.path()), ["small.jsonl"]);
+    assert_eq!(dir_entries(dir.path()), ["small.jsonl"]);
 }

@@ -3,14 +3,13 @@
 //! envelope of a known sine recording (an Icarus CSV written here) lies within one pixel of
 //! the exact one.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{run_in, s};
+use crate::util;
+use crate::util::{run_in, s};
 
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures")
+    util::any_fixture("")
 }
 
 /// The data polylines of an SVG (axes and ticks are drawn in black), each as its points.

@@ -2,9 +2,7 @@
 //! anything was dropped, skipped or repaired, 1 when nothing can be recovered; what is kept is
 //! byte for byte what the intact records were.
 
-mod common;
-
-use common::*;
+use crate::util::*;
 
 /// Recovers `input` into a fresh temp dir; checks the exit code; returns the dir, the output
 /// path and the run.
@@ -313,19 +311,6 @@ fn cut_copy(dir: &std::path::Path, fixture: &str, member: &str, keep: f64) -> st
     let bytes = std::fs::read(&file).unwrap();
     std::fs::write(&file, &bytes[..(bytes.len() as f64 * keep) as usize]).unwrap();
     to
-}
-
-fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let path = entry.unwrap().path();
-        let target = to.join(path.file_name().unwrap());
-        if path.is_dir() {
-            copy_tree(&path, &target);
-        } else {
-            std::fs::copy(&path, &target).unwrap();
-        }
-    }
 }
 
 /// The records of a recording, as `cat --format ndjson` prints them.

@@ -2,11 +2,10 @@
 //! to the first at or after the last; signals hold their latest values at each tick, events
 //! move to the next tick; what moved is counted.
 
-mod common;
-
 use serde_json::{json, Value};
 
-use common::{any_fixture, run_in, s};
+use crate::util;
+use crate::util::{any_fixture, run_in, s};
 
 fn convert(source: &str, out: &str, dt: &str) -> (tempfile::TempDir, Value) {
     let dir = tempfile::tempdir().unwrap();
@@ -30,11 +29,11 @@ fn convert(source: &str, out: &str, dt: &str) -> (tempfile::TempDir, Value) {
 #[test]
 fn signals_hold_their_latest_value_at_each_tick() {
     let (dir, report) = convert("icarec/a2.icarec", "out.jsonl", "25ms");
-    let records = common::read_jsonl(&dir.path().join("out.jsonl"));
+    let records = util::read_jsonl(&dir.path().join("out.jsonl"));
     let at = |t: i64, channel: &str| -> Value {
         records
             .iter()
-            .find(|r| common::time_ns(r) == t && common::channel(r) == channel)
+            .find(|r| util::time_ns(r) == t && util::channel(r) == channel)
             .unwrap()["values"]
             .clone()
     };
@@ -75,16 +74,16 @@ fn signals_hold_their_latest_value_at_each_tick() {
 #[test]
 fn events_move_to_the_next_tick_once() {
     let (dir, _) = convert("xrec/session.xrec", "out.jsonl", "1s");
-    let records = common::read_jsonl(&dir.path().join("out.jsonl"));
+    let records = util::read_jsonl(&dir.path().join("out.jsonl"));
     assert_eq!(records.len(), 14, "each event once");
     let score = records
         .iter()
-        .find(|r| common::channel(r) == "Custom.Score")
+        .find(|r| util::channel(r) == "Custom.Score")
         .unwrap();
-    assert_eq!(common::time_ns(score), 1_000_000_000);
+    assert_eq!(util::time_ns(score), 1_000_000_000);
     assert!(records
         .iter()
-        .all(|r| common::time_ns(r) % 1_000_000_000 == 0));
+        .all(|r| util::time_ns(r) % 1_000_000_000 == 0));
 }
 
 #[test]

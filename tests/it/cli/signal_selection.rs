@@ -2,11 +2,10 @@
 //! `--exclude-channel` globs (anchored, `*` crosses dots, exclude wins), `--regex` for
 //! Icarus's own unanchored regular expressions, `--no-derivatives`, `--decimate N`.
 
-mod common;
-
 use std::path::Path;
 
-use common::{any_fixture as fixture, run_in, s};
+use crate::util;
+use crate::util::{any_fixture as fixture, run_in, s};
 
 /// The channel of every record `cat --format json` prints, in order.
 fn channels(dir: &Path, args: &[&str]) -> Vec<String> {
@@ -161,10 +160,7 @@ fn decimate_keeps_every_nth_frame_from_the_first() {
 #[test]
 fn the_rules_serve_every_format() {
     let tmp = tempfile::tempdir().unwrap();
-    let (traj, state) = (
-        common::fixture("small.traj"),
-        common::fixture("small.state"),
-    );
+    let (traj, state) = (util::fixture("small.traj"), util::fixture("small.state"));
     let got = channels(
         tmp.path(),
         &[s(&traj), s(&state), "--exclude-channel", "state"],

@@ -2,12 +2,11 @@
 //! the recording's own times kept (or `--rebase`), relative times, key selection, and
 //! bit-exact kept records.
 
-mod common;
-
 use std::path::Path;
 
-use common::*;
 use serde_json::{json, Value};
+
+use crate::util::*;
 
 /// Both files of a sliced pair, merged by time, as JSON objects.
 fn ndjson(files: &[&Path]) -> Vec<Value> {

@@ -2,9 +2,7 @@
 //! `--time-format` shows times in MET, UTC (with `:60` in a leap second), TAI, GPS and GPS
 //! week, on `inspect` and `cat`.
 
-mod common;
-
-use common::{any_fixture, run, s};
+use crate::util::{any_fixture, run, s};
 
 /// `small.traj` starts at 0.008445 s and ends at 5.380761 s.
 const EPOCH: &str = "2016-12-31T23:59:59Z";

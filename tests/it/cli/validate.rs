@@ -1,10 +1,9 @@
 //! `simrec validate`, end to end: the expected finding of every damaged fixture (spec §14),
 //! exit codes, `--strict`, `--info`, header-only files and pair rules.
 
-mod common;
-
-use common::*;
 use serde_json::{json, Value};
+
+use crate::util::*;
 
 /// A finding that must be present: (severity, code, offset, record).
 type Expect = (&'static str, &'static str, Option<u64>, Option<u64>);

@@ -14,9 +14,7 @@ use simrec::model::{
 };
 use simrec::pipeline::Written;
 
-#[path = "support/listed.rs"]
-mod listed;
-use listed::{f64s, write_elodin, Listed};
+use crate::util::listed::{f64s, write_elodin, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);

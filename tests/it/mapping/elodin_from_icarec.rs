@@ -3,16 +3,11 @@
 //! last name segment), one tick per frame, the step from the frames, read back value by
 //! value.
 
-mod common;
-
-use std::path::Path;
-
-use common::{run_in, s};
+use crate::util;
+use crate::util::{run_in, s};
 
 fn icarec(name: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/icarec")
-        .join(name)
+    util::any_fixture("icarec").join(name)
 }
 
 #[test]
@@ -165,8 +160,8 @@ fn every_type_of_the_profile_converts_without_loss() {
 #[test]
 fn convert_run_icarec_out_as_written() {
     let tmp = tempfile::tempdir().unwrap();
-    let a2 = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec");
-    let r = common::run_in(tmp.path(), &["convert", common::s(&a2), "out/"]).expect_code(3);
+    let a2 = util::any_fixture("icarec/a2.icarec");
+    let r = util::run_in(tmp.path(), &["convert", util::s(&a2), "out/"]).expect_code(3);
     assert!(
         r.stderr.starts_with("wrote 7 records to out/\n"),
         "{}",
@@ -174,7 +169,7 @@ fn convert_run_icarec_out_as_written() {
     );
     assert!(tmp.path().join("out/metadata.json").is_file());
     assert!(tmp.path().join("out/Vehicle.Nav.parquet").is_file());
-    let r = common::run_in(tmp.path(), &["convert", common::s(&a2)]).expect_code(2);
+    let r = util::run_in(tmp.path(), &["convert", util::s(&a2)]).expect_code(2);
     assert_eq!(
         r.stderr,
         "error: -o is missing: name the output with -o OUT (convert also takes it as its last \

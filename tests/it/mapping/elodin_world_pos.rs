@@ -9,9 +9,7 @@ use simrec::model::{
     Value, QUATERNION_WXYZ,
 };
 
-#[path = "support/listed.rs"]
-mod listed;
-use listed::{f64s, write_elodin, Listed};
+use crate::util::listed::{f64s, write_elodin, Listed};
 
 fn signal(name: &str, field: FieldSpec) -> Channel {
     let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);

@@ -3,13 +3,12 @@
 //! Elodin `world_pos` as a Vec3 `position` and a scalar-first Quat `attitude`, other arrays
 //! flattened, each value equal to the source's at its time; the files validate.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, convert_fixture};
+use crate::util;
+use crate::util::{any_fixture, cat_json, convert_fixture};
 
 /// Source records and output signal values by (signal channel, time).
 fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Value>) {
@@ -26,10 +25,7 @@ fn convert(source: &str, out: &str) -> (Vec<Value>, BTreeMap<(String, i64), Valu
                 .next()
                 .unwrap()
                 .clone();
-            (
-                (common::channel(&r).to_string(), common::time_ns(&r)),
-                value,
-            )
+            ((util::channel(&r).to_string(), util::time_ns(&r)), value)
         })
         .collect();
     (cat_json(dir.path(), &input), signals)
@@ -40,8 +36,8 @@ fn an_elodin_body_is_a_component_with_a_position_and_an_attitude() {
     for out in ["out.icarec", "out.h5"] {
         let (source, signals) = convert("elodin/ball_1200/world", out);
         let mut checked = 0;
-        for body in source.iter().filter(|r| common::channel(r) == "body") {
-            let t = common::time_ns(body);
+        for body in source.iter().filter(|r| util::channel(r) == "body") {
+            let t = util::time_ns(body);
             let w = body["values"]["world_pos"].as_array().unwrap();
             let signal = |name: &str| {
                 signals
@@ -85,10 +81,10 @@ fn each_3es_shape_is_a_component_of_its_own() {
     let (source, signals) = convert("tes/small_plain.3es", "out.icarec");
     // A signal holds the last value of its frame: the last record of a sphere at a time.
     let mut last: BTreeMap<(String, i64), &Value> = BTreeMap::new();
-    for r in source.iter().filter(|r| common::channel(r) == "3es/sphere") {
+    for r in source.iter().filter(|r| util::channel(r) == "3es/sphere") {
         let id = r["entity"].as_u64().unwrap();
         let name = format!("3es/sphere.{id}.position");
-        last.insert((name, common::time_ns(r)), &r["values"]["position"]);
+        last.insert((name, util::time_ns(r)), &r["values"]["position"]);
     }
     let mut checked = 0;
     for ((name, t), want) in last {
@@ -117,9 +113,9 @@ fn xrec_objects_met_after_the_first_instant_are_components_too() {
         let mut checked = 0;
         for r in source
             .iter()
-            .filter(|r| common::channel(r) == "xrec.Transform")
+            .filter(|r| util::channel(r) == "xrec.Transform")
         {
-            let (entity, t) = (r["entity"].as_str().unwrap(), common::time_ns(r));
+            let (entity, t) = (r["entity"].as_str().unwrap(), util::time_ns(r));
             let name = format!("{entity}.xrec.Transform.position");
             let got = match signals.get(&(name.clone(), t)) {
                 Some(v) => v.clone(),

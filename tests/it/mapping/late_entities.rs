@@ -4,8 +4,6 @@
 //! counted. Entity `b` comes after two HDF5 chunks were written (frame 2,500), entity `c`
 //! at frame 10 with a field the source never declared.
 
-mod common;
-
 use std::collections::{BTreeMap, VecDeque};
 use std::path::Path;
 
@@ -16,11 +14,8 @@ use simrec::model::{
 };
 use simrec::pipeline::{write, WriteRequest, Written};
 
-#[path = "support/listed.rs"]
-mod listed;
-use listed::{f64s, Listed};
-
-use common::{run_in, s};
+use crate::util::listed::{f64s, Listed};
+use crate::util::{run_in, s};
 
 const FRAMES: i64 = 2_600;
 const B_FROM: i64 = 2_500;

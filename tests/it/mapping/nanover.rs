@@ -3,13 +3,12 @@
 //! every source position found in the frame of its instant (in nm, float32), and every other
 //! value of the source in the shared state of its instant, under `simrec.<channel>…`.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, convert_fixture, run_in, s};
+use crate::util;
+use crate::util::{any_fixture, cat_json, convert_fixture, run_in, s};
 
 /// Source fixtures of every family but NanoVer, each with what its positions are.
 const SOURCES: &[&str] = &[
@@ -73,9 +72,9 @@ struct Instant {
 fn instants(records: &[Value]) -> BTreeMap<i64, Instant> {
     let mut at: BTreeMap<i64, Instant> = BTreeMap::new();
     for r in records {
-        let instant = at.entry(common::time_ns(r)).or_default();
+        let instant = at.entry(util::time_ns(r)).or_default();
         let values = r["values"].as_object().unwrap();
-        match common::channel(r) {
+        match util::channel(r) {
             "frame" => {
                 instant.positions = values["particle.positions"]
                     .as_array()
@@ -131,8 +130,8 @@ fn check(source: &str, out: &str) -> BTreeMap<(String, String), u64> {
     let mut positions: BTreeMap<(String, String), u64> = BTreeMap::new();
     for r in cat_json(dir.path(), &input) {
         // NanoVer keeps whole microseconds.
-        let time = common::time_ns(&r) / 1000 * 1000;
-        let channel = common::channel(&r).to_string();
+        let time = util::time_ns(&r) / 1000 * 1000;
+        let channel = util::channel(&r).to_string();
         let instant = written
             .get(&time)
             .unwrap_or_else(|| panic!("nothing at {time} ns"));
@@ -240,7 +239,7 @@ fn particles_are_named_after_their_entities_and_counted_once() {
         let records = cat_json(dir.path(), &output);
         let frame_records: Vec<&Value> = records
             .iter()
-            .filter(|r| common::channel(r) == "frame")
+            .filter(|r| util::channel(r) == "frame")
             .collect();
         assert_eq!(frame_records.len(), frames, "{source}: frames");
         let first = &frame_records[0]["values"];

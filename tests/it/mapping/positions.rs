@@ -4,11 +4,10 @@
 //! every other value stays in an event of its own channel; into Elodin, NanoVer's particles
 //! become bodies. The files validate.
 
-mod common;
-
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, convert_fixture, numbers, run_in, s};
+use crate::util;
+use crate::util::{any_fixture, cat_json, convert_fixture, numbers, run_in, s};
 
 /// The source's records and the XREC events converted from them.
 fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
@@ -23,8 +22,8 @@ fn transforms<'a>(events: &'a [Value], time: i64, entity: &str) -> Vec<&'a Value
     events
         .iter()
         .filter(|e| {
-            common::channel(e) == "xrec.Transform"
-                && common::time_ns(e) == time
+            util::channel(e) == "xrec.Transform"
+                && util::time_ns(e) == time
                 && e["entity"] == entity
         })
         .collect()
@@ -35,20 +34,20 @@ fn elodin_bodies_are_tracked_objects_with_their_attitude() {
     let (source, events) = convert("elodin/ball_1200/world", 0);
     let bodies: Vec<&Value> = source
         .iter()
-        .filter(|r| common::channel(r) == "body")
+        .filter(|r| util::channel(r) == "body")
         .collect();
     assert_eq!(bodies.len(), 1201);
     for body in bodies {
         let w = numbers(&body["values"]["world_pos"]);
-        let t = transforms(&events, common::time_ns(body), "Ball");
-        assert_eq!(t.len(), 1, "at {}", common::time_ns(body));
+        let t = transforms(&events, util::time_ns(body), "Ball");
+        assert_eq!(t.len(), 1, "at {}", util::time_ns(body));
         assert_eq!(numbers(&t[0]["values"]["position"]), w[4..].to_vec());
         assert_eq!(numbers(&t[0]["values"]["rotation"]), w[..4].to_vec());
     }
     // The rest of a body record stays a `body` event of the Ball, without world_pos.
     let rest: Vec<&Value> = events
         .iter()
-        .filter(|e| common::channel(e) == "body")
+        .filter(|e| util::channel(e) == "body")
         .collect();
     assert_eq!(rest.len(), 1201);
     assert!(rest[0]["values"].get("world_pos").is_none());
@@ -60,9 +59,9 @@ fn icarus_positions_are_tracked_objects_and_scalar_components_are_gathered() {
     let (source, events) = convert("icarec/a2.icarec", 0);
     for r in source
         .iter()
-        .filter(|r| common::channel(r) == "Vehicle.Nav.position")
+        .filter(|r| util::channel(r) == "Vehicle.Nav.position")
     {
-        let t = transforms(&events, common::time_ns(r), "Vehicle.Nav");
+        let t = transforms(&events, util::time_ns(r), "Vehicle.Nav");
         assert_eq!(
             numbers(&t[0]["values"]["position"]),
             numbers(&r["values"]["position"])
@@ -70,16 +69,16 @@ fn icarus_positions_are_tracked_objects_and_scalar_components_are_gathered() {
     }
     assert!(events
         .iter()
-        .all(|e| common::channel(e) != "Vehicle.Nav.position"));
+        .all(|e| util::channel(e) != "Vehicle.Nav.position"));
 
     let (source, events) = convert("icarus-hdf5/vulcan.h5", 0);
     let xs: Vec<&Value> = source
         .iter()
-        .filter(|r| common::channel(r) == "Rocket.Vehicle.position.x")
+        .filter(|r| util::channel(r) == "Rocket.Vehicle.position.x")
         .collect();
     assert_eq!(xs.len(), 2500);
     for x in xs {
-        let t = transforms(&events, common::time_ns(x), "Rocket.Vehicle");
+        let t = transforms(&events, util::time_ns(x), "Rocket.Vehicle");
         assert_eq!(t.len(), 1, "one Transform per instant");
         assert_eq!(t[0]["values"]["position"][0], x["values"]["x"]);
     }
@@ -90,7 +89,7 @@ fn shapes_and_particles_are_tracked_objects() {
     let (source, events) = convert("tes/small_plain.3es", 0);
     let sphere = source
         .iter()
-        .find(|r| common::channel(r) == "3es/sphere")
+        .find(|r| util::channel(r) == "3es/sphere")
         .unwrap();
     let t = transforms(&events, 0, "3es/sphere 1");
     assert_eq!(
@@ -105,10 +104,10 @@ fn shapes_and_particles_are_tracked_objects() {
     let (source, events) = convert("nanover-legacy/small.traj", 3);
     let frame = &source[0];
     let positions = frame["values"]["particle.positions"].as_array().unwrap();
-    let time = common::time_ns(frame);
+    let time = util::time_ns(frame);
     let at: Vec<&Value> = events
         .iter()
-        .filter(|e| common::channel(e) == "xrec.Transform" && common::time_ns(e) == time)
+        .filter(|e| util::channel(e) == "xrec.Transform" && util::time_ns(e) == time)
         .collect();
     assert_eq!(at.len(), positions.len());
     for (t, p) in at.iter().zip(positions) {
@@ -142,7 +141,7 @@ fn nanover_particles_become_elodin_bodies() {
     let positions = first["values"]["particle.positions"].as_array().unwrap();
     let bodies: Vec<Value> = cat_json(dir.path(), &out)
         .into_iter()
-        .filter(|r| common::channel(r) == "particle" && common::time_ns(r) == 0)
+        .filter(|r| util::channel(r) == "particle" && util::time_ns(r) == 0)
         .collect();
     assert_eq!(bodies.len(), positions.len());
     for (body, p) in bodies.iter().zip(positions) {

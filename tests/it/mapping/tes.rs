@@ -3,13 +3,12 @@
 //! instant of the source at its time, and every source position on a shape (or, for NanoVer
 //! particles, in the frame's point cloud, in metres) as simrec's 3es reader decodes it.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use common::{any_fixture, cat_json, convert_fixture, numbers};
+use crate::util;
+use crate::util::{any_fixture, cat_json, convert_fixture, numbers};
 
 const SOURCES: &[&str] = &[
     "nanover-legacy/small.traj",
@@ -41,9 +40,9 @@ fn scenes(records: &[Value]) -> (BTreeMap<i64, Scene>, Vec<i64>) {
     let mut frame_starts = Vec::new();
     let mut points = false;
     for r in records {
-        let t = common::time_ns(r) / 1000;
+        let t = util::time_ns(r) / 1000;
         let v = &r["values"];
-        match (common::channel(r), v["message"].as_str().unwrap()) {
+        match (util::channel(r), v["message"].as_str().unwrap()) {
             ("3es/control", "Frame") => {
                 frame_starts.push(t);
                 at.insert(t, now.clone());
@@ -86,13 +85,13 @@ fn check(source: &str) {
     let source_records = cat_json(dir.path(), &input);
     let mut instants: Vec<i64> = source_records
         .iter()
-        .map(|r| common::time_ns(r) / 1000)
+        .map(|r| util::time_ns(r) / 1000)
         .collect();
     instants.dedup();
     let mut dropped: BTreeMap<(String, String), u64> = BTreeMap::new();
     for r in &source_records {
-        let t = common::time_ns(r) / 1000;
-        let channel = common::channel(r).to_string();
+        let t = util::time_ns(r) / 1000;
+        let channel = util::channel(r).to_string();
         let values = r["values"].as_object().unwrap();
         let scene = scenes
             .get(&t)
@@ -208,7 +207,7 @@ fn nanover_bonds_are_lines_between_their_particles() {
         .iter()
         .position(|r| r["values"].get("bond.pairs").is_some())
         .unwrap();
-    let t = common::time_ns(&source[first]);
+    let t = util::time_ns(&source[first]);
     let positions: Vec<Vec<f64>> = source[first]["values"]["particle.positions"]
         .as_array()
         .unwrap()
@@ -216,7 +215,7 @@ fn nanover_bonds_are_lines_between_their_particles() {
         .map(numbers)
         .collect();
     let records = cat_json(dir.path(), &output);
-    let at_t: Vec<&Value> = records.iter().filter(|r| common::time_ns(r) == t).collect();
+    let at_t: Vec<&Value> = records.iter().filter(|r| util::time_ns(r) == t).collect();
     let lines = at_t
         .iter()
         .position(|r| r["values"]["message"] == "Create" && r["values"]["topology"] == 1)
@@ -252,13 +251,13 @@ fn bodies_with_an_attitude_are_boxes_and_the_rest_spheres_in_a_category_per_chan
         let of = |channel: &str, message: &str| {
             records
                 .iter()
-                .filter(|r| common::channel(r) == channel && r["values"]["message"] == message)
+                .filter(|r| util::channel(r) == channel && r["values"]["message"] == message)
                 .count()
         };
         assert_eq!(of(shape, "Update"), updates, "{source}");
         let names: Vec<&str> = records
             .iter()
-            .filter(|r| common::channel(r) == "3es/category")
+            .filter(|r| util::channel(r) == "3es/category")
             .map(|r| r["values"]["name"].as_str().unwrap())
             .collect();
         assert_eq!(names, vec![category], "{source}");

@@ -5,16 +5,16 @@
 //! frame path's output; and a recording with two frames of one time and a bool byte of 2
 //! (a merged row, a warning) comes out the same both ways.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 use simrec::formats::icarus_hdf5::IcarusH5Reader;
 use simrec::formats::{format_named, ReadOptions, Source};
 use simrec::model::{Header, Record, Value};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
+
+use crate::util;
+use crate::util::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 
 const FIXTURES: [&str; 5] = [
     "a2.icarec",
@@ -265,11 +265,7 @@ fn a_partial_last_frame_is_read_up_to_both_ways_and_strict_leaves_nothing() {
         let args = [&["convert", "--strict", s(&rec), "-o", "x.h5"][..], extra].concat();
         run_in(tmp.path(), &args).expect_code(1);
     }
-    let left: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, ["cut.icarec"]);
+    assert_eq!(util::dir_entries(tmp.path()), ["cut.icarec"]);
 }
 
 #[test]

@@ -6,8 +6,6 @@
 //! the frame path's table; and a layout whose values do not all go into their columns as
 //! they are (a float signal in a column of doubles) is left to the record path.
 
-mod common;
-
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
@@ -15,12 +13,14 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::{Float32Type, Float64Type, Int32Type, Int64Type};
 use arrow_array::{Array, RecordBatch};
 use arrow_schema::SchemaRef;
-use common::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::file::metadata::KeyValue;
 use simrec::formats::{format_named, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
+
+use crate::util;
+use crate::util::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 
 const ICAREC: [&str; 5] = [
     "a2.icarec",
@@ -366,9 +366,5 @@ fn a_partial_last_frame_is_read_up_to_both_ways_and_strict_leaves_nothing() {
         .concat();
         run_in(tmp.path(), &args).expect_code(1);
     }
-    let left: Vec<_> = std::fs::read_dir(tmp.path())
-        .unwrap()
-        .map(|e| e.unwrap().file_name())
-        .collect();
-    assert_eq!(left, ["cut.icarec"]);
+    assert_eq!(util::dir_entries(tmp.path()), ["cut.icarec"]);
 }

@@ -12,11 +12,8 @@ use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{Composition, Field, Folded, Header, Nanos, Record, TimeSpec, Value};
 use simrec::pipeline::{copy, open_recording, resolve, KeyFilter, Selected, Span, Window};
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-legacy")
-        .join(rel)
-}
+use crate::util;
+use crate::util::fixture;
 
 fn small_pair() -> Vec<PathBuf> {
     vec![fixture("small.traj"), fixture("small.state")]
@@ -28,30 +25,6 @@ fn nanotube_pair() -> Vec<PathBuf> {
         fixture("upstream/nanotube-example-recording.state"),
     ]
 }
-
-const STRICT: ReadOptions = ReadOptions {
-    decode: true,
-    lenient: false,
-    until_damage: false,
-    assume_version: None,
-    deep: false,
-    epoch: None,
-    time_system: None,
-    check_only: false,
-    discontinuity: None,
-};
-
-const WALK: ReadOptions = ReadOptions {
-    decode: false,
-    lenient: false,
-    until_damage: false,
-    assume_version: None,
-    deep: false,
-    epoch: None,
-    time_system: None,
-    check_only: false,
-    discontinuity: None,
-};
 
 fn s(seconds: f64) -> Option<TimeSpec> {
     Some(TimeSpec::At((seconds * 1e9).round() as Nanos))
@@ -67,7 +40,7 @@ fn frame(n: u64) -> Option<TimeSpec> {
 
 /// The whole recording on one timeline, and its header.
 fn read_all(paths: &[PathBuf]) -> (Header, Vec<Record>) {
-    let mut source = open_recording(paths, STRICT).unwrap();
+    let mut source = open_recording(paths, ReadOptions::default()).unwrap();
     let header = source.header().clone();
     let records = source.by_ref().map(|r| r.unwrap()).collect();
     (header, records)
@@ -75,11 +48,18 @@ fn read_all(paths: &[PathBuf]) -> (Header, Vec<Record>) {
 
 /// Resolves the window as `simrec slice` does (a header walk for `#N` and `-Ns`).
 fn span_of(paths: &[PathBuf], start: Option<TimeSpec>, end: Option<TimeSpec>) -> Span {
-    resolve(start, end, || open_recording(paths, WALK)).unwrap()
+    resolve(start, end, || {
+        open_recording(paths, util::read_options(false, false))
+    })
+    .unwrap()
 }
 
 fn window(paths: &[PathBuf], span: Span) -> Window<Box<dyn Source>> {
-    Window::new(open_recording(paths, STRICT).unwrap(), span, true)
+    Window::new(
+        open_recording(paths, ReadOptions::default()).unwrap(),
+        span,
+        true,
+    )
 }
 
 fn folded_fields(folded: &[Folded]) -> Vec<Vec<Field>> {
@@ -481,7 +461,7 @@ fn filter(include: &[&str], exclude: &[&str]) -> KeyFilter {
 }
 
 fn selected(paths: &[PathBuf], f: KeyFilter) -> Vec<Record> {
-    Selected::new(open_recording(paths, STRICT).unwrap(), f)
+    Selected::new(open_recording(paths, ReadOptions::default()).unwrap(), f)
         .map(|r| r.unwrap())
         .collect()
 }

@@ -1,6 +1,5 @@
 //! Helpers for the Elodin tests: fixture paths, Parquet files read whole with the parquet
 //! crate (independently of simrec's reader), and hand-built archetype files.
-#![allow(dead_code)]
 
 use std::collections::BTreeMap;
 use std::fs::File;
@@ -13,9 +12,7 @@ use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use parquet::arrow::ArrowWriter;
 
 pub fn elodin_fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/elodin")
-        .join(name)
+    super::any_fixture("elodin").join(name)
 }
 
 /// A Parquet file read whole: its Arrow schema, key-value keys and one batch.
@@ -104,24 +101,6 @@ pub fn write_table(path: &Path, columns: Vec<(&str, ArrayRef)>) {
     let mut w = ArrowWriter::try_new(File::create(path).unwrap(), schema, None).unwrap();
     w.write(&batch).unwrap();
     w.close().unwrap();
-}
-
-/// Copies a directory tree (a fixture into a temp dir, to damage it).
-pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        let target = to.join(e.file_name());
-        if e.file_type().unwrap().is_dir() {
-            copy_dir(&e.path(), &target);
-        } else {
-            std::fs::copy(e.path(), &target).unwrap();
-            let mut p = std::fs::metadata(&target).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            p.set_readonly(false);
-            std::fs::set_permissions(&target, p).unwrap();
-        }
-    }
 }
 
 /// Asserts two Parquet files of one archetype hold the same columns with the same values

@@ -1,5 +1,4 @@
 //! A source of records a test builds in memory, for writer tests that need no input file.
-#![allow(dead_code)]
 
 use std::collections::VecDeque;
 use std::path::Path;

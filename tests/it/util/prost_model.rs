@@ -1,7 +1,8 @@
 //! What the spec says a prost-decoded NanoVer message means in the simrec model: an oracle
 //! written from the spec alone (its own key table), independent of simrec's decoder.
-//! Shared by `tests/prost_crosscheck.rs` and the fuzz target (`fuzz/fuzz_targets/`), which
-//! include it with `#[path]`.
+//! Shared by `formats::nanover::legacy_prost_crosscheck` and the fuzz target
+//! (`fuzz/fuzz_targets/nanover_legacy.rs`), which includes it with `#[path]`: it depends on
+//! simrec alone, nothing else of `util`.
 
 use simrec::formats::nanover_legacy::proto::{self, Kind, ProtoValue, ValueArrayKind};
 use simrec::model::{Array, ArrayData, Field, Value};

@@ -2,18 +2,14 @@
 //! (clean fixtures and hand-made damage), convert and slice (directory outputs, `--force`,
 //! `--dry-run`), and the default directory output from NanoVer legacy.
 
-mod common;
-#[path = "support/elodin.rs"]
-mod support;
-
 use std::path::Path;
 
-use common::*;
-use support::*;
+use crate::util::elodin::*;
+use crate::util::*;
 
 fn damaged(fixture: &str, dir: &Path, damage: impl FnOnce(&Path)) -> String {
     let d = dir.join(fixture);
-    copy_dir(&elodin_fixture(fixture), &d);
+    copy_tree(&elodin_fixture(fixture), &d);
     damage(&d);
     d.to_str().unwrap().to_string()
 }
@@ -183,7 +179,7 @@ fn truncated_and_corrupt_parquet_give_clean_errors_naming_the_file() {
     );
     assert!(!r.stderr.contains("panicked"), "{}", r.stderr);
     let corrupt = tmp.path().join("corrupt");
-    copy_dir(&elodin_fixture("spin_120"), &corrupt);
+    copy_tree(&elodin_fixture("spin_120"), &corrupt);
     let p = corrupt.join("world/body.parquet");
     let mut b = std::fs::read(&p).unwrap();
     for x in &mut b[200..3000] {
@@ -300,7 +296,7 @@ fn validate_finds_directory_level_damage() {
     ];
     for (name, damage, want) in cases {
         let d = tmp.path().join(name);
-        copy_dir(&elodin_fixture("spin_120"), &d);
+        copy_tree(&elodin_fixture("spin_120"), &d);
         damage(&d);
         let r = run_in(tmp.path(), &["validate", name]);
         if name == "nometa" {

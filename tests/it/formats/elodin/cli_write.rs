@@ -5,10 +5,6 @@
 //! `inspect` staying small. `scripts/interop/elodin.sh` loads the same outputs in Elodin's
 //! own loader (readcheck), which the test suite cannot run.
 
-mod common;
-#[path = "support/elodin.rs"]
-mod support;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -17,16 +13,16 @@ use arrow_array::{Array, ArrayRef, FixedSizeListArray, PrimitiveArray, UInt32Arr
 use arrow_schema::{DataType, Field};
 use serde_json::Value;
 
-use common::*;
 use simrec::formats::elodin::ElodinReader;
 use simrec::formats::ReadOptions;
-use support::*;
+
+use crate::util;
+use crate::util::elodin::*;
+use crate::util::*;
 
 /// `fixtures/<rel>`.
 fn fx(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
+    util::any_fixture(rel)
 }
 
 fn u64s(v: Vec<u64>) -> ArrayRef {
@@ -265,7 +261,7 @@ fn a_recording_without_records_is_refused_and_nothing_written() {
 
 fn copy_fixture(name: &str, dir: &Path) -> PathBuf {
     let d = dir.join(name);
-    copy_dir(&elodin_fixture(name), &d);
+    util::copy_tree(&elodin_fixture(name), &d);
     d
 }
 
@@ -498,17 +494,7 @@ fn a_window_into_an_elodin_output_is_rebased_and_says_so() {
 #[test]
 fn recover_of_every_healthy_fixture_exits_0_with_every_value() {
     let tmp = tempfile::tempdir().unwrap();
-    let strict = ReadOptions {
-        decode: true,
-        lenient: false,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    };
+    let strict = ReadOptions::default();
     for name in [
         "ball_1200",
         "ball_1200_v0.9.0",

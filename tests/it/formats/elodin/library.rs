@@ -2,9 +2,6 @@
 //! typed values with their declared shapes, the quaternion order, time, same-format
 //! convert and slice read back with the parquet crate, and hand-built damage.
 
-#[path = "support/elodin.rs"]
-mod support;
-
 use std::path::Path;
 use std::sync::Arc;
 
@@ -14,24 +11,12 @@ use simrec::formats::output::Outputs;
 use simrec::formats::{registry, ReadOptions, Source};
 use simrec::model::{ArrayData, Entity, Record, Value};
 use simrec::pipeline::{copy, Span, Window};
-use support::*;
 
-fn options(lenient: bool) -> ReadOptions {
-    ReadOptions {
-        decode: true,
-        lenient,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    }
-}
+use crate::util;
+use crate::util::elodin::*;
 
 fn records(dir: &Path) -> (ElodinReader, Vec<Record>) {
-    let mut r = ElodinReader::open(dir, options(false)).unwrap();
+    let mut r = ElodinReader::open(dir, ReadOptions::default()).unwrap();
     let records: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
     (r, records)
 }
@@ -129,7 +114,7 @@ fn every_fixture_reads_with_its_row_counts_and_tick_ranges() {
 #[test]
 fn entity_names_come_from_assets_bin() {
     let names = |name: &str| -> Vec<(String, String)> {
-        let r = ElodinReader::open(&elodin_fixture(name), options(false)).unwrap();
+        let r = ElodinReader::open(&elodin_fixture(name), ReadOptions::default()).unwrap();
         let e = r.header().metadata["elodin"]["entities"]
             .as_object()
             .unwrap()
@@ -251,7 +236,7 @@ fn same_format_convert_keeps_every_value_exactly() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out");
         let src = elodin_fixture(name);
-        let mut r = ElodinReader::open(&src, options(false)).unwrap();
+        let mut r = ElodinReader::open(&src, ReadOptions::default()).unwrap();
         let report = write(&mut r, &out);
         assert!(report.loss.is_empty(), "{name}");
         // An exec dir stays an exec dir; tick_exec is copied byte for byte.
@@ -299,7 +284,7 @@ fn slices_renumber_ticks_from_zero_and_keep_values() {
     let src = elodin_fixture("ball_1200");
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("cut");
-    let r = ElodinReader::open(&src, options(false)).unwrap();
+    let r = ElodinReader::open(&src, ReadOptions::default()).unwrap();
     // Ticks [100, 200): times 100 × step .. 200 × step.
     let span = Span {
         start: 100 * 8_333_333,
@@ -327,7 +312,7 @@ fn slices_renumber_ticks_from_zero_and_keep_values() {
     let names = read_table(&ow.join("asset_handle_entity_metadata.parquet"));
     assert_eq!(names.rows(), 300);
     // The slice validates clean.
-    let mut again = ElodinReader::open(&out, options(true)).unwrap();
+    let mut again = ElodinReader::open(&out, util::lenient()).unwrap();
     assert_eq!(again.by_ref().count(), 900);
     assert_eq!(codes(&again), ["ELODIN_FLAVOUR"]);
 }
@@ -355,7 +340,7 @@ fn damaged_globals_with(
     sim: Vec<Option<u64>>,
 ) -> (tempfile::TempDir, Vec<(String, Option<u64>)>) {
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&elodin_fixture("spin_120"), dir.path());
+    util::copy_tree(&elodin_fixture("spin_120"), dir.path());
     let n = tick.len();
     write_table(
         &dir.path().join("world/system_globals.parquet"),
@@ -369,7 +354,7 @@ fn damaged_globals_with(
             ("entity_id", u64_col(entity)),
         ],
     );
-    let mut r = ElodinReader::open(dir.path(), options(true)).unwrap();
+    let mut r = ElodinReader::open(dir.path(), util::lenient()).unwrap();
     r.by_ref().for_each(|x| {
         x.unwrap();
     });
@@ -523,7 +508,7 @@ fn hand_built_row_damage_is_found_with_archetype_row_and_column() {
 fn list_columns_without_arrow_schema_read_and_are_noted() {
     // A tensor written as a variable List (what a reader without ARROW:schema sees).
     let dir = tempfile::tempdir().unwrap();
-    copy_dir(&elodin_fixture("spin_120"), dir.path());
+    util::copy_tree(&elodin_fixture("spin_120"), dir.path());
     let src = read_table(&elodin_fixture("spin_120/world/body.parquet"));
     let mut cols: Vec<(&str, ArrayRef)> = Vec::new();
     let names = ["force", "world_accel", "inertia", "world_vel", "world_pos"];
@@ -551,7 +536,7 @@ fn list_columns_without_arrow_schema_read_and_are_noted() {
     cols.push(("tick", src.column("tick")));
     cols.push(("entity_id", src.column("entity_id")));
     write_table(&dir.path().join("world/body.parquet"), cols);
-    let mut r = ElodinReader::open(dir.path(), options(true)).unwrap();
+    let mut r = ElodinReader::open(dir.path(), util::lenient()).unwrap();
     let body = r.header().channel_id("body").unwrap();
     let recs: Vec<Record> = r
         .by_ref()
@@ -572,7 +557,7 @@ fn recycled_records_read_the_same_as_fresh_ones() {
     for name in ["ball_1200", "spin_120", "types_300", "ball_build_only"] {
         let dir = elodin_fixture(name);
         let (_, fresh) = records(&dir);
-        let mut r = ElodinReader::open(&dir, options(false)).unwrap();
+        let mut r = ElodinReader::open(&dir, ReadOptions::default()).unwrap();
         let mut n = 0;
         while let Some(x) = r.next() {
             let mut rec = x.unwrap();

@@ -7,14 +7,13 @@
 //!
 //! This binary holds only these tests, so that no other test's panics reach the hook.
 
-#[path = "support/elodin.rs"]
-mod support;
-
 use std::sync::{Mutex, Once};
 
 use simrec::formats::elodin::{decode_parquet, ElodinReader};
 use simrec::formats::ReadOptions;
-use support::*;
+
+use crate::util;
+use crate::util::elodin::*;
 
 static PANICS: Mutex<Vec<String>> = Mutex::new(Vec::new());
 static HOOK: Once = Once::new();
@@ -95,7 +94,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
     record_panics();
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("spin");
-    copy_dir(&elodin_fixture("spin_120"), &dir);
+    util::copy_tree(&elodin_fixture("spin_120"), &dir);
     let body = dir.join("world/body.parquet");
     let whole = std::fs::read(&body).unwrap();
     // Byte 62 lies in the first page of `world_pos`: flipping its low bit made the parquet
@@ -104,17 +103,7 @@ fn a_damaged_archetype_file_is_an_error_naming_it() {
     let mut b = whole.clone();
     b[62] ^= 0x01;
     std::fs::write(&body, &b).unwrap();
-    let strict = ReadOptions {
-        decode: true,
-        lenient: false,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    };
+    let strict = ReadOptions::default();
     let err = ElodinReader::open(&dir, strict)
         .map(|r| r.map(|x| x.map(drop)).collect::<Result<Vec<_>, _>>())
         .and_then(|r| r)

@@ -3,25 +3,14 @@
 //! end. Each must give records or a clean error, never a panic; a cut `metadata.json` is
 //! an error (it is one JSON object), a cut `assets.bin` is `ELODIN_ASSETS_DECODE`.
 
-#[path = "support/elodin.rs"]
-mod support;
-
 use simrec::formats::elodin::ElodinReader;
-use simrec::formats::{ReadError, ReadOptions, Source};
-use support::*;
+use simrec::formats::{ReadError, Source};
+
+use crate::util;
+use crate::util::elodin::*;
 
 fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static str>), ReadError> {
-    let options = ReadOptions {
-        decode: true,
-        lenient,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    };
+    let options = util::read_options(true, lenient);
     let mut r = ElodinReader::open(dir, options)?;
     let mut n = 0;
     for item in r.by_ref() {
@@ -36,7 +25,7 @@ fn drain(dir: &std::path::Path, lenient: bool) -> Result<(usize, Vec<&'static st
 fn every_cut_of_metadata_and_assets_is_a_clean_error() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("spin");
-    copy_dir(&elodin_fixture("spin_120"), &dir);
+    util::copy_tree(&elodin_fixture("spin_120"), &dir);
     for file in ["metadata.json", "assets.bin"] {
         let path = dir.join("world").join(file);
         let whole = std::fs::read(&path).unwrap();

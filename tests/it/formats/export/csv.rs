@@ -3,15 +3,14 @@
 //! names, empty cells where a channel has no record; per channel the records the CSV holds
 //! equal `inspect`'s count, and values equal the source's own decode.
 
-mod common;
-
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use simrec::formats::ReadOptions;
 use simrec::model::{ArrayData, Value};
 
-use common::run_in;
+use crate::util;
+use crate::util::run_in;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -257,24 +256,6 @@ mod every_format {
         (header, rows)
     }
 
-    /// `inspect --format json`'s record count per channel.
-    fn inspect_counts(inputs: &[&str]) -> BTreeMap<String, u64> {
-        let mut args = vec!["inspect", "--format", "json"];
-        args.extend(inputs);
-        let run = run_in(&root(), &args);
-        // One document per file (a NanoVer pair is two).
-        let mut counts = BTreeMap::new();
-        for doc in run.stdout.lines() {
-            let json: serde_json::Value = serde_json::from_str(doc).unwrap();
-            for c in json["channels"].as_array().unwrap() {
-                *counts
-                    .entry(c["name"].as_str().unwrap().to_string())
-                    .or_default() += c["records"].as_u64().unwrap();
-            }
-        }
-        counts
-    }
-
     /// The first element of a value as the CSV holds it (a double), if it has a column.
     fn first_number(v: &Value) -> Option<f64> {
         Some(match v {
@@ -331,7 +312,7 @@ mod every_format {
         args.extend(["-o", &out_s]);
         run_in(&root(), &args).expect_code(code);
         let (header, rows) = read_csv(&out);
-        let inspected = inspect_counts(inputs);
+        let inspected = util::inspect_counts(&root(), inputs);
 
         let paths: Vec<PathBuf> = inputs.iter().map(|p| root().join(p)).collect();
         let mut source = simrec::pipeline::open_recording(&paths, ReadOptions::default()).unwrap();

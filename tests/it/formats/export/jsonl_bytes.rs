@@ -2,13 +2,10 @@
 //! with simrec before the JSON writer was made faster (zmij floats, row-wise arrays), so a
 //! change in number text, key order or spacing fails here.
 
-mod common;
-
-use std::path::Path;
-
 use sha2::{Digest, Sha256};
 
-use common::run_in;
+use crate::util;
+use crate::util::run_in;
 
 const PINNED: &[(&[&str], u64, &str)] = &[
     (
@@ -59,7 +56,7 @@ const PINNED: &[(&[&str], u64, &str)] = &[
 
 #[test]
 fn json_lines_bytes_are_unchanged() {
-    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures");
+    let fixtures = util::any_fixture("");
     for (inputs, size, sha) in PINNED {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("out.jsonl");

@@ -4,8 +4,6 @@
 //! statistics and chunk indexes, and the Foxglove 3D topics decode as their protobuf
 //! messages (quaternion order: Elodin scalar-last, Icarus scalar-first).
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
@@ -16,12 +14,11 @@ use simrec::formats::ReadOptions;
 use simrec::model::{ArrayData, Entity, Value};
 use simrec::pipeline::open_recording;
 
-use common::run_in;
+use crate::util;
+use crate::util::run_in;
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures")
-        .join(rel)
+    util::any_fixture(rel)
 }
 
 /// One message as read back: topic, log time, bytes.
@@ -73,27 +70,6 @@ fn messages(bytes: &[u8]) -> Vec<Message> {
             }
         })
         .collect()
-}
-
-/// `inspect`'s record count per channel.
-fn inspect_counts(inputs: &[&str], dir: &Path) -> BTreeMap<String, u64> {
-    let mut args: Vec<String> = vec!["inspect".into(), "--format".into(), "json".into()];
-    args.extend(
-        inputs
-            .iter()
-            .map(|i| fixture(i).to_string_lossy().into_owned()),
-    );
-    let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let run = run_in(dir, &args).expect_code(0);
-    let mut counts = BTreeMap::new();
-    for file in run.json_lines() {
-        for c in file["channels"].as_array().unwrap() {
-            *counts
-                .entry(c["name"].as_str().unwrap().to_string())
-                .or_default() += c["records"].as_u64().unwrap();
-        }
-    }
-    counts
 }
 
 /// Whether a JSON value holds exactly a model value: integers exactly, a float32 as the
@@ -171,7 +147,7 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
     assert_eq!(stats.message_count, all.len() as u64);
 
     // Counts per JSON topic equal inspect's records per channel.
-    let expected = inspect_counts(inputs, dir.path());
+    let expected = util::inspect_counts(&fixture(""), inputs);
     let mut got: BTreeMap<String, u64> = BTreeMap::new();
     for m in all.iter().filter(|m| m.encoding == "json") {
         *got.entry(m.topic.trim_start_matches('/').to_string())

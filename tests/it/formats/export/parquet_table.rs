@@ -2,8 +2,6 @@
 //! with the parquet crate: rows per channel equal `inspect`'s counts, and the first record
 //! of every channel reads back equal to the source's own decode.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -17,7 +15,8 @@ use parquet::file::reader::{FileReader, SerializedFileReader};
 use simrec::formats::ReadOptions;
 use simrec::model::{ArrayData, Record, Value};
 
-use common::{run_in, simrec};
+use crate::util;
+use crate::util::{run_in, simrec};
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
@@ -42,22 +41,6 @@ const SOURCES: &[&[&str]] = &[
     &["fixtures/xrec/session.xrec"],
     &["fixtures/xrec/session_gzip.xrec"],
 ];
-
-/// Records per channel, summed over `inspect`'s lines (one per input file).
-fn inspect_counts(inputs: &[&str]) -> BTreeMap<String, u64> {
-    let mut args = vec!["inspect", "--format", "json"];
-    args.extend(inputs);
-    let run = run_in(&root(), &args).expect_code(0);
-    let mut counts = BTreeMap::new();
-    for line in run.json_lines() {
-        for c in line["channels"].as_array().unwrap() {
-            *counts
-                .entry(c["name"].as_str().unwrap().to_string())
-                .or_default() += c["records"].as_u64().unwrap();
-        }
-    }
-    counts
-}
 
 /// The first record of each channel as simrec's reader of the source format decodes it.
 fn first_records(inputs: &[&str]) -> BTreeMap<String, Record> {
@@ -244,7 +227,7 @@ fn every_source_to_one_table_keeps_counts_and_first_values() {
                 first_row.entry(name).or_insert((b, row));
             }
         }
-        let mut want = inspect_counts(inputs);
+        let mut want = util::inspect_counts(&root(), inputs);
         want.retain(|_, n| *n > 0);
         assert_eq!(counts, want, "{inputs:?}: rows per channel");
 
@@ -406,7 +389,7 @@ fn a_directory_output_is_one_file_per_channel_with_its_own_columns() {
         .collect();
     files.sort();
     assert_eq!(files, ["frame.parquet", "state.parquet"]);
-    let counts = inspect_counts(&inputs);
+    let counts = util::inspect_counts(&root(), &inputs);
     for (file, channel) in [("frame.parquet", "frame"), ("state.parquet", "state")] {
         let batches = read_table(&out.join(file));
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();

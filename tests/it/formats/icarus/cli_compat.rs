@@ -1,10 +1,9 @@
 //! `validate REC --against CURRENT` (spec §A12): the compatibility table's rows on the
 //! `.icarec` fixtures, with CURRENT a schema.json, an .icarec or an Icarus HDF5 file.
 
-mod common;
-
-use common::{any_fixture as fixture, run_in, s};
 use serde_json::{json, Value};
+
+use crate::util::{any_fixture as fixture, run_in, s};
 
 /// (code, severity) of each finding of one validate --format json line.
 fn findings(j: &Value) -> Vec<(String, String)> {

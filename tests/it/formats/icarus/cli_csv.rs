@@ -2,15 +2,15 @@
 //! code, line and exit code), and convert (the Icarus-style round trip byte for byte, exit 3
 //! for 17-digit doubles, exit 0 when every value survives, standard output, zero frames).
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{parse_json_lines, run_in, s, Run};
 use serde_json::Value;
 
+use crate::util;
+use crate::util::{parse_json_lines, run_in, s, Run};
+
 fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-csv/rocket.csv")
+    util::any_fixture("icarus-csv/rocket.csv")
 }
 
 /// A temporary directory holding `name` with `text`.
@@ -267,7 +267,7 @@ fn a_csv_converts_to_json_lines_with_entities_and_frames() {
         "{}",
         run.stderr
     );
-    let lines = common::read_jsonl(&dir.path().join("out.jsonl"));
+    let lines = util::read_jsonl(&dir.path().join("out.jsonl"));
     assert_eq!(lines.len(), 360);
     assert_eq!(
         lines[17],

@@ -4,18 +4,18 @@
 //! and kept by recover (exit 3). `scripts/interop/icarus_hdf5.sh` reads the same outputs
 //! with h5py.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{run_in, s};
 use serde_json::Value;
 
+use crate::util;
+use crate::util::{run_in, s};
+
 fn dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5")
+    util::any_fixture("icarus-hdf5")
 }
 
-fn run(args: &[&str]) -> common::Run {
+fn run(args: &[&str]) -> util::Run {
     run_in(&dir(), args)
 }
 
@@ -24,7 +24,7 @@ fn run(args: &[&str]) -> common::Run {
 /// hanging the test run (it ran forever); it measures nothing.
 #[test]
 fn inspect_of_rows_never_written_finishes_with_warnings() {
-    let out = common::simrec()
+    let out = util::simrec()
         .current_dir(dir())
         .args(["inspect", "hostile/hang.h5"])
         .timeout(std::time::Duration::from_secs(120))
@@ -224,7 +224,7 @@ fn hdf5_is_told_by_its_bytes_whatever_its_name() {
 #[test]
 fn standard_output_and_dry_runs() {
     // `-o -` spools the file and copies it out whole once it is complete.
-    let out = common::simrec()
+    let out = util::simrec()
         .current_dir(dir())
         .args(["convert", "small.h5", "-o", "-", "--to", "icarus-hdf5"])
         .output()
@@ -246,7 +246,7 @@ fn standard_output_and_dry_runs() {
     let tmp = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
     let target = tmp.path().join("dry.h5");
-    let out = common::simrec()
+    let out = util::simrec()
         .current_dir(dir())
         .env("TMPDIR", scratch.path())
         .args(["convert", "--dry-run", "noschema.h5", "-o", s(&target)])
@@ -298,7 +298,7 @@ fn assert_same_bits(got: &[f64], want: &[f64], what: &str) {
 #[test]
 fn float_second_times_survive_icarus_conversions_bit_for_bit() {
     let tmp = tempfile::tempdir().unwrap();
-    let a2 = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec");
+    let a2 = util::any_fixture("icarec/a2.icarec");
     let run_dir = tmp.path().join("run.icarec");
     std::fs::create_dir(&run_dir).unwrap();
     for part in ["schema.json", "static_signals.bin"] {

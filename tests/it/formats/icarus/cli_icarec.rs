@@ -2,26 +2,15 @@
 //! (codes, offsets, frames, exit codes), convert directory → archive → directory (byte for
 //! byte) and recover (the partial last frame dropped, exit 3).
 
-mod common;
+use std::path::PathBuf;
 
-use std::path::{Path, PathBuf};
-
-use common::{run_in, s};
 use serde_json::Value;
 
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/icarec")
-        .join(rel)
-}
+use crate::util;
+use crate::util::{run_in, s};
 
-/// A copy of a fixture directory in `dir`.
-fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for e in std::fs::read_dir(from).unwrap() {
-        let e = e.unwrap();
-        std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
-    }
+fn fixture(rel: &str) -> PathBuf {
+    util::any_fixture("icarec").join(rel)
 }
 
 #[test]
@@ -116,7 +105,7 @@ fn inspect_text_shows_signals_time_and_checksum() {
 fn validate_names_the_part_offset_and_frame_and_fails_on_errors() {
     let tmp = tempfile::tempdir().unwrap();
     let cut = tmp.path().join("cut.icarec");
-    copy_dir(&fixture("a2.icarec"), &cut);
+    util::copy_tree(&fixture("a2.icarec"), &cut);
     let dynamic = cut.join("dynamic_signals.bin");
     let bytes = std::fs::read(&dynamic).unwrap();
     std::fs::write(&dynamic, &bytes[..97]).unwrap();
@@ -145,7 +134,7 @@ fn validate_names_the_part_offset_and_frame_and_fails_on_errors() {
 
     // Not finished cleanly: a warning, exit 0; --strict makes it an error.
     let live = tmp.path().join("live.icarec");
-    copy_dir(&fixture("a2.icarec"), &live);
+    util::copy_tree(&fixture("a2.icarec"), &live);
     std::fs::write(live.join("metadata.json"), b"{\"complete\": false}").unwrap();
     let r = run_in(tmp.path(), &["validate", "live.icarec"]).expect_code(0);
     assert_eq!(
@@ -161,7 +150,7 @@ fn validate_names_the_part_offset_and_frame_and_fails_on_errors() {
 fn validate_deep_names_non_finite_values() {
     let tmp = tempfile::tempdir().unwrap();
     let nan = tmp.path().join("nan.icarec");
-    copy_dir(&fixture("a2.icarec"), &nan);
+    util::copy_tree(&fixture("a2.icarec"), &nan);
     let dynamic = nan.join("dynamic_signals.bin");
     let mut bytes = std::fs::read(&dynamic).unwrap();
     // Frame 1's alpha (byte 40 + 8 + 24).
@@ -252,7 +241,7 @@ fn convert_directory_to_archive_to_directory_keeps_every_byte() {
 fn recover_drops_the_partial_frame_and_writes_complete_metadata() {
     let tmp = tempfile::tempdir().unwrap();
     let cut = tmp.path().join("cut.icarec");
-    copy_dir(&fixture("a2.icarec"), &cut);
+    util::copy_tree(&fixture("a2.icarec"), &cut);
     let dynamic = cut.join("dynamic_signals.bin");
     let bytes = std::fs::read(&dynamic).unwrap();
     std::fs::write(&dynamic, &bytes[..97]).unwrap();

@@ -2,14 +2,13 @@
 //! schema, the second input after the first) and a union of disjoint signals on identical
 //! times; both give back a2's bytes. Anything else is refused, nothing written.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{run_in, s};
+use crate::util;
+use crate::util::{run_in, s};
 
 fn a2() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarec/a2.icarec")
+    util::any_fixture("icarec/a2.icarec")
 }
 
 fn read(dir: &Path, rel: &str) -> Vec<u8> {

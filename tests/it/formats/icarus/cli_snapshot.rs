@@ -1,12 +1,11 @@
 //! `simrec snapshot REC --at T` (spec §A13, warm start): the frame choice, the JSON of every
 //! type, states and their checks.
 
-mod common;
-
-use common::{any_fixture as fixture, run_in, s};
+use crate::util;
+use crate::util::{any_fixture as fixture, run_in, s};
 
 /// `types.icarec`: frames at 0.5 s and 1.0 s, every type of the profile.
-fn types(at: &str) -> common::Run {
+fn types(at: &str) -> util::Run {
     let tmp = tempfile::tempdir().unwrap();
     run_in(
         tmp.path(),

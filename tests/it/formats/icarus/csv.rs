@@ -14,15 +14,11 @@ use simrec::model::{
 };
 use simrec::report::{Finding, Severity};
 
-fn fixture() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-csv/rocket.csv")
-}
+use crate::util;
+use crate::util::lenient;
 
-fn lenient() -> ReadOptions {
-    ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    }
+fn fixture() -> PathBuf {
+    util::any_fixture("icarus-csv/rocket.csv")
 }
 
 fn reader(text: &[u8], options: ReadOptions) -> Result<CsvReader, ReadError> {

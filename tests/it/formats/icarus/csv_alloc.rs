@@ -1,10 +1,8 @@
 //! The Icarus CSV reader and writer stream without an allocation per value: once the first
 //! rows have sized the buffers, reading (with records handed back through `recycle`) and
 //! writing (with a loss on every value) allocate nothing more, whatever the number of rows.
-//! This test binary counts allocations per thread.
+//! `util::alloc` counts the allocations.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::Path;
 
 use simrec::formats::icarus_csv::{CsvReader, CsvWriter};
@@ -12,34 +10,7 @@ use simrec::formats::output::Outputs;
 use simrec::formats::{ReadOptions, Sink, Source};
 use simrec::model::Record;
 
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.with(|n| n.set(n.get() + 1));
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
+use crate::util::alloc::measure;
 
 const COLUMNS: usize = 20;
 
@@ -61,24 +32,28 @@ fn csv(rows: usize) -> Vec<u8> {
 }
 
 /// Allocations made while reading (and writing) rows `warm..` of an input of `rows` rows.
-fn steady_allocations(rows: usize, warm: usize) -> usize {
+fn steady_allocations(rows: usize, warm: usize) -> u64 {
     let mut reader =
         CsvReader::from_bytes(csv(rows), Path::new("a.csv"), ReadOptions::default()).unwrap();
     let header = reader.header().clone();
     let mut outputs = Outputs::dry_run(false);
     let mut writer = CsvWriter::create(Path::new("out.csv"), &header, &mut outputs).unwrap();
-    let mut records = 0usize;
-    let mut before = 0;
-    while let Some(record) = reader.next() {
+    // Copies one record; false at the end of the input.
+    let mut copy_one = || {
+        let Some(record) = reader.next() else {
+            return false;
+        };
         let record: Record = record.unwrap();
         writer.write(&record).unwrap();
         reader.recycle(record);
+        true
+    };
+    let mut records = 0usize;
+    while records < warm * COLUMNS && copy_one() {
         records += 1;
-        if records == warm * COLUMNS {
-            before = allocations();
-        }
     }
-    let after = allocations();
+    let (rest, allocated) = measure(|| std::iter::from_fn(|| copy_one().then_some(())).count());
+    records += rest;
     assert_eq!(records, rows * COLUMNS);
     let report = Box::new(writer).finish().unwrap();
     // Every value needs 16 or 17 digits but the whole numbers (r (c + 1) a multiple of 3).
@@ -87,7 +62,7 @@ fn steady_allocations(rows: usize, warm: usize) -> usize {
         .filter(|n| n % 3 != 0)
         .count() as u64;
     assert_eq!(report.loss.entries().map(|e| e.3).sum::<u64>(), thirds);
-    after - before
+    allocated.allocations
 }
 
 #[test]

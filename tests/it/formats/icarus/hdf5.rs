@@ -14,17 +14,11 @@ use simrec::model::{
 };
 use simrec::report::{Findings, Severity};
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/icarus-hdf5")
-        .join(name)
-}
+use crate::util;
+use crate::util::lenient;
 
-fn lenient() -> ReadOptions {
-    ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    }
+fn fixture(name: &str) -> PathBuf {
+    util::any_fixture("icarus-hdf5").join(name)
 }
 
 fn read(path: &Path, options: ReadOptions) -> (Header, Vec<Record>, Findings) {

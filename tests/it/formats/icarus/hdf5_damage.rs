@@ -3,56 +3,23 @@
 //! error, never a panic, and never allocate more than the file's size at once. And an intact
 //! file read with recycling allocates per window of frames, not per value.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::path::Path;
 
 use simrec::formats::icarus_hdf5::read_all;
 
-/// The system allocator, noting the largest single allocation of each thread since its last
-/// reset (tests run side by side: another test's panic message is not this one's).
-struct Largest;
-
-thread_local! {
-    static LARGEST: Cell<usize> = const { Cell::new(0) };
-    static COUNT: Cell<u64> = const { Cell::new(0) };
-}
-
-fn note(size: usize) {
-    LARGEST.with(|l| l.set(l.get().max(size)));
-    COUNT.with(|c| c.set(c.get() + 1));
-}
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note(layout.size());
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note(new_size);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Largest = Largest;
+use crate::util;
+use crate::util::alloc::measure;
+use crate::util::any_fixture_bytes;
 
 fn small() -> Vec<u8> {
-    std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/small.h5"))
-        .unwrap()
+    any_fixture_bytes("icarus-hdf5/small.h5")
 }
 
 /// Reads `bytes` as the reader does; the largest allocation, beyond the copy of the bytes
 /// handed to it, and the outcome.
 fn damaged(bytes: Vec<u8>) -> (usize, Result<(u64, u64), String>) {
-    LARGEST.with(|l| l.set(0));
-    let out = read_all(bytes);
-    (LARGEST.with(Cell::get), out)
+    let (out, allocated) = measure(|| read_all(bytes));
+    (allocated.largest, out)
 }
 
 #[test]
@@ -124,22 +91,22 @@ fn a_thousand_bit_flips_are_clean_results() {
 fn reading_with_recycling_allocates_per_window_not_per_value() {
     use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
     use simrec::formats::{ReadOptions, Source};
-    let bytes =
-        std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/vulcan.h5"))
-            .unwrap();
+    let bytes = any_fixture_bytes("icarus-hdf5/vulcan.h5");
     let mut r = IcarusH5Reader::from_bytes(
         Path::new("vulcan.h5"),
         Bytes::from_vec(bytes),
         ReadOptions::default(),
     )
     .unwrap();
-    let mut records = 0u64;
-    COUNT.with(|c| c.set(0));
-    while let Some(rec) = r.next() {
-        r.recycle(rec.unwrap());
-        records += 1;
-    }
-    let allocations = COUNT.with(Cell::get);
+    let (records, allocated) = measure(|| {
+        let mut records = 0u64;
+        while let Some(rec) = r.next() {
+            r.recycle(rec.unwrap());
+            records += 1;
+        }
+        records
+    });
+    let allocations = allocated.allocations;
     // 20,000 records of 8 signals in 3 windows: the first record of each channel, and what
     // hdf5-pure does per window, allocate; nothing per value.
     assert_eq!(records, 20_000);
@@ -155,8 +122,8 @@ fn reading_with_recycling_allocates_per_window_not_per_value() {
 #[test]
 fn hostile_declared_lengths_end_without_large_allocations() {
     use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
-    use simrec::formats::ReadOptions;
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/icarus-hdf5/hostile");
+
+    let dir = crate::util::any_fixture("icarus-hdf5/hostile");
     // (records, findings kept): the storage warnings or errors, the missing schema, the
     // missing epoch; gzip-tail's 50 unwritten rows of its last chunk read as 0 and break
     // the time rules (1 error, 49 equal times).
@@ -173,10 +140,7 @@ fn hostile_declared_lengths_end_without_large_allocations() {
         let mut r = IcarusH5Reader::from_bytes(
             Path::new(name),
             Bytes::from_vec(bytes.clone()),
-            ReadOptions {
-                lenient: true,
-                ..ReadOptions::default()
-            },
+            util::lenient(),
         )
         .unwrap();
         assert!(

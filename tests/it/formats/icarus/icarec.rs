@@ -15,6 +15,9 @@ use simrec::model::{ArrayData, Composition, DType, Entity, Record, Value};
 use simrec::pipeline;
 use simrec::report::{Finding, Severity};
 
+use crate::util;
+use crate::util::lenient;
+
 /// §A2's example schema, as the spec prints it.
 const A2: &str = r#"{"schema_version":"1.0.0","icarus_version":"0.6.0","created_at":"2026-03-01T12:00:00Z",
  "time":{"epoch":"2026-03-01T12:00:00Z","system":"UTC","units":"seconds"},
@@ -38,9 +41,7 @@ const A6_RECORD: [u8; 40] = [
 const A6_STATIC: [u8; 4] = [0x00, 0x40, 0x9c, 0x44];
 
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/icarec")
-        .join(rel)
+    util::any_fixture("icarec").join(rel)
 }
 
 /// A frame of the §A2 layout.
@@ -90,13 +91,6 @@ fn a2_parts() -> Parts {
         Some(d),
         Some(m.into_bytes()),
     ]
-}
-
-fn lenient() -> ReadOptions {
-    ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    }
 }
 
 /// Every record and every finding of a lenient read (an error that stops reading is the

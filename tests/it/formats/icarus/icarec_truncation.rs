@@ -4,7 +4,7 @@
 //! into a writer (convert, a dry run): records and findings, or one clean error, never a
 //! panic. Everything runs in memory through the library. And hostile schemas (issue 27):
 //! millions of bad signal elements are read in memory of the order of the schema's size
-//! (`support/peak.rs` counts the bytes each thread holds).
+//! (`util::alloc` counts the bytes each thread holds).
 
 use std::path::Path;
 
@@ -14,14 +14,11 @@ use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::pipeline;
 use simrec::report::Severity;
 
-#[path = "support/peak.rs"]
-mod peak;
-use peak::peak_of;
+use crate::util;
+use crate::util::alloc::measure;
 
 fn fixture(rel: &str) -> std::path::PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/icarec")
-        .join(rel)
+    util::any_fixture("icarec").join(rel)
 }
 
 const PARTS: [&str; 4] = [
@@ -180,7 +177,7 @@ fn millions_of_bad_signal_elements_are_counted_in_memory_of_the_schema_size() {
     );
     let size = text.len();
     let parts = [Some(text.into_bytes()), None, None, Some(Vec::new())];
-    let (findings, peak) = peak_of(|| {
+    let (findings, allocated) = measure(|| {
         let mut r = IcarecReader::from_parts(parts, options(true, true)).unwrap();
         assert_eq!(r.by_ref().count(), 0);
         r.findings()[0].1.clone()
@@ -195,6 +192,7 @@ fn millions_of_bad_signal_elements_are_counted_in_memory_of_the_schema_size() {
         findings.list()[0].message,
         "schema.json: 0 is not an object"
     );
+    let peak = allocated.peak;
     assert!(peak < 3 * size, "{peak} bytes held for a schema of {size}");
 }
 

@@ -1,14 +1,13 @@
 //! `.nanover.zip` end to end through the built binary: inspect, validate, convert, slice,
 //! split and recover, with their output and exit codes.
 
-mod common;
+use std::path::PathBuf;
 
-use std::path::{Path, PathBuf};
-
-use common::{run_in, s, Run};
+use crate::util;
+use crate::util::{run_in, s, Run};
 
 fn zdir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-zip")
+    util::any_fixture("nanover-zip")
 }
 
 fn zrun(args: &[&str]) -> Run {

@@ -2,44 +2,16 @@
 //! finding code, byte offset and record index, and how many records a lenient reader
 //! (decoding every payload, as `validate` does) gets out of it.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::path::Path;
 
 use simrec::formats::nanover_legacy::{LegacyReader, Stream};
 use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{Record, Value};
 use simrec::report::{Finding, Severity};
 
-/// The system allocator, noting the largest single allocation this test binary asks for.
-struct Largest;
-
-static LARGEST_ALLOCATION: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST_ALLOCATION.fetch_max(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST_ALLOCATION.fetch_max(new_size, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Largest = Largest;
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-legacy")
-        .join(rel)
-}
+use crate::util;
+use crate::util::alloc::measure;
+use crate::util::fixture;
 
 /// The stream a file's extension names (what the format registry passes).
 fn stream_of(rel: &str) -> Option<Stream> {
@@ -54,15 +26,8 @@ fn stream_of(rel: &str) -> Option<Stream> {
 
 fn options(assume_version: Option<u32>) -> ReadOptions {
     ReadOptions {
-        decode: true,
-        lenient: true,
-        until_damage: false,
         assume_version,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
+        ..util::lenient()
     }
 }
 
@@ -310,8 +275,8 @@ fn corrupt_size_huge_is_repaired_without_allocating_the_claimed_length() {
         u64::from_le_bytes(bytes[3893 + 16..3893 + 24].try_into().unwrap()),
         1 << 40
     );
-    let r = read("broken/corrupt-size-huge.traj");
-    let largest = LARGEST_ALLOCATION.load(Ordering::Relaxed);
+    let (r, allocated) = measure(|| read("broken/corrupt-size-huge.traj"));
+    let largest = allocated.largest;
     assert!(
         largest < 64 << 20,
         "an allocation of {largest} bytes (the file has 24083)"

@@ -4,7 +4,8 @@ use std::path::Path;
 
 use simrec::formats::nanover_legacy::wire::{self, Decoder, Strictness};
 use simrec::formats::nanover_legacy::{LegacyReader, Stream};
-use simrec::formats::ReadOptions;
+
+use crate::util;
 
 fn regression(name: &str) -> Vec<u8> {
     std::fs::read(Path::new("fixtures/nanover-legacy/fuzz-regressions").join(name)).unwrap()
@@ -30,17 +31,7 @@ fn a_repeated_frame_index_is_not_peeked() {
     file.extend((payload.len() as u64).to_le_bytes());
     file.extend(&payload);
     let frames = |decode| {
-        let options = ReadOptions {
-            decode,
-            lenient: true,
-            until_damage: false,
-            assume_version: None,
-            deep: false,
-            epoch: None,
-            time_system: None,
-            check_only: false,
-            discontinuity: None,
-        };
+        let options = util::read_options(decode, true);
         LegacyReader::from_bytes(
             file.clone(),
             Path::new("f.traj"),

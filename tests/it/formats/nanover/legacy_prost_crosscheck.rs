@@ -4,7 +4,7 @@
 //! array contents, and the shapes the spec §4 key table gives). Then records stripped of
 //! their original bytes are re-encoded by the writer, read back and compared.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use prost::Message as _;
 use simrec::formats::nanover_legacy::proto::{
@@ -16,9 +16,8 @@ use simrec::formats::{ReadOptions, Sink, Source};
 use simrec::model::{ArrayData, Field, Header, Record, Value};
 use simrec::report::Severity;
 
-#[path = "support/prost_model.rs"]
-mod prost_model;
-use prost_model::{frame_fields, same, same_fields, struct_fields};
+use crate::util::fixture;
+use crate::util::prost_model::{frame_fields, same, same_fields, struct_fields};
 
 const FILES: [&str; 9] = [
     "small.traj",
@@ -31,12 +30,6 @@ const FILES: [&str; 9] = [
     "upstream/sim-switching-test-recording.traj",
     "upstream/sim-switching-test-recording.state",
 ];
-
-fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-legacy")
-        .join(rel)
-}
 
 fn stream_of(path: &Path) -> Stream {
     match path.extension().and_then(|e| e.to_str()) {

@@ -13,13 +13,13 @@ use std::path::Path;
 use simrec::formats::jsonl::JsonlWriter;
 use simrec::formats::nanover_legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
-use simrec::formats::{ReadError, ReadOptions, Sink, Source};
+use simrec::formats::{ReadError, Sink, Source};
 use simrec::report::{Finding, Severity, Summary};
 
+use crate::util;
+
 fn fixture(name: &str) -> Vec<u8> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-legacy")
-        .join(name);
+    let path = util::any_fixture("nanover-legacy").join(name);
     std::fs::read(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
@@ -79,17 +79,7 @@ fn open(
     lenient: bool,
     what: &str,
 ) -> Result<LegacyReader, Outcome> {
-    let options = ReadOptions {
-        decode,
-        lenient,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    };
+    let options = util::read_options(decode, lenient);
     LegacyReader::from_bytes(cut.to_vec(), Path::new("cut"), Some(stream), options).map_err(|e| {
         Outcome {
             records: 0,
@@ -355,17 +345,7 @@ fn every_cut_of_small_state() {
 fn a_cut_whose_tail_looks_like_an_empty_record_is_a_truncated_payload() {
     let bytes = fixture("small.traj");
     for cut in [1134, 1135, 1139, 13165, 17574, 18356] {
-        let options = ReadOptions {
-            decode: true,
-            lenient: true,
-            until_damage: false,
-            assume_version: None,
-            deep: false,
-            epoch: None,
-            time_system: None,
-            check_only: false,
-            discontinuity: None,
-        };
+        let options = util::lenient();
         let mut reader = LegacyReader::from_bytes(
             bytes[..cut].to_vec(),
             Path::new("cut"),
@@ -403,17 +383,7 @@ fn cuts_without_a_stream_hint_read_the_same() {
     ] {
         let bytes = fixture(name);
         for cut in cuts {
-            let options = ReadOptions {
-                decode: true,
-                lenient: true,
-                until_damage: false,
-                assume_version: None,
-                deep: false,
-                epoch: None,
-                time_system: None,
-                check_only: false,
-                discontinuity: None,
-            };
+            let options = util::lenient();
             let reader =
                 LegacyReader::from_bytes(bytes[..cut].to_vec(), Path::new("cut"), None, options)
                     .unwrap();

@@ -12,10 +12,10 @@ use simrec::model::{ArrayData, DType, Header, Record, Value};
 use simrec::pipeline::{copy, open_recording, SplitAtResets};
 use simrec::report::Severity;
 
+use crate::util;
+
 fn fixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-zip")
-        .join(rel)
+    util::any_fixture("nanover-zip").join(rel)
 }
 
 fn read(path: &Path, lenient: bool) -> (Header, Vec<Record>, ZipReader) {
@@ -442,10 +442,7 @@ fn crashed_recordings_are_recovered_with_synthesised_times() {
     }
     match ZipReader::open(
         &fixture("crash/crashed-after-0.nanover.zip"),
-        ReadOptions {
-            lenient: true,
-            ..ReadOptions::default()
-        },
+        util::lenient(),
     ) {
         Err(ReadError::Invalid { finding, .. }) => assert_eq!(finding.code, "NVZIP_EMPTY_FILE"),
         other => panic!("{:?}", other.err()),
@@ -453,10 +450,7 @@ fn crashed_recordings_are_recovered_with_synthesised_times() {
 }
 
 fn codes_of(bytes: Vec<u8>) -> Vec<(&'static str, Severity)> {
-    let options = ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    };
+    let options = util::lenient();
     match ZipReader::new(Path::new("t"), Input::from_bytes(bytes), options) {
         Err(ReadError::Invalid { finding, .. }) => vec![(finding.code, finding.severity)],
         Err(e) => panic!("{e}"),

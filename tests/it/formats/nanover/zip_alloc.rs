@@ -1,48 +1,22 @@
 //! Lengths that claim more than the data holds: msgpack containers and index entries
 //! must not be pre-sized by their claimed count (spec nanover-zip §15; DESIGN invariant
-//! 4). This test binary counts the largest single allocation.
+//! 4). `util::alloc` notes the largest single allocation.
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::path::Path;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-mod common;
-
-use common::nanover_zip_archive as archive;
 use simrec::formats::input::Input;
 use simrec::formats::nanover_zip::msgpack::{self, Oddities};
 use simrec::formats::nanover_zip::ZipReader;
-use simrec::formats::{ReadError, ReadOptions};
+use simrec::formats::ReadError;
 
-/// The system allocator, noting the largest single allocation since the last reset.
-struct Largest;
-
-static LARGEST: AtomicUsize = AtomicUsize::new(0);
-
-unsafe impl GlobalAlloc for Largest {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        LARGEST.fetch_max(layout.size(), Ordering::Relaxed);
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        LARGEST.fetch_max(new_size, Ordering::Relaxed);
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Largest = Largest;
+use crate::util;
+use crate::util::alloc::measure;
+use crate::util::nanover_zip_archive as archive;
 
 /// The largest single allocation `f` makes, and its result.
 fn largest<T>(f: impl FnOnce() -> T) -> (usize, T) {
-    LARGEST.store(0, Ordering::Relaxed);
-    let out = f();
-    (LARGEST.load(Ordering::Relaxed), out)
+    let (out, allocated) = measure(f);
+    (allocated.largest, out)
 }
 
 const MIB: usize = 1 << 20;
@@ -100,10 +74,7 @@ fn claimed_counts_never_size_an_allocation() {
     index.extend(claiming(0xdd, (4 * MIB) as u32, 4 * MIB));
     let file = archive(&[], &index);
     let input = Input::from_bytes(file);
-    let options = ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    };
+    let options = util::lenient();
     let (big, r) = largest(|| ZipReader::new(Path::new("t.nanover.zip"), input, options));
     match r {
         Ok(reader) => {

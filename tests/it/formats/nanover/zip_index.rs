@@ -3,21 +3,19 @@
 //! archives are made here from `fixtures/nanover-zip/small.nanover.zip` (its messages
 //! member kept, its index member rewritten) and from the crash fixtures.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{nanover_zip_archive as archive, s, simrec, Run};
 use simrec::formats::nanover_zip::msgpack::{self, Encoder, Oddities};
 use simrec::formats::nanover_zip::ZipReader;
 use simrec::formats::{ReadOptions, Source};
 use simrec::model::Value;
 use simrec::report::Severity;
 
+use crate::util;
+use crate::util::{nanover_zip_archive as archive, s, simrec, Run};
+
 fn zfixture(rel: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-zip")
-        .join(rel)
+    util::any_fixture("nanover-zip").join(rel)
 }
 
 fn run(args: &[&str]) -> Run {
@@ -94,10 +92,7 @@ fn read_back(path: &Path) -> Vec<(i64, Option<i64>)> {
 }
 
 fn codes(bytes: Vec<u8>) -> Vec<(&'static str, Severity)> {
-    let options = ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    };
+    let options = util::lenient();
     let mut r = ZipReader::new(
         Path::new("t.nanover.zip"),
         simrec::formats::input::Input::from_bytes(bytes),

@@ -4,19 +4,19 @@
 //! (made by `make.sh` beside it): per message its timestamp, length, CRC-32 and, for a
 //! state with several removals (written in Python set order), the CRC-32 with them sorted.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{s, simrec};
 use serde_json::Value as Json;
 use simrec::formats::nanover_zip::msgpack::{self, Encoder, Oddities};
 use simrec::formats::nanover_zip::ZipReader;
 use simrec::formats::ReadOptions;
 use simrec::model::Value;
 
+use crate::util;
+use crate::util::{s, simrec};
+
 fn zdir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-zip")
+    util::any_fixture("nanover-zip")
 }
 
 /// (timestamp µs, bytes) of every message of a part, read back strictly (so the index

@@ -7,29 +7,19 @@ use std::path::Path;
 
 use simrec::formats::input::Input;
 use simrec::formats::nanover_zip::ZipReader;
-use simrec::formats::{ReadError, ReadOptions, Source};
+use simrec::formats::{ReadError, Source};
 use simrec::report::Severity;
 
+use crate::util;
+
 fn sweep(name: &str, passes: &[(bool, bool)]) -> usize {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-zip")
-        .join(name);
+    let path = util::any_fixture("nanover-zip").join(name);
     let bytes = std::fs::read(&path).unwrap();
     let mut failures = 0;
     for cut in 0..bytes.len() {
         for &(decode, lenient) in passes {
             let what = format!("{name} cut at {cut} (decode {decode}, lenient {lenient})");
-            let options = ReadOptions {
-                decode,
-                lenient,
-                until_damage: false,
-                assume_version: None,
-                deep: false,
-                epoch: None,
-                time_system: None,
-                check_only: false,
-                discontinuity: None,
-            };
+            let options = util::read_options(decode, lenient);
             let input = Input::from_bytes(bytes[..cut].to_vec());
             let mut reader = match ZipReader::new(Path::new("cut"), input, options) {
                 Ok(r) => r,
@@ -92,17 +82,7 @@ fn every_cut_of_the_deflated_archive() {
 
 /// (time, channel, frame) of every record a lenient read gives, and its error count.
 fn outline(bytes: &[u8], decode: bool) -> (Vec<(i64, u32, Option<i64>)>, u64) {
-    let options = ReadOptions {
-        decode,
-        lenient: true,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    };
+    let options = util::read_options(decode, true);
     let mut reader =
         ZipReader::new(Path::new("cut"), Input::from_bytes(bytes.to_vec()), options).unwrap();
     let records = reader
@@ -118,8 +98,7 @@ fn cuts_of_a_crash_walk_as_they_decode() {
     // `inspect` walks a crashed archive's messages through the read window; `validate`
     // and `recover` hold and decode them. Both must find the same messages, times and
     // frames: every cut in the first 8 KiB (the first 17 messages), every 37th after.
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/nanover-zip/crash/crashed-after-100.nanover.zip");
+    let path = util::any_fixture("nanover-zip/crash/crashed-after-100.nanover.zip");
     let bytes = std::fs::read(path).unwrap();
     let (whole, _) = outline(&bytes, true);
     assert_eq!(whole.len(), 96);

@@ -1,21 +1,19 @@
 //! 3es end to end through the built binary: inspect against upstream `3esinfo`'s CSVs,
 //! validate, convert, slice and merge, with exit codes, stdout and stderr.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use common::{parse_json_lines, run_in, s};
 use serde_json::Value;
 
+use crate::util;
+use crate::util::{parse_json_lines, run_in, s};
+
 fn tes(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/tes")
-        .join(name)
+    util::any_fixture("tes").join(name)
 }
 
-fn sim(args: &[&str]) -> common::Run {
+fn sim(args: &[&str]) -> util::Run {
     run_in(&tes(""), args)
 }
 
@@ -356,7 +354,7 @@ fn convert_same_format_in_each_scheme_and_to_jsonl() {
     assert!(run.stderr.contains("invalid value 'zip'"), "{}", run.stderr);
     // JSON Lines: one line per message, frame and time from the frames.
     run_in(dir.path(), &["convert", s(&src), "-o", "all.jsonl"]).expect_code(0);
-    let lines = common::read_jsonl(&dir.path().join("all.jsonl"));
+    let lines = util::read_jsonl(&dir.path().join("all.jsonl"));
     assert_eq!(lines.len(), 416);
     let last_frame = lines
         .iter()

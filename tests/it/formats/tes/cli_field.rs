@@ -2,13 +2,13 @@
 //! damaged captures, key filters and multi-input slices on 3es, Control/Reset as a reset,
 //! and a text `inspect` that stays small.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::{parse_json_lines, run_in, s};
 use serde_json::Value;
 use simrec::formats::tes::packet::{self, PacketHeader, HEADER_LEN};
+
+use crate::util;
+use crate::util::{parse_json_lines, run_in, s};
 
 const FIXTURES: [&str; 5] = [
     "small_plain.3es",
@@ -19,9 +19,7 @@ const FIXTURES: [&str; 5] = [
 ];
 
 fn tes(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/tes")
-        .join(name)
+    util::any_fixture("tes").join(name)
 }
 
 fn inspect(dir: &Path, file: &str) -> Value {
@@ -230,7 +228,7 @@ fn key_filters_that_change_3es_records_are_refused_for_3es_output() {
         &["slice", s(&src), "--exclude", "position", "-o", "out.jsonl"],
     )
     .expect_code(0);
-    let lines = common::read_jsonl(&dir.path().join("out.jsonl"));
+    let lines = util::read_jsonl(&dir.path().join("out.jsonl"));
     assert!(lines.iter().all(|l| l["values"].get("position").is_none()));
     run_in(
         dir.path(),
@@ -321,7 +319,7 @@ fn a_control_reset_is_a_reset_for_inspect_split_and_slice() {
     assert_eq!(validate(dir.path(), "cut.3es"), (0, 0));
     // JSON Lines: the Reset on its own channel with frame 0.
     run_in(dir.path(), &["convert", "reset.3es", "-o", "all.jsonl"]).expect_code(0);
-    let lines = common::read_jsonl(&dir.path().join("all.jsonl"));
+    let lines = util::read_jsonl(&dir.path().join("all.jsonl"));
     assert_eq!(lines[416]["channel"], "3es/reset");
     assert_eq!(lines[416]["frame"], 0);
     assert_eq!(lines[417]["frame"], 50);

@@ -13,24 +13,10 @@ use simrec::model::{Record, TimeSpec};
 use simrec::pipeline::open_recording;
 use simrec::report::Severity;
 
-fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/tes")
-        .join(name)
-}
+use crate::util;
 
-fn options() -> ReadOptions {
-    ReadOptions {
-        decode: true,
-        lenient: false,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    }
+fn fixture(name: &str) -> PathBuf {
+    util::any_fixture("tes").join(name)
 }
 
 fn raw(r: &Record) -> &[u8] {
@@ -77,7 +63,7 @@ fn counts(records: &[Record]) -> BTreeMap<(u16, u16), u64> {
 /// Merges `inputs` and writes the result as a collated+gzip capture; returns the merged
 /// records and the file.
 fn merge(inputs: &[PathBuf], out: &Path) -> Vec<Record> {
-    let mut source = open_recording(inputs, options()).unwrap();
+    let mut source = open_recording(inputs, ReadOptions::default()).unwrap();
     let header = source.header().clone();
     let records: Vec<Record> = source.by_ref().map(|r| r.unwrap()).collect();
     for (_, f) in source.findings() {
@@ -97,21 +83,7 @@ fn merge(inputs: &[PathBuf], out: &Path) -> Vec<Record> {
 
 /// A lenient read of a written capture: its records, and every finding of warning or worse.
 fn reread(path: &Path) -> (Vec<Record>, Vec<String>, u64, u64) {
-    let mut r = TesReader::open(
-        path,
-        ReadOptions {
-            decode: true,
-            lenient: true,
-            until_damage: false,
-            assume_version: None,
-            deep: false,
-            epoch: None,
-            time_system: None,
-            check_only: false,
-            discontinuity: None,
-        },
-    )
-    .unwrap();
+    let mut r = TesReader::open(path, util::lenient()).unwrap();
     let records: Vec<Record> = r.by_ref().map(|x| x.unwrap()).collect();
     let bad = r.findings()[0]
         .1
@@ -163,7 +135,7 @@ fn merging_a_capture_with_itself_remaps_every_id() {
     assert_eq!(back.last().unwrap().time, 1_617_000_000);
     // Every persistent shape exists twice under unique ids: the first input's own, and one
     // above every id the routing id used.
-    let mut single = TesReader::open(&plain, options()).unwrap();
+    let mut single = TesReader::open(&plain, ReadOptions::default()).unwrap();
     let original: Vec<Record> = single.by_ref().map(|r| r.unwrap()).collect();
     let before = created_ids(&original);
     let after = created_ids(&back);
@@ -228,7 +200,7 @@ fn merging_a_capture_with_a_slice_of_it() {
         Some(TimeSpec::Frame(20)),
         Some(TimeSpec::Frame(30)),
         true,
-        options(),
+        ReadOptions::default(),
     )
     .unwrap();
     let cut_records: Vec<Record> = slice.map(|r| r.unwrap()).collect();
@@ -240,7 +212,7 @@ fn merging_a_capture_with_a_slice_of_it() {
             Some(TimeSpec::Frame(20)),
             Some(TimeSpec::Frame(30)),
             true,
-            options(),
+            ReadOptions::default(),
         )
         .unwrap();
         let header = s.header().clone();

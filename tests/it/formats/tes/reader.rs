@@ -6,31 +6,15 @@ use std::path::Path;
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::packet::{self, build, control_payload, server_info_payload};
 use simrec::formats::tes::{TesReader, TesWriter, COMPRESSION_KEY};
-use simrec::formats::{ReadError, ReadOptions, Sink, Source};
+use simrec::formats::{ReadError, Sink, Source};
 use simrec::model::{Record, Value};
 use simrec::report::Severity;
 
-fn fixture(name: &str) -> Vec<u8> {
-    std::fs::read(
-        Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/tes")
-            .join(name),
-    )
-    .unwrap()
-}
+use crate::util;
+use crate::util::lenient;
 
-fn lenient() -> ReadOptions {
-    ReadOptions {
-        decode: true,
-        lenient: true,
-        until_damage: false,
-        assume_version: None,
-        deep: false,
-        epoch: None,
-        time_system: None,
-        check_only: false,
-        discontinuity: None,
-    }
+fn fixture(name: &str) -> Vec<u8> {
+    util::any_fixture_bytes(&format!("tes/{name}"))
 }
 
 /// Every record and the findings (code, severity, offset) of a lenient read.
@@ -362,7 +346,7 @@ fn truncation_sweep_small_captures() {
         let full = fixture(name);
         // Every offset of every capture in release builds. A debug build (about 7 ms a
         // read) takes every offset of the first and last 256 bytes and every 509th between,
-        // so `cargo test` stays quick; `cargo test --release --test tes_reader` (or
+        // so `cargo test` stays quick; `cargo test --release --test it formats::tes::reader` (or
         // TES_SWEEP_FULL=1) runs the whole sweep.
         let every = !cfg!(debug_assertions) || std::env::var_os("TES_SWEEP_FULL").is_some();
         let t = std::time::Instant::now();
@@ -371,17 +355,7 @@ fn truncation_sweep_small_captures() {
         {
             let bytes = full[..cut].to_vec();
             for strict in [false, true] {
-                let options = ReadOptions {
-                    decode: !strict,
-                    lenient: !strict,
-                    until_damage: false,
-                    assume_version: None,
-                    deep: false,
-                    epoch: None,
-                    time_system: None,
-                    check_only: false,
-                    discontinuity: None,
-                };
+                let options = util::read_options(!strict, !strict);
                 let reader = match TesReader::from_bytes(bytes.clone(), Path::new(name), options) {
                     Ok(r) => r,
                     Err(ReadError::Invalid { finding, .. }) => {
@@ -418,9 +392,7 @@ fn slice_replays_the_same_world_state_at_every_kept_frame() {
         "small_compress.3es",
         "medium_collate.3es",
     ] {
-        let src = Path::new(env!("CARGO_MANIFEST_DIR"))
-            .join("fixtures/tes")
-            .join(name);
+        let src = util::any_fixture("tes").join(name);
         let (original, _) = read(fixture(name));
         for (a, b) in [(0u64, 5u64), (20, 30), (37, 50), (49, 50)] {
             let slice = TesSlice::open(

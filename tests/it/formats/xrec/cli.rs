@@ -2,17 +2,15 @@
 //! queries on cat/convert/slice (time, frames, --type, --chapter), --compression, slice,
 //! merge and recover, on the fixtures built by fixtures/xrec/make_fixtures.py.
 
-mod common;
-
 use std::path::{Path, PathBuf};
 
-use common::run;
 use serde_json::{json, Value};
 
+use crate::util;
+use crate::util::run;
+
 fn fx(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/xrec")
-        .join(name)
+    util::any_fixture("xrec").join(name)
 }
 
 fn inspect(path: &Path) -> Value {
@@ -21,7 +19,7 @@ fn inspect(path: &Path) -> Value {
 }
 
 /// (time_ns, channel, frame) of each NDJSON line.
-fn lines(r: &common::Run) -> Vec<(i64, String, i64)> {
+fn lines(r: &util::Run) -> Vec<(i64, String, i64)> {
     r.json_lines()
         .iter()
         .map(|l| {
@@ -188,7 +186,7 @@ fn cat_queries_by_time_frames_type_and_chapter() {
         r.stderr
     );
     // A format without selectors refuses them.
-    let nanover = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/nanover-legacy");
+    let nanover = util::any_fixture("nanover-legacy");
     let traj = std::fs::read_dir(&nanover)
         .unwrap()
         .map(|e| e.unwrap().path())
@@ -643,7 +641,7 @@ fn a_damaged_packet_ends_the_read_where_recover_cuts() {
     bytes[934 + 2] = 1;
     let damaged = dir.path().join("mid.xrec");
     std::fs::write(&damaged, &bytes).unwrap();
-    let d = common::s(&damaged);
+    let d = util::s(&damaged);
     let r = run(&["cat", "--format", "ndjson", d]).expect_code(3);
     assert_eq!(r.stdout.lines().count(), 6);
     assert!(
@@ -653,8 +651,8 @@ fn a_damaged_packet_ends_the_read_where_recover_cuts() {
         r.stderr
     );
     let fixed = dir.path().join("fixed.xrec");
-    run(&["recover", d, "-o", common::s(&fixed)]).expect_code(3);
-    let kept = run(&["cat", "--format", "ndjson", common::s(&fixed)]).expect_code(0);
+    run(&["recover", d, "-o", util::s(&fixed)]).expect_code(3);
+    let kept = run(&["cat", "--format", "ndjson", util::s(&fixed)]).expect_code(0);
     assert_eq!(r.stdout, kept.stdout);
     let o = &run(&["inspect", "--format", "json", d])
         .expect_code(3)

@@ -1,7 +1,7 @@
 //! XREC-S 1.0 through the library (spec `xrec.md`): the §18 example built here byte by byte
 //! from the spec's tables, every validation rule of §17 on a hand-built vector, queries over
 //! the packets' bounds, and every-byte truncation of the small fixtures (in-process). And
-//! gzip bombs (issue 27): the memory a read holds, counted by `support/peak.rs`.
+//! gzip bombs (issue 27): the memory a read holds, counted by `util::alloc`.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -15,14 +15,12 @@ use simrec::model::{ArrayData, Entity, Record, Value};
 use simrec::pipeline;
 use simrec::report::Severity;
 
-#[path = "support/peak.rs"]
-mod peak;
-use peak::peak_of;
+use crate::util;
+use crate::util::alloc::measure;
+use crate::util::lenient;
 
 fn fixture(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("fixtures/xrec")
-        .join(name)
+    util::any_fixture("xrec").join(name)
 }
 
 // ---- Hand-built vectors, from the spec's tables (§3-§7) -------------------------------
@@ -154,13 +152,6 @@ fn spec_bytes() -> Vec<u8> {
         .step_by(2)
         .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
         .collect()
-}
-
-fn lenient() -> ReadOptions {
-    ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    }
 }
 
 /// Records and finding codes (with severities) of a lenient read.
@@ -875,7 +866,7 @@ fn a_gzip_bomb_is_held_no_larger_than_declared_and_walked_as_it_inflates() {
                 decode,
                 ..lenient()
             };
-            let ((kept, chapters, codes), peak) = peak_of(|| {
+            let ((kept, chapters, codes), allocated) = measure(|| {
                 let mut r = XrecReader::from_bytes(bytes.clone(), options).unwrap();
                 let mut kept = Vec::new();
                 while let Some(rec) = r.next() {
@@ -898,6 +889,7 @@ fn a_gzip_bomb_is_held_no_larger_than_declared_and_walked_as_it_inflates() {
             assert_eq!(chapters, [("after".to_string(), 500_000_000, 1)]);
             assert_eq!(codes, errors, "{name}, decode {decode}");
             let bound = if decode { copies * MIB16 } else { 0 } + (1 << 20);
+            let peak = allocated.peak;
             assert!(
                 peak < bound,
                 "{name}, decode {decode}: {peak} bytes held for an area of {MIB16}"
@@ -906,7 +898,8 @@ fn a_gzip_bomb_is_held_no_larger_than_declared_and_walked_as_it_inflates() {
     }
     // A member holding 100 bytes where the packet says 1 GiB: refused, nothing near 1 GiB.
     let bytes = std::fs::read(fixture("hostile/short-claim.xrec")).unwrap();
-    let ((records, codes), peak) = peak_of(|| read_all(bytes));
+    let ((records, codes), allocated) = measure(|| read_all(bytes));
+    let peak = allocated.peak;
     assert!(records.is_empty());
     assert_eq!(codes[0], (Severity::Error, "XREC_DECOMPRESS"));
     assert!(peak < 1 << 20, "{peak}");
