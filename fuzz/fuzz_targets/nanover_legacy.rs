@@ -23,7 +23,7 @@ use simrec::formats::nanover::legacy::{LegacyReader, LegacyWriter, Stream};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
-#[path = "../../tests/support/prost_model.rs"]
+#[path = "../../tests/it/util/prost_model.rs"]
 mod prost_model;
 use prost_model::{frame_fields, same_fields, struct_fields};
 

@@ -1,0 +1,6 @@
+//! The output-only formats (JSON Lines, the Parquet table, MCAP, the wide CSV), from every source.
+
+mod csv;
+mod jsonl_bytes;
+mod mcap;
+mod parquet_table;

@@ -1,0 +1,4 @@
+//! XREC-S sessions: the library and the commands.
+
+mod cli;
+mod library;
