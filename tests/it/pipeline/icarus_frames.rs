@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use simrec::formats::icarus_hdf5::IcarusH5Reader;
+use simrec::formats::icarus::hdf5::IcarusH5Reader;
 use simrec::formats::{format_named, ReadOptions, Source};
 use simrec::model::{Header, Record, Value};
 use simrec::pipeline::frame_copy::write_frames;

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use simrec::formats::icarus_hdf5::read_all;
+use simrec::formats::icarus::hdf5::read_all;
 
 use crate::util;
 use crate::util::alloc::measure;
@@ -89,7 +89,7 @@ fn a_thousand_bit_flips_are_clean_results() {
 
 #[test]
 fn reading_with_recycling_allocates_per_window_not_per_value() {
-    use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+    use simrec::formats::icarus::hdf5::{Bytes, IcarusH5Reader};
     use simrec::formats::{ReadOptions, Source};
     let bytes = any_fixture_bytes("icarus-hdf5/vulcan.h5");
     let mut r = IcarusH5Reader::from_bytes(
@@ -121,7 +121,7 @@ fn reading_with_recycling_allocates_per_window_not_per_value() {
 /// records bounded by the chunks written, and allocates nothing near what they declare.
 #[test]
 fn hostile_declared_lengths_end_without_large_allocations() {
-    use simrec::formats::icarus_hdf5::{Bytes, IcarusH5Reader};
+    use simrec::formats::icarus::hdf5::{Bytes, IcarusH5Reader};
 
     let dir = crate::util::any_fixture("icarus-hdf5/hostile");
     // (records, findings kept): the storage warnings or errors, the missing schema, the

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use simrec::formats::nanover_legacy::wire::{self, Decoder, Strictness};
-use simrec::formats::nanover_legacy::{LegacyReader, Stream};
+use simrec::formats::nanover::legacy::wire::{self, Decoder, Strictness};
+use simrec::formats::nanover::legacy::{LegacyReader, Stream};
 
 use crate::util;
 

@@ -5,8 +5,8 @@
 use std::path::Path;
 
 use simrec::formats::input::Input;
-use simrec::formats::nanover_zip::msgpack::{self, Oddities};
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::msgpack::{self, Oddities};
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::ReadError;
 
 use crate::util;

@@ -5,8 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use simrec::formats::nanover_zip::msgpack::{self, Encoder, Oddities};
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::msgpack::{self, Encoder, Oddities};
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::{ReadOptions, Source};
 use simrec::model::Value;
 use simrec::report::Severity;

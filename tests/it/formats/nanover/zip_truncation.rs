@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use simrec::formats::input::Input;
-use simrec::formats::nanover_zip::ZipReader;
+use simrec::formats::nanover::zip::ZipReader;
 use simrec::formats::{ReadError, Source};
 use simrec::report::Severity;
 
