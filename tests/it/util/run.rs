@@ -24,7 +24,7 @@ pub struct Run {
 }
 
 impl Run {
-    pub fn from(output: Output) -> Run {
+    fn from(output: Output) -> Run {
         Run {
             code: output.status.code().expect("killed by a signal"),
             stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
