@@ -6,7 +6,7 @@
 # (h5py from target/venv, or $H5PY):
 #   wide.csv      1,000,000 Icarus CSV columns          -> inspect
 #   wide.h5       20,000 HDF5 signal datasets            -> inspect, convert -> .h5
-#   wide.icarec   100,000 .icarec signals                -> convert -> .icarec
+#   wide.icarec   100,000 .icarec signals                -> convert -> .icarec, .h5
 #   types.xrec    20,000 XREC event types in 10 frames   -> convert -> .h5
 #   chapters.xrec 100,000 XREC chapters                  -> inspect (text)
 # and the hostile files: an .icarec whose schema.json is 8 MB of 4 million bad
@@ -67,9 +67,10 @@ measure "inspect wide.h5" "$BIN" inspect wide.h5
 measure "convert wide.h5 -> .h5" "$BIN" convert wide.h5 -o out.h5 --force
 measure "convert wide.icarec -> .icarec" "$BIN" convert wide.icarec -o out.icarec --force
 measure "convert types.xrec -> .h5" "$BIN" convert types.xrec -o types.h5 --force
+measure "convert wide.icarec -> .h5" "$BIN" convert wide.icarec -o icarec.h5 --force
 measure "inspect chapters.xrec" "$BIN" inspect chapters.xrec
 measure "validate bad-schema.icarec" "$BIN" validate bad-schema.icarec
 measure "recover bad-schema.icarec" "$BIN" recover bad-schema.icarec -o fixed.icarec --force
 measure "inspect bomb.xrec" "$BIN" inspect bomb.xrec
 measure "validate bomb.xrec" "$BIN" validate bomb.xrec
-rm -rf out.h5 out.icarec types.h5 fixed.icarec
+rm -rf out.h5 out.icarec types.h5 icarec.h5 fixed.icarec

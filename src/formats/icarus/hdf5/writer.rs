@@ -8,12 +8,19 @@
 //! are appended in place one chunk (1000 frames) of every dataset at a time, so memory holds
 //! one chunk per dataset. A frame is every record with the same time; a signal without a
 //! record in a frame holds its previous value.
+//!
+//! The signal datasets are appended to through handles reached by an object reference to
+//! `/signals` ([`SIGNALS_REF`], deleted when the file is finished): hdf5-pure names such a
+//! handle by its header address, where a handle opened by path is looked up by name among
+//! every link of `/signals` on its first append, which made a wide file quadratic
+//! (docs/performance.md, issue 27).
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 
 use hdf5_pure::{
-    AttrValue, DatasetBuilder, FileAccessProperties, FileBuilder, MaxExtent, SyncPolicy,
+    AttrValue, Dataset, DatasetBuilder, FileAccessProperties, FileBuilder, MaxExtent, Object,
+    SyncPolicy,
 };
 
 use super::layout::{EPOCH_ATTR, SYSTEM_ATTR};
@@ -58,9 +65,8 @@ enum Slot {
     I(i64),
 }
 
-/// One output dataset.
+/// One output dataset's values (its handle is in `Opened::signals`, same place).
 pub(super) struct Column {
-    dataset: hdf5_pure::Dataset,
     pub(super) store: Store,
     /// Its value in the frame being assembled (held from the previous frames).
     current: Slot,
@@ -86,9 +92,8 @@ fn window(columns: usize) -> usize {
 }
 
 impl Column {
-    fn new(dataset: hdf5_pure::Dataset, store: Store, cap: usize) -> Column {
+    fn new(store: Store, cap: usize) -> Column {
         Column {
-            dataset,
             store,
             current: match store {
                 Store::F64 => Slot::F(f64::NAN),
@@ -125,20 +130,20 @@ impl Column {
         self.set_in_frame = true;
     }
 
-    fn flush(&mut self) -> Result<(), hdf5_pure::Error> {
+    fn flush(&mut self, dataset: &mut Dataset) -> Result<(), hdf5_pure::Error> {
         while self.backfill > 0 {
             let n = self.backfill.min(WINDOW) as usize;
             match self.store {
-                Store::F64 => self.dataset.append(&vec![f64::NAN; n])?,
-                Store::I32 => self.dataset.append(&vec![0i32; n])?,
-                Store::I64 => self.dataset.append(&vec![0i64; n])?,
+                Store::F64 => dataset.append(&vec![f64::NAN; n])?,
+                Store::I32 => dataset.append(&vec![0i32; n])?,
+                Store::I64 => dataset.append(&vec![0i64; n])?,
             }
             self.backfill -= n as u64;
         }
         match self.store {
-            Store::F64 if !self.f64s.is_empty() => self.dataset.append(&self.f64s)?,
-            Store::I32 if !self.i32s.is_empty() => self.dataset.append(&self.i32s)?,
-            Store::I64 if !self.i64s.is_empty() => self.dataset.append(&self.i64s)?,
+            Store::F64 if !self.f64s.is_empty() => dataset.append(&self.f64s)?,
+            Store::I32 if !self.i32s.is_empty() => dataset.append(&self.i32s)?,
+            Store::I64 if !self.i64s.is_empty() => dataset.append(&self.i64s)?,
             _ => {}
         }
         self.f64s.clear();
@@ -186,15 +191,21 @@ fn unwritable(spec: &FieldSpec) -> &'static str {
 }
 
 pub struct IcarusH5Writer {
-    file: Option<hdf5_pure::File>,
+    /// The file with its handles: none once it is closed.
+    open: Option<Opened>,
+    /// The file written, and the path the user named (for messages).
     path: PathBuf,
-    time: Option<hdf5_pure::Dataset>,
+    target: PathBuf,
     pub(super) times: Vec<f64>,
     pub(super) columns: Vec<Column>,
     /// The datasets and channels laid out, with the (channel, field) of each column.
     pub(super) plan: Plan,
+    /// `/metadata`'s attributes besides the schema.
+    metadata: Vec<(&'static str, String)>,
     /// Signals the schema attribute was written with: those after were added later.
     declared: usize,
+    /// Signals added before any frame was written: the skeleton is written again with them.
+    relayout: bool,
     /// Datasets staged and not yet committed.
     staged: bool,
     /// Frames in the file.
@@ -203,6 +214,16 @@ pub struct IcarusH5Writer {
     frame: Option<(Nanos, f64)>,
     pub(super) records: u64,
     loss: LossReport,
+}
+
+/// A root dataset holding one object reference, to `/signals`, while the file is written.
+const SIGNALS_REF: &str = "simrec_signals_ref";
+
+/// The file open for appending, and its datasets' handles (the signals' in column order).
+struct Opened {
+    file: hdf5_pure::File,
+    time: Dataset,
+    signals: Vec<Dataset>,
 }
 
 /// The dataset name of a signal: `/` is a group separator in HDF5, so it becomes `.`.
@@ -301,10 +322,12 @@ impl Plan {
     }
 }
 
-/// The file's skeleton: every dataset empty, chunked (1000,), unlimited, and `/metadata`
-/// with its text attributes.
+/// The file's skeleton: every dataset empty, chunked (1000,), unlimited, `/metadata` with
+/// its text attributes, and [`SIGNALS_REF`].
 fn skeleton(schema: &[SchemaSignal], stores: &[Store], metadata: &[(&str, String)]) -> FileBuilder {
     let mut b = FileBuilder::new();
+    b.create_dataset(SIGNALS_REF)
+        .with_path_references(&["signals"]);
     b.create_dataset("time")
         .with_f64_data(&[])
         .with_shape(&[0])
@@ -346,6 +369,80 @@ fn h5_error(path: &Path, what: &str, e: hdf5_pure::Error) -> WriteError {
     WriteError::io(path, std::io::Error::other(format!("{what}: {e}")))
 }
 
+/// Opens the file at `path` (the user's `target`) for appending, with a handle on `/time`
+/// and on each of `schema`'s datasets reached through [`SIGNALS_REF`], in one walk of
+/// `/signals`.
+fn open_for_append(
+    path: &Path,
+    target: &Path,
+    schema: &[SchemaSignal],
+) -> Result<Opened, WriteError> {
+    let file = hdf5_pure::File::open_rw_with_options(
+        path,
+        FileAccessProperties::new().with_sync_policy(SyncPolicy::OnClose),
+    )
+    .map_err(|e| h5_error(target, "cannot reopen the HDF5 file to append", e))?;
+    let time = file
+        .dataset("time")
+        .map_err(|e| h5_error(target, "cannot open /time", e))?;
+    let group = file
+        .dataset(SIGNALS_REF)
+        .and_then(|d| d.dereference())
+        .map_err(|e| h5_error(target, "cannot open /signals by reference", e))?
+        .pop();
+    let Some(Object::Group(group)) = group else {
+        return Err(WriteError::io(
+            target,
+            std::io::Error::other("cannot open /signals by reference: not a group"),
+        ));
+    };
+    let mut datasets: HashMap<String, Dataset> = group
+        .iter_datasets()
+        .map_err(|e| h5_error(target, "cannot open /signals", e))?
+        .collect();
+    let signals = schema
+        .iter()
+        .map(|s| {
+            datasets.remove(&s.name).ok_or_else(|| {
+                WriteError::io(
+                    target,
+                    std::io::Error::other(format!("cannot open /signals/{}: not written", s.name)),
+                )
+            })
+        })
+        .collect::<Result<_, _>>()?;
+    Ok(Opened {
+        file,
+        time,
+        signals,
+    })
+}
+
+/// Writes the skeleton of `plan` to `path` and opens it.
+fn create_file(
+    path: &Path,
+    target: &Path,
+    plan: &Plan,
+    metadata: &[(&str, String)],
+) -> Result<Opened, WriteError> {
+    skeleton(&plan.schema, &plan.stores, metadata)
+        .write(path)
+        .map_err(|e| h5_error(target, "cannot write the HDF5 layout", e))?;
+    open_for_append(path, target, &plan.schema)
+}
+
+impl Opened {
+    /// Closes the file, its handles first (hdf5-pure wants them gone before the session
+    /// ends).
+    fn close(self, target: &Path) -> Result<(), WriteError> {
+        drop(self.signals);
+        drop(self.time);
+        self.file
+            .close()
+            .map_err(|e| h5_error(target, "cannot close the HDF5 file", e))
+    }
+}
+
 /// `/metadata`'s text attributes besides the schema: `created_at` (an Icarus HDF5 source's
 /// own, else the write time), and the absolute start where the recording has one.
 fn metadata(header: &Header) -> Vec<(&'static str, String)> {
@@ -378,46 +475,20 @@ impl IcarusH5Writer {
         outputs: &mut Outputs,
     ) -> Result<IcarusH5Writer, WriteError> {
         let plan = plan(header);
+        let metadata = metadata(header);
         let path = outputs.create_path(target)?;
-        skeleton(&plan.schema, &plan.stores, &metadata(header))
-            .write(&path)
-            .map_err(|e| h5_error(target, "cannot write the HDF5 layout", e))?;
-        let file = hdf5_pure::File::open_rw_with_options(
-            &path,
-            FileAccessProperties::new().with_sync_policy(SyncPolicy::OnClose),
-        )
-        .map_err(|e| h5_error(target, "cannot reopen the HDF5 file to append", e))?;
-        let open = |name: &str| {
-            file.dataset(name)
-                .map_err(|e| h5_error(target, &format!("cannot open {name}"), e))
-        };
-        let time = open("time")?;
-        // One walk of the group: opening each dataset by name reads the whole link list of
-        // a compact group every time (27,000 signals took 80 s).
-        let mut datasets: HashMap<String, hdf5_pure::Dataset> = file
-            .group("signals")
-            .and_then(|g| g.iter_datasets())
-            .map_err(|e| h5_error(target, "cannot open /signals", e))?
-            .collect();
-        let mut columns = Vec::with_capacity(plan.stores.len());
-        for s in &plan.schema {
-            let dataset = datasets.remove(&s.name).ok_or_else(|| {
-                WriteError::io(
-                    target,
-                    std::io::Error::other(format!("cannot open /signals/{}: not written", s.name)),
-                )
-            })?;
-            let cap = window(plan.stores.len());
-            columns.push(Column::new(dataset, plan.stores[columns.len()], cap));
-        }
+        let opened = create_file(&path, target, &plan, &metadata)?;
+        let cap = window(plan.stores.len());
         Ok(IcarusH5Writer {
-            file: Some(file),
-            path: target.to_path_buf(),
-            time: Some(time),
+            open: Some(opened),
+            path,
+            target: target.to_path_buf(),
             times: Vec::with_capacity(WINDOW as usize),
-            columns,
+            columns: plan.stores.iter().map(|s| Column::new(*s, cap)).collect(),
             declared: plan.schema.len(),
             plan,
+            metadata,
+            relayout: false,
             staged: false,
             flushed: 0,
             frame: None,
@@ -441,26 +512,59 @@ impl IcarusH5Writer {
     }
 
     pub(super) fn flush(&mut self) -> Result<(), WriteError> {
-        if self.times.is_empty() && !self.staged {
+        if self.times.is_empty() && !self.staged && !self.relayout {
             return Ok(());
         }
-        let path = self.path.clone();
+        self.settle_layout()?;
+        let Some(open) = &mut self.open else {
+            return Ok(());
+        };
+        let target = &self.target;
+        open.time
+            .append(&self.times)
+            .map_err(|e| h5_error(target, "cannot append to /time", e))?;
+        self.flushed += self.times.len() as u64;
+        self.times.clear();
+        for (c, dataset) in self.columns.iter_mut().zip(&mut open.signals) {
+            c.flush(dataset)
+                .map_err(|e| h5_error(target, "cannot append to a signal", e))?;
+        }
+        Ok(())
+    }
+
+    /// Puts the signals added since the last flush into the file. Before any frame, the
+    /// skeleton is written again with them, one pass; after, their staged datasets are
+    /// committed and the file reopened, since hdf5-pure appends through a handle reached by
+    /// reference only in a session without a commit.
+    fn settle_layout(&mut self) -> Result<(), WriteError> {
+        let target = &self.target;
+        if self.relayout {
+            if let Some(open) = self.open.take() {
+                open.close(target)?;
+            }
+            self.open = Some(create_file(&self.path, target, &self.plan, &self.metadata)?);
+            self.declared = self.plan.schema.len();
+            self.relayout = false;
+        }
         if self.staged {
-            if let Some(file) = &self.file {
+            if let Some(opened) = self.open.take() {
+                let file = &opened.file;
                 file.commit()
-                    .map_err(|e| h5_error(&path, "cannot add the new signals' datasets", e))?;
+                    .map_err(|e| h5_error(target, "cannot add the new signals' datasets", e))?;
+                // The commit may have moved `/signals`' header: the reference is made again.
+                file.root()
+                    .delete(SIGNALS_REF)
+                    .and_then(|()| {
+                        file.root().create_dataset(SIGNALS_REF, |d| {
+                            d.with_path_references(&["signals"]);
+                        })
+                    })
+                    .and_then(|_| file.commit())
+                    .map_err(|e| h5_error(target, "cannot refer to /signals again", e))?;
+                opened.close(target)?;
+                self.open = Some(open_for_append(&self.path, target, &self.plan.schema)?);
             }
             self.staged = false;
-        }
-        self.flushed += self.times.len() as u64;
-        if let Some(time) = &mut self.time {
-            time.append(&self.times)
-                .map_err(|e| h5_error(&path, "cannot append to /time", e))?;
-        }
-        self.times.clear();
-        for c in &mut self.columns {
-            c.flush()
-                .map_err(|e| h5_error(&path, "cannot append to a signal", e))?;
         }
         Ok(())
     }
@@ -600,57 +704,70 @@ impl Sink for IcarusH5Writer {
     }
 
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
-        // Its datasets are staged now and committed at the next flush; the frames before
-        // it are NaN or 0 (counted).
+        // Its datasets go into the file at the next flush; the frames before it are NaN or
+        // 0 (counted).
         let first = self.plan.schema.len();
         self.plan.add(channel);
-        let Some(file) = &self.file else {
-            return Ok(());
-        };
-        let group = file
-            .group("signals")
-            .map_err(|e| h5_error(&self.path, "cannot open /signals", e))?;
-        for i in first..self.plan.schema.len() {
-            let (s, store) = (&self.plan.schema[i], self.plan.stores[i]);
-            let dataset = group
-                .create_dataset(&s.name, |d| {
-                    empty_signal(d, s, store);
-                })
-                .map_err(|e| h5_error(&self.path, &format!("cannot add /signals/{}", s.name), e))?;
-            let mut column = Column::new(dataset, store, window(self.plan.schema.len()));
+        let added = first..self.plan.schema.len();
+        let cap = window(added.end);
+        for &store in &self.plan.stores[added.clone()] {
+            let mut column = Column::new(store, cap);
             column.backfill = self.flushed;
             column.before_first = self.flushed;
             for _ in 0..self.times.len() {
                 column.push_frame();
             }
             self.columns.push(column);
-            self.staged = true;
         }
+        if added.is_empty() {
+            return Ok(());
+        }
+        if self.flushed == 0 {
+            self.relayout = true;
+            return Ok(());
+        }
+        let Some(open) = &self.open else {
+            return Ok(());
+        };
+        // Each creation looks its name up among every link of `/signals`: only signals
+        // added after the first frames were written pay it.
+        let group = open
+            .file
+            .group("signals")
+            .map_err(|e| h5_error(&self.target, "cannot open /signals", e))?;
+        for i in added {
+            let (s, store) = (&self.plan.schema[i], self.plan.stores[i]);
+            group
+                .create_dataset(&s.name, |d| {
+                    empty_signal(d, s, store);
+                })
+                .map_err(|e| {
+                    h5_error(&self.target, &format!("cannot add /signals/{}", s.name), e)
+                })?;
+        }
+        self.staged = true;
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
         self.end_frame()?;
         self.flush()?;
-        let path = self.path.clone();
-        if let Some(file) = self.file.take() {
-            if self.plan.schema.len() > self.declared {
-                let text = schema::render(&self.plan.schema);
-                file.group("metadata")
-                    .and_then(|g| g.set_attr("schema", AttrValue::VarLenString(text)))
-                    .and_then(|()| file.commit())
-                    .map_err(|e| {
-                        h5_error(&path, "cannot write the schema of the added signals", e)
-                    })?;
-            }
-            // Every dataset handle goes before the session closes.
-            let columns = std::mem::take(&mut self.columns);
-            let before_first: Vec<u64> = columns.iter().map(|c| c.before_first).collect();
-            drop(columns);
-            drop(self.time.take());
-            file.close()
-                .map_err(|e| h5_error(&path, "cannot close the HDF5 file", e))?;
-            for (i, n) in before_first.into_iter().enumerate() {
+        if let Some(open) = self.open.take() {
+            let file = &open.file;
+            let grown =
+                (self.plan.schema.len() > self.declared).then(|| schema::render(&self.plan.schema));
+            file.root()
+                .delete(SIGNALS_REF)
+                .and_then(|()| match grown {
+                    Some(text) => file
+                        .group("metadata")
+                        .and_then(|g| g.set_attr("schema", AttrValue::VarLenString(text))),
+                    None => Ok(()),
+                })
+                .and_then(|()| file.commit())
+                .map_err(|e| h5_error(&self.target, "cannot finish the HDF5 layout", e))?;
+            open.close(&self.target)?;
+            for (i, n) in self.columns.iter().map(|c| c.before_first).enumerate() {
                 let (ci, fi) = self.plan.owners[i];
                 let c = &self.plan.channels[ci];
                 // A composite's components are set together: count its frames once.

@@ -891,6 +891,179 @@ fn zero_frames_write_empty_datasets() {
     assert_eq!(codes(&findings), [(Severity::Info, "ICARUS_H5_NO_EPOCH")]);
 }
 
+/// A scalar signal channel named by its last segment, as an Icarus-typed source declares it.
+fn scalar_channel(name: &str, dtype: DType) -> Channel {
+    let (_, field) = name.rsplit_once('.').unwrap();
+    let mut c = Channel::new(name, ChannelKind::Signals, Composition::SampleHold);
+    c.fields.push(FieldSpec::typed(field, dtype, &[]));
+    c
+}
+
+/// The root's members and the schema's signal names of a written file.
+fn root_and_schema(f: &hdf5_pure::File) -> (Vec<String>, Vec<String>) {
+    let root = f.root();
+    let mut members = root.datasets().unwrap();
+    members.extend(root.groups().unwrap());
+    members.sort();
+    let attrs = f.group("metadata").unwrap().attrs().unwrap();
+    let AttrValue::VarLenString(schema) = &attrs["schema"] else {
+        panic!("{:?}", attrs["schema"])
+    };
+    let json: Json = serde_json::from_str(schema).unwrap();
+    let names = json["signals"].as_array().unwrap().iter();
+    (
+        members,
+        names
+            .map(|s| s["name"].as_str().unwrap().to_string())
+            .collect(),
+    )
+}
+
+/// Issue 27 (F): thousands of datasets are each written with their own values (the writer
+/// reaches them through a reference it deletes at the end; the time it takes is in
+/// docs/performance.md).
+#[test]
+fn a_wide_file_holds_every_signal_with_its_own_values() {
+    const SIGNALS: usize = 3000;
+    let mut h = Header::new("test", "1");
+    let name = |i: usize| format!("Wide.C{}.s{}", i / 100, i % 100);
+    for i in 0..SIGNALS {
+        let dtype = if i % 3 == 0 { DType::I64 } else { DType::F64 };
+        h.add_channel(scalar_channel(&name(i), dtype));
+    }
+    let mut records = Vec::new();
+    for frame in 0..3i64 {
+        for i in 0..SIGNALS {
+            let field = format!("s{}", i % 100);
+            let v = frame * 10_000 + i as i64;
+            let value = if i % 3 == 0 {
+                Value::Int(v)
+            } else {
+                Value::Float(v as f64 + 0.5)
+            };
+            records.push(rec((frame + 1) * 1_000_000, i as u32, &field, value));
+        }
+    }
+    let (_d, out, report) = write(&h, &records);
+    assert!(report.loss.is_empty(), "{:?}", report.loss);
+    assert_eq!(report.records, records.len() as u64);
+    let f = hdf5_pure::File::open(&out).unwrap();
+    let (members, schema) = root_and_schema(&f);
+    assert_eq!(members, ["metadata", "signals", "time"]);
+    assert_eq!(schema, (0..SIGNALS).map(name).collect::<Vec<_>>());
+    assert_eq!(
+        f.dataset("time").unwrap().read_f64().unwrap(),
+        [0.001, 0.002, 0.003]
+    );
+    let signals = f.group("signals").unwrap();
+    let written: std::collections::HashMap<String, hdf5_pure::Dataset> =
+        signals.iter_datasets().unwrap().collect();
+    assert_eq!(written.len(), SIGNALS);
+    for i in 0..SIGNALS {
+        let d = &written[&name(i)];
+        let expected = |frame: i64| frame * 10_000 + i as i64;
+        if i % 3 == 0 {
+            assert_eq!(
+                d.read_i64().unwrap(),
+                [0, 1, 2].map(expected),
+                "{}",
+                name(i)
+            );
+        } else {
+            let back = d.read_f64().unwrap();
+            assert_eq!(
+                back,
+                [0, 1, 2].map(|f| expected(f) as f64 + 0.5),
+                "{}",
+                name(i)
+            );
+        }
+    }
+}
+
+/// Channels a source announces while it is read: one before any frame is in the file (the
+/// skeleton is written again), two after frames were appended (their datasets are committed
+/// and the file reopened, once per flush). Every dataset keeps appending across both.
+#[test]
+fn channels_added_before_and_after_frames_are_written_hold_their_values() {
+    let mut h = Header::new("test", "1");
+    h.add_channel(scalar_channel("A.x", DType::F64));
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("late.h5");
+    let mut outputs = Outputs::new(false);
+    let mut sink = IcarusHdf5.create(&path, &h, &mut outputs).unwrap();
+    let ms = |i: i64| i * 1_000_000;
+    sink.add_channel(&scalar_channel("B.y", DType::F64))
+        .unwrap();
+    // 1,000 frames are one flush of a few columns.
+    for i in 0..2500i64 {
+        if i == 1500 {
+            sink.add_channel(&scalar_channel("C.z", DType::I64))
+                .unwrap();
+        }
+        if i == 2200 {
+            sink.add_channel(&scalar_channel("D.w", DType::F64))
+                .unwrap();
+        }
+        sink.write(&rec(ms(i), 0, "x", Value::Float(i as f64)))
+            .unwrap();
+        sink.write(&rec(ms(i), 1, "y", Value::Float(-(i as f64))))
+            .unwrap();
+        if i >= 1500 {
+            sink.write(&rec(ms(i), 2, "z", Value::Int(i))).unwrap();
+        }
+        if i >= 2200 {
+            sink.write(&rec(ms(i), 3, "w", Value::Float(i as f64 * 0.5)))
+                .unwrap();
+        }
+    }
+    let report = sink.finish().unwrap();
+    outputs.commit().unwrap();
+    let lost: Vec<(&str, &str, &str, u64)> = report.loss.entries().collect();
+    let before = "frames before the signal's first value: written as NaN (floats) or 0 (integers)";
+    assert_eq!(
+        lost,
+        [("C.z", "z", before, 1500), ("D.w", "w", before, 2200)]
+    );
+
+    let f = hdf5_pure::File::open(&path).unwrap();
+    let (members, schema) = root_and_schema(&f);
+    assert_eq!(members, ["metadata", "signals", "time"]);
+    assert_eq!(schema, ["A.x", "B.y", "C.z", "D.w"]);
+    let read = |name: &str| f.dataset(&format!("signals/{name}")).unwrap();
+    let frames: Vec<i64> = (0..2500).collect();
+    let time = f.dataset("time").unwrap().read_f64().unwrap();
+    assert_eq!(
+        time,
+        frames
+            .iter()
+            .map(|&i| i as f64 / 1000.0)
+            .collect::<Vec<_>>()
+    );
+    let x = read("A.x").read_f64().unwrap();
+    assert_eq!(x, frames.iter().map(|&i| i as f64).collect::<Vec<_>>());
+    let y = read("B.y").read_f64().unwrap();
+    assert_eq!(y, frames.iter().map(|&i| -(i as f64)).collect::<Vec<_>>());
+    let z = read("C.z").read_i64().unwrap();
+    assert_eq!(
+        z,
+        frames
+            .iter()
+            .map(|&i| if i < 1500 { 0 } else { i })
+            .collect::<Vec<_>>()
+    );
+    let w = read("D.w").read_f64().unwrap();
+    assert_eq!(w.len(), 2500);
+    assert!(w[..2200].iter().all(|v| v.is_nan()));
+    assert_eq!(
+        w[2200..],
+        frames[2200..]
+            .iter()
+            .map(|&i| i as f64 * 0.5)
+            .collect::<Vec<_>>()
+    );
+}
+
 /// `Source::select_channels` reads only the datasets asked for; `check_only` (what `validate`
 /// asks) gives one record per frame and the same findings as a read of every value.
 #[test]
