@@ -8,7 +8,8 @@
 //! - Below the families: the `Format` descriptor (`format.rs`), the errors and the
 //!   `Source`/`Sink` traits (here), byte input and atomic output (`input.rs`,
 //!   `output/`), the frame interface (`frames.rs`), the msgpack walker, digests, the
-//!   origin stage, and what the families' mappings share (`mapping/`).
+//!   origin stage, the byte cursor (`cursor.rs`),
+//!   and what the families' mappings share (`mapping/`).
 //! - Above them: `registry.rs`, the one list of families, and through it of formats.
 //!
 //! No family imports another family (`layout.rs`, a unit test, checks it): what two families would
@@ -67,6 +68,7 @@ macro_rules! stage_source {
 }
 
 // Below the families.
+pub mod cursor;
 pub mod digest;
 pub mod format;
 pub mod frames;
