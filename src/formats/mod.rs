@@ -8,7 +8,7 @@
 //! - Below the families: the `Format` descriptor (`format.rs`), the errors and the
 //!   `Source`/`Sink` traits (here), byte input and atomic output (`input.rs`,
 //!   `output/`), the frame interface (`frames.rs`), the msgpack walker, digests, the
-//!   origin stage, the byte cursor (`cursor.rs`),
+//!   origin stage, the byte cursor and the background worker (`cursor.rs`, `worker.rs`),
 //!   and what the families' mappings share (`mapping/`).
 //! - Above them: `registry.rs`, the one list of families, and through it of formats.
 //!
@@ -77,6 +77,7 @@ pub mod mapping;
 pub mod msgpack;
 pub mod origin;
 pub mod output;
+pub mod worker;
 
 // The families, and the formats only written.
 pub mod elodin;

@@ -17,7 +17,7 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -32,6 +32,7 @@ use super::arrow_meta;
 use super::columns::ColumnView;
 use super::pages::{Chunk, Codec, FileChunks, Input, Leaf, RandomAccess};
 use super::thrift::{self, HeaderError};
+use crate::formats::worker;
 
 /// Rows per batch. Up to six batches per decoding thread are alive at a time (one being
 /// turned into records, four waiting, one being decoded): 1,024 rows of the benchmark's 32 doubles are
@@ -70,18 +71,17 @@ fn spawn(mut reader: ParquetRecordBatchReader) -> Result<Receiver<Decoded>, Stri
     // Four batches of slack: with one, the reading thread and the decoders waited on each
     // other at every 1,024-row batch (read 0.73 s against 0.52 s on the benchmark's replay,
     // for 2 MiB more peak RSS).
-    let (tx, rx) = sync_channel(4);
-    std::thread::Builder::new()
-        .name("parquet-decode".into())
-        .spawn(move || loop {
-            let item = reader.next().map(|r| r.map_err(|e| e.to_string()));
-            let last = !matches!(item, Some(Ok(_)));
-            if tx.send(item).is_err() || last {
-                return;
-            }
-        })
-        .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
-    Ok(rx)
+    let mut ended = false;
+    let decoded = std::iter::from_fn(move || {
+        if ended {
+            return None;
+        }
+        let item = reader.next().map(|r| r.map_err(|e| e.to_string()));
+        ended = !matches!(item, Some(Ok(_)));
+        Some(item)
+    });
+    worker::ahead("parquet-decode", 4, decoded)
+        .map_err(|e| format!("cannot start a decoding thread: {e}"))
 }
 
 /// One decoded batch: the views of the columns that were asked for.

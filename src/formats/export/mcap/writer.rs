@@ -9,8 +9,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
-use std::thread::JoinHandle;
+use std::sync::mpsc::{channel, Receiver};
 
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions};
@@ -19,6 +18,7 @@ use super::scene::{Scene, Topic3d};
 use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
+use crate::formats::worker::{Stopped, Worker};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
 
@@ -45,11 +45,10 @@ pub struct McapWriter {
     declared: usize,
     /// Records waiting for their JSON text.
     batches: JsonBatches,
-    /// To the writing thread (`None` once finished).
-    to_writer: Option<SyncSender<ToWriter>>,
     /// Batches written, given back for their buffers.
     written: Receiver<Formatted>,
-    writer: Option<JoinHandle<Result<WriteReport, WriteError>>>,
+    /// The writing thread; dropped unfinished (an error elsewhere), it still ends.
+    writer: Worker<ToWriter, WriteReport, WriteError>,
     report: WriteReport,
 }
 
@@ -85,24 +84,21 @@ impl McapWriter {
     ) -> Result<McapWriter, WriteError> {
         let mut messages = Messages::create(out, path, header, compression)?;
         // One batch waits while one is written: the formatting threads hold the rest.
-        let (to_writer, batches) = sync_channel::<ToWriter>(1);
         let (give_back, written) = channel::<Formatted>();
-        let writer = std::thread::Builder::new()
-            .name("mcap-writer".into())
-            .spawn(move || {
-                for job in batches {
-                    match job {
-                        ToWriter::Channel(c) => messages.add(&c)?,
-                        ToWriter::Batch(formatted) => {
-                            messages.write_batch(&formatted)?;
-                            // The caller may be gone (an error of its own): nothing to keep.
-                            let _ = give_back.send(formatted);
-                        }
+        let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
+            for job in jobs {
+                match job {
+                    ToWriter::Channel(c) => messages.add(&c)?,
+                    ToWriter::Batch(formatted) => {
+                        messages.write_batch(&formatted)?;
+                        // The caller may be gone (an error of its own): nothing to keep.
+                        let _ = give_back.send(formatted);
                     }
                 }
-                messages.finish()
-            })
-            .map_err(|e| WriteError::io(path, e))?;
+            }
+            messages.finish()
+        })
+        .map_err(|e| WriteError::io(path, e))?;
         Ok(McapWriter {
             path: path.to_path_buf(),
             declared: header.channels.len(),
@@ -114,9 +110,8 @@ impl McapWriter {
                 },
                 Vec::new(),
             ),
-            to_writer: Some(to_writer),
             written,
-            writer: Some(writer),
+            writer,
             report: WriteReport::default(),
         })
     }
@@ -128,36 +123,30 @@ impl McapWriter {
         ))
     }
 
+    /// Why the writing thread gave no report: its own error, else what `gone` says.
+    fn ended(&self, stopped: Stopped<WriteError>, gone: &str) -> WriteError {
+        match stopped {
+            Stopped::Failed(e) => e,
+            Stopped::Panicked => WriteError::Invalid(format!(
+                "{}: the MCAP writing thread failed",
+                self.path.display()
+            )),
+            Stopped::Gone => WriteError::Invalid(format!("{}: {gone}", self.path.display())),
+        }
+    }
+
     /// Ends the writing thread: its report, or the error it stopped on.
     fn join(&mut self) -> Result<WriteReport, WriteError> {
-        self.to_writer = None;
-        let path = &self.path;
-        match self.writer.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(_)) => Err(WriteError::Invalid(format!(
-                "{}: the MCAP writing thread failed",
-                path.display()
-            ))),
-            None => Err(WriteError::Invalid(format!(
-                "{}: already finished",
-                path.display()
-            ))),
-        }
+        self.writer
+            .finish()
+            .map_err(|s| self.ended(s, "already finished"))
     }
 
     /// Hands `job` to the writing thread; if it stopped, its error.
     fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
-        let sent = self.to_writer.as_ref().map(|w| w.send(job));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            // The thread stopped on an error: that error is the one to report.
-            _ => Err(self.join().err().unwrap_or_else(|| {
-                WriteError::Invalid(format!(
-                    "{}: the MCAP writing thread stopped",
-                    self.path.display()
-                ))
-            })),
-        }
+        self.writer
+            .send(job)
+            .map_err(|s| self.ended(s, "the MCAP writing thread stopped"))
     }
 
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
@@ -215,16 +204,6 @@ impl Sink for McapWriter {
         let mut report = self.join()?;
         report.loss.merge(&self.report.loss);
         Ok(report)
-    }
-}
-
-impl Drop for McapWriter {
-    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
-    fn drop(&mut self) {
-        self.to_writer = None;
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
     }
 }
 

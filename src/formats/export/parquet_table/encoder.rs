@@ -21,7 +21,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -38,6 +38,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnDescPtr;
 
 use super::labels::{self, LabelColumn};
+use crate::formats::worker::{Stopped, Worker};
 
 pub const MAX_ROW_GROUP_ROWS: usize = 1 << 20;
 /// The row group's encoded pages are kept until it is complete.
@@ -625,56 +626,36 @@ impl Drop for Columns {
 
 /// One thread owning the crate's `ArrowWriter`, the batches handed over through a channel
 /// of one: for rows that come no faster than one thread encodes them (a record at a time).
-struct Thread {
-    batches: Option<SyncSender<RecordBatch>>,
-    thread: Option<JoinHandle<Result<(), String>>>,
-}
+struct Thread(Worker<RecordBatch, (), String>);
 
 impl Thread {
     fn new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Thread, String> {
         let mut writer =
             ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| e.to_string())?;
-        let (tx, rx) = sync_channel::<RecordBatch>(1);
-        let thread = std::thread::Builder::new()
-            .name("parquet-table".into())
-            .spawn(move || {
-                for batch in rx {
-                    writer.write(&batch).map_err(|e| e.to_string())?;
-                }
-                writer.close().map(drop).map_err(|e| e.to_string())
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(Thread {
-            batches: Some(tx),
-            thread: Some(thread),
-        })
+        let worker = Worker::spawn("parquet-table", 1, move |batches: Receiver<RecordBatch>| {
+            for batch in batches {
+                writer.write(&batch).map_err(|e| e.to_string())?;
+            }
+            writer.close().map(drop).map_err(|e| e.to_string())
+        });
+        worker.map(Thread).map_err(|e| e.to_string())
     }
 
     fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
-        let sent = self.batches.as_ref().map(|tx| tx.send(batch));
-        if let Some(Err(_)) = sent {
-            // The thread stopped on an error: that error is the one to report.
-            self.batches = None;
-            self.join()?;
-            return Err("the Parquet writer stopped".to_string());
-        }
-        Ok(())
+        // The thread stopped on an error: that error is the one to report.
+        self.0.send(batch).map_err(|stopped| match stopped {
+            Stopped::Failed(e) => e,
+            Stopped::Panicked => "the Parquet writer failed".to_string(),
+            Stopped::Gone => "the Parquet writer stopped".to_string(),
+        })
     }
 
-    fn join(&mut self) -> Result<(), String> {
-        match self.thread.take().map(JoinHandle::join) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(e),
-            Some(Err(_)) => Err("the Parquet writer failed".to_string()),
+    fn close(mut self) -> Result<(), String> {
+        match self.0.finish() {
+            Ok(()) | Err(Stopped::Gone) => Ok(()),
+            Err(Stopped::Failed(e)) => Err(e),
+            Err(Stopped::Panicked) => Err("the Parquet writer failed".to_string()),
         }
-    }
-}
-
-impl Drop for Thread {
-    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
-    fn drop(&mut self) {
-        self.batches = None;
-        let _ = self.join();
     }
 }
 
@@ -721,10 +702,7 @@ impl Encoder {
     /// Writes what is handed over and the footer.
     pub fn close(self) -> Result<(), String> {
         match self.0 {
-            Inner::Thread(mut t) => {
-                t.batches = None;
-                t.join()
-            }
+            Inner::Thread(t) => t.close(),
             Inner::Columns(c) => c.close(),
         }
     }
