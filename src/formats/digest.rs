@@ -1,6 +1,6 @@
 //! SHA-256 of a byte stream, on a thread of its own for long streams: with SHA-NI the digest
-//! runs at about 1.6 GB/s on one core, the same order as reading and checking an Icarus
-//! recording, so on two cores the two overlap instead of adding up.
+//! runs at the same order of speed as reading and checking an Icarus recording, so on two
+//! cores the two overlap instead of adding up (docs/performance.md, "Icarus `.icarec`").
 
 use std::convert::Infallible;
 use std::sync::mpsc::{sync_channel, Receiver};

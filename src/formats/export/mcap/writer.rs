@@ -220,17 +220,17 @@ impl Messages {
             .chunk_size(Some(CHUNK_SIZE))
             // zstd on this thread, not on its own workers: the crate writes each message
             // as several small writes, and a multi-threaded zstd stream takes a lock for
-            // every one (a sixth of an Icarus run's CPU time, 12 M messages).
+            // every one (docs/performance.md, "MCAP and JSON Lines").
             .compression_threads(0);
         let options = match compression.unwrap_or(COMPRESSIONS[0]) {
-            // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
-            // and a conversion should run at the speed of reading.
+            // zstd's fastest positive level: it compresses JSON numbers well, and a
+            // conversion should run at the speed of reading.
             "zstd" => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(1),
-            // A negative ("fast") level: about twice as fast as level 1, but without the
-            // entropy coding of literals that makes the digits small (JSON about 1.25
-            // times). The crate takes the level as a u32 and hands it to zstd as an i32,
+            // A negative ("fast") level: faster than level 1, but without the entropy
+            // coding of literals that makes the digits small (docs/performance.md, "MCAP
+            // and JSON Lines"). The crate takes the level as a u32 and hands it to zstd as an i32,
             // so a negative level is passed as its two's complement.
             "zstd-fast" => options
                 .compression(Some(Compression::Zstd))

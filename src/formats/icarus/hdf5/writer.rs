@@ -393,7 +393,7 @@ impl IcarusH5Writer {
         };
         let time = open("time")?;
         // One walk of the group: opening each dataset by name reads the whole link list of
-        // a compact group every time (27,000 signals took 80 s).
+        // a compact group every time (docs/performance.md, "Icarus HDF5").
         let mut datasets: HashMap<String, hdf5_pure::Dataset> = file
             .group("signals")
             .and_then(|g| g.iter_datasets())
