@@ -4,13 +4,14 @@
 //! Encoding costs the `parquet` crate more per row of an Icarus table (a dictionary lookup
 //! and two string comparisons for each of `channel` and `entity`, definition levels for
 //! every value column) than the rows cost to make once they come a frame at a time
-//! (docs/performance.md, "Icarus → Parquet table by frames"); one thread encoding the whole table was the limit. Each column of a row group has
-//! its own writer, so columns are jobs: a job writes the oldest batch a column has not
-//! written yet, and whoever is free takes the next one, the worker threads and the thread
-//! that fills the batches whenever it would otherwise wait for room. A column's batches are
-//! written in order, one job at a time, so the file is what one thread would write. By
-//! columns, `channel` and `entity` are written by [`LabelColumn`] instead of the crate's
-//! writer (its dictionary and statistics cost more than the rest): see `labels.rs`.
+//! (docs/performance.md, "Icarus → Parquet table by frames"); one thread encoding the
+//! whole table was the limit. Each column of a row group has its own writer, so columns
+//! are jobs: a job writes the oldest batch a column has not written yet, and whoever is
+//! free takes the next one, the worker threads and the thread that fills the batches
+//! whenever it would otherwise wait for room. A column's batches are written in order, one
+//! job at a time, so the file is what one thread would write. By columns, `channel` and
+//! `entity` are written by [`LabelColumn`] instead of the crate's writer (its dictionary and
+//! statistics were a large share of the CPU time): see `labels.rs`.
 //!
 //! Memory: one batch in the channel and the row group's encoded pages until it is complete
 //! (a row group closes at [`MAX_ROW_GROUP_ROWS`] rows, or before its encoded size passes
