@@ -18,10 +18,10 @@ const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 const PURGE_DELAY_MS: std::os::raw::c_long = 2;
 
 /// Memory freed is given back to the system after 2 ms, not mimalloc's 10: `convert --each`
-/// runs conversions side by side, and with 10 ms two Parquet conversions peaked at 139–147
-/// MiB, over issue 14's 128 MiB (110–125 MiB at 2 ms; 5 ms still peaked at 145 once in
-/// five). The cost is a little system time in the Elodin conversions (0.1–0.15 s of 1.1);
-/// docs/performance.md. `MIMALLOC_PURGE_DELAY` still decides when it is set.
+/// runs conversions side by side, and with 10 ms two Parquet conversions peaked over issue
+/// 14's 128 MiB. The cost is a little system time in the Elodin conversions
+/// (docs/performance.md, "`--each` within 128 MiB: mimalloc's purge delay").
+/// `MIMALLOC_PURGE_DELAY` still decides when it is set.
 fn tune_allocator() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets one integer option of the allocator; mimalloc stores options

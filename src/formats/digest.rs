@@ -1,11 +1,13 @@
 //! SHA-256 of a byte stream, on a thread of its own for long streams: with SHA-NI the digest
-//! runs at about 1.6 GB/s on one core, the same order as reading and checking an Icarus
-//! recording, so on two cores the two overlap instead of adding up.
+//! runs at the same order of speed as reading and checking an Icarus recording, so on two
+//! cores the two overlap instead of adding up (docs/performance.md, "Icarus `.icarec`").
 
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
-use std::thread::JoinHandle;
+use std::convert::Infallible;
+use std::sync::mpsc::{sync_channel, Receiver};
 
 use sha2::{Digest, Sha256};
+
+use super::worker::Worker;
 
 /// Bytes handed to the thread at a time.
 const CHUNK: usize = 1 << 20;
@@ -22,10 +24,9 @@ enum State {
     Threaded {
         /// Bytes not yet handed over.
         buf: Vec<u8>,
-        to_thread: SyncSender<Vec<u8>>,
         /// Buffers the thread is done with, for reuse.
         back: Receiver<Vec<u8>>,
-        thread: JoinHandle<Sha256>,
+        thread: Worker<Vec<u8>, Sha256, Infallible>,
     },
 }
 
@@ -37,24 +38,20 @@ impl StreamDigest {
             return StreamDigest::inline();
         }
         // Two chunks queued and one being hashed: at most about 4 MiB held.
-        let (to_thread, from_main) = sync_channel::<Vec<u8>>(2);
         let (to_main, back) = sync_channel::<Vec<u8>>(4);
-        let spawned = std::thread::Builder::new()
-            .name("sha256".into())
-            .spawn(move || {
-                let mut hasher = Sha256::new();
-                for chunk in from_main {
-                    hasher.update(&chunk);
-                    // The main thread may have stopped taking buffers back: they are dropped.
-                    let _ = to_main.try_send(chunk);
-                }
-                hasher
-            });
+        let spawned = Worker::spawn("sha256", 2, move |chunks: Receiver<Vec<u8>>| {
+            let mut hasher = Sha256::new();
+            for chunk in chunks {
+                hasher.update(&chunk);
+                // The main thread may have stopped taking buffers back: they are dropped.
+                let _ = to_main.try_send(chunk);
+            }
+            Ok(hasher)
+        });
         match spawned {
             Ok(thread) => StreamDigest {
                 state: State::Threaded {
                     buf: Vec::with_capacity(CHUNK),
-                    to_thread,
                     back,
                     thread,
                 },
@@ -72,12 +69,7 @@ impl StreamDigest {
     pub fn update(&mut self, bytes: &[u8]) {
         match &mut self.state {
             State::Inline(h) => h.update(bytes),
-            State::Threaded {
-                buf,
-                to_thread,
-                back,
-                ..
-            } => {
+            State::Threaded { buf, back, thread } => {
                 buf.extend_from_slice(bytes);
                 if buf.len() >= CHUNK {
                     let next = back.try_recv().map_or_else(
@@ -89,7 +81,7 @@ impl StreamDigest {
                     );
                     let full = std::mem::replace(buf, next);
                     // A thread that is gone is found at `finalize`.
-                    let _ = to_thread.send(full);
+                    let _ = thread.send(full);
                 }
             }
         }
@@ -100,14 +92,10 @@ impl StreamDigest {
         let hasher = match self.state {
             State::Inline(h) => h,
             State::Threaded {
-                buf,
-                to_thread,
-                thread,
-                ..
+                buf, mut thread, ..
             } => {
-                let _ = to_thread.send(buf);
-                drop(to_thread);
-                thread.join().ok()?
+                let _ = thread.send(buf);
+                thread.finish().ok()?
             }
         };
         Some(hasher.finalize().into())

@@ -8,8 +8,8 @@
 //! - Below the families: the `Format` descriptor and its capabilities (`format.rs`),
 //!   `Family` (`family.rs`), the errors and the `Source`/`Sink` traits (here), byte input
 //!   and atomic output (`input.rs`, `output/`), the frame interface (`frames.rs`), the
-//!   msgpack walker, digests, the origin stage, and what the families' mappings share
-//!   (`mapping/`).
+//!   msgpack walker, digests, the origin stage, the byte cursor and the background worker
+//!   (`cursor.rs`, `worker.rs`), and what the families' mappings share (`mapping/`).
 //! - Above them: `registry.rs`, the one list of families, and through it of formats.
 //!
 //! No family imports another family, and nothing below them imports one (`layout.rs`, a
@@ -68,6 +68,7 @@ macro_rules! stage_source {
 }
 
 // Below the families.
+pub mod cursor;
 pub mod digest;
 pub mod family;
 pub mod format;
@@ -77,6 +78,7 @@ pub mod mapping;
 pub mod msgpack;
 pub mod origin;
 pub mod output;
+pub mod worker;
 
 // The families, and the formats only written.
 pub mod elodin;

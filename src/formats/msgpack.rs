@@ -66,8 +66,8 @@ fn span(buf: &[u8], start: usize, len: usize) -> Result<(Range<usize>, usize), E
 /// Reads the head of the value at `pos`: (head, position after the head). For strings,
 /// bins and exts the position is after their bytes; for containers, at the first element.
 // Inlined into every caller: the XREC body decoder reads a head per value, and a call that
-// returns this `Result` through memory cost 40 % more CPU on the 504 MB benchmark (0.97
-// against 0.68 s).
+// returns this `Result` through memory cost much more CPU (docs/performance.md, "MAGES XR
+// Recorder `.xrec`").
 #[inline(always)]
 pub fn head(buf: &[u8], pos: usize) -> Result<(Head, usize), Error> {
     let Some(&byte) = buf.get(pos) else {

@@ -157,7 +157,8 @@ struct ForeignArch {
     /// Entities written (a prefix of `entities`).
     written: usize,
     /// Their Elodin ids, found at the first row written (a named entity's is looked up by
-    /// name, which at every row was half the writer's time for a 200-signal recording).
+    /// name, which at every row was a large share of the writer's time: docs/performance.md,
+    /// "Figures from code comments").
     ids: Vec<u64>,
     out: Out,
     skip: bool,

@@ -8,8 +8,8 @@
 //! through `pages`, which reads and checks each one (see there).
 //!
 //! Batches are decoded on threads of their own, one batch ahead of the one being read
-//! (a channel of one batch), so that decoding (page decompression and Arrow decoding, about
-//! four fifths of the work of a full read) overlaps with turning rows into records. A file
+//! (a channel of one batch), so that decoding (page decompression and Arrow decoding, most
+//! of the work of a full read) overlaps with turning rows into records. A file
 //! of 4 MiB or more, on a machine with two cores or more, has its columns split between two
 //! decoding threads (by compressed size); each decodes the same rows of its own columns and
 //! the batches are put together here. Memory stays bounded by three batches per file (the
@@ -17,7 +17,7 @@
 
 use std::fs::File;
 use std::path::Path;
-use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::mpsc::Receiver;
 use std::sync::Arc;
 
 use arrow_array::RecordBatch;
@@ -32,11 +32,12 @@ use super::arrow_meta;
 use super::columns::ColumnView;
 use super::pages::{Chunk, Codec, FileChunks, Input, Leaf, RandomAccess};
 use super::thrift::{self, HeaderError};
+use crate::formats::worker;
 
 /// Rows per batch. Up to six batches per decoding thread are alive at a time (one being
 /// turned into records, four waiting, one being decoded): 1,024 rows of the benchmark's 32 doubles are
-/// 256 KiB. The read's CPU time is the same from 1,024 to 8,192 rows (0.80–0.83 s, best of
-/// 6 each); its peak RSS 29 MiB at 1,024 rows, 40 MiB at 8,192.
+/// 256 KiB. The read's CPU time is the same from 1,024 to 8,192 rows, its peak RSS lowest at
+/// 1,024 (docs/performance.md, "Read batches and the decoders' slack").
 pub const BATCH_ROWS: usize = 1024;
 
 /// Largest footer simrec reads (Elodin's are a few kilobytes; a footer grows with row
@@ -68,20 +69,19 @@ pub struct ParquetFile {
 /// last batch (announced by `None`), or when the receiver is dropped.
 fn spawn(mut reader: ParquetRecordBatchReader) -> Result<Receiver<Decoded>, String> {
     // Four batches of slack: with one, the reading thread and the decoders waited on each
-    // other at every 1,024-row batch (read 0.73 s against 0.52 s on the benchmark's replay,
-    // for 2 MiB more peak RSS).
-    let (tx, rx) = sync_channel(4);
-    std::thread::Builder::new()
-        .name("parquet-decode".into())
-        .spawn(move || loop {
-            let item = reader.next().map(|r| r.map_err(|e| e.to_string()));
-            let last = !matches!(item, Some(Ok(_)));
-            if tx.send(item).is_err() || last {
-                return;
-            }
-        })
-        .map_err(|e| format!("cannot start a decoding thread: {e}"))?;
-    Ok(rx)
+    // other at every 1,024-row batch (docs/performance.md, "Read batches and the decoders'
+    // slack").
+    let mut ended = false;
+    let decoded = std::iter::from_fn(move || {
+        if ended {
+            return None;
+        }
+        let item = reader.next().map(|r| r.map_err(|e| e.to_string()));
+        ended = !matches!(item, Some(Ok(_)));
+        Some(item)
+    });
+    worker::ahead("parquet-decode", 4, decoded)
+        .map_err(|e| format!("cannot start a decoding thread: {e}"))
 }
 
 /// One decoded batch: the views of the columns that were asked for.

@@ -3,18 +3,18 @@
 //! FixedSizeList with the Arrow schema embedded; ZSTD; data page v1.
 //!
 //! Memory: the parquet crate keeps, for every column of a row group in progress, its
-//! compressed pages, a page being filled and a ZSTD context (568 KiB at level 1 once it has
-//! compressed a 256 KiB page), from the row group's first row to its last. A table that
-//! streams rows into its writer has one in progress all the time, so an output of many
-//! tables (an Icarus recording of 200 signals once made 201) held hundreds of contexts at
-//! once (864 MiB). So a table buffers its next row group's rows (plain Arrow arrays) and
+//! compressed pages, a page being filled and a ZSTD context, from the row group's first
+//! row to its last. A table that streams rows into its writer has one in progress all the
+//! time, so an output of many tables (an Icarus recording of 200 signals once made 201)
+//! held hundreds of contexts at once (docs/performance.md, "`simrec convert run.icarec
+//! out/` of the generated recordings: memory not bounded"). So a table buffers its next row group's rows (plain Arrow arrays) and
 //! hands the complete row group to the encoding thread shared by the output's tables
 //! ([`Tables`], [`ENCODERS`]), which encodes and writes it in one go: contexts live only
 //! while a row group is encoded. The rows a table buffers are its share of
 //! [`BUFFER_BUDGET`], divided among the tables open (at most [`MAX_ROW_GROUP_BYTES`]), so
 //! the buffers together stay under the budget however many tables there are, and a file's
-//! row groups are as large as that allows: each row group costs footer metadata (about
-//! 7 KiB for 12 columns) that the writer keeps until the file is closed, so row groups of a
+//! row groups are as large as that allows: each row group costs footer metadata that the
+//! writer keeps until the file is closed, so row groups of a
 //! few rows make memory grow with the input (docs/performance.md, `.icarec`).
 
 use std::collections::VecDeque;
@@ -43,22 +43,21 @@ pub const MAX_ROW_GROUP_ROWS: usize = 262_144;
 /// The most a table buffers for one row group (values as stored, plus `tick` and
 /// `entity_id`): what a table alone (an Elodin replay's `body`) gets. Its row group is
 /// buffered once and encoded once (its compressed pages and a context per column), so this
-/// bounds a table's memory: at 2 MiB the Elodin benchmark's convert peaks at 54–61 MiB, as
-/// before this design with 8 MiB row groups streamed (56–63; at 4 MiB 61–65); Elodin does
-/// not care how rows are grouped, and the time did not move.
+/// bounds a table's memory: at 2 MiB the Elodin benchmark's convert peaks as low as before
+/// this design with larger row groups streamed; Elodin does not care how rows are grouped,
+/// and the time did not move (docs/performance.md, "Elodin").
 pub const MAX_ROW_GROUP_BYTES: usize = 2 << 20;
 /// What the open tables of one output may buffer together for their next row groups. A
-/// share of it is the size of a table's row groups: 16 MiB gives the 23 tables of a
-/// 200-signal Icarus recording row groups of about 0.7 MiB (7,600 rows of 10 doubles; 77
-/// per file at 600,000 frames). 24 MiB (52 per file) peaked no lower: what the buffers
-/// gain, the footers lose.
+/// share of it is the size of a table's row groups; a larger budget peaked no lower: what
+/// the buffers gain, the footers lose (docs/performance.md, "`simrec convert run.icarec
+/// out/`: one archetype per component").
 pub const BUFFER_BUDGET: usize = 16 << 20;
 /// Threads that encode row groups, shared by the tables of one output. A row group waits
 /// for a free one (the table's caller blocks), so at most this many are being encoded,
 /// each holding a ZSTD context per column and its compressed pages until it is written.
 /// One is enough to keep up with the thread that fills the tables (the writer's caller),
-/// and a second kept its own allocator heap full: 70–75 MiB for the Elodin benchmark's
-/// convert where one gave 60–62 (row groups of 4 MiB in both).
+/// and a second kept its own allocator heap full, peaking higher (docs/performance.md,
+/// "Elodin").
 pub const ENCODERS: usize = 1;
 /// Rows of a batch: a row group is buffered as batches of this many rows (the last one
 /// shorter). 1,024 rows of the Elodin benchmark's 32 doubles are 256 KiB; batches are also

@@ -59,6 +59,319 @@ fn on_row(mut f: Finding, row: u64) -> Finding {
     f
 }
 
+/// A finding of the row `row`.
+fn row_finding(code: &'static str, severity: Severity, msg: String, row: u64) -> Finding {
+    on_row(Finding::new(severity, code, msg), row)
+}
+
+/// The record of the cursor's current row, its values vector taken from the recycled ones
+/// when decoding (filled by [`read_values`]).
+#[inline]
+fn start_record(c: &mut Cursor, tick: u64, entity: u64, step: i64, decode: bool) -> Record {
+    let mut record = Record::new(
+        i64::try_from(tick)
+            .ok()
+            .and_then(|t| t.checked_mul(step))
+            .unwrap_or(i64::MAX),
+        c.channel,
+    );
+    record.entity = Some(entity.into());
+    record.frame = Some(i64::try_from(tick).unwrap_or(i64::MAX));
+    if decode {
+        match c.spare.pop() {
+            Some(values) => record.values = values,
+            None => record.values.reserve_exact(c.comps.len()),
+        }
+    }
+    record
+}
+
+/// Tick order and contiguity.
+#[inline]
+fn examine_tick(c: &Cursor, tick: u64, found: &mut Vec<Finding>) {
+    let row = c.row;
+    match c.last_tick {
+        None if tick != 0 => found.push(row_finding(
+            TICK_GAP,
+            Severity::Error,
+            format!(
+                "{}the first tick is {tick}, not 0",
+                at(&c.name, row, "tick")
+            ),
+            row,
+        )),
+        Some(last) if tick < last => found.push(row_finding(
+            TICK_ORDER,
+            Severity::Error,
+            format!(
+                "{}tick {tick} after tick {last}: rows are not tick-major",
+                at(&c.name, row, "tick")
+            ),
+            row,
+        )),
+        Some(last) if last.checked_add(1).is_some_and(|next| tick > next) => {
+            found.push(row_finding(
+                TICK_GAP,
+                Severity::Error,
+                format!(
+                    "{}tick {tick} follows tick {last}: {} missing",
+                    at(&c.name, row, "tick"),
+                    if tick - last == 2 {
+                        format!("tick {} is", last + 1)
+                    } else {
+                        format!("ticks {} to {} are", last + 1, tick - 1)
+                    }
+                ),
+                row,
+            ))
+        }
+        _ => {}
+    }
+}
+
+/// At the first row of a tick: the tick before it checked for missing entities, and the
+/// per-tick entity bookkeeping started again.
+#[inline]
+fn enter_tick(c: &mut Cursor, tick: u64, found: &mut Vec<Finding>) {
+    if c.cur_tick == Some(tick) {
+        return;
+    }
+    if let Some(prev) = c.cur_tick {
+        // Reported at the last row of the short tick.
+        if let Some(f) = short_tick(c, prev, c.row.saturating_sub(1)) {
+            found.push(f);
+        }
+    }
+    if c.first_tick.is_none() {
+        c.first_tick = Some(tick);
+    }
+    c.cur_tick = Some(tick);
+    c.cur_pos = 0;
+    c.cur_seen.clear();
+    c.cur_mismatch = false;
+}
+
+/// Entity set and order per tick: every tick has the first tick's entities, in its order,
+/// each once.
+#[inline]
+fn examine_entity(c: &mut Cursor, tick: u64, entity: u64, found: &mut Vec<Finding>) {
+    let row = c.row;
+    let in_first = c.first_tick == Some(tick);
+    let twice = |name: &str| {
+        row_finding(
+            DUPLICATE_ROW,
+            Severity::Error,
+            format!(
+                "{}entity {entity} appears twice at tick {tick}",
+                at(name, row, "entity_id")
+            ),
+            row,
+        )
+    };
+    let duplicate = if in_first || c.cur_mismatch {
+        !c.cur_seen.insert(entity)
+    } else {
+        false
+    };
+    if duplicate {
+        found.push(twice(&c.name));
+    } else if in_first {
+        c.first_entities.push(entity);
+    } else if !c.cur_mismatch && c.first_entities.get(c.cur_pos) != Some(&entity) {
+        // From here on this tick is checked for duplicates the slow way.
+        c.cur_mismatch = true;
+        c.cur_seen
+            .extend(c.first_entities.iter().take(c.cur_pos).copied());
+        if !c.cur_seen.insert(entity) {
+            found.push(twice(&c.name));
+        } else {
+            found.push(row_finding(
+                ENTITY_SET,
+                Severity::Error,
+                format!(
+                    "{}entity {entity} at position {} of tick {tick}, where tick {} has {}",
+                    at(&c.name, row, "entity_id"),
+                    c.cur_pos,
+                    c.first_tick.unwrap_or(0),
+                    c.first_entities
+                        .get(c.cur_pos)
+                        .map_or("no entity".to_string(), |e| format!("entity {e}"))
+                ),
+                row,
+            ));
+        }
+    }
+    c.cur_pos += 1;
+}
+
+/// Where the row's tick stands among the rows so far (for the checks at the end).
+#[inline]
+fn note_row(c: &mut Cursor, tick: u64) {
+    let row = c.row;
+    c.last_tick = Some(tick);
+    if c.max_tick.is_none_or(|m| tick > m) {
+        c.max_tick = Some(tick);
+        c.max_tick_row = row;
+    }
+    if c.first_tick == Some(tick) && c.cur_pos == 1 {
+        c.first_row = row;
+    }
+}
+
+/// The row's component values, written over the recycled ones in `record` (when
+/// decoding), each checked as it is read.
+#[inline]
+fn read_values(
+    c: &mut Cursor,
+    record: &mut Record,
+    (tick, entity): (u64, u64),
+    items: Option<u64>,
+    decode: bool,
+    found: &mut Vec<Finding>,
+) {
+    let (pos, row) = (c.pos, c.row);
+    let mut k = 0;
+    for comp in &c.comps {
+        let Some(view) = comp.col.as_ref() else {
+            continue;
+        };
+        match view.range(pos, comp.meta.elements) {
+            Ok((start, len)) => {
+                if comp.meta.asset || comp.sim_tick {
+                    let handle = Handle {
+                        archetype: &c.name,
+                        comp,
+                        value: view.u64_at(start),
+                        row,
+                        tick,
+                        entity,
+                    };
+                    examine_handle(&handle, items, &mut c.names_first, found);
+                }
+                if decode {
+                    fill_value(&mut record.values, k, comp, view, (start, len));
+                    k += 1;
+                }
+            }
+            Err(p) => found.push(row_problem(&c.name, row, comp, p)),
+        }
+    }
+    record.values.truncate(k);
+}
+
+/// A `u64` component that names something: a simulation tick or an asset handle.
+struct Handle<'a> {
+    archetype: &'a str,
+    comp: &'a Comp,
+    /// The value read (`None`: unreadable).
+    value: Option<u64>,
+    row: u64,
+    tick: u64,
+    entity: u64,
+}
+
+/// `simulation_tick` equals the row's tick; an asset handle is within `assets.bin`'s
+/// `items`; an entity keeps its metadata handle (`names_first`: the first one seen).
+fn examine_handle(
+    named: &Handle,
+    items: Option<u64>,
+    names_first: &mut BTreeMap<u64, u64>,
+    found: &mut Vec<Finding>,
+) {
+    let (comp, v, row, tick, entity) =
+        (named.comp, named.value, named.row, named.tick, named.entity);
+    if comp.sim_tick && v != Some(tick) {
+        found.push(row_finding(
+            SIMULATION_TICK,
+            Severity::Warning,
+            format!(
+                "{}simulation_tick is {} at tick {tick}",
+                at(named.archetype, row, "simulation_tick"),
+                v.map_or("unreadable".into(), |v| v.to_string())
+            ),
+            row,
+        ));
+    }
+    if !comp.meta.asset {
+        return;
+    }
+    if let (Some(h), Some(n)) = (v, items) {
+        if h >= n {
+            found.push(row_finding(
+                ASSET_HANDLE,
+                Severity::Error,
+                format!(
+                    "{}asset handle {h} but assets.bin has {n} items",
+                    at(named.archetype, row, &comp.meta.name)
+                ),
+                row,
+            ));
+        }
+    }
+    if let (true, Some(handle)) = (comp.names, v) {
+        let first = *names_first.entry(entity).or_insert(handle);
+        if first != handle {
+            found.push(row_finding(
+                ENTITY_NAME_CHANGE,
+                Severity::Info,
+                format!(
+                    "{}entity {entity} changes its metadata handle from {first} to {handle} at tick {tick}; the first is used for its name",
+                    at(named.archetype, row, &comp.meta.name)
+                ),
+                row,
+            ));
+            names_first.insert(entity, handle);
+        }
+    }
+}
+
+/// Value `k` of `values`: the slot a recycled record holds written over (its key kept when
+/// it is the same), or a new one.
+#[inline]
+fn fill_value(
+    values: &mut Vec<Field>,
+    k: usize,
+    comp: &Comp,
+    view: &ColumnView,
+    (start, len): (usize, usize),
+) {
+    match values.get_mut(k) {
+        Some((key, value)) => {
+            if *key != comp.meta.name {
+                key.clear();
+                key.push_str(&comp.meta.name);
+            }
+            view.fill(value, start, len, &comp.meta.shape);
+        }
+        None => values.push((
+            comp.meta.name.clone(),
+            Value::Array(view.array(start, len, &comp.meta.shape)),
+        )),
+    }
+}
+
+/// A row whose value cannot be read: null, or a list of the wrong length.
+fn row_problem(archetype: &str, row: u64, comp: &Comp, p: RowProblem) -> Finding {
+    let (code, what) = match p {
+        RowProblem::Null => (NULL, "null value".to_string()),
+        RowProblem::NullItem => (NULL, "null list item".to_string()),
+        RowProblem::Length(n) => (
+            SHAPE_MISMATCH,
+            format!(
+                "a list of {n} elements where {} declares {}",
+                comp.meta.type_text(),
+                comp.meta.elements
+            ),
+        ),
+    };
+    row_finding(
+        code,
+        Severity::Error,
+        format!("{}{what}", at(archetype, row, &comp.meta.name)),
+        row,
+    )
+}
+
 struct Comp {
     meta: Component,
     /// How to read it; `None` when its column is missing or of the wrong type.
@@ -332,223 +645,16 @@ impl ElodinReader {
 
     /// The record at cursor `i`'s current row, with that row's checks; then advances.
     fn emit(&mut self, i: usize, tick: u64, entity: u64) -> Record {
-        let step = self.step_ns;
         let decode = self.options.decode;
         let items = self.assets.map(|(_, n)| n as u64);
         let mut found: Vec<Finding> = Vec::new();
         let c = &mut self.cursors[i];
-        let row = c.row;
-        let mut record = Record::new(
-            i64::try_from(tick)
-                .ok()
-                .and_then(|t| t.checked_mul(step))
-                .unwrap_or(i64::MAX),
-            c.channel,
-        );
-        record.entity = Some(entity.into());
-        record.frame = Some(i64::try_from(tick).unwrap_or(i64::MAX));
-        if decode {
-            match c.spare.pop() {
-                Some(values) => record.values = values,
-                None => record.values.reserve_exact(c.comps.len()),
-            }
-        }
-        // Tick order and contiguity.
-        let finding = |code, sev, msg: String| on_row(Finding::new(sev, code, msg), row);
-        match c.last_tick {
-            None if tick != 0 => found.push(finding(
-                TICK_GAP,
-                Severity::Error,
-                format!(
-                    "{}the first tick is {tick}, not 0",
-                    at(&c.name, row, "tick")
-                ),
-            )),
-            Some(last) if tick < last => found.push(finding(
-                TICK_ORDER,
-                Severity::Error,
-                format!(
-                    "{}tick {tick} after tick {last}: rows are not tick-major",
-                    at(&c.name, row, "tick")
-                ),
-            )),
-            Some(last) if last.checked_add(1).is_some_and(|next| tick > next) => {
-                found.push(finding(
-                    TICK_GAP,
-                    Severity::Error,
-                    format!(
-                        "{}tick {tick} follows tick {last}: {} missing",
-                        at(&c.name, row, "tick"),
-                        if tick - last == 2 {
-                            format!("tick {} is", last + 1)
-                        } else {
-                            format!("ticks {} to {} are", last + 1, tick - 1)
-                        }
-                    ),
-                ))
-            }
-            _ => {}
-        }
-        // Entity set and order per tick.
-        if c.cur_tick != Some(tick) {
-            if let Some(prev) = c.cur_tick {
-                // Reported at the last row of the short tick.
-                if let Some(f) = short_tick(c, prev, row.saturating_sub(1)) {
-                    found.push(f);
-                }
-            }
-            if c.first_tick.is_none() {
-                c.first_tick = Some(tick);
-            }
-            c.cur_tick = Some(tick);
-            c.cur_pos = 0;
-            c.cur_seen.clear();
-            c.cur_mismatch = false;
-        }
-        let in_first = c.first_tick == Some(tick);
-        let twice = |name: &str| {
-            finding(
-                DUPLICATE_ROW,
-                Severity::Error,
-                format!(
-                    "{}entity {entity} appears twice at tick {tick}",
-                    at(name, row, "entity_id")
-                ),
-            )
-        };
-        let duplicate = if in_first || c.cur_mismatch {
-            !c.cur_seen.insert(entity)
-        } else {
-            false
-        };
-        if duplicate {
-            found.push(twice(&c.name));
-        } else if in_first {
-            c.first_entities.push(entity);
-        } else if !c.cur_mismatch && c.first_entities.get(c.cur_pos) != Some(&entity) {
-            // From here on this tick is checked for duplicates the slow way.
-            c.cur_mismatch = true;
-            c.cur_seen
-                .extend(c.first_entities.iter().take(c.cur_pos).copied());
-            if !c.cur_seen.insert(entity) {
-                found.push(twice(&c.name));
-            } else {
-                found.push(finding(
-                    ENTITY_SET,
-                    Severity::Error,
-                    format!(
-                        "{}entity {entity} at position {} of tick {tick}, where tick {} has {}",
-                        at(&c.name, row, "entity_id"),
-                        c.cur_pos,
-                        c.first_tick.unwrap_or(0),
-                        c.first_entities
-                            .get(c.cur_pos)
-                            .map_or("no entity".to_string(), |e| format!("entity {e}"))
-                    ),
-                ));
-            }
-        }
-        c.cur_pos += 1;
-        c.last_tick = Some(tick);
-        if c.max_tick.is_none_or(|m| tick > m) {
-            c.max_tick = Some(tick);
-            c.max_tick_row = row;
-        }
-        if c.first_tick == Some(tick) && c.cur_pos == 1 {
-            c.first_row = row;
-        }
-        // Component values (written over the recycled values, when there are some).
-        let pos = c.pos;
-        let mut k = 0;
-        for comp in &c.comps {
-            let Some(view) = comp.col.as_ref() else {
-                continue;
-            };
-            match view.range(pos, comp.meta.elements) {
-                Ok((start, len)) => {
-                    if comp.meta.asset || comp.sim_tick {
-                        let v = view.u64_at(start);
-                        if comp.sim_tick && v != Some(tick) {
-                            found.push(finding(
-                                SIMULATION_TICK,
-                                Severity::Warning,
-                                format!(
-                                    "{}simulation_tick is {} at tick {tick}",
-                                    at(&c.name, row, "simulation_tick"),
-                                    v.map_or("unreadable".into(), |v| v.to_string())
-                                ),
-                            ));
-                        }
-                        if comp.meta.asset {
-                            if let (Some(h), Some(n)) = (v, items) {
-                                if h >= n {
-                                    found.push(finding(
-                                        ASSET_HANDLE,
-                                        Severity::Error,
-                                        format!(
-                                            "{}asset handle {h} but assets.bin has {n} items",
-                                            at(&c.name, row, &comp.meta.name)
-                                        ),
-                                    ));
-                                }
-                            }
-                            if comp.names {
-                                if let Some(h) = v {
-                                    let first = *c.names_first.entry(entity).or_insert(h);
-                                    if first != h {
-                                        found.push(finding(
-                                            ENTITY_NAME_CHANGE,
-                                            Severity::Info,
-                                            format!(
-                                                "{}entity {entity} changes its metadata handle from {first} to {h} at tick {tick}; the first is used for its name",
-                                                at(&c.name, row, &comp.meta.name)
-                                            ),
-                                        ));
-                                        c.names_first.insert(entity, h);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                    if decode {
-                        match record.values.get_mut(k) {
-                            Some((key, value)) => {
-                                if *key != comp.meta.name {
-                                    key.clear();
-                                    key.push_str(&comp.meta.name);
-                                }
-                                view.fill(value, start, len, &comp.meta.shape);
-                            }
-                            None => record.values.push((
-                                comp.meta.name.clone(),
-                                Value::Array(view.array(start, len, &comp.meta.shape)),
-                            )),
-                        }
-                        k += 1;
-                    }
-                }
-                Err(p) => {
-                    let (code, what) = match p {
-                        RowProblem::Null => (NULL, "null value".to_string()),
-                        RowProblem::NullItem => (NULL, "null list item".to_string()),
-                        RowProblem::Length(n) => (
-                            SHAPE_MISMATCH,
-                            format!(
-                                "a list of {n} elements where {} declares {}",
-                                comp.meta.type_text(),
-                                comp.meta.elements
-                            ),
-                        ),
-                    };
-                    found.push(finding(
-                        code,
-                        Severity::Error,
-                        format!("{}{what}", at(&c.name, row, &comp.meta.name)),
-                    ));
-                }
-            }
-        }
-        record.values.truncate(k);
+        let mut record = start_record(c, tick, entity, self.step_ns, decode);
+        examine_tick(c, tick, &mut found);
+        enter_tick(c, tick, &mut found);
+        examine_entity(c, tick, entity, &mut found);
+        note_row(c, tick);
+        read_values(c, &mut record, (tick, entity), items, decode, &mut found);
         c.pos += 1;
         c.row += 1;
         for f in found {

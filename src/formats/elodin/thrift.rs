@@ -5,6 +5,8 @@
 //! Only the fields simrec needs are kept; everything else (statistics, CRCs, index page
 //! headers, unknown fields) is skipped, with nesting and lengths bounded by the bytes given.
 
+use crate::formats::cursor;
+
 /// Page types (parquet.thrift `PageType`).
 pub const DATA_PAGE: i32 = 0;
 pub const DICTIONARY_PAGE: i32 = 2;
@@ -80,10 +82,8 @@ const T_SET: u8 = 10;
 const T_MAP: u8 = 11;
 const T_STRUCT: u8 = 12;
 
-struct Cursor<'a> {
-    bytes: &'a [u8],
-    pos: usize,
-}
+/// The shared cursor, a read past the end [`HeaderError::Short`].
+struct Cursor<'a>(cursor::Cursor<'a>);
 
 fn bad(what: impl Into<String>) -> HeaderError {
     HeaderError::Bad(what.into())
@@ -91,18 +91,11 @@ fn bad(what: impl Into<String>) -> HeaderError {
 
 impl Cursor<'_> {
     fn byte(&mut self) -> Result<u8, HeaderError> {
-        let b = *self.bytes.get(self.pos).ok_or(HeaderError::Short)?;
-        self.pos += 1;
-        Ok(b)
+        self.0.u8().map_err(|_| HeaderError::Short)
     }
 
     fn skip(&mut self, n: usize) -> Result<(), HeaderError> {
-        let end = self.pos.checked_add(n).ok_or(HeaderError::Short)?;
-        if end > self.bytes.len() {
-            return Err(HeaderError::Short);
-        }
-        self.pos = end;
-        Ok(())
+        self.0.skip(n).map_err(|_| HeaderError::Short)
     }
 
     fn varint(&mut self) -> Result<u64, HeaderError> {
@@ -279,14 +272,14 @@ impl Cursor<'_> {
 /// map, so a footer claiming a map of 2³⁰ boolean pairs kept it counting for seconds (a
 /// timeout under the fuzzer) before it failed.
 pub fn walk_struct(bytes: &[u8]) -> Result<usize, HeaderError> {
-    let mut c = Cursor { bytes, pos: 0 };
+    let mut c = Cursor(cursor::Cursor::new(bytes));
     c.skip_value(T_STRUCT, 0)?;
-    Ok(c.pos)
+    Ok(c.0.pos())
 }
 
 /// Reads the page header at the start of `bytes`.
 pub fn page_header(bytes: &[u8]) -> Result<PageHeader, HeaderError> {
-    let mut c = Cursor { bytes, pos: 0 };
+    let mut c = Cursor(cursor::Cursor::new(bytes));
     let (mut kind, mut uncompressed, mut compressed) = (None, None, None);
     let (mut data, mut data_v2, mut dict) = (None, None, None);
     let mut last = 0;
@@ -319,7 +312,7 @@ pub fn page_header(bytes: &[u8]) -> Result<PageHeader, HeaderError> {
         other => Body::Other(other),
     };
     Ok(PageHeader {
-        header_len: c.pos,
+        header_len: c.0.pos(),
         uncompressed_size,
         compressed_size,
         body,

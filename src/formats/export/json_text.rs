@@ -200,8 +200,8 @@ fn float<F: zmij::Float + Finite>(
     }
     let text = buf.format_finite(x).as_bytes();
     // The `+` can only be the exponent's sign, followed by its one to three digits: three
-    // bytes are looked at, not the whole text (a scan of every byte was 10 % of a JSON
-    // Lines conversion's CPU time).
+    // bytes are looked at, not the whole text (a scan of every byte was a large share of a
+    // JSON Lines conversion's CPU time: docs/performance.md, "MCAP and JSON Lines").
     let n = text.len();
     let plus = (2..=4)
         .filter_map(|back| n.checked_sub(back))

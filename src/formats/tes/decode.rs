@@ -4,6 +4,7 @@
 //! Every read is bounds-checked through [`Cur`]; an array is allocated only after its byte
 //! length was checked against the payload.
 
+use crate::formats::cursor::Cursor;
 use crate::model::{Array, ArrayData, Entity, Field, Value};
 use crate::report::Severity;
 
@@ -61,50 +62,62 @@ pub const F_ROTATION: u16 = 2048;
 pub const F_SCALE: u16 = 4096;
 pub const F_COLOUR: u16 = 8192;
 
-/// A bounds-checked big-endian cursor.
-pub struct Cur<'a> {
-    b: &'a [u8],
-    p: usize,
-}
+/// A bounds-checked big-endian cursor: the shared [`Cursor`], a read past the end `None`.
+pub struct Cur<'a>(Cursor<'a>);
 
 impl<'a> Cur<'a> {
+    #[inline]
     pub fn new(b: &'a [u8]) -> Cur<'a> {
-        Cur { b, p: 0 }
+        Cur(Cursor::new(b))
     }
+    #[inline]
     pub fn remaining(&self) -> usize {
-        self.b.len() - self.p
+        self.0.remaining()
     }
+    #[inline]
     pub fn pos(&self) -> usize {
-        self.p
+        self.0.pos()
     }
+    /// Length of the whole payload, read or not.
+    #[inline]
+    pub fn payload_len(&self) -> usize {
+        self.0.bytes().len()
+    }
+    /// The bytes not yet read.
+    #[inline]
+    pub fn rest(&self) -> &'a [u8] {
+        self.0.rest()
+    }
+    #[inline]
     pub fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let end = self.p.checked_add(n).filter(|&e| e <= self.b.len())?;
-        let s = &self.b[self.p..end];
-        self.p = end;
-        Some(s)
+        self.0.take(n).ok()
     }
-    fn arr<const N: usize>(&mut self) -> Option<[u8; N]> {
-        self.take(N).and_then(|s| s.try_into().ok())
-    }
+    #[inline]
     pub fn u8(&mut self) -> Option<u8> {
-        self.arr::<1>().map(|a| a[0])
+        self.0.u8().ok()
     }
+    #[inline]
     pub fn u16(&mut self) -> Option<u16> {
-        self.arr().map(u16::from_be_bytes)
+        self.0.u16_be().ok()
     }
+    #[inline]
     pub fn u32(&mut self) -> Option<u32> {
-        self.arr().map(u32::from_be_bytes)
+        self.0.u32_be().ok()
     }
+    #[inline]
     pub fn u64(&mut self) -> Option<u64> {
-        self.arr().map(u64::from_be_bytes)
+        self.0.u64_be().ok()
     }
+    #[inline]
     pub fn f32(&mut self) -> Option<f32> {
-        self.arr().map(f32::from_be_bytes)
+        self.0.f32_be().ok()
     }
+    #[inline]
     pub fn f64(&mut self) -> Option<f64> {
-        self.arr().map(f64::from_be_bytes)
+        self.0.f64_be().ok()
     }
     /// A float of the given width, widened.
+    #[inline]
     pub fn real(&mut self, dp: bool) -> Option<f64> {
         if dp {
             self.f64()
@@ -332,7 +345,7 @@ impl Dec<'_> {
         self.out.notes.push(n);
     }
     fn short(&mut self) {
-        let len = self.c.b.len();
+        let len = self.c.payload_len();
         self.note(note(
             Severity::Error,
             PAYLOAD_SHORT,
@@ -813,7 +826,7 @@ fn shape(d: &mut Dec) -> Option<()> {
         S_UPDATE => {
             let flags = d.c.u16()?;
             let mut dp = dp_flag(ctx, flags);
-            let len = d.c.b.len();
+            let len = d.c.payload_len();
             if ctx.version_minor == 3 && flags & 64 != 0 && !dp && len >= 6 + ATTR_F64 {
                 dp = true;
                 d.note(note(
@@ -862,7 +875,7 @@ fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
     let category = d.c.u16()?;
     let flags = d.c.u16()?;
     let _reserved = d.c.u16()?;
-    let len = d.c.b.len();
+    let len = d.c.payload_len();
     let mut dp = dp_flag(ctx, flags);
     if ctx.version_minor == 3
         && flags & 64 != 0
@@ -893,7 +906,7 @@ fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
     let extra = d.c.remaining();
     let unflagged = !flagged && is_simple(d.routing) && extra > 0 && {
         // Tolerance 9: total u32, in_this_message u16, then exactly that many blocks.
-        let mut peek = Cur::new(&d.c.b[d.c.p..]);
+        let mut peek = Cur::new(d.c.rest());
         match (peek.u32(), peek.u16()) {
             (Some(total), Some(n)) => extra == 6 + n as usize * asize && total >= n as u32,
             _ => false,

@@ -70,6 +70,26 @@ fn fatal(f: Finding) -> ReadError {
     ReadError::invalid(f)
 }
 
+/// The findings of one packet, each at its offset and index (and, in a collated packet,
+/// its offset inside it).
+struct PacketNotes {
+    found: Vec<Finding>,
+    at: u64,
+    index: u64,
+    inner: Option<usize>,
+}
+
+impl PacketNotes {
+    fn push(&mut self, s: Severity, code: &'static str, m: String) {
+        let m = match self.inner {
+            Some(o) => format!("{m} (inner offset {o})"),
+            None => m,
+        };
+        self.found
+            .push(Finding::new(s, code, m).at(self.at, self.index));
+    }
+}
+
 impl TesReader {
     pub fn open(path: &Path, options: ReadOptions) -> Result<TesReader, ReadError> {
         let walk = !options.decode && options.lenient;
@@ -899,202 +919,33 @@ impl TesReader {
         let payload = &packet[start..(start + h.payload_size as usize).min(packet.len())];
         self.stats
             .count(routing, message, h.payload_size as usize, h.packet_len());
-        let mut found: Vec<Finding> = Vec::new();
-        let mut push = |s: Severity, code: &'static str, m: String| {
-            let m = match inner {
-                Some(o) => format!("{m} (inner offset {o})"),
-                None => m,
-            };
-            found.push(Finding::new(s, code, m).at(at, index));
+        let mut notes = PacketNotes {
+            found: Vec::new(),
+            at,
+            index,
+            inner,
         };
-        if self.end_seen && !self.end_reported {
-            self.end_reported = true;
-            push(
-                Severity::Info,
-                END_NOT_LAST,
-                "packets after an End control message".into(),
-            );
-        }
-        match routing {
-            0 | 8..=63 | 78..=2047 => push(
-                Severity::Warning,
-                UNKNOWN_ROUTING,
-                format!("routing id {routing} has no known handler (kept opaque)"),
-            ),
-            2048.. => push(
-                Severity::Info,
-                UNKNOWN_ROUTING,
-                format!("user routing id {routing} (kept opaque)"),
-            ),
-            _ => {}
-        }
-        let data_dp = if routing >= decode::R_SHAPE_FIRST
-            && message == decode::S_DATA
-            && payload.len() >= 4
-        {
-            self.checker.dp_of(
-                routing,
-                u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]),
-            )
-        } else {
-            None
-        };
-        let version = h.version_minor;
-        let d = if self.skippable(routing, message) {
-            decode::Decoded {
-                entity: payload
-                    .get(..4)
-                    .map(|b| Entity::Id(u32::from_be_bytes([b[0], b[1], b[2], b[3]]).into())),
-                values: Vec::new(),
-                sem: Sem::None,
-                notes: Vec::new(),
-            }
-        } else {
-            decode::decode(
-                routing,
-                message,
-                payload,
-                Ctx {
-                    version_minor: version.min(4),
-                    values: self.options.decode,
-                    data_dp,
-                },
-            )
-        };
-        for n in &d.notes {
-            push(n.severity, n.code, n.message.clone());
-        }
-        self.issues.clear();
-        self.checker
-            .observe(routing, version, &d.sem, index, &mut self.issues);
-        for (s, code, m) in self.issues.drain(..) {
-            push(s, code, m);
-        }
-        if index == 0 && routing != decode::R_SERVER_INFO {
-            push(
-                Severity::Warning,
-                NO_SERVER_INFO,
-                "the first packet is not a ServerInfo: defaults (1000 µs, 33, XYZ) apply until one appears".into(),
-            );
-        }
-        if index == HEADER_PACKETS && self.frame_counts == 0 {
-            push(
-                Severity::Info,
-                NO_FRAME_COUNT,
-                format!("no FrameCount among the first {HEADER_PACKETS} packets"),
-            );
-        }
+        self.examine_routing(routing, &mut notes);
+        let d = self.decode_payload(h, payload);
+        self.examine_decoded(&d, routing, h.version_minor, &mut notes);
         let record_frame = self.frame;
         let record_time = self.time_us.saturating_mul(1000).min(i64::MAX as u64) as i64;
         self.records_since_frame += 1;
-        match &d.sem {
+        match d.sem {
             Sem::ServerInfo {
                 time_unit,
                 frame_time,
                 coordinate_frame,
             } => {
-                let size = payload.len();
-                if size != 48 {
-                    let s = if size == 44 {
-                        Severity::Info
-                    } else if size >= 13 {
-                        Severity::Warning
-                    } else {
-                        Severity::Error
-                    };
-                    push(
-                        s,
-                        SERVER_INFO_SIZE,
-                        format!(
-                            "ServerInfo payload of {size} bytes (48 expected{})",
-                            if size == 44 {
-                                "; 44 is what C# writers write"
-                            } else {
-                                ""
-                            }
-                        ),
-                    );
-                }
-                self.server_infos += 1;
-                if self.server_infos > 1 {
-                    let differs = *time_unit != self.time_unit || *frame_time != self.frame_time;
-                    push(
-                        if differs { Severity::Warning } else { Severity::Info },
-                        SECOND_SERVER_INFO,
-                        format!("ServerInfo number {} (time_unit {time_unit} µs, default_frame_time {frame_time}); the later one is authoritative", self.server_infos),
-                    );
-                }
-                if *time_unit == 0 {
-                    push(
-                        Severity::Error,
-                        ZERO_TIME_UNIT,
-                        "ServerInfo time_unit is 0: the default 1000 µs is used".into(),
-                    );
-                    self.time_unit = DEFAULT_TIME_UNIT;
-                } else {
-                    self.time_unit = *time_unit;
-                }
-                self.frame_time = *frame_time;
-                if *coordinate_frame > 11 {
-                    push(
-                        Severity::Warning,
-                        COORDINATE_FRAME,
-                        format!("coordinate frame {coordinate_frame} is above 11"),
-                    );
-                }
-                self.stats.time_unit = self.time_unit;
+                let info = (time_unit, frame_time, coordinate_frame);
+                self.server_info(info, payload.len(), &mut notes);
             }
             Sem::Control {
                 id, flags, value32, ..
-            } => match *id {
-                decode::C_FRAME => {
-                    if flags & 2 != 0 || *value32 == u32::MAX {
-                        push(Severity::Info, UNITY_FRAME_FLAGS, format!("Frame with control flags {flags} and value32 {value32:#x} (Unity viewer recordings)"));
-                    }
-                    let units = if *value32 == 0 || *value32 == u32::MAX {
-                        self.frame_time
-                    } else {
-                        *value32
-                    };
-                    let dur = u64::from(units).saturating_mul(self.time_unit);
-                    self.frame += 1;
-                    self.time_us = self.time_us.saturating_add(dur);
-                    self.records_since_frame = 0;
-                    self.stats.frames = self.frame;
-                    self.stats.duration_us = self.time_us;
-                }
-                decode::C_FRAME_COUNT => {
-                    self.frame_counts += 1;
-                    if self.frame_counts > 1 {
-                        push(
-                            Severity::Info,
-                            SECOND_FRAME_COUNT,
-                            format!("a second FrameCount ({value32})"),
-                        );
-                    } else {
-                        self.stats.frame_count = Some(*value32);
-                        self.stats.frame_count_at = Some(at);
-                    }
-                }
-                decode::C_COORDINATE_FRAME if *value32 > 11 => {
-                    push(
-                        Severity::Warning,
-                        COORDINATE_FRAME,
-                        format!("coordinate frame {value32} is above 11"),
-                    );
-                }
-                decode::C_KEYFRAME => push(
-                    Severity::Warning,
-                    KEYFRAME_IN_FILE,
-                    "a Keyframe control message (servers must not send it)".into(),
-                ),
-                decode::C_END => self.end_seen = true,
-                decode::C_RESET => self.checker.reset(),
-                _ => {}
-            },
+            } => self.control(id, flags, value32, &mut notes),
             _ => {}
         }
-        for f in found {
+        for f in notes.found {
             self.findings.push(f);
         }
         Ok(Record {
@@ -1107,6 +958,210 @@ impl TesReader {
             exact_seconds: None,
             group: None,
         })
+    }
+
+    /// Packets after the End, and routing ids without a handler.
+    fn examine_routing(&mut self, routing: u16, notes: &mut PacketNotes) {
+        if self.end_seen && !self.end_reported {
+            self.end_reported = true;
+            notes.push(
+                Severity::Info,
+                END_NOT_LAST,
+                "packets after an End control message".into(),
+            );
+        }
+        match routing {
+            0 | 8..=63 | 78..=2047 => notes.push(
+                Severity::Warning,
+                UNKNOWN_ROUTING,
+                format!("routing id {routing} has no known handler (kept opaque)"),
+            ),
+            2048.. => notes.push(
+                Severity::Info,
+                UNKNOWN_ROUTING,
+                format!("user routing id {routing} (kept opaque)"),
+            ),
+            _ => {}
+        }
+    }
+
+    /// The payload's values and the facts the checks need; a skippable packet only its
+    /// entity.
+    fn decode_payload(&self, h: &PacketHeader, payload: &[u8]) -> decode::Decoded {
+        let (routing, message) = (h.routing_id, h.message_id);
+        if self.skippable(routing, message) {
+            return decode::Decoded {
+                entity: payload
+                    .get(..4)
+                    .map(|b| Entity::Id(u32::from_be_bytes([b[0], b[1], b[2], b[3]]).into())),
+                values: Vec::new(),
+                sem: Sem::None,
+                notes: Vec::new(),
+            };
+        }
+        let data_dp = if routing >= decode::R_SHAPE_FIRST
+            && message == decode::S_DATA
+            && payload.len() >= 4
+        {
+            self.checker.dp_of(
+                routing,
+                u32::from_be_bytes([payload[0], payload[1], payload[2], payload[3]]),
+            )
+        } else {
+            None
+        };
+        decode::decode(
+            routing,
+            message,
+            payload,
+            Ctx {
+                version_minor: h.version_minor.min(4),
+                values: self.options.decode,
+                data_dp,
+            },
+        )
+    }
+
+    /// What decoding noted, the checker's rules over the stream of packets, and what the
+    /// first packets must hold.
+    fn examine_decoded(
+        &mut self,
+        d: &decode::Decoded,
+        routing: u16,
+        version: u16,
+        notes: &mut PacketNotes,
+    ) {
+        for n in &d.notes {
+            notes.push(n.severity, n.code, n.message.clone());
+        }
+        self.issues.clear();
+        self.checker
+            .observe(routing, version, &d.sem, notes.index, &mut self.issues);
+        for (s, code, m) in self.issues.drain(..) {
+            notes.push(s, code, m);
+        }
+        if notes.index == 0 && routing != decode::R_SERVER_INFO {
+            notes.push(
+                Severity::Warning,
+                NO_SERVER_INFO,
+                "the first packet is not a ServerInfo: defaults (1000 µs, 33, XYZ) apply until one appears".into(),
+            );
+        }
+        if notes.index == HEADER_PACKETS && self.frame_counts == 0 {
+            notes.push(
+                Severity::Info,
+                NO_FRAME_COUNT,
+                format!("no FrameCount among the first {HEADER_PACKETS} packets"),
+            );
+        }
+    }
+
+    /// A ServerInfo of `size` bytes: checked, and its time unit and frame time taken.
+    fn server_info(
+        &mut self,
+        (time_unit, frame_time, coordinate_frame): (u64, u32, u8),
+        size: usize,
+        notes: &mut PacketNotes,
+    ) {
+        if size != 48 {
+            let s = if size == 44 {
+                Severity::Info
+            } else if size >= 13 {
+                Severity::Warning
+            } else {
+                Severity::Error
+            };
+            notes.push(
+                s,
+                SERVER_INFO_SIZE,
+                format!(
+                    "ServerInfo payload of {size} bytes (48 expected{})",
+                    if size == 44 {
+                        "; 44 is what C# writers write"
+                    } else {
+                        ""
+                    }
+                ),
+            );
+        }
+        self.server_infos += 1;
+        if self.server_infos > 1 {
+            let differs = time_unit != self.time_unit || frame_time != self.frame_time;
+            notes.push(
+                if differs { Severity::Warning } else { Severity::Info },
+                SECOND_SERVER_INFO,
+                format!("ServerInfo number {} (time_unit {time_unit} µs, default_frame_time {frame_time}); the later one is authoritative", self.server_infos),
+            );
+        }
+        if time_unit == 0 {
+            notes.push(
+                Severity::Error,
+                ZERO_TIME_UNIT,
+                "ServerInfo time_unit is 0: the default 1000 µs is used".into(),
+            );
+            self.time_unit = DEFAULT_TIME_UNIT;
+        } else {
+            self.time_unit = time_unit;
+        }
+        self.frame_time = frame_time;
+        if coordinate_frame > 11 {
+            notes.push(
+                Severity::Warning,
+                COORDINATE_FRAME,
+                format!("coordinate frame {coordinate_frame} is above 11"),
+            );
+        }
+        self.stats.time_unit = self.time_unit;
+    }
+
+    /// A control message: a Frame moves time on; the others are counted or checked.
+    fn control(&mut self, id: u16, flags: u32, value32: u32, notes: &mut PacketNotes) {
+        match id {
+            decode::C_FRAME => {
+                if flags & 2 != 0 || value32 == u32::MAX {
+                    notes.push(Severity::Info, UNITY_FRAME_FLAGS, format!("Frame with control flags {flags} and value32 {value32:#x} (Unity viewer recordings)"));
+                }
+                let units = if value32 == 0 || value32 == u32::MAX {
+                    self.frame_time
+                } else {
+                    value32
+                };
+                let dur = u64::from(units).saturating_mul(self.time_unit);
+                self.frame += 1;
+                self.time_us = self.time_us.saturating_add(dur);
+                self.records_since_frame = 0;
+                self.stats.frames = self.frame;
+                self.stats.duration_us = self.time_us;
+            }
+            decode::C_FRAME_COUNT => {
+                self.frame_counts += 1;
+                if self.frame_counts > 1 {
+                    notes.push(
+                        Severity::Info,
+                        SECOND_FRAME_COUNT,
+                        format!("a second FrameCount ({value32})"),
+                    );
+                } else {
+                    self.stats.frame_count = Some(value32);
+                    self.stats.frame_count_at = Some(notes.at);
+                }
+            }
+            decode::C_COORDINATE_FRAME if value32 > 11 => {
+                notes.push(
+                    Severity::Warning,
+                    COORDINATE_FRAME,
+                    format!("coordinate frame {value32} is above 11"),
+                );
+            }
+            decode::C_KEYFRAME => notes.push(
+                Severity::Warning,
+                KEYFRAME_IN_FILE,
+                "a Keyframe control message (servers must not send it)".into(),
+            ),
+            decode::C_END => self.end_seen = true,
+            decode::C_RESET => self.checker.reset(),
+            _ => {}
+        }
     }
 
     /// Rules checked when the data ends.

@@ -193,8 +193,8 @@ impl TesWriter {
         let mut stored: &[u8] = &self.collate;
         let mut compressed = Vec::new();
         if self.mode == Compression3es::CollatedGzip {
-            // Level 1: writing is 2.5 to 4.5 times faster than at the default level 6, for
-            // at most 5 % more bytes on the benchmark captures (docs/performance.md).
+            // Level 1: writing is several times faster than at the default level 6, for a
+            // few more bytes (docs/performance.md, "Figures from code comments").
             let mut enc = GzEncoder::new(
                 Vec::with_capacity(self.collate.len() / 2),
                 Compression::fast(),

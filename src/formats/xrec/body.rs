@@ -7,6 +7,7 @@
 
 use rmp::encode as enc;
 
+use crate::formats::cursor::Cursor;
 use crate::formats::msgpack::{self, Head};
 use crate::model::{Array, ArrayData, Field, Value};
 use crate::report::LossReport;
@@ -31,7 +32,9 @@ pub fn decode_into(
     from: usize,
     mut aside: Option<(&str, &mut Value)>,
 ) -> Result<Option<usize>, String> {
-    let mut rd = Reader { buf: body, pos: 0 };
+    let mut rd = Reader {
+        c: Cursor::new(body),
+    };
     let Head::Map(n) = rd.head()? else {
         return Err("the body is MessagePack but not a map".into());
     };
@@ -56,10 +59,10 @@ pub fn decode_into(
         }
     }
     fields.truncate(kept);
-    if rd.pos < body.len() {
+    if !rd.c.is_empty() {
         return Err(format!(
             "{} bytes after the body's MessagePack value",
-            body.len() - rd.pos
+            rd.c.remaining()
         ));
     }
     Ok(aside_at)
@@ -145,20 +148,17 @@ fn f32_data(d: &mut ArrayData) -> Option<&mut Vec<f32>> {
 
 /// A bounds-checked cursor over one body.
 struct Reader<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    c: Cursor<'a>,
 }
 
 impl<'a> Reader<'a> {
     fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
-        let at = self.pos;
-        let Some(s) = at.checked_add(n).and_then(|end| self.buf.get(at..end)) else {
-            return Err(format!(
-                "not MessagePack: the value at byte {at} runs past the body's end"
-            ));
-        };
-        self.pos += n;
-        Ok(s)
+        self.c.take(n).map_err(|e| {
+            format!(
+                "not MessagePack: the value at byte {} runs past the body's end",
+                e.at
+            )
+        })
     }
 
     /// The head of the next value (strings, bin and ext as ranges of the body), the reader
@@ -166,13 +166,13 @@ impl<'a> Reader<'a> {
     /// element).
     fn head(&mut self) -> Result<Head, String> {
         // rmpv, which decoded bodies before, read the never-used marker 0xc1 as nil.
-        if self.buf.get(self.pos) == Some(&0xc1) {
-            self.pos += 1;
+        if self.c.peek() == Some(0xc1) {
+            self.c.set_pos(self.c.pos() + 1);
             return Ok(Head::Nil);
         }
-        let (head, next) = msgpack::head(self.buf, self.pos)
+        let (head, next) = msgpack::head(self.c.bytes(), self.c.pos())
             .map_err(|e| format!("not MessagePack: {} (byte {})", e.what, e.at))?;
-        self.pos = next;
+        self.c.set_pos(next);
         Ok(head)
     }
 
@@ -185,11 +185,11 @@ impl<'a> Reader<'a> {
                 "the body nests containers more than {MAX_DEPTH} deep"
             ));
         }
-        let left = self.buf.len() - self.pos;
+        let left = self.c.remaining();
         if n > left {
             return Err(format!(
                 "not MessagePack: a container before byte {} claims {n} elements; {left} bytes remain",
-                self.pos
+                self.c.pos()
             ));
         }
         Ok(())
@@ -199,7 +199,7 @@ impl<'a> Reader<'a> {
     /// one width): one byte looked at per element.
     fn all_marked(&self, n: usize, (marker, size): (u8, usize)) -> bool {
         n.checked_mul(size)
-            .and_then(|len| self.buf.get(self.pos..self.pos.checked_add(len)?))
+            .and_then(|len| self.c.rest().get(..len))
             .is_some_and(|s| s.chunks_exact(size).all(|c| c[0] == marker))
     }
 
@@ -214,20 +214,20 @@ impl<'a> Reader<'a> {
             Head::UInt(u) => *out = i64::try_from(u).map_or(Value::UInt(u), Value::Int),
             Head::F32(x) => *out = Value::F32(x),
             Head::F64(x) => *out = Value::Float(x),
-            Head::Str(s) => set_str(out, text(&self.buf[s])?),
+            Head::Str(s) => set_str(out, text(&self.c.bytes()[s])?),
             Head::Bin(b) => match out {
-                Value::Bytes(v) => refill(v, &self.buf[b]),
-                _ => *out = Value::Bytes(self.buf[b].to_vec()),
+                Value::Bytes(v) => refill(v, &self.c.bytes()[b]),
+                _ => *out = Value::Bytes(self.c.bytes()[b].to_vec()),
             },
             Head::Ext(type_id, b) => match out {
                 Value::Ext { type_id: t, bytes } => {
                     *t = type_id;
-                    refill(bytes, &self.buf[b]);
+                    refill(bytes, &self.c.bytes()[b]);
                 }
                 _ => {
                     *out = Value::Ext {
                         type_id,
-                        bytes: self.buf[b].to_vec(),
+                        bytes: self.c.bytes()[b].to_vec(),
                     }
                 }
             },
@@ -281,13 +281,13 @@ impl<'a> Reader<'a> {
             return Ok(());
         };
         for i in 0..n {
-            let at = self.pos;
+            let at = self.c.pos();
             if let Head::Str(key) = self.head()? {
-                let buf = self.buf;
+                let buf = self.c.bytes();
                 self.value_into(slot(fields, i, text(&buf[key])?), depth)?;
                 continue;
             }
-            self.pos = at;
+            self.c.set_pos(at);
             let mut dict: Vec<(Value, Value)> =
                 fields.drain(..i).map(|(k, v)| (Value::Str(k), v)).collect();
             for _ in i..n {

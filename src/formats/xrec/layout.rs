@@ -5,6 +5,7 @@
 use serde_json::{Map, Value as Json};
 
 use super::codes::*;
+use crate::formats::cursor::{Cursor, OutOfBounds};
 use crate::report::{Finding, Severity};
 
 pub const HEADER_LEN: usize = 8;
@@ -88,55 +89,52 @@ pub const NOT_PROFILE_TEXT: &str = "not an XREC-S (simrec profile) file; the nat
 
 /// Reads fields in order from a payload, reporting a read past its end as `XREC_PAYLOAD_SHORT`.
 pub struct Fields<'a> {
-    b: &'a [u8],
-    pos: usize,
+    c: Cursor<'a>,
     what: &'static str,
 }
 
 impl<'a> Fields<'a> {
     pub fn new(b: &'a [u8], what: &'static str) -> Fields<'a> {
-        Fields { b, pos: 0, what }
+        Fields {
+            c: Cursor::new(b),
+            what,
+        }
+    }
+
+    fn short(&self, e: OutOfBounds) -> Finding {
+        error(
+            PAYLOAD_SHORT,
+            format!(
+                "the {} payload ends at byte {} of its {} while reading {} more bytes",
+                self.what,
+                e.at,
+                e.at + e.available,
+                e.wanted
+            ),
+        )
     }
 
     pub fn take(&mut self, n: usize) -> Result<&'a [u8], Finding> {
-        let end = self.pos.checked_add(n).filter(|&e| e <= self.b.len());
-        let Some(end) = end else {
-            return Err(error(
-                PAYLOAD_SHORT,
-                format!(
-                    "the {} payload ends at byte {} of its {} while reading {n} more bytes",
-                    self.what,
-                    self.pos,
-                    self.b.len()
-                ),
-            ));
-        };
-        let s = &self.b[self.pos..end];
-        self.pos = end;
-        Ok(s)
+        self.c.take(n).map_err(|e| self.short(e))
     }
 
     pub fn u8(&mut self) -> Result<u8, Finding> {
-        Ok(self.take(1)?[0])
+        self.c.u8().map_err(|e| self.short(e))
     }
     pub fn u16(&mut self) -> Result<u16, Finding> {
-        let b = self.take(2)?;
-        Ok(u16::from_le_bytes([b[0], b[1]]))
+        self.c.u16_le().map_err(|e| self.short(e))
     }
     pub fn u32(&mut self) -> Result<u32, Finding> {
-        let b = self.take(4)?;
-        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+        self.c.u32_le().map_err(|e| self.short(e))
     }
     pub fn u64(&mut self) -> Result<u64, Finding> {
-        let mut a = [0u8; 8];
-        a.copy_from_slice(self.take(8)?);
-        Ok(u64::from_le_bytes(a))
+        self.c.u64_le().map_err(|e| self.short(e))
     }
     pub fn i64(&mut self) -> Result<i64, Finding> {
-        Ok(self.u64()? as i64)
+        self.c.i64_le().map_err(|e| self.short(e))
     }
     pub fn f64(&mut self) -> Result<f64, Finding> {
-        Ok(f64::from_bits(self.u64()?))
+        self.c.f64_le().map_err(|e| self.short(e))
     }
 
     /// A `str16`.
@@ -181,7 +179,7 @@ impl<'a> Fields<'a> {
     }
 
     pub fn rest(&self) -> usize {
-        self.b.len() - self.pos
+        self.c.remaining()
     }
 }
 

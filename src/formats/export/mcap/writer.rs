@@ -9,8 +9,7 @@
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{channel, sync_channel, Receiver, SyncSender};
-use std::thread::JoinHandle;
+use std::sync::mpsc::{channel, Receiver};
 
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions};
@@ -19,6 +18,7 @@ use super::scene::{Scene, Topic3d};
 use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
+use crate::formats::worker::{Stopped, Worker};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
 
@@ -45,11 +45,10 @@ pub struct McapWriter {
     declared: usize,
     /// Records waiting for their JSON text.
     batches: JsonBatches,
-    /// To the writing thread (`None` once finished).
-    to_writer: Option<SyncSender<ToWriter>>,
     /// Batches written, given back for their buffers.
     written: Receiver<Formatted>,
-    writer: Option<JoinHandle<Result<WriteReport, WriteError>>>,
+    /// The writing thread; dropped unfinished (an error elsewhere), it still ends.
+    writer: Worker<ToWriter, WriteReport, WriteError>,
     report: WriteReport,
 }
 
@@ -85,24 +84,21 @@ impl McapWriter {
     ) -> Result<McapWriter, WriteError> {
         let mut messages = Messages::create(out, path, header, compression)?;
         // One batch waits while one is written: the formatting threads hold the rest.
-        let (to_writer, batches) = sync_channel::<ToWriter>(1);
         let (give_back, written) = channel::<Formatted>();
-        let writer = std::thread::Builder::new()
-            .name("mcap-writer".into())
-            .spawn(move || {
-                for job in batches {
-                    match job {
-                        ToWriter::Channel(c) => messages.add(&c)?,
-                        ToWriter::Batch(formatted) => {
-                            messages.write_batch(&formatted)?;
-                            // The caller may be gone (an error of its own): nothing to keep.
-                            let _ = give_back.send(formatted);
-                        }
+        let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
+            for job in jobs {
+                match job {
+                    ToWriter::Channel(c) => messages.add(&c)?,
+                    ToWriter::Batch(formatted) => {
+                        messages.write_batch(&formatted)?;
+                        // The caller may be gone (an error of its own): nothing to keep.
+                        let _ = give_back.send(formatted);
                     }
                 }
-                messages.finish()
-            })
-            .map_err(|e| WriteError::io(path, e))?;
+            }
+            messages.finish()
+        })
+        .map_err(|e| WriteError::io(path, e))?;
         Ok(McapWriter {
             path: path.to_path_buf(),
             declared: header.channels.len(),
@@ -114,9 +110,8 @@ impl McapWriter {
                 },
                 Vec::new(),
             ),
-            to_writer: Some(to_writer),
             written,
-            writer: Some(writer),
+            writer,
             report: WriteReport::default(),
         })
     }
@@ -128,36 +123,30 @@ impl McapWriter {
         ))
     }
 
+    /// Why the writing thread gave no report: its own error, else what `gone` says.
+    fn ended(&self, stopped: Stopped<WriteError>, gone: &str) -> WriteError {
+        match stopped {
+            Stopped::Failed(e) => e,
+            Stopped::Panicked => WriteError::Invalid(format!(
+                "{}: the MCAP writing thread failed",
+                self.path.display()
+            )),
+            Stopped::Gone => WriteError::Invalid(format!("{}: {gone}", self.path.display())),
+        }
+    }
+
     /// Ends the writing thread: its report, or the error it stopped on.
     fn join(&mut self) -> Result<WriteReport, WriteError> {
-        self.to_writer = None;
-        let path = &self.path;
-        match self.writer.take().map(JoinHandle::join) {
-            Some(Ok(result)) => result,
-            Some(Err(_)) => Err(WriteError::Invalid(format!(
-                "{}: the MCAP writing thread failed",
-                path.display()
-            ))),
-            None => Err(WriteError::Invalid(format!(
-                "{}: already finished",
-                path.display()
-            ))),
-        }
+        self.writer
+            .finish()
+            .map_err(|s| self.ended(s, "already finished"))
     }
 
     /// Hands `job` to the writing thread; if it stopped, its error.
     fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
-        let sent = self.to_writer.as_ref().map(|w| w.send(job));
-        match sent {
-            Some(Ok(())) => Ok(()),
-            // The thread stopped on an error: that error is the one to report.
-            _ => Err(self.join().err().unwrap_or_else(|| {
-                WriteError::Invalid(format!(
-                    "{}: the MCAP writing thread stopped",
-                    self.path.display()
-                ))
-            })),
-        }
+        self.writer
+            .send(job)
+            .map_err(|s| self.ended(s, "the MCAP writing thread stopped"))
     }
 
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
@@ -218,16 +207,6 @@ impl Sink for McapWriter {
     }
 }
 
-impl Drop for McapWriter {
-    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
-    fn drop(&mut self) {
-        self.to_writer = None;
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
-        }
-    }
-}
-
 impl Messages {
     /// The file's metadata and the header's channels, written to `out`.
     fn create(
@@ -241,17 +220,17 @@ impl Messages {
             .chunk_size(Some(CHUNK_SIZE))
             // zstd on this thread, not on its own workers: the crate writes each message
             // as several small writes, and a multi-threaded zstd stream takes a lock for
-            // every one (a sixth of an Icarus run's CPU time, 12 M messages).
+            // every one (docs/performance.md, "MCAP and JSON Lines").
             .compression_threads(0);
         let options = match compression.unwrap_or(COMPRESSIONS[0]) {
-            // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
-            // and a conversion should run at the speed of reading.
+            // zstd's fastest positive level: it compresses JSON numbers well, and a
+            // conversion should run at the speed of reading.
             "zstd" => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(1),
-            // A negative ("fast") level: about twice as fast as level 1, but without the
-            // entropy coding of literals that makes the digits small (JSON about 1.25
-            // times). The crate takes the level as a u32 and hands it to zstd as an i32,
+            // A negative ("fast") level: faster than level 1, but without the entropy
+            // coding of literals that makes the digits small (docs/performance.md, "MCAP
+            // and JSON Lines"). The crate takes the level as a u32 and hands it to zstd as an i32,
             // so a negative level is passed as its two's complement.
             "zstd-fast" => options
                 .compression(Some(Compression::Zstd))

@@ -1,16 +1,17 @@
 //! Batches encoded into a Parquet file: on one thread of their own (rows that come a record
 //! at a time), or column by column on every core (rows that come a frame at a time).
 //!
-//! Encoding costs the `parquet` crate about 80 ns a row for an Icarus table (a dictionary
-//! lookup and two string comparisons for each of `channel` and `entity`, definition levels
-//! for every value column), more than the rows cost to make once they come a frame at a
-//! time; one thread encoding the whole table was the limit. Each column of a row group has
-//! its own writer, so columns are jobs: a job writes the oldest batch a column has not
-//! written yet, and whoever is free takes the next one, the worker threads and the thread
-//! that fills the batches whenever it would otherwise wait for room. A column's batches are
-//! written in order, one job at a time, so the file is what one thread would write. By
-//! columns, `channel` and `entity` are written by [`LabelColumn`] instead of the crate's
-//! writer (its dictionary and statistics were a quarter of the CPU time): see `labels.rs`.
+//! Encoding costs the `parquet` crate more per row of an Icarus table (a dictionary lookup
+//! and two string comparisons for each of `channel` and `entity`, definition levels for
+//! every value column) than the rows cost to make once they come a frame at a time
+//! (docs/performance.md, "Icarus → Parquet table by frames"); one thread encoding the
+//! whole table was the limit. Each column of a row group has its own writer, so columns
+//! are jobs: a job writes the oldest batch a column has not written yet, and whoever is
+//! free takes the next one, the worker threads and the thread that fills the batches
+//! whenever it would otherwise wait for room. A column's batches are written in order, one
+//! job at a time, so the file is what one thread would write. By columns, `channel` and
+//! `entity` are written by [`LabelColumn`] instead of the crate's writer (its dictionary and
+//! statistics were a large share of the CPU time): see `labels.rs`.
 //!
 //! Memory: one batch in the channel and the row group's encoded pages until it is complete
 //! (a row group closes at [`MAX_ROW_GROUP_ROWS`] rows, or before its encoded size passes
@@ -21,7 +22,7 @@
 use std::collections::VecDeque;
 use std::fs::File;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::mpsc::{sync_channel, SyncSender};
+use std::sync::mpsc::Receiver;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 
@@ -38,6 +39,7 @@ use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnDescPtr;
 
 use super::labels::{self, LabelColumn};
+use crate::formats::worker::{Stopped, Worker};
 
 pub const MAX_ROW_GROUP_ROWS: usize = 1 << 20;
 /// The row group's encoded pages are kept until it is complete.
@@ -625,56 +627,36 @@ impl Drop for Columns {
 
 /// One thread owning the crate's `ArrowWriter`, the batches handed over through a channel
 /// of one: for rows that come no faster than one thread encodes them (a record at a time).
-struct Thread {
-    batches: Option<SyncSender<RecordBatch>>,
-    thread: Option<JoinHandle<Result<(), String>>>,
-}
+struct Thread(Worker<RecordBatch, (), String>);
 
 impl Thread {
     fn new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Thread, String> {
         let mut writer =
             ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| e.to_string())?;
-        let (tx, rx) = sync_channel::<RecordBatch>(1);
-        let thread = std::thread::Builder::new()
-            .name("parquet-table".into())
-            .spawn(move || {
-                for batch in rx {
-                    writer.write(&batch).map_err(|e| e.to_string())?;
-                }
-                writer.close().map(drop).map_err(|e| e.to_string())
-            })
-            .map_err(|e| e.to_string())?;
-        Ok(Thread {
-            batches: Some(tx),
-            thread: Some(thread),
-        })
+        let worker = Worker::spawn("parquet-table", 1, move |batches: Receiver<RecordBatch>| {
+            for batch in batches {
+                writer.write(&batch).map_err(|e| e.to_string())?;
+            }
+            writer.close().map(drop).map_err(|e| e.to_string())
+        });
+        worker.map(Thread).map_err(|e| e.to_string())
     }
 
     fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
-        let sent = self.batches.as_ref().map(|tx| tx.send(batch));
-        if let Some(Err(_)) = sent {
-            // The thread stopped on an error: that error is the one to report.
-            self.batches = None;
-            self.join()?;
-            return Err("the Parquet writer stopped".to_string());
-        }
-        Ok(())
+        // The thread stopped on an error: that error is the one to report.
+        self.0.send(batch).map_err(|stopped| match stopped {
+            Stopped::Failed(e) => e,
+            Stopped::Panicked => "the Parquet writer failed".to_string(),
+            Stopped::Gone => "the Parquet writer stopped".to_string(),
+        })
     }
 
-    fn join(&mut self) -> Result<(), String> {
-        match self.thread.take().map(JoinHandle::join) {
-            None | Some(Ok(Ok(()))) => Ok(()),
-            Some(Ok(Err(e))) => Err(e),
-            Some(Err(_)) => Err("the Parquet writer failed".to_string()),
+    fn close(mut self) -> Result<(), String> {
+        match self.0.finish() {
+            Ok(()) | Err(Stopped::Gone) => Ok(()),
+            Err(Stopped::Failed(e)) => Err(e),
+            Err(Stopped::Panicked) => Err("the Parquet writer failed".to_string()),
         }
-    }
-}
-
-impl Drop for Thread {
-    /// A writer dropped unfinished (an error elsewhere) still ends its thread.
-    fn drop(&mut self) {
-        self.batches = None;
-        let _ = self.join();
     }
 }
 
@@ -692,8 +674,8 @@ impl Encoder {
     /// `by_columns`: the batches come faster than one thread encodes them (a frame at a
     /// time), so they are encoded column by column on every core. Otherwise one thread
     /// encodes them, as before: the reader is the slower side, and `convert --each` already
-    /// keeps the cores busy (there, encoding by columns cost a fifth more CPU in page faults
-    /// and TLB flushes, and more memory).
+    /// keeps the cores busy (there, encoding by columns cost more CPU in page faults and TLB
+    /// flushes, and more memory: docs/performance.md, "Icarus → Parquet table by frames").
     pub fn new(
         file: File,
         schema: SchemaRef,
@@ -721,10 +703,7 @@ impl Encoder {
     /// Writes what is handed over and the footer.
     pub fn close(self) -> Result<(), String> {
         match self.0 {
-            Inner::Thread(mut t) => {
-                t.batches = None;
-                t.join()
-            }
+            Inner::Thread(t) => t.close(),
             Inner::Columns(c) => c.close(),
         }
     }

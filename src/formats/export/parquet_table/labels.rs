@@ -3,7 +3,8 @@
 //!
 //! The crate looks every value of a string column up in its dictionary (a hash and a
 //! comparison) and compares it twice more for the statistics; for an Icarus table, a row per
-//! signal value, that was a quarter of the encoding's CPU time. Here a row costs a look-up
+//! signal value, that was a large share of the encoding's CPU time (docs/performance.md,
+//! "Icarus → Parquet table by frames"). Here a row costs a look-up
 //! by its key (`channel`, a dictionary array) or one comparison with the row before
 //! (`entity`: names come in runs), and the statistics are taken over the dictionary once
 //! per row group. The chunk is laid out as the crate lays one out: a PLAIN dictionary page,

@@ -34,10 +34,10 @@ use crate::model::{Channel, DType, Entity, Record, Value};
 pub const FIXED: [&str; 5] = ["time_ns", "channel", "entity", "frame", "removed"];
 
 /// Rows and bytes of a batch. The first batch, which decides the columns of keys no field
-/// spec declared, may hold more bytes (at 32 MiB, the look-ahead's bound, the 109 MB NanoVer
-/// pair peaked at 111 MiB RSS; at 8 MiB, 59 MiB). Larger batches (8,192 to 32,768 rows)
-/// encoded no faster and cost page faults: vectors over 128 KiB go back to the system
-/// between batches (mimalloc's purge delay, src/main.rs).
+/// spec declared, may hold more bytes (a larger bound, the look-ahead's, doubled the peak
+/// RSS). Larger batches encoded no faster and cost page faults: vectors over 128 KiB go back
+/// to the system between batches (mimalloc's purge delay, src/main.rs). Figures:
+/// docs/performance.md, "Parquet table, CSV from any source, `convert --each`".
 const BATCH_ROWS: usize = 4096;
 const BATCH_BYTES: usize = 4 << 20;
 const FIRST_BATCH_BYTES: usize = 8 << 20;
@@ -534,7 +534,8 @@ impl Table {
         }
         // Float columns whose values zstd barely shrinks (positions and velocities of a
         // simulation: every mantissa bit is noise) are stored uncompressed: compressing
-        // them cost the encoding thread a fifth of its time to save 6 %.
+        // them cost the encoding thread much time to save little (docs/performance.md,
+        // "Figures from code comments").
         for column in &self.columns {
             if let Some(sample) = column.float_sample(SAMPLE_BYTES) {
                 if sample.len() >= SAMPLE_BYTES / 16 && !compresses(&sample) {
@@ -824,8 +825,8 @@ impl Entities {
 const SAMPLE_BYTES: usize = 1 << 20;
 
 /// Whether zstd (level 1, as the file is written) saves at least a sixteenth of `sample`
-/// (an Elodin replay's positions and velocities save 4.5 %: stored plain; NanoVer's float32
-/// positions 10 %, compressed: plain, the NanoVer pair's file grew 97 -> 108 MB).
+/// (what an Elodin replay's and NanoVer's positions save: docs/performance.md, "Figures from
+/// code comments").
 fn compresses(sample: &[u8]) -> bool {
     match zstd::bulk::compress(sample, 1) {
         Ok(packed) => packed.len() * 16 < sample.len() * 15,

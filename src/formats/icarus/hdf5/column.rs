@@ -3,8 +3,7 @@
 //! Unfiltered little-endian storage (what Vulcan and h5py write) is read by simrec straight
 //! from the chunk addresses hdf5-pure lists, each checked against the file's length first:
 //! hdf5-pure 0.47's row-window reads scan the whole chunk index for every window (cost
-//! grows with the file: 2.8 s of CPU for 1 GB in windows of 1000 rows against 0.3 s this
-//! way). Anything else (filters, big-endian, compact storage) goes through hdf5-pure's own
+//! grows with the file: docs/performance.md, "Icarus HDF5"). Anything else (filters, big-endian, compact storage) goes through hdf5-pure's own
 //! row reads. Either way a chunked dataset is read only as far as its last chunk written:
 //! a length is a claim (a few KB of gzip dataset may declare 10^12 rows).
 

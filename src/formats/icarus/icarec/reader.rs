@@ -259,127 +259,16 @@ impl IcarecReader {
                 ),
             ));
         }
-        let static_block = match c.statics.take() {
-            Some(b) => {
-                if b.len() as u64 != schema.static_block {
-                    pending.push(Finding::new(
-                        Severity::Error,
-                        STATIC_SIZE,
-                        format!(
-                            "{STATIC_FILE} has {} bytes but the static block is {} bytes",
-                            b.len(),
-                            schema.static_block
-                        ),
-                    ));
-                }
-                b
-            }
-            None => {
-                if schema.static_block > 0 && !c.members.iter().any(|m| m.name == STATIC_FILE) {
-                    pending.push(Finding::new(
-                        Severity::Error,
-                        MISSING_PART,
-                        format!(
-                            "no {STATIC_FILE} but the static block is {} bytes: static signals cannot be read",
-                            schema.static_block
-                        ),
-                    ));
-                }
-                Vec::new()
-            }
-        };
-        let metadata = match c.metadata.take() {
-            None => {
-                pending.push(
-                    Finding::new(
-                        Severity::Warning,
-                        METADATA_MISSING,
-                        format!("no {}: the recording was not finished cleanly", metadata::FILE),
-                    )
-                    .hint("`simrec recover` writes the whole frames again with a complete metadata.json"),
-                );
-                None
-            }
-            Some(bytes) => match metadata::parse(&bytes) {
-                Ok(m) => Some(m),
-                Err(f) => {
-                    pending.push(f);
-                    None
-                }
-            },
-        };
+        let static_block = take_static_block(&mut c, &schema, &mut pending);
+        let metadata = take_metadata(&mut c, &mut pending);
 
-        // Channels and slots, in schema order.
-        let mut header = Header::new("icarec", schema.schema_version.clone());
-        header.origin = schema.origin.clone();
-        let mut slots = Vec::with_capacity(schema.signals.len());
-        let (mut statics, mut dynamics) = (Vec::new(), Vec::new());
-        for s in &schema.signals {
-            let (entity, field) = entity_and_field(&s.name);
-            let is_static = s.lifecycle == Lifecycle::Static;
-            let spec = FieldSpec {
-                name: field.to_string(),
-                dtype: Some(s.ty.element.dtype()),
-                shape: Some(s.ty.shape().to_vec()),
-                unit: s.units.clone(),
-                // A Quat is scalar first (w, x, y, z): said in the model so that writers
-                // that store rotations another way can reorder it (Elodin's world_pos).
-                semantic: s
-                    .semantic
-                    .clone()
-                    .or_else(|| (s.ty.kind == Kind::Quat).then(|| QUATERNION_WXYZ.to_string())),
-                is_static,
-                elements: None,
-            };
-            let composition = if is_static {
-                Composition::SampleHold
-            } else {
-                Composition::Independent
-            };
-            let mut channel = Channel::new(s.name.clone(), ChannelKind::Signals, composition);
-            channel.fields.push(spec);
-            channel.declares_all = true;
-            let id = header.add_channel(channel);
-            // Static signals past the end of a short static file are not emitted (reported
-            // as ICAREC_STATIC_SIZE).
-            let fits = !is_static || s.offset.saturating_add(s.size) <= static_block.len() as u64;
-            if fits {
-                (if is_static {
-                    &mut statics
-                } else {
-                    &mut dynamics
-                })
-                .push(slots.len());
-            }
-            slots.push(Slot {
-                channel: id,
-                ty: s.ty,
-                offset: s.offset as usize,
-                size: s.size as usize,
-                entity: entity.map(|e| Entity::Name(Arc::from(e))),
-                field: field.to_string(),
-            });
-        }
-        let mut meta = Map::new();
-        // Moved, not copied: the header is where the object is read from (facts too).
-        meta.insert(
-            "schema".into(),
-            Json::Object(std::mem::take(&mut schema.object)),
-        );
-        // The text as it was, for a writer that changes nothing in it (a slice, a copy); the
-        // object lacks elements of `signals` that are not signals, and then the text is not
-        // what it holds.
-        let text = std::str::from_utf8(&schema_bytes).ok();
-        if let Some(text) = text.filter(|_| schema.unreadable == 0) {
-            meta.insert("schema_text".into(), Json::String(text.to_string()));
-        }
-        meta.insert(
-            "metadata".into(),
-            metadata.clone().map_or(Json::Null, Json::Object),
-        );
-        header
-            .metadata
-            .insert(HEADER_KEY.into(), Json::Object(meta));
+        let (mut header, layout) = channels(&schema, static_block.len() as u64);
+        let Layout {
+            slots,
+            statics,
+            dynamics,
+        } = layout;
+        header_metadata(&mut header, &mut schema, &schema_bytes, metadata.as_ref());
 
         let frame_size = 8u64.saturating_add(schema.dynamic_block);
         let dyn_len = c.dynamic.as_ref().map_or(0, |d| d.len);
@@ -1111,4 +1000,166 @@ pub(super) fn metadata_json(m: &Option<Map<String, Json>>) -> Json {
             "producer": m.get("producer"),
         }),
     }
+}
+
+/// The static block (empty when its file is missing), checked against the schema's size.
+fn take_static_block(c: &mut Container, schema: &Schema, pending: &mut Findings) -> Vec<u8> {
+    match c.statics.take() {
+        Some(b) => {
+            if b.len() as u64 != schema.static_block {
+                pending.push(Finding::new(
+                    Severity::Error,
+                    STATIC_SIZE,
+                    format!(
+                        "{STATIC_FILE} has {} bytes but the static block is {} bytes",
+                        b.len(),
+                        schema.static_block
+                    ),
+                ));
+            }
+            b
+        }
+        None => {
+            if schema.static_block > 0 && !c.members.iter().any(|m| m.name == STATIC_FILE) {
+                pending.push(Finding::new(
+                    Severity::Error,
+                    MISSING_PART,
+                    format!(
+                        "no {STATIC_FILE} but the static block is {} bytes: static signals cannot be read",
+                        schema.static_block
+                    ),
+                ));
+            }
+            Vec::new()
+        }
+    }
+}
+
+/// `metadata.json`, parsed: `None` when it is missing (an unfinished recording) or bad.
+fn take_metadata(c: &mut Container, pending: &mut Findings) -> Option<Map<String, Json>> {
+    match c.metadata.take() {
+        None => {
+            pending.push(
+                Finding::new(
+                    Severity::Warning,
+                    METADATA_MISSING,
+                    format!(
+                        "no {}: the recording was not finished cleanly",
+                        metadata::FILE
+                    ),
+                )
+                .hint(
+                    "`simrec recover` writes the whole frames again with a complete metadata.json",
+                ),
+            );
+            None
+        }
+        Some(bytes) => match metadata::parse(&bytes) {
+            Ok(m) => Some(m),
+            Err(f) => {
+                pending.push(f);
+                None
+            }
+        },
+    }
+}
+
+/// Where each signal's channel reads its value, in schema order.
+struct Layout {
+    slots: Vec<Slot>,
+    /// Indices into `slots` of the static signals that fit the static block, and of the
+    /// dynamic ones.
+    statics: Vec<usize>,
+    dynamics: Vec<usize>,
+}
+
+/// A channel per signal, in schema order, and where each is read; static signals past
+/// the end of a static block of `static_len` bytes are not read.
+fn channels(schema: &Schema, static_len: u64) -> (Header, Layout) {
+    let mut header = Header::new("icarec", schema.schema_version.clone());
+    header.origin = schema.origin.clone();
+    let mut slots = Vec::with_capacity(schema.signals.len());
+    let (mut statics, mut dynamics) = (Vec::new(), Vec::new());
+    for s in &schema.signals {
+        let (entity, field) = entity_and_field(&s.name);
+        let is_static = s.lifecycle == Lifecycle::Static;
+        let spec = FieldSpec {
+            name: field.to_string(),
+            dtype: Some(s.ty.element.dtype()),
+            shape: Some(s.ty.shape().to_vec()),
+            unit: s.units.clone(),
+            // A Quat is scalar first (w, x, y, z): said in the model so that writers
+            // that store rotations another way can reorder it (Elodin's world_pos).
+            semantic: s
+                .semantic
+                .clone()
+                .or_else(|| (s.ty.kind == Kind::Quat).then(|| QUATERNION_WXYZ.to_string())),
+            is_static,
+            elements: None,
+        };
+        let composition = if is_static {
+            Composition::SampleHold
+        } else {
+            Composition::Independent
+        };
+        let mut channel = Channel::new(s.name.clone(), ChannelKind::Signals, composition);
+        channel.fields.push(spec);
+        channel.declares_all = true;
+        let id = header.add_channel(channel);
+        // Static signals past the end of a short static file are not emitted (reported
+        // as ICAREC_STATIC_SIZE).
+        let fits = !is_static || s.offset.saturating_add(s.size) <= static_len;
+        if fits {
+            (if is_static {
+                &mut statics
+            } else {
+                &mut dynamics
+            })
+            .push(slots.len());
+        }
+        slots.push(Slot {
+            channel: id,
+            ty: s.ty,
+            offset: s.offset as usize,
+            size: s.size as usize,
+            entity: entity.map(|e| Entity::Name(Arc::from(e))),
+            field: field.to_string(),
+        });
+    }
+    let layout = Layout {
+        slots,
+        statics,
+        dynamics,
+    };
+    (header, layout)
+}
+
+/// The header's `icarec` object: the schema (moved out of `schema`), its text when it is
+/// what the object holds, and the metadata.
+fn header_metadata(
+    header: &mut Header,
+    schema: &mut Schema,
+    schema_bytes: &[u8],
+    metadata: Option<&Map<String, Json>>,
+) {
+    let mut meta = Map::new();
+    // Moved, not copied: the header is where the object is read from (facts too).
+    meta.insert(
+        "schema".into(),
+        Json::Object(std::mem::take(&mut schema.object)),
+    );
+    // The text as it was, for a writer that changes nothing in it (a slice, a copy); the
+    // object lacks elements of `signals` that are not signals, and then the text is not
+    // what it holds.
+    let text = std::str::from_utf8(schema_bytes).ok();
+    if let Some(text) = text.filter(|_| schema.unreadable == 0) {
+        meta.insert("schema_text".into(), Json::String(text.to_string()));
+    }
+    meta.insert(
+        "metadata".into(),
+        metadata.cloned().map_or(Json::Null, Json::Object),
+    );
+    header
+        .metadata
+        .insert(HEADER_KEY.into(), Json::Object(meta));
 }

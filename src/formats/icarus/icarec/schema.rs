@@ -461,7 +461,8 @@ impl<'de> Deserialize<'de> for Members<'de> {
 
 /// The `signals` array walked one element at a time: each is checked, hashed into the
 /// checksum and dropped unless it is a signal, so that no tree of the whole array is held
-/// (an 8 MB array of millions of bad elements held 1.6 GiB as a tree and a finding each).
+/// (a tree and a finding each for millions of bad elements took gigabytes: docs/performance.md,
+/// "Figures from code comments").
 #[derive(Default)]
 struct SignalWalk {
     signals: Vec<Signal>,

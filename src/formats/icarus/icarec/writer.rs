@@ -96,6 +96,78 @@ enum Out {
     },
 }
 
+impl Out {
+    /// The tar form of a layout that may grow: the frames to a scratch file first.
+    fn tar_at_end(target: &Path, outputs: &mut Outputs, mtime: u64) -> Result<Out, WriteError> {
+        let dest = outputs.create_seekable(target)?;
+        let dir = match target.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        // Beside the output (its size is the output's), else in the system's temporary
+        // directory (a dry run into a directory yet to be made).
+        let scratch = tempfile::tempfile_in(dir)
+            .or_else(|_| tempfile::tempfile())
+            .map_err(io(target))?;
+        Ok(Out::TarAtEnd {
+            dest,
+            frames: BufWriter::with_capacity(1 << 20, scratch),
+            mtime,
+        })
+    }
+
+    /// The tar form: the schema member, the static member's place and the dynamic
+    /// member's header written now.
+    fn tar(
+        target: &Path,
+        outputs: &mut Outputs,
+        schema_bytes: &[u8],
+        static_len: u64,
+        mtime: u64,
+    ) -> Result<Out, WriteError> {
+        let mut dest = outputs.create_seekable(target)?;
+        let e = io(target);
+        let mut at = ustar::member(&mut dest, schema::FILE, schema_bytes, mtime).map_err(&e)?;
+        // The static block is known only at the end: its place is kept, zero-filled.
+        let static_at = at + ustar::BLOCK;
+        at += ustar::member(&mut dest, STATIC_FILE, &vec![0; static_len as usize], mtime)
+            .map_err(&e)?;
+        dest.write_all(&ustar::header(DYNAMIC_FILE, 0, mtime).map_err(&e)?)
+            .map_err(&e)?;
+        Ok(Out::Tar {
+            dest,
+            static_at,
+            dynamic_header_at: at,
+            mtime,
+        })
+    }
+
+    /// The directory form: `schema.json` written now.
+    fn directory(
+        target: &Path,
+        outputs: &mut Outputs,
+        schema_bytes: &[u8],
+    ) -> Result<Out, WriteError> {
+        let dir = outputs.create_dir(target)?;
+        fs::write(dir.join(schema::FILE), schema_bytes).map_err(io(target))?;
+        let file = File::create(dir.join(DYNAMIC_FILE)).map_err(io(target))?;
+        Ok(Out::Directory {
+            dir,
+            dynamic: BufWriter::with_capacity(1 << 20, file),
+        })
+    }
+}
+
+/// The tar members' mtime: the schema's `created_at` in Unix seconds, else 0.
+fn created_mtime(object: &Map<String, Json>) -> u64 {
+    object
+        .get("created_at")
+        .and_then(Json::as_str)
+        .and_then(Epoch::parse_iso8601)
+        .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
+        .unwrap_or(0)
+}
+
 /// The frame being assembled.
 struct Frame {
     time: Nanos,
@@ -374,132 +446,12 @@ impl IcarecWriter {
             .map(|c| plan_channel(c, &mut signals, &mut names, None))
             .collect();
 
-        // The source's layout when every one of its signals arrives as it was; else
-        // contiguous offsets in signal order with canonical sizes.
-        let kept = source_schema
-            .and_then(|o| schema::parse(Json::Object(o.clone()).to_string().as_bytes()).ok())
-            .filter(|(s, _)| {
-                // Gaps are copied as they are, but a block is allocated whole: a declared
-                // size far beyond its signals (damage) is not kept.
-                let gap = |lifecycle: Lifecycle, block: u64| {
-                    let used: u64 = s
-                        .signals
-                        .iter()
-                        .filter(|x| x.lifecycle == lifecycle)
-                        .map(|x| x.size)
-                        .sum();
-                    block.saturating_sub(used) <= MAX_KEPT_GAP
-                };
-                gap(Lifecycle::Dynamic, s.dynamic_block)
-                    && gap(Lifecycle::Static, s.static_block)
-                    && s.unreadable == 0
-                    && s.signals.len() == signals.len()
-                    && s.signals.iter().zip(&signals).all(|(a, b)| {
-                        a.name == b.signal.name
-                            && a.ty == b.signal.ty
-                            && a.lifecycle == b.signal.lifecycle
-                            && a.units == b.signal.units
-                    })
-            });
-        let (dynamic_len, static_len) = match &kept {
-            Some((s, _)) => {
-                for (p, src) in signals.iter_mut().zip(&s.signals) {
-                    p.signal.offset = src.offset;
-                    p.signal.size = src.size;
-                }
-                (s.dynamic_block, s.static_block)
-            }
-            None => {
-                let (mut d, mut st) = (0u64, 0u64);
-                for p in &mut signals {
-                    let at = match p.signal.lifecycle {
-                        Lifecycle::Dynamic => &mut d,
-                        Lifecycle::Static => &mut st,
-                    };
-                    p.signal.offset = *at;
-                    *at += p.signal.size;
-                }
-                (d, st)
-            }
-        };
-        let source_layout = kept.is_some();
+        let (dynamic_len, static_len, source_layout) = lay_out(&mut signals, source_schema);
 
-        // schema.json: the source's object with what simrec must change; new keys last.
-        let mut object = source_schema.cloned().unwrap_or_else(|| {
-            let mut o = Map::new();
-            o.insert("schema_version".into(), json!(SCHEMA_VERSION));
-            o.insert("icarus_version".into(), json!(ICARUS_VERSION));
-            o.insert("created_at".into(), json!(now()));
-            o
-        });
-        let time = time_json(header, object.get("time"));
-        object.insert("time".into(), time);
-        object.insert("byte_order".into(), json!("little"));
-        // A mapped source may announce components after the first instant
-        // (`icarus::mapping`): the layout then grows, and the tar form, whose
-        // schema member comes first, is assembled at the end. Its schema (never a source's)
-        // is kept with its signals' place, to be written again.
         let grows = header.metadata.contains_key(MAPPED_FROM);
-        let schema_bytes = if grows {
-            object.insert("signals".into(), Json::Null);
-            object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
-            object.insert("static_block_bytes".into(), json!(static_len));
-            object.insert("checksum".into(), Json::Null);
-            render_with(&mut object, &signals)?
-        } else {
-            // The source's signal objects by name (the first of a name, as a search finds).
-            let mut source_signals: HashMap<&str, &Map<String, Json>> = HashMap::new();
-            let listed = source_schema
-                .and_then(|o| o.get("signals"))
-                .and_then(Json::as_array);
-            for object in listed.into_iter().flatten().filter_map(Json::as_object) {
-                if let Some(name) = object.get("name").and_then(Json::as_str) {
-                    source_signals.entry(name).or_insert(object);
-                }
-            }
-            let signal_objects: Vec<Json> = signals
-                .iter()
-                .map(|p| {
-                    let source = source_signals.get(p.signal.name.as_str()).copied();
-                    signal_object(&p.signal, source)
-                })
-                .collect();
-            let checksum = schema::checksum(&signal_objects);
-            object.insert("signals".into(), Json::Array(signal_objects));
-            object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
-            object.insert("static_block_bytes".into(), json!(static_len));
-            object.insert("checksum".into(), json!(checksum));
-            // Nothing had to change (a slice, a copy): the source's text, byte for byte
-            // (spec §A14). A key simrec adds that the source leaves out holds what the
-            // source implies.
-            let implied = source_schema.map(|source| {
-                let mut source = source.clone();
-                for key in ["byte_order", "dynamic_block_bytes", "static_block_bytes"] {
-                    if let (false, Some(v)) = (source.contains_key(key), object.get(key)) {
-                        source.insert(key.into(), v.clone());
-                    }
-                }
-                source
-            });
-            let unchanged = implied.as_ref() == Some(&object);
-            let source_text = source
-                .and_then(|s| s.get("schema_text"))
-                .and_then(Json::as_str)
-                .filter(|_| unchanged);
-            match source_text {
-                Some(text) => text.as_bytes().to_vec(),
-                None => render(&object)?,
-            }
-        };
-        let provenance = match source.and_then(|s| s.get("slice")) {
-            Some(Json::Object(slice)) => {
-                let mut o = Map::new();
-                o.insert("kind".into(), json!("slice"));
-                o.extend(slice.clone());
-                Json::Object(o)
-            }
-            _ => json!({"kind": "convert", "from_format": header.format}),
-        };
+        let blocks = (dynamic_len, static_len);
+        let (object, schema_bytes) = schema_json(header, source, &signals, blocks, grows)?;
+        let provenance = provenance(header, source);
 
         let form = match outputs.setting(FORM_KEY) {
             Some(f) => f == "tar",
@@ -507,57 +459,15 @@ impl IcarecWriter {
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
         };
-        let mtime = object
-            .get("created_at")
-            .and_then(Json::as_str)
-            .and_then(Epoch::parse_iso8601)
-            .and_then(|e| u64::try_from(e.unix_ns.div_euclid(1_000_000_000)).ok())
-            .unwrap_or(0);
+        let mtime = created_mtime(&object);
         let object = match grows {
             true => object,
             false => Map::new(),
         };
-        let out = if form && grows {
-            let dest = outputs.create_seekable(target)?;
-            let dir = match target.parent() {
-                Some(d) if !d.as_os_str().is_empty() => d,
-                _ => Path::new("."),
-            };
-            // Beside the output (its size is the output's), else in the system's temporary
-            // directory (a dry run into a directory yet to be made).
-            let scratch = tempfile::tempfile_in(dir)
-                .or_else(|_| tempfile::tempfile())
-                .map_err(io(target))?;
-            Out::TarAtEnd {
-                dest,
-                frames: BufWriter::with_capacity(1 << 20, scratch),
-                mtime,
-            }
-        } else if form {
-            let mut dest = outputs.create_seekable(target)?;
-            let e = io(target);
-            let mut at =
-                ustar::member(&mut dest, schema::FILE, &schema_bytes, mtime).map_err(&e)?;
-            // The static block is known only at the end: its place is kept, zero-filled.
-            let static_at = at + ustar::BLOCK;
-            at += ustar::member(&mut dest, STATIC_FILE, &vec![0; static_len as usize], mtime)
-                .map_err(&e)?;
-            dest.write_all(&ustar::header(DYNAMIC_FILE, 0, mtime).map_err(&e)?)
-                .map_err(&e)?;
-            Out::Tar {
-                dest,
-                static_at,
-                dynamic_header_at: at,
-                mtime,
-            }
-        } else {
-            let dir = outputs.create_dir(target)?;
-            fs::write(dir.join(schema::FILE), &schema_bytes).map_err(io(target))?;
-            let file = File::create(dir.join(DYNAMIC_FILE)).map_err(io(target))?;
-            Out::Directory {
-                dir,
-                dynamic: BufWriter::with_capacity(1 << 20, file),
-            }
+        let out = match (form, grows) {
+            (true, true) => Out::tar_at_end(target, outputs, mtime)?,
+            (true, false) => Out::tar(target, outputs, &schema_bytes, static_len, mtime)?,
+            (false, _) => Out::directory(target, outputs, &schema_bytes)?,
         };
         Ok(IcarecWriter {
             out,
@@ -987,5 +897,154 @@ impl Sink for IcarecWriter {
             }
         }
         Ok(std::mem::take(&mut self.report))
+    }
+}
+
+/// Places the signals: the source's layout when every one of its signals arrives as it
+/// was, else contiguous offsets in signal order with canonical sizes. (dynamic block bytes,
+/// static block bytes, whether the source's layout was kept.)
+fn lay_out(signals: &mut [Planned], source_schema: Option<&Map<String, Json>>) -> (u64, u64, bool) {
+    // The source's layout when every one of its signals arrives as it was; else
+    // contiguous offsets in signal order with canonical sizes.
+    let kept = source_schema
+        .and_then(|o| schema::parse(Json::Object(o.clone()).to_string().as_bytes()).ok())
+        .filter(|(s, _)| {
+            // Gaps are copied as they are, but a block is allocated whole: a declared
+            // size far beyond its signals (damage) is not kept.
+            let gap = |lifecycle: Lifecycle, block: u64| {
+                let used: u64 = s
+                    .signals
+                    .iter()
+                    .filter(|x| x.lifecycle == lifecycle)
+                    .map(|x| x.size)
+                    .sum();
+                block.saturating_sub(used) <= MAX_KEPT_GAP
+            };
+            gap(Lifecycle::Dynamic, s.dynamic_block)
+                && gap(Lifecycle::Static, s.static_block)
+                && s.unreadable == 0
+                && s.signals.len() == signals.len()
+                && s.signals.iter().zip(signals.iter()).all(|(a, b)| {
+                    a.name == b.signal.name
+                        && a.ty == b.signal.ty
+                        && a.lifecycle == b.signal.lifecycle
+                        && a.units == b.signal.units
+                })
+        });
+    let (dynamic_len, static_len) = match &kept {
+        Some((s, _)) => {
+            for (p, src) in signals.iter_mut().zip(&s.signals) {
+                p.signal.offset = src.offset;
+                p.signal.size = src.size;
+            }
+            (s.dynamic_block, s.static_block)
+        }
+        None => {
+            let (mut d, mut st) = (0u64, 0u64);
+            for p in signals.iter_mut() {
+                let at = match p.signal.lifecycle {
+                    Lifecycle::Dynamic => &mut d,
+                    Lifecycle::Static => &mut st,
+                };
+                p.signal.offset = *at;
+                *at += p.signal.size;
+            }
+            (d, st)
+        }
+    };
+    (dynamic_len, static_len, kept.is_some())
+}
+
+/// `schema.json`: the source's object with what simrec must change, new keys last; and its
+/// bytes (the source's text when nothing changed). `grows`: a mapped source whose layout
+/// may grow, whose schema is written again at the end.
+fn schema_json(
+    header: &Header,
+    source: Option<&Json>,
+    signals: &[Planned],
+    (dynamic_len, static_len): (u64, u64),
+    grows: bool,
+) -> Result<(Map<String, Json>, Vec<u8>), WriteError> {
+    let source_schema = source
+        .and_then(|s| s.get("schema"))
+        .and_then(Json::as_object);
+    let mut object = source_schema.cloned().unwrap_or_else(|| {
+        let mut o = Map::new();
+        o.insert("schema_version".into(), json!(SCHEMA_VERSION));
+        o.insert("icarus_version".into(), json!(ICARUS_VERSION));
+        o.insert("created_at".into(), json!(now()));
+        o
+    });
+    let time = time_json(header, object.get("time"));
+    object.insert("time".into(), time);
+    object.insert("byte_order".into(), json!("little"));
+    // A mapped source may announce components after the first instant
+    // (`icarus::mapping`): the layout then grows, and the tar form, whose
+    // schema member comes first, is assembled at the end. Its schema (never a source's)
+    // is kept with its signals' place, to be written again.
+    let bytes = if grows {
+        object.insert("signals".into(), Json::Null);
+        object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
+        object.insert("static_block_bytes".into(), json!(static_len));
+        object.insert("checksum".into(), Json::Null);
+        render_with(&mut object, signals)?
+    } else {
+        // The source's signal objects by name (the first of a name, as a search finds).
+        let mut source_signals: HashMap<&str, &Map<String, Json>> = HashMap::new();
+        let listed = source_schema
+            .and_then(|o| o.get("signals"))
+            .and_then(Json::as_array);
+        for object in listed.into_iter().flatten().filter_map(Json::as_object) {
+            if let Some(name) = object.get("name").and_then(Json::as_str) {
+                source_signals.entry(name).or_insert(object);
+            }
+        }
+        let signal_objects: Vec<Json> = signals
+            .iter()
+            .map(|p| {
+                let source = source_signals.get(p.signal.name.as_str()).copied();
+                signal_object(&p.signal, source)
+            })
+            .collect();
+        let checksum = schema::checksum(&signal_objects);
+        object.insert("signals".into(), Json::Array(signal_objects));
+        object.insert("dynamic_block_bytes".into(), json!(dynamic_len));
+        object.insert("static_block_bytes".into(), json!(static_len));
+        object.insert("checksum".into(), json!(checksum));
+        // Nothing had to change (a slice, a copy): the source's text, byte for byte
+        // (spec §A14). A key simrec adds that the source leaves out holds what the
+        // source implies.
+        let implied = source_schema.map(|source| {
+            let mut source = source.clone();
+            for key in ["byte_order", "dynamic_block_bytes", "static_block_bytes"] {
+                if let (false, Some(v)) = (source.contains_key(key), object.get(key)) {
+                    source.insert(key.into(), v.clone());
+                }
+            }
+            source
+        });
+        let unchanged = implied.as_ref() == Some(&object);
+        let source_text = source
+            .and_then(|s| s.get("schema_text"))
+            .and_then(Json::as_str)
+            .filter(|_| unchanged);
+        match source_text {
+            Some(text) => text.as_bytes().to_vec(),
+            None => render(&object)?,
+        }
+    };
+    Ok((object, bytes))
+}
+
+/// Where the recording comes from, for `metadata.json`: the slice it is, or a conversion.
+fn provenance(header: &Header, source: Option<&Json>) -> Json {
+    match source.and_then(|s| s.get("slice")) {
+        Some(Json::Object(slice)) => {
+            let mut o = Map::new();
+            o.insert("kind".into(), json!("slice"));
+            o.extend(slice.clone());
+            Json::Object(o)
+        }
+        _ => json!({"kind": "convert", "from_format": header.format}),
     }
 }

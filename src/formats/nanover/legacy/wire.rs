@@ -9,6 +9,7 @@
 use std::fmt;
 
 use super::keys::{shape_array, ArrayKind};
+use crate::formats::cursor;
 use crate::model::{ArrayData, Field, Value};
 
 /// A payload that is not a valid message, with the position inside the payload.
@@ -85,8 +86,7 @@ const FIXED32: u8 = 5;
 
 /// A cursor over one message's bytes; `base` is the message's offset in the payload.
 struct Cursor<'a> {
-    buf: &'a [u8],
-    pos: usize,
+    inner: cursor::Cursor<'a>,
     base: usize,
     /// Where the last field key started (for notes about that field).
     key_at: usize,
@@ -95,15 +95,19 @@ struct Cursor<'a> {
 impl<'a> Cursor<'a> {
     fn new(buf: &'a [u8], base: usize) -> Self {
         Cursor {
-            buf,
-            pos: 0,
+            inner: cursor::Cursor::new(buf),
             base,
             key_at: 0,
         }
     }
 
+    /// The message's bytes, read or not.
+    fn bytes(&self) -> &'a [u8] {
+        self.inner.bytes()
+    }
+
     fn at(&self) -> usize {
-        self.base + self.pos
+        self.base + self.inner.pos()
     }
 
     fn err<T>(&self, what: impl Into<String>) -> Result<T> {
@@ -114,16 +118,15 @@ impl<'a> Cursor<'a> {
     }
 
     fn done(&self) -> bool {
-        self.pos >= self.buf.len()
+        self.inner.is_empty()
     }
 
     fn varint(&mut self) -> Result<u64> {
         let mut value: u64 = 0;
         for i in 0..10 {
-            let Some(&b) = self.buf.get(self.pos) else {
+            let Ok(b) = self.inner.u8() else {
                 return self.err("varint runs past the end of its message");
             };
-            self.pos += 1;
             if i == 9 && b > 1 {
                 return self.err("varint longer than 64 bits");
             }
@@ -137,32 +140,30 @@ impl<'a> Cursor<'a> {
 
     /// Reads a field key: (field number, wire type).
     fn key(&mut self) -> Result<(u32, u8)> {
-        let start = self.pos;
+        let start = self.inner.pos();
         self.key_at = start;
         let key = self.varint()?;
         let wire = (key & 7) as u8;
         let field = key >> 3;
         if field == 0 || field > u64::from(u32::MAX >> 3) {
-            self.pos = start;
+            self.inner.set_pos(start);
             return self.err(format!("invalid field number {field}"));
         }
         if !matches!(wire, VARINT | FIXED64 | LEN | FIXED32) {
-            self.pos = start;
+            self.inner.set_pos(start);
             return self.err(format!("unsupported wire type {wire} (field {field})"));
         }
         Ok((field as u32, wire))
     }
 
     fn take(&mut self, n: usize) -> Result<&'a [u8]> {
-        if n > self.buf.len() - self.pos {
-            return self.err(format!(
+        match self.inner.take(n) {
+            Ok(s) => Ok(s),
+            Err(e) => self.err(format!(
                 "field of {n} bytes runs past the end of its message ({} left)",
-                self.buf.len() - self.pos
-            ));
+                e.available
+            )),
         }
-        let s = &self.buf[self.pos..self.pos + n];
-        self.pos += n;
-        Ok(s)
     }
 
     /// A length-delimited field as a cursor over its contents.
@@ -176,7 +177,7 @@ impl<'a> Cursor<'a> {
 
     fn string(&mut self) -> Result<String> {
         let start = self.at();
-        let bytes = self.nested()?.buf;
+        let bytes = self.nested()?.bytes();
         match std::str::from_utf8(bytes) {
             Ok(s) => Ok(s.to_string()),
             Err(_) => Err(DecodeError {
@@ -523,15 +524,15 @@ impl<'n> Decoder<'n> {
             match (field, wire) {
                 (1, LEN) => {
                     let packed = c.nested()?;
-                    if packed.buf.len() % 4 != 0 {
+                    if packed.bytes().len() % 4 != 0 {
                         return packed.err(format!(
                             "packed floats of {} bytes (not a multiple of 4)",
-                            packed.buf.len()
+                            packed.bytes().len()
                         ));
                     }
                     out.extend(
                         packed
-                            .buf
+                            .bytes()
                             .chunks_exact(4)
                             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
                     );
@@ -640,7 +641,7 @@ pub fn peek_frame_index(head: &[u8], payload_len: usize) -> Option<u32> {
         return None;
     }
     let frame_len = usize::try_from(c.varint().ok()?).ok()?;
-    (c.pos.checked_add(frame_len)? == payload_len).then_some(index)
+    (c.inner.pos().checked_add(frame_len)? == payload_len).then_some(index)
 }
 
 /// Checks that `payload` decodes strictly as the given message, without keeping anything.
