@@ -14,7 +14,7 @@ use super::common::{
     ReportFormat, SelectArgs, WriteArgs,
 };
 use super::progress::BatchProgress;
-use super::{is_usage_error, Outcome, UsageError};
+use super::{exit_code, Outcome, UsageError};
 use crate::formats::output::{clash_with_inputs, resolved_inputs};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::Format;
@@ -277,7 +277,7 @@ fn convert_one(
             done.exit = if lost > 0 || damaged { 3 } else { 0 };
         }
         Err(e) => {
-            done.exit = if is_usage_error(&e) { 2 } else { 1 };
+            done.exit = exit_code(&e);
             done.error = Some(format!("{e:#}"));
         }
     }

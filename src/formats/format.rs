@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use super::frames::{FrameLayout, FrameSink, FrameSource};
 use super::output::Outputs;
-use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use super::{ReadError, ReadOptions, Sink, Source, TimeRange, Unsupported, WriteError};
 use crate::model::{Epoch, Header, TimeSpec};
 use crate::report::Finding;
 
@@ -110,9 +110,7 @@ pub fn utc_epoch(header: &Header, outputs: &Outputs) -> Result<Option<Epoch>, Wr
     }
     match header.origin.epoch {
         Some(epoch) => Ok(Some(epoch)),
-        None => Err(WriteError::Refused(
-            "--time utc: the recording has no absolute start (give it one with --epoch)".into(),
-        )),
+        None => Err(WriteError::Unsupported(Unsupported::NoAbsoluteStart)),
     }
 }
 

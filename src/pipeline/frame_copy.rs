@@ -63,7 +63,7 @@ pub fn write_frames(
     let written = (|| {
         let mut sink = sink.map_err(|e| PipelineError::Output {
             path: request.output.to_path_buf(),
-            source: e,
+            error: e,
         })?;
         let mut n = 0u64;
         while let Some(frame) = frames.next_frame()? {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::origin::with_origin;
-use crate::formats::{registry, ReadError, ReadOptions, WriteError, WriteReport};
+use crate::formats::{registry, ReadError, ReadOptions, Refusal, WriteError, WriteReport};
 use crate::report::{Finding, Findings};
 
 use super::write::outputs_for;
@@ -38,12 +38,13 @@ pub fn recover(
     let format = registry::detect(input)?;
     if let Some(named) = registry::format_for_output(output) {
         if named.name() != format.name() {
-            return Err(PipelineError::Write(WriteError::Refused(format!(
-                "recover writes the input's own format ({}); {} names {} (use `simrec convert` afterwards)",
-                format.name(),
-                output.display(),
-                named.name()
-            ))));
+            return Err(PipelineError::Write(WriteError::Refused {
+                path: output.to_path_buf(),
+                reason: Refusal::OtherFormat {
+                    input: format.name(),
+                    output: named.name(),
+                },
+            }));
         }
     }
     let recovery = format.recovery();

@@ -217,6 +217,6 @@ pub(super) fn origin_lost(
 fn in_output(output: &Path, e: WriteError) -> PipelineError {
     PipelineError::Output {
         path: output.to_path_buf(),
-        source: e,
+        error: e,
     }
 }

@@ -17,7 +17,7 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::WriteError;
+use super::{Failure, Refusal, Unsupported, WriteError};
 
 pub use pending::{is_partial, remove_all_and_exit};
 
@@ -315,53 +315,44 @@ impl Outputs {
     fn check_target(&self, target: &Path, directory: bool) -> Result<Existing, WriteError> {
         if target == Path::new("-") {
             return if directory {
-                Err(WriteError::Unsupported(
-                    "a directory cannot be written to standard output; name an output directory"
-                        .into(),
-                ))
+                Err(WriteError::Unsupported(Unsupported::Limit(
+                    "a directory cannot be written to standard output; name an output directory",
+                )))
             } else {
                 Ok(Existing::Special)
             };
         }
-        let refuse = |why: String| {
-            Err(WriteError::Refused(format!(
-                "{}: {why}; nothing was written",
-                target.display()
-            )))
+        let refuse = |reason: Refusal| {
+            Err(WriteError::Refused {
+                path: target.to_path_buf(),
+                reason,
+            })
         };
         if !directory && ends_with_separator(target) {
-            return Err(WriteError::Unsupported(
+            return Err(WriteError::Unsupported(Unsupported::Limit(
                 "the name ends with `/` (a directory), but this output format writes one file; \
                  drop the `/`, or name a directory without a format's extension for the default \
-                 directory output"
-                    .into(),
-            ));
+                 directory output",
+            )));
         }
         if let Some(what) = clash_with_inputs(target, &self.inputs) {
-            return refuse(format!("{what}: simrec never writes over its inputs"));
+            return refuse(Refusal::Input(what));
         }
         let claimed = (self.pending.iter().map(|(_, t)| t))
             .chain(self.pending_dirs.iter().map(|(_, t)| t))
             .chain(self.written.iter());
         if claimed.into_iter().any(|t| t == target) {
-            return Err(WriteError::Invalid(format!(
-                "{} would be written twice",
-                target.display()
-            )));
+            return Err(WriteError::failed(target, Failure::WrittenTwice));
         }
         let found = existing(target);
         match (found, directory) {
             (Existing::Nothing, _) => Ok(found),
             (Existing::Special, false) => Ok(found),
-            (Existing::Special, true) => refuse("is not a directory".into()),
+            (Existing::Special, true) => refuse(Refusal::NotADirectory),
             (_, _) if !self.force => Err(WriteError::Exists(target.to_path_buf())),
             (Existing::File, false) => Ok(found),
-            (Existing::File, true) => refuse(
-                "is a file, and a directory output replaces only an empty directory or a \
-                 recording of its own format"
-                    .into(),
-            ),
-            (Existing::Directory, false) => refuse("is a directory".into()),
+            (Existing::File, true) => refuse(Refusal::IsAFile),
+            (Existing::Directory, false) => refuse(Refusal::IsADirectory),
             (Existing::Directory, true) => {
                 let empty = fs::read_dir(target)
                     .map(|mut d| d.next().is_none())
@@ -373,10 +364,7 @@ impl Outputs {
                 };
                 match replaceable {
                     Ok(()) => Ok(found),
-                    Err(why) => refuse(format!(
-                        "{why}: --force replaces only an empty directory, or a recording of \
-                         the format being written that holds nothing else"
-                    )),
+                    Err(why) => refuse(Refusal::NotReplaceable(why)),
                 }
             }
         }
@@ -697,7 +685,7 @@ mod tests {
         fs::write(out.join("thesis.tex"), b"years of work").unwrap();
         let mut outputs = Outputs::new(true);
         let refused = outputs.create_dir(&out).unwrap_err();
-        assert!(matches!(refused, WriteError::Refused(_)), "{refused}");
+        assert!(matches!(refused, WriteError::Refused { .. }), "{refused}");
         assert_eq!(names(&out), ["thesis.tex"]);
         assert_eq!(names(dir.path()), ["out"], "no temporary left");
 
@@ -721,11 +709,11 @@ mod tests {
         outputs.protect(std::slice::from_ref(&input));
         assert!(matches!(
             outputs.create(&input),
-            Err(WriteError::Refused(_))
+            Err(WriteError::Refused { .. })
         ));
         assert!(matches!(
             outputs.create_dir(dir.path()),
-            Err(WriteError::Refused(_))
+            Err(WriteError::Refused { .. })
         ));
         assert_eq!(fs::read(&input).unwrap(), b"data");
     }

@@ -14,7 +14,7 @@ use super::reader::{DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
 use super::repair::{SceneGuard, Verdict};
 use super::{encode, names, RAW_FORMAT};
 use crate::formats::output::{Outputs, SeekableDestination};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Header, Record, MAPPED_FROM};
 
 /// Writer setting ([`Outputs::set`]) that picks the output scheme.
@@ -107,20 +107,20 @@ impl TesWriter {
         let mode = match outputs.setting(COMPRESSION_KEY) {
             None => Compression3es::CollatedGzip,
             Some(name) => Compression3es::parse(name).ok_or_else(|| {
-                WriteError::Unsupported(format!(
-                    "unknown 3es compression `{name}` (one of: {})",
-                    Compression3es::NAMES.join(", ")
-                ))
+                WriteError::Unsupported(Unsupported::UnknownValue {
+                    what: "3es compression",
+                    value: name.to_string(),
+                    takes: Compression3es::NAMES,
+                })
             })?,
         };
         let mapped = header.metadata.contains_key(MAPPED_FROM);
         if !header.channels.is_empty() && header.format != RAW_FORMAT && !mapped {
             // Every record would be dropped (packets are written from their own bytes only):
             // say so before writing an empty capture.
-            return Err(WriteError::Unsupported(format!(
-                "nothing to write: simrec writes 3es only from 3es captures (re-encoding {} records is not supported)",
-                header.format
-            )));
+            return Err(WriteError::Unsupported(Unsupported::NotReencoded {
+                format: header.format.to_string(),
+            }));
         }
         let out = outputs.create_seekable(target)?;
         let meta = |k: &str| header.metadata.get(k).and_then(|v| v.as_u64());
@@ -268,10 +268,9 @@ impl Sink for TesWriter {
                 // Only a key filter takes a 3es record's bytes away (a recording of another
                 // format is refused in `create`). Writing the rest would keep an object's
                 // Updates whose Create was filtered out, or the reverse: refuse instead.
-                return Err(WriteError::Unsupported(format!(
-                    "a {} record lost keys to --include/--exclude: 3es is written packet by packet from the capture's own bytes, so a key filter that changes 3es records cannot be written as 3es (nothing written); filter into another format, e.g. `-o out.jsonl`",
-                    channel(self)
-                )));
+                return Err(WriteError::Unsupported(Unsupported::KeysFiltered {
+                    channel: channel(self).to_string(),
+                }));
             }
         };
         let Some(h) = PacketHeader::parse(raw).filter(|h| h.packet_len() == raw.len()) else {

@@ -19,7 +19,7 @@ use super::scene::{Scene, Topic3d};
 use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Failure, Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
 
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
@@ -122,10 +122,10 @@ impl McapWriter {
     }
 
     fn stopped(&self) -> WriteError {
-        WriteError::Invalid(format!(
-            "{}: a JSON formatting thread stopped",
-            self.path.display()
-        ))
+        WriteError::failed(
+            &self.path,
+            Failure::ThreadStopped("a JSON formatting thread stopped"),
+        )
     }
 
     /// Ends the writing thread: its report, or the error it stopped on.
@@ -134,14 +134,11 @@ impl McapWriter {
         let path = &self.path;
         match self.writer.take().map(JoinHandle::join) {
             Some(Ok(result)) => result,
-            Some(Err(_)) => Err(WriteError::Invalid(format!(
-                "{}: the MCAP writing thread failed",
-                path.display()
-            ))),
-            None => Err(WriteError::Invalid(format!(
-                "{}: already finished",
-                path.display()
-            ))),
+            Some(Err(_)) => Err(WriteError::failed(
+                path,
+                Failure::ThreadStopped("the MCAP writing thread failed"),
+            )),
+            None => Err(WriteError::failed(path, Failure::Finished)),
         }
     }
 
@@ -152,10 +149,10 @@ impl McapWriter {
             Some(Ok(())) => Ok(()),
             // The thread stopped on an error: that error is the one to report.
             _ => Err(self.join().err().unwrap_or_else(|| {
-                WriteError::Invalid(format!(
-                    "{}: the MCAP writing thread stopped",
-                    self.path.display()
-                ))
+                WriteError::failed(
+                    &self.path,
+                    Failure::ThreadStopped("the MCAP writing thread stopped"),
+                )
             })),
         }
     }
@@ -258,11 +255,11 @@ impl Messages {
                 .compression_level(FAST_LEVEL as u32),
             "none" => options.compression(None),
             other => {
-                return Err(WriteError::Invalid(format!(
-                    "{}: MCAP compression {other}: takes {}",
-                    path.display(),
-                    COMPRESSIONS.join(", ")
-                )))
+                return Err(WriteError::Unsupported(Unsupported::UnknownValue {
+                    what: "MCAP compression",
+                    value: other.to_string(),
+                    takes: COMPRESSIONS,
+                }))
             }
         };
         let mut writer = Messages {
@@ -287,7 +284,7 @@ impl Messages {
         let path = &self.path;
         self.out
             .as_mut()
-            .ok_or_else(|| WriteError::Invalid(format!("{}: already finished", path.display())))
+            .ok_or_else(|| WriteError::failed(path, Failure::Finished))
     }
 
     /// The recording's header as an MCAP metadata record named `simrec`.
@@ -395,10 +392,7 @@ impl Messages {
         };
         self.sequence = self.sequence.wrapping_add(1);
         let Some(out) = self.out.as_mut() else {
-            return Err(WriteError::Invalid(format!(
-                "{}: already finished",
-                self.path.display()
-            )));
+            return Err(WriteError::failed(&self.path, Failure::Finished));
         };
         out.write_to_known_channel(&header, data)
             .map_err(|e| error(&self.path, e))
@@ -470,6 +464,6 @@ impl Messages {
 fn error(path: &Path, e: McapError) -> WriteError {
     match e {
         McapError::Io(io) => WriteError::io(path, io),
-        other => WriteError::Invalid(format!("{}: MCAP: {other}", path.display())),
+        other => WriteError::failed(path, Failure::Encoder(format!("MCAP: {other}"))),
     }
 }

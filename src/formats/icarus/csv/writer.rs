@@ -19,7 +19,7 @@ use super::names;
 use crate::formats::format::utc_epoch;
 use crate::formats::icarus::common::{entity_and_field, expanded_names, Kind, SignalType};
 use crate::formats::output::{self, Outputs};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::time_scale::{self, TimeFormat};
 use crate::model::{
     ArrayData, Channel, Composition, DType, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value,
@@ -366,10 +366,11 @@ impl CsvWriter {
             None | Some("icarus") => false,
             Some("icarus-strict") => true,
             Some(other) => {
-                return Err(WriteError::Unsupported(format!(
-                    "unknown CSV style `{other}` (one of: {})",
-                    STYLES.join(", ")
-                )))
+                return Err(WriteError::Unsupported(Unsupported::UnknownValue {
+                    what: "CSV style",
+                    value: other.to_string(),
+                    takes: STYLES,
+                }))
             }
         };
         // A path, not a stream: a file whose columns grow after its header is written is

@@ -268,8 +268,7 @@ fn signal_object(s: &Signal, source: Option<&Map<String, Json>>) -> Json {
 
 /// `schema.json`'s bytes.
 fn render(schema: &Map<String, Json>) -> Result<Vec<u8>, WriteError> {
-    let mut b =
-        serde_json::to_vec_pretty(schema).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    let mut b = serde_json::to_vec_pretty(schema).map_err(WriteError::encoder)?;
     b.push(b'\n');
     Ok(b)
 }
@@ -287,8 +286,8 @@ fn render_with(schema: &mut Map<String, Json>, signals: &[Planned]) -> Result<Ve
     }
     let checksum = format!("sha256:{}", hex(&hasher.finalize()));
     schema.insert("checksum".into(), json!(checksum));
-    let mut b = serde_json::to_vec_pretty(&WithSignals { schema, signals })
-        .map_err(|e| WriteError::Invalid(e.to_string()))?;
+    let mut b =
+        serde_json::to_vec_pretty(&WithSignals { schema, signals }).map_err(WriteError::encoder)?;
     b.push(b'\n');
     Ok(b)
 }
@@ -948,8 +947,8 @@ impl Sink for IcarecWriter {
             }),
         );
         m.insert("source".into(), std::mem::take(&mut self.provenance));
-        let mut meta_bytes = serde_json::to_vec_pretty(&Json::Object(m))
-            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        let mut meta_bytes =
+            serde_json::to_vec_pretty(&Json::Object(m)).map_err(WriteError::encoder)?;
         meta_bytes.push(b'\n');
         match &mut self.out {
             Out::Directory { dir, .. } => {
