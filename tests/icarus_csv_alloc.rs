@@ -66,7 +66,13 @@ fn steady_allocations(rows: usize, warm: usize) -> usize {
         CsvReader::from_bytes(csv(rows), Path::new("a.csv"), ReadOptions::default()).unwrap();
     let header = reader.header().clone();
     let mut outputs = Outputs::dry_run(false);
-    let mut writer = CsvWriter::create(Path::new("out.csv"), &header, &mut outputs).unwrap();
+    let mut writer = CsvWriter::create(
+        Path::new("out.csv"),
+        &header,
+        &mut outputs,
+        Default::default(),
+    )
+    .unwrap();
     let mut records = 0usize;
     let mut before = 0;
     while let Some(record) = reader.next() {

@@ -85,7 +85,8 @@ fn merge(inputs: &[PathBuf], out: &Path) -> Vec<Record> {
     }
     let mut outputs = Outputs::new(true);
     outputs.set(COMPRESSION_KEY, "collated-gzip");
-    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(out, &header, &mut outputs).unwrap());
+    let mut w: Box<dyn Sink> =
+        Box::new(TesWriter::create(out, &header, &mut outputs, Default::default()).unwrap());
     for r in &records {
         w.write(r).unwrap();
     }
@@ -246,7 +247,7 @@ fn merging_a_capture_with_a_slice_of_it() {
         let header = s.header().clone();
         let mut outputs = Outputs::new(true);
         let mut w: Box<dyn Sink> =
-            Box::new(TesWriter::create(&cut, &header, &mut outputs).unwrap());
+            Box::new(TesWriter::create(&cut, &header, &mut outputs, Default::default()).unwrap());
         for r in s.by_ref() {
             w.write(&r.unwrap()).unwrap();
         }

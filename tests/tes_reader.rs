@@ -60,7 +60,8 @@ fn raw(r: &Record) -> &[u8] {
 fn write(records: &[Record], header: &simrec::model::Header, scheme: &str, path: &Path) {
     let mut outputs = Outputs::new(true);
     outputs.set(COMPRESSION_KEY, scheme);
-    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(path, header, &mut outputs).unwrap());
+    let mut w: Box<dyn Sink> =
+        Box::new(TesWriter::create(path, header, &mut outputs, Default::default()).unwrap());
     for r in records {
         w.write(r).unwrap();
     }

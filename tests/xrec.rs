@@ -802,7 +802,13 @@ fn every_cut_of_the_small_fixtures_gives_the_whole_packets_before_it_and_a_clean
             // A strict read into the writer ends with the error or writes what is whole.
             let mut r = XrecReader::from_bytes(bytes, ReadOptions::default()).unwrap();
             let mut outputs = Outputs::dry_run(false);
-            let sink = XrecWriter::create(Path::new("out.xrec"), r.header(), &mut outputs).unwrap();
+            let sink = XrecWriter::create(
+                Path::new("out.xrec"),
+                r.header(),
+                &mut outputs,
+                Default::default(),
+            )
+            .unwrap();
             let copied = pipeline::copy(&mut r, Box::new(sink), &mut |_, _| {});
             assert_eq!(copied.is_ok(), at_boundary, "{what}");
         }
@@ -819,7 +825,8 @@ fn the_writer_takes_the_compression_setting_and_keeps_the_codec_by_default() {
             outputs.set(COMPRESSION_KEY, s);
         }
         let target = dir.path().join(name);
-        let sink = XrecWriter::create(&target, r.header(), &mut outputs).unwrap();
+        let sink =
+            XrecWriter::create(&target, r.header(), &mut outputs, Default::default()).unwrap();
         pipeline::copy(&mut r, Box::new(sink), &mut |_, _| {}).unwrap();
         outputs.commit().unwrap();
         std::fs::read(target).unwrap()

@@ -37,7 +37,7 @@ fn read(data: &[u8], options: ReadOptions) {
     if options.lenient {
         outputs.set(REPAIR_KEY, "on");
     }
-    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs).expect("dry run");
+    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs, Default::default()).expect("dry run");
     let mut last_frame = 0;
     while let Some(item) = reader.next() {
         let record = match item {

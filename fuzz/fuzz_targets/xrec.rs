@@ -44,8 +44,8 @@ fn read(data: &[u8], options: ReadOptions, query: Option<Query>) {
     if options.lenient {
         outputs.set(REPAIR_KEY, "1");
     }
-    let mut copy = XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs).expect("dry run");
-    let mut values = XrecWriter::create(Path::new("fuzz2.xrec"), &header, &mut outputs).expect("dry run");
+    let mut copy = XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs, Default::default()).expect("dry run");
+    let mut values = XrecWriter::create(Path::new("fuzz2.xrec"), &header, &mut outputs, Default::default()).expect("dry run");
     let mut errors = 0;
     let mut known = header.channels.len();
     while let Some(item) = reader.next() {

@@ -24,7 +24,7 @@ use std::io::Write;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::formats::{ErrorKind, ReadError, WriteError};
+use crate::formats::{ErrorKind, OptionError, ReadError, WriteError};
 use crate::pipeline::select::PatternError;
 use crate::pipeline::PipelineError;
 pub use crate::report::render::error_text;
@@ -162,7 +162,7 @@ fn kind_of(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         Some(e.kind())
     } else if let Some(e) = e.downcast_ref::<WriteError>() {
         Some(e.kind())
-    } else if e.is::<UsageError>() || e.is::<PatternError>() {
+    } else if e.is::<UsageError>() || e.is::<PatternError>() || e.is::<OptionError>() {
         Some(ErrorKind::Usage)
     } else {
         None

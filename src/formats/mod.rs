@@ -75,6 +75,7 @@ pub mod frames;
 pub mod input;
 pub mod mapping;
 pub mod msgpack;
+pub mod options;
 pub mod origin;
 pub mod output;
 pub mod write_error;
@@ -102,8 +103,9 @@ use crate::report::{Fact, Finding, Findings, LossReport};
 pub use family::Family;
 pub use format::{
     absolute_times, Detection, Directory, Format, Frames, KeepsEpoch, Merger, MultiFile, Recovery,
-    SliceRequest, Slicer, WriteOption, WriterTraits, TIME_OPTION,
+    SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
+pub use options::{GivenFlags, OptionError};
 pub use registry::{detect, format_for_output, format_named, FAMILIES};
 pub use write_error::{ErrorKind, Failure, Refusal, Unsupported, WriteError};
 

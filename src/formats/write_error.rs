@@ -28,6 +28,9 @@ pub enum WriteError {
     /// a directory of other files): a usage error, nothing written.
     #[error("{}", Located::new(path, reason))]
     Refused { path: PathBuf, reason: Refusal },
+    /// A writer flag the format does not take, or not with that value.
+    #[error(transparent)]
+    Option(#[from] super::options::OptionError),
     /// The writer itself failed (a thread stopped, an encoder refused its input).
     #[error("{}", Located::new(path, what))]
     Failed { path: PathBuf, what: Failure },
@@ -217,9 +220,10 @@ impl WriteError {
 
     pub fn kind(&self) -> ErrorKind {
         match self {
-            WriteError::Exists(_) | WriteError::Unsupported(_) | WriteError::Refused { .. } => {
-                ErrorKind::Usage
-            }
+            WriteError::Exists(_)
+            | WriteError::Unsupported(_)
+            | WriteError::Refused { .. }
+            | WriteError::Option(_) => ErrorKind::Usage,
             WriteError::Io { .. } | WriteError::Failed { .. } => ErrorKind::Data,
         }
     }

@@ -27,7 +27,7 @@ pub enum Recovered {
 /// Reads `input` leniently (or as the format's own recovery reader reads it,
 /// [`crate::formats::Recovery::open_recover`]) and writes every intact record to `output`, in
 /// the input's format, stored as the input was
-/// ([`crate::formats::Recovery::recover_settings`]).
+/// ([`crate::formats::Recovery::recover_flags`]).
 pub fn recover(
     input: &Path,
     output: &Path,
@@ -63,12 +63,7 @@ pub fn recover(
         force,
         false,
     );
-    for (key, value) in recovery
-        .map(|r| r.recover_settings(input))
-        .unwrap_or_default()
-    {
-        outputs.set(key, value);
-    }
+    outputs.flags = recovery.map(|r| r.recover_flags(input)).unwrap_or_default();
     let sink = format.create(output, source.header(), &mut outputs)?;
     let report = copy(&mut *source, sink, progress)?;
     // One input, so one set of findings.

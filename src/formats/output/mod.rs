@@ -12,11 +12,11 @@
 
 pub mod pending;
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
+use super::options::GivenFlags;
 use super::{Failure, Refusal, Unsupported, WriteError};
 
 pub use pending::{is_partial, remove_all_and_exit};
@@ -62,10 +62,6 @@ impl Seek for Discard {
 }
 
 const BUFFER: usize = 1 << 20;
-
-/// Writer setting ([`Outputs::set`]): the run's input paths, one a line, for writers that
-/// record where their data came from (the Parquet table's metadata).
-pub const SOURCE_PATHS: &str = "source.paths";
 
 /// Whether `--force` may replace an existing directory: `Err(why not)` unless it is a
 /// recording of the format being written that holds nothing its writer would not write.
@@ -247,8 +243,12 @@ pub struct Outputs {
     written: Vec<PathBuf>,
     /// Seekable outputs for standard output or a special file, copied there at commit.
     spooled: Vec<(tempfile::TempPath, PathBuf)>,
-    /// Writer settings from the command line (`tes.compression`), by key.
-    settings: BTreeMap<&'static str, String>,
+    /// The writer flags of the run, checked against the format written; its writer parses
+    /// them into its typed options.
+    pub flags: GivenFlags,
+    /// The run's input paths, one a line, for writers that record where their data came
+    /// from (the Parquet table's metadata).
+    pub source_paths: Option<String>,
     /// The command's inputs, resolved: never written over.
     inputs: Vec<PathBuf>,
     may_replace: Option<MayReplace>,
@@ -266,7 +266,8 @@ impl Outputs {
             pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled: Vec::new(),
-            settings: BTreeMap::new(),
+            flags: GivenFlags::default(),
+            source_paths: None,
             inputs: Vec::new(),
             may_replace: None,
             created_dirs: Vec::new(),
@@ -292,16 +293,6 @@ impl Outputs {
     /// format being written, and nothing else). Without it, only an empty directory is.
     pub fn replace_directories_when(&mut self, may_replace: MayReplace) {
         self.may_replace = Some(may_replace);
-    }
-
-    /// Sets a writer setting for every output of this run; the writer it is for reads it
-    /// with [`Outputs::setting`].
-    pub fn set(&mut self, key: &'static str, value: impl Into<String>) {
-        self.settings.insert(key, value.into());
-    }
-
-    pub fn setting(&self, key: &str) -> Option<&str> {
-        self.settings.get(key).map(String::as_str)
     }
 
     /// Checks that `target` may be written as a file (`directory` false) or a directory,

@@ -17,12 +17,24 @@ use crate::formats::output::{Outputs, SeekableDestination};
 use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Header, Record, MAPPED_FROM};
 
-/// Writer setting ([`Outputs::set`]) that picks the output scheme.
-pub const COMPRESSION_KEY: &str = "tes.compression";
+/// How a capture is written.
+#[derive(Debug, Clone, Copy)]
+pub struct TesWriteOptions {
+    /// How the packets after the two header packets are stored.
+    pub compression: Compression3es,
+    /// For `recover`: drop packets whose CRC does not match, and keep the scene consistent
+    /// around what was dropped ([`SceneGuard`]), so that the capture replays cleanly.
+    pub repair: bool,
+}
 
-/// Writer setting for `recover`: drop packets whose CRC does not match, and keep the scene
-/// consistent around what was dropped ([`SceneGuard`]), so that the capture replays cleanly.
-pub const REPAIR_KEY: &str = "tes.repair";
+impl Default for TesWriteOptions {
+    fn default() -> Self {
+        TesWriteOptions {
+            compression: Compression3es::CollatedGzip,
+            repair: false,
+        }
+    }
+}
 
 /// Largest inner total of a collated packet: 65535 − 16 − 8 − 2 (spec §12).
 pub const COLLATE_LIMIT: usize = 65509;
@@ -40,7 +52,7 @@ impl Compression3es {
     /// Every scheme's name, the default first.
     pub const NAMES: &'static [&'static str] = &["collated-gzip", "collated", "plain", "file-gzip"];
 
-    /// The name `--tes-compression` and [`COMPRESSION_KEY`] use.
+    /// The name `--compression` (`--tes-compression`) uses.
     pub fn name(self) -> &'static str {
         match self {
             Compression3es::Plain => "plain",
@@ -90,7 +102,7 @@ pub struct TesWriter {
     scratch: Vec<u8>,
     frames: u64,
     channels: Vec<String>,
-    /// Set for `recover` ([`REPAIR_KEY`]).
+    /// Set for `recover` ([`TesWriteOptions::repair`]).
     repair: Option<SceneGuard>,
     /// The records were mapped from another family ([`MAPPED_FROM`]): they are built from
     /// their values ([`encode`]).
@@ -103,17 +115,9 @@ impl TesWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: TesWriteOptions,
     ) -> Result<TesWriter, WriteError> {
-        let mode = match outputs.setting(COMPRESSION_KEY) {
-            None => Compression3es::CollatedGzip,
-            Some(name) => Compression3es::parse(name).ok_or_else(|| {
-                WriteError::Unsupported(Unsupported::UnknownValue {
-                    what: "3es compression",
-                    value: name.to_string(),
-                    takes: Compression3es::NAMES,
-                })
-            })?,
-        };
+        let mode = options.compression;
         let mapped = header.metadata.contains_key(MAPPED_FROM);
         if !header.channels.is_empty() && header.format != RAW_FORMAT && !mapped {
             // Every record would be dropped (packets are written from their own bytes only):
@@ -144,7 +148,7 @@ impl TesWriter {
             scratch: Vec::new(),
             frames: 0,
             channels: header.channels.iter().map(|c| c.name.clone()).collect(),
-            repair: outputs.setting(REPAIR_KEY).map(|_| SceneGuard::default()),
+            repair: options.repair.then(SceneGuard::default),
             mapped,
             report: WriteReport::default(),
         })

@@ -19,18 +19,39 @@ use super::scene::{Scene, Topic3d};
 use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
-use crate::formats::{Failure, Sink, Unsupported, WriteError, WriteReport};
+use crate::formats::{Failure, Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
 
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
 /// stays small, small enough that a reader seeking to an instant decompresses little.
 const CHUNK_SIZE: u64 = 4 << 20;
 
-/// Writer setting of `--compression`: `zstd` (level 1, the default), `zstd-fast` (a negative
-/// zstd level) or `none`.
-pub const COMPRESSION_KEY: &str = "mcap.compression";
 /// The values of `--compression`, the default first.
 pub const COMPRESSIONS: &[&str] = &["zstd", "zstd-fast", "none"];
+
+/// How the chunks are compressed (`--compression`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum McapCompression {
+    /// zstd level 1.
+    #[default]
+    Zstd,
+    /// A negative zstd level.
+    ZstdFast,
+    None,
+}
+
+/// `--compression`'s values, in the order of [`COMPRESSIONS`].
+pub const COMPRESSION_CHOICES: &[(&str, McapCompression)] = &[
+    ("zstd", McapCompression::Zstd),
+    ("zstd-fast", McapCompression::ZstdFast),
+    ("none", McapCompression::None),
+];
+
+/// How an MCAP file is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct McapWriteOptions {
+    pub compression: McapCompression,
+}
 /// zstd's level for `--compression zstd-fast`.
 const FAST_LEVEL: i32 = -3;
 
@@ -76,14 +97,14 @@ struct Messages {
 }
 
 impl McapWriter {
-    /// A writer to `out`; `compression` is a value of [`COMPRESSIONS`] (`None`: the first).
+    /// A writer to `out`.
     pub fn create(
         out: SeekableDestination,
         path: &Path,
         header: &Header,
-        compression: Option<&str>,
+        options: McapWriteOptions,
     ) -> Result<McapWriter, WriteError> {
-        let mut messages = Messages::create(out, path, header, compression)?;
+        let mut messages = Messages::create(out, path, header, options.compression)?;
         // One batch waits while one is written: the formatting threads hold the rest.
         let (to_writer, batches) = sync_channel::<ToWriter>(1);
         let (give_back, written) = channel::<Formatted>();
@@ -231,7 +252,7 @@ impl Messages {
         out: SeekableDestination,
         path: &Path,
         header: &Header,
-        compression: Option<&str>,
+        compression: McapCompression,
     ) -> Result<Messages, WriteError> {
         let options = WriteOptions::new()
             .library(LIBRARY)
@@ -240,27 +261,20 @@ impl Messages {
             // as several small writes, and a multi-threaded zstd stream takes a lock for
             // every one (a sixth of an Icarus run's CPU time, 12 M messages).
             .compression_threads(0);
-        let options = match compression.unwrap_or(COMPRESSIONS[0]) {
+        let options = match compression {
             // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
             // and a conversion should run at the speed of reading.
-            "zstd" => options
+            McapCompression::Zstd => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(1),
             // A negative ("fast") level: about twice as fast as level 1, but without the
             // entropy coding of literals that makes the digits small (JSON about 1.25
             // times). The crate takes the level as a u32 and hands it to zstd as an i32,
             // so a negative level is passed as its two's complement.
-            "zstd-fast" => options
+            McapCompression::ZstdFast => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(FAST_LEVEL as u32),
-            "none" => options.compression(None),
-            other => {
-                return Err(WriteError::Unsupported(Unsupported::UnknownValue {
-                    what: "MCAP compression",
-                    value: other.to_string(),
-                    takes: COMPRESSIONS,
-                }))
-            }
+            McapCompression::None => options.compression(None),
         };
         let mut writer = Messages {
             out: Some(options.create(out).map_err(|e| error(path, e))?),

@@ -28,10 +28,22 @@ use crate::model::{
     Channel, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value, MAPPED_FROM, QUATERNION_WXYZ,
 };
 
-/// Writer setting: the form, `dir` or `tar` (`--icarec-form`); by default the output's
-/// name decides (`NAME.icarec.tar` is the single-file form).
-pub const FORM_KEY: &str = "icarec.form";
 pub const FORMS: &[&str] = &["dir", "tar"];
+
+/// The form of an `.icarec` output (`--icarec-form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcarecForm {
+    Directory,
+    /// One ustar file.
+    Tar,
+}
+
+/// How an `.icarec` is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IcarecWriteOptions {
+    /// `None`: the output's name decides (`NAME.icarec.tar` is one file).
+    pub form: Option<IcarecForm>,
+}
 
 /// The schema version simrec writes for a recording that has none.
 const SCHEMA_VERSION: &str = "1.0.0";
@@ -350,6 +362,7 @@ impl IcarecWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: IcarecWriteOptions,
     ) -> Result<IcarecWriter, WriteError> {
         let source = header
             .metadata
@@ -500,8 +513,8 @@ impl IcarecWriter {
             _ => json!({"kind": "convert", "from_format": header.format}),
         };
 
-        let form = match outputs.setting(FORM_KEY) {
-            Some(f) => f == "tar",
+        let form = match options.form {
+            Some(f) => f == IcarecForm::Tar,
             None => target
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
