@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use simrec::formats::output::Outputs;
-use simrec::formats::xrec::{type_globs, Query, XrecReader, XrecWriter, COMPRESSION_KEY};
+use simrec::formats::xrec::{
+    type_globs, Query, XrecCodec, XrecReader, XrecWriteOptions, XrecWriter,
+};
 use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{ArrayData, Entity, Record, Value};
 use simrec::pipeline;
@@ -821,12 +823,15 @@ fn the_writer_takes_the_compression_setting_and_keeps_the_codec_by_default() {
     let write = |input: &[u8], setting: Option<&str>, name: &str| -> Vec<u8> {
         let mut r = XrecReader::from_bytes(input.to_vec(), ReadOptions::default()).unwrap();
         let mut outputs = Outputs::new(false);
-        if let Some(s) = setting {
-            outputs.set(COMPRESSION_KEY, s);
-        }
+        let options = XrecWriteOptions {
+            codec: setting.map(|s| match s {
+                "gzip" => XrecCodec::Gzip,
+                _ => XrecCodec::None,
+            }),
+            repair: false,
+        };
         let target = dir.path().join(name);
-        let sink =
-            XrecWriter::create(&target, r.header(), &mut outputs, Default::default()).unwrap();
+        let sink = XrecWriter::create(&target, r.header(), &mut outputs, options).unwrap();
         pipeline::copy(&mut r, Box::new(sink), &mut |_, _| {}).unwrap();
         outputs.commit().unwrap();
         std::fs::read(target).unwrap()
