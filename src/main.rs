@@ -68,7 +68,7 @@ fn main() -> ExitCode {
             if let Some(hint) = cli::hint_of(&e) {
                 eprintln!("  hint: {hint}");
             }
-            ExitCode::from(if cli::is_usage_error(&e) { 2 } else { 1 })
+            ExitCode::from(cli::exit_code(&e))
         }
     }
 }

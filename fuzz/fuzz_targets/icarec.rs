@@ -19,7 +19,7 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarus::icarec::{metadata, schema, walk_tar, IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{metadata, schema, walk_tar, IcarecForm, IcarecReader, IcarecWriteOptions, IcarecWriter};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
@@ -32,10 +32,10 @@ fn drain(opened: Result<IcarecReader, ReadError>, lenient: bool, write: bool) {
     let header = r.header().clone();
     let mut sinks: Vec<(Box<dyn Sink>, Outputs)> = Vec::new();
     if write {
-        for form in ["dir", "tar"] {
+        for form in [IcarecForm::Directory, IcarecForm::Tar] {
             let mut outputs = Outputs::dry_run(false);
-            outputs.set(FORM_KEY, form);
-            let sink = IcarecWriter::create(Path::new("fuzz.icarec"), &header, &mut outputs)
+            let options = IcarecWriteOptions { form: Some(form) };
+            let sink = IcarecWriter::create(Path::new("fuzz.icarec"), &header, &mut outputs, options)
                 .expect("a dry-run writer");
             sinks.push((Box::new(sink), outputs));
         }

@@ -17,7 +17,7 @@ use libfuzzer_sys::fuzz_target;
 use simrec::formats::export::jsonl::JsonlWriter;
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::names::RESET_CHANNEL;
-use simrec::formats::tes::{Tes, TesReader, TesSlice, TesWriter, REPAIR_KEY};
+use simrec::formats::tes::{Tes, TesReader, TesSlice, TesWriteOptions, TesWriter};
 use simrec::formats::{ReadError, ReadOptions, Recovery, Sink, Source};
 use simrec::model::TimeSpec;
 
@@ -34,10 +34,8 @@ fn read(data: &[u8], options: ReadOptions) {
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
-    if options.lenient {
-        outputs.set(REPAIR_KEY, "on");
-    }
-    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs).expect("dry run");
+    let repair = TesWriteOptions { repair: options.lenient, ..TesWriteOptions::default() };
+    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs, repair).expect("dry run");
     let mut last_frame = 0;
     while let Some(item) = reader.next() {
         let record = match item {
@@ -105,8 +103,7 @@ fn slice(data: &[u8]) {
             last = frame;
         }
     }
-    let settings = Tes.recover_settings(&path);
-    assert!(settings.iter().any(|(k, _)| *k == REPAIR_KEY));
+    assert!(Tes.recover_flags(&path).repair);
 }
 
 fuzz_target!(|data: &[u8]| {

@@ -15,7 +15,7 @@ use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
 use simrec::formats::output::Outputs;
-use simrec::formats::xrec::{body, type_globs, Query, XrecReader, XrecWriter, REPAIR_KEY};
+use simrec::formats::xrec::{body, type_globs, Query, XrecReader, XrecWriteOptions, XrecWriter};
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
 fn options(decode: bool, lenient: bool) -> ReadOptions {
@@ -41,11 +41,9 @@ fn read(data: &[u8], options: ReadOptions, query: Option<Query>) {
     };
     let header = reader.header().clone();
     let mut outputs = Outputs::dry_run(false);
-    if options.lenient {
-        outputs.set(REPAIR_KEY, "1");
-    }
-    let mut copy = XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs).expect("dry run");
-    let mut values = XrecWriter::create(Path::new("fuzz2.xrec"), &header, &mut outputs).expect("dry run");
+    let repair = XrecWriteOptions { codec: None, repair: options.lenient };
+    let mut copy = XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs, repair).expect("dry run");
+    let mut values = XrecWriter::create(Path::new("fuzz2.xrec"), &header, &mut outputs, Default::default()).expect("dry run");
     let mut errors = 0;
     let mut known = header.channels.len();
     while let Some(item) = reader.next() {

@@ -323,7 +323,7 @@ pub fn write_recording(
         format,
         force: args.force,
         dry_run: args.dry_run,
-        settings: args.options.settings(format)?,
+        flags: args.options.flags(format)?,
         split: false,
         resample: args.resample.or(args.frame_rate),
     };

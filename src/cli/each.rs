@@ -14,7 +14,7 @@ use super::common::{
     ReportFormat, SelectArgs, WriteArgs,
 };
 use super::progress::BatchProgress;
-use super::{is_usage_error, Outcome, UsageError};
+use super::{exit_code, Outcome, UsageError};
 use crate::formats::output::{clash_with_inputs, resolved_inputs};
 use crate::formats::registry::{self, writable_names};
 use crate::formats::Format;
@@ -86,7 +86,7 @@ pub fn run(each: Each) -> anyhow::Result<Outcome> {
     }
     // Checked once here, so that a bad glob or option is one usage error, not one per job.
     each.select.selection()?;
-    each.write.options.settings(format)?;
+    each.write.options.flags(format)?;
     let found = batch::gather(each.inputs, each.strict, Some(dir))?;
     let recordings = found.recordings();
     let outputs = output_names(dir, &recordings, format).map_err(|e| UsageError(e.to_string()))?;
@@ -257,7 +257,7 @@ fn convert_one(
             format,
             force: each.write.force,
             dry_run: each.write.dry_run,
-            settings: each.write.options.settings(format)?,
+            flags: each.write.options.flags(format)?,
             split: false,
             resample: each.write.resample.or(each.write.frame_rate),
         };
@@ -277,7 +277,7 @@ fn convert_one(
             done.exit = if lost > 0 || damaged { 3 } else { 0 };
         }
         Err(e) => {
-            done.exit = if is_usage_error(&e) { 2 } else { 1 };
+            done.exit = exit_code(&e);
             done.error = Some(format!("{e:#}"));
         }
     }

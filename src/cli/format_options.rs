@@ -3,18 +3,15 @@
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
-use super::UsageError;
 use crate::formats::registry;
-use crate::formats::Format;
+use crate::formats::{Format, GivenFlags, OptionError};
 
-/// The values given for format-declared writer options: (flag, name used, value).
+/// The values given for format-declared writer options: (flag, name used, value; `None`
+/// for a switch).
 #[derive(Debug, Clone, Default)]
 pub struct FormatOptions {
-    given: Vec<(&'static str, String, String)>,
+    given: Vec<(&'static str, String, Option<String>)>,
 }
-
-/// The setting's value when a switch (an option without values) is given.
-const SWITCH_ON: &str = "true";
 
 /// Every value some format accepts for `flag` (each writer checks its own).
 fn accepted_values(flag: &str) -> Vec<&'static str> {
@@ -108,13 +105,13 @@ impl FromArgMatches for FormatOptions {
         for option in registry::write_options() {
             if option.values.is_empty() {
                 if matches.get_flag(option.flag) {
-                    given.push((option.flag, option.flag.to_string(), SWITCH_ON.to_string()));
+                    given.push((option.flag, option.flag.to_string(), None));
                 }
                 continue;
             }
             for name in std::iter::once(option.flag).chain(aliases(option.flag)) {
                 if let Some(value) = matches.get_one::<String>(name) {
-                    given.push((option.flag, name.to_string(), value.clone()));
+                    given.push((option.flag, name.to_string(), Some(value.clone())));
                 }
             }
         }
@@ -128,42 +125,14 @@ impl FromArgMatches for FormatOptions {
 }
 
 impl FormatOptions {
-    /// The writer settings the options given become for `format`, or a refusal (usage) when
-    /// that format does not take one of them or not with that value.
-    pub fn settings(&self, format: &dyn Format) -> Result<Vec<(&'static str, String)>, UsageError> {
-        self.given
-            .iter()
-            .map(|(flag, given_as, value)| setting(flag, given_as, value, format))
-            .collect()
+    /// The flags given, checked against `format`: a refusal (usage) when it does not take
+    /// one of them or not with that value.
+    pub fn flags(&self, format: &dyn Format) -> Result<GivenFlags, OptionError> {
+        let mut flags = GivenFlags::default();
+        for (flag, given_as, value) in &self.given {
+            flags.push(flag, given_as, value.clone());
+        }
+        flags.check(format)?;
+        Ok(flags)
     }
-}
-
-fn setting(
-    flag: &str,
-    given_as: &str,
-    value: &str,
-    format: &dyn Format,
-) -> Result<(&'static str, String), UsageError> {
-    let Some(option) = format.write_options().iter().find(|o| o.flag == flag) else {
-        let takers: Vec<&str> = registry::formats_with_option(flag)
-            .iter()
-            .map(|(f, _)| f.name())
-            .collect();
-        return Err(UsageError(format!(
-            "--{given_as} applies to {} output; this output is {}",
-            takers.join(", "),
-            format.name()
-        )));
-    };
-    if option.values.is_empty() {
-        return Ok((option.setting, value.to_string()));
-    }
-    if !option.values.contains(&value) {
-        return Err(UsageError(format!(
-            "--{given_as} {value}: {} takes {}",
-            format.name(),
-            option.values.join(", ")
-        )));
-    }
-    Ok((option.setting, value.to_string()))
 }

@@ -24,7 +24,7 @@ use std::io::Write;
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::formats::{ReadError, WriteError};
+use crate::formats::{ErrorKind, OptionError, ReadError, WriteError};
 use crate::pipeline::select::PatternError;
 use crate::pipeline::PipelineError;
 pub use crate::report::render::error_text;
@@ -154,45 +154,48 @@ pub fn run(cli: Cli) -> anyhow::Result<Outcome> {
     }
 }
 
-/// An error with every cause after it (`missing.traj: No such file or directory (os error
-/// 2)`), as `main` prints a command's error.
-fn format_errors<'a>(
-    e: &'a (dyn std::error::Error + 'static),
-) -> (Option<&'a ReadError>, Option<&'a WriteError>) {
-    match e.downcast_ref::<PipelineError>() {
-        Some(PipelineError::Read(r)) => (Some(r), None),
-        Some(PipelineError::Write(w)) => (None, Some(w)),
-        Some(PipelineError::Output { source, .. }) => (None, Some(source)),
-        Some(PipelineError::Empty(_)) => (None, None),
-        None => (
-            e.downcast_ref::<ReadError>(),
-            e.downcast_ref::<WriteError>(),
-        ),
+/// The kind of an error of this crate (`None`: a foreign error, such as an `io::Error`).
+fn kind_of(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
+    if let Some(e) = e.downcast_ref::<PipelineError>() {
+        Some(e.kind())
+    } else if let Some(e) = e.downcast_ref::<ReadError>() {
+        Some(e.kind())
+    } else if let Some(e) = e.downcast_ref::<WriteError>() {
+        Some(e.kind())
+    } else if e.is::<UsageError>() || e.is::<PatternError>() || e.is::<OptionError>() {
+        Some(ErrorKind::Usage)
+    } else {
+        None
     }
 }
 
-/// Whether an error is the user's command line rather than the data (exit 2).
-pub fn is_usage_error(e: &anyhow::Error) -> bool {
-    e.chain().any(|c| {
-        let (read, write) = format_errors(c);
-        c.is::<UsageError>()
-            || c.is::<PatternError>()
-            || matches!(
-                c.downcast_ref::<PipelineError>(),
-                Some(PipelineError::Empty(_))
-            )
-            || matches!(read, Some(ReadError::Conflict(_)))
-            || matches!(
-                write,
-                Some(WriteError::Unsupported(_) | WriteError::Refused(_) | WriteError::Exists(_))
-            )
-    })
+/// Whether an error is the user's command line rather than the data (exit 2): some error
+/// of its chain says so.
+pub fn error_kind(e: &anyhow::Error) -> ErrorKind {
+    match e.chain().any(|c| kind_of(c) == Some(ErrorKind::Usage)) {
+        true => ErrorKind::Usage,
+        false => ErrorKind::Data,
+    }
+}
+
+/// The exit code of a command that failed.
+pub fn exit_code(e: &anyhow::Error) -> u8 {
+    match error_kind(e) {
+        ErrorKind::Usage => 2,
+        ErrorKind::Data => 1,
+    }
 }
 
 /// The hint a finding-carrying error has, to print after it.
 pub fn hint_of(e: &anyhow::Error) -> Option<String> {
-    e.chain().find_map(|c| match format_errors(c).0 {
-        Some(ReadError::Invalid { finding, .. }) => finding.hint.clone(),
-        _ => None,
+    e.chain().find_map(|c| {
+        let read = match c.downcast_ref::<PipelineError>() {
+            Some(PipelineError::Read(r)) => Some(r),
+            _ => c.downcast_ref::<ReadError>(),
+        };
+        match read {
+            Some(ReadError::Invalid { finding, .. }) => finding.hint.clone(),
+            _ => None,
+        }
     })
 }

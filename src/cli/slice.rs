@@ -76,7 +76,7 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
             format,
             force: args.write.force,
             dry_run: args.write.dry_run,
-            settings: args.write.options.settings(format)?,
+            flags: args.write.options.flags(format)?,
             split: true,
             resample: args.write.resample.or(args.write.frame_rate),
         };

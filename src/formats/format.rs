@@ -8,8 +8,9 @@
 use std::path::{Path, PathBuf};
 
 use super::frames::{FrameLayout, FrameSink, FrameSource};
+use super::options::{GivenFlags, OptionError};
 use super::output::Outputs;
-use super::{ReadError, ReadOptions, Sink, Source, TimeRange, WriteError};
+use super::{ReadError, ReadOptions, Sink, Source, TimeRange, Unsupported, WriteError};
 use crate::model::{Epoch, Header, TimeSpec};
 use crate::report::Finding;
 
@@ -65,7 +66,8 @@ pub(crate) fn path_names(relative: &Path) -> Option<Vec<&str>> {
 }
 
 /// A writer option a format declares (`--compression`): the CLI gathers them from every
-/// format and checks a value against the chosen writer's.
+/// format, [`GivenFlags::check`] checks a value against the chosen writer's, and the
+/// format parses the flags given into its own typed options (`XrecWriteOptions`, …).
 #[derive(Debug, Clone, Copy)]
 pub struct WriteOption {
     /// The option's name on the command line, without dashes (`compression`).
@@ -75,14 +77,12 @@ pub struct WriteOption {
     /// Older names of the option, accepted and hidden from help.
     pub aliases: &'static [&'static str],
     /// Values the writer accepts, the default first (unless `default` says otherwise); none
-    /// for a switch (`--fold`), which takes no value and sets the setting to `true`.
+    /// for a switch (`--fold`), which takes no value.
     pub values: &'static [&'static str],
     /// What the writer does without the option, for `--help`, when that is not the first of
     /// `values` (it depends on the input or the output's name): a few words (`an XREC
     /// input's codec, else none`). `None` when it is the first of `values`.
     pub default: Option<&'static str>,
-    /// The writer setting ([`Outputs::set`]) the value goes to.
-    pub setting: &'static str,
 }
 
 /// `--time utc`: a table's time column holds absolute times (ISO-8601 UTC, to the
@@ -94,26 +94,54 @@ pub const TIME_OPTION: WriteOption = WriteOption {
     aliases: &[],
     values: &["relative", "utc"],
     default: None,
-    setting: "time",
 };
+
+/// What a table's time column holds ([`TIME_OPTION`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum TimeColumn {
+    /// Times from the recording's time zero.
+    #[default]
+    Relative,
+    /// Absolute times, ISO-8601 UTC.
+    Utc,
+}
+
+impl TimeColumn {
+    /// The time column `--time` asks for; `format` names the writer in a refusal.
+    pub fn from_flags(flags: &GivenFlags, format: &'static str) -> Result<Self, OptionError> {
+        let choices = [("relative", TimeColumn::Relative), ("utc", TimeColumn::Utc)];
+        Ok(flags
+            .choice(&TIME_OPTION, format, &choices)?
+            .unwrap_or_default())
+    }
+
+    /// The absolute start a writer shows its times from: for [`TimeColumn::Utc`],
+    /// `header`'s epoch, or a refusal (usage: nothing is written) when it has none.
+    pub fn epoch(self, header: &Header) -> Result<Option<Epoch>, WriteError> {
+        match (self, header.origin.epoch) {
+            (TimeColumn::Relative, _) => Ok(None),
+            (TimeColumn::Utc, Some(epoch)) => Ok(Some(epoch)),
+            (TimeColumn::Utc, None) => Err(WriteError::Unsupported(Unsupported::NoAbsoluteStart)),
+        }
+    }
+}
 
 /// Whether `outputs` ask for absolute times ([`TIME_OPTION`] `utc`).
 pub fn absolute_times(outputs: &Outputs) -> bool {
-    outputs.setting(TIME_OPTION.setting) == Some("utc")
+    TimeColumn::from_flags(&outputs.flags, "").is_ok_and(|t| t == TimeColumn::Utc)
 }
 
-/// The absolute start a writer shows its times from when `outputs` ask for absolute times:
-/// `header`'s epoch, or a refusal (usage: nothing is written) when it has none.
-pub fn utc_epoch(header: &Header, outputs: &Outputs) -> Result<Option<Epoch>, WriteError> {
-    if !absolute_times(outputs) {
-        return Ok(None);
-    }
-    match header.origin.epoch {
-        Some(epoch) => Ok(Some(epoch)),
-        None => Err(WriteError::Refused(
-            "--time utc: the recording has no absolute start (give it one with --epoch)".into(),
-        )),
-    }
+/// A selector a format's slicer declares (XREC's `--type`): the CLI gathers them from every
+/// format, as it does writer options.
+#[derive(Debug, Clone, Copy)]
+pub struct SelectorFlag {
+    /// The flag without dashes, and the selector's name in [`SliceRequest::selectors`].
+    pub flag: &'static str,
+    pub value_name: &'static str,
+    /// For `--help`, naming the format.
+    pub help: &'static str,
+    /// Given more than once, each value is a selector.
+    pub repeatable: bool,
 }
 
 /// What a slice asks for: a window, whether it is rebased to start at 0, and selectors a
@@ -186,7 +214,7 @@ pub enum KeepsEpoch {
 }
 
 impl KeepsEpoch {
-    /// Whether an output written with `outputs`' settings keeps it.
+    /// Whether an output written with `outputs`' flags keeps it.
     pub fn with(self, outputs: &Outputs) -> bool {
         match self {
             KeepsEpoch::Never => false,
@@ -205,7 +233,7 @@ impl KeepsEpoch {
 /// | [`Format::slicer`] | the generic window | `pipeline::slice::open_slice`, `pipeline::snapshot` |
 /// | [`Format::merger`] | the k-way merge by time | `pipeline::open_aligned` |
 /// | [`Format::frames`] | record-by-record copying | `pipeline::frame_copy`, `cli::inspect` |
-/// | [`Format::recovery`] | `recover`'s lenient read and default settings | `pipeline::recover` |
+/// | [`Format::recovery`] | `recover`'s lenient read and default flags | `pipeline::recover` |
 /// | [`Format::multi_file`] | one file, one recording | `pipeline::batch`, `pipeline::validate`, `cli::common` |
 /// | [`Format::directory`] | one output file | `pipeline::write`, `registry::format_for_output`, `pipeline::batch` |
 pub trait Format: Sync {
@@ -293,6 +321,12 @@ impl dyn Format + '_ {
 /// the format slices by itself (3es synthesises the world state at the cut; the Icarus
 /// formats and XREC find the window by binary search).
 pub trait Slicer {
+    /// The selectors of the format's own that a slice takes (`--type`), declared for the
+    /// command line; what is given arrives in [`SliceRequest::selectors`].
+    fn selectors(&self) -> &'static [SelectorFlag] {
+        &[]
+    }
+
     /// A slice of `paths` (one or more inputs, all of this format, or a refusal of several),
     /// or `None` to use the generic window for these inputs. `slice` carries the window and
     /// any selectors of the format's own (`selectors`, as the CLI gave them).
@@ -346,7 +380,7 @@ pub trait Frames {
 }
 
 /// Replaces what `recover` (`pipeline::recover`) does by default: read the input with
-/// lenient options through [`Format::open`] and write it back with default settings.
+/// lenient options through [`Format::open`] and write it back with default flags.
 pub trait Recovery {
     /// The reader `recover` copies `path` from, when the format keeps less of a damaged
     /// file than its lenient reader returns (XREC stops at its first damaged packet), or
@@ -359,11 +393,12 @@ pub trait Recovery {
         None
     }
 
-    /// Writer settings ([`Outputs::set`]) with which `recover` writes `input` back in its
-    /// own format: stored the way the input is (3es: its compression scheme), and repairing
-    /// what dropping damaged records breaks.
-    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
-        Vec::new()
+    /// The writer flags with which `recover` writes `input` back in its own format: stored
+    /// the way the input is (3es: its compression scheme), and repairing what dropping
+    /// damaged records breaks ([`GivenFlags::repair`]); the format's `create` parses them
+    /// into its typed options as it does the command line's.
+    fn recover_flags(&self, _input: &Path) -> GivenFlags {
+        GivenFlags::default()
     }
 }
 

@@ -76,9 +76,11 @@ pub mod frames;
 pub mod input;
 pub mod mapping;
 pub mod msgpack;
+pub mod options;
 pub mod origin;
 pub mod output;
 pub mod worker;
+pub mod write_error;
 
 // The families, and the formats only written.
 pub mod elodin;
@@ -103,9 +105,11 @@ use crate::report::{Fact, Finding, Findings, LossReport};
 pub use family::Family;
 pub use format::{
     absolute_times, Detection, Directory, Format, Frames, KeepsEpoch, Merger, MultiFile, Recovery,
-    SliceRequest, Slicer, WriteOption, WriterTraits, TIME_OPTION,
+    SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
+pub use options::{GivenFlags, OptionError};
 pub use registry::{detect, format_for_output, format_named, FAMILIES};
+pub use write_error::{ErrorKind, Failure, Refusal, Unsupported, WriteError};
 
 /// How a reader should read.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -191,6 +195,15 @@ impl ReadError {
         }
     }
 
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ReadError::Conflict(_) => ErrorKind::Usage,
+            ReadError::Io { .. } | ReadError::Invalid { .. } | ReadError::Unsupported(_) => {
+                ErrorKind::Data
+            }
+        }
+    }
+
     /// Names the file, where the error does not yet.
     pub fn in_file(mut self, file: &Path) -> ReadError {
         if let ReadError::Io { path, .. } | ReadError::Invalid { path, .. } = &mut self {
@@ -199,32 +212,6 @@ impl ReadError {
             }
         }
         self
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum WriteError {
-    #[error("{}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    #[error("{} exists (use --force to overwrite)", .0.display())]
-    Exists(PathBuf),
-    /// The output cannot hold this input as asked (a usage error: pick another output).
-    #[error("{0}")]
-    Unsupported(String),
-    /// The target is not something simrec may write over, even with `--force` (an input,
-    /// a directory of other files): a usage error, nothing written.
-    #[error("{0}")]
-    Refused(String),
-    #[error("{0}")]
-    Invalid(String),
-}
-
-impl WriteError {
-    pub fn io(path: &Path, source: io::Error) -> WriteError {
-        WriteError::Io {
-            path: path.to_path_buf(),
-            source,
-        }
     }
 }
 

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use super::family::Family;
 use super::format::has_extension;
-use super::format::{Detection, Format, WriteOption};
+use super::format::{Detection, Format, SelectorFlag, WriteOption};
 use super::input;
 use super::output;
 pub use super::output::names_directory;
@@ -165,6 +165,20 @@ pub fn write_options() -> Vec<&'static WriteOption> {
 }
 
 /// The formats that take writer option `flag`, with the values each accepts.
+/// Every selector a format's slicer declares, each flag once (the first format's).
+pub fn selectors() -> Vec<&'static SelectorFlag> {
+    let mut all: Vec<&'static SelectorFlag> = Vec::new();
+    for s in formats()
+        .filter_map(|f| f.slicer())
+        .flat_map(|s| s.selectors())
+    {
+        if !all.iter().any(|a| a.flag == s.flag) {
+            all.push(s);
+        }
+    }
+    all
+}
+
 pub fn formats_with_option(flag: &str) -> Vec<(&'static dyn Format, &'static WriteOption)> {
     formats()
         .flat_map(|f| {

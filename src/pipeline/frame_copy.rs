@@ -45,13 +45,8 @@ pub fn write_frames(
     // An input the frame read cannot open goes the record path, which says why.
     let mut frames = format.frames()?.open_frames(input, options)?.ok()?;
     let mut outputs = outputs_for(request.format, inputs, request.force, request.dry_run);
-    for (key, value) in &request.settings {
-        outputs.set(key, value.clone());
-    }
-    outputs.set(
-        crate::formats::output::SOURCE_PATHS,
-        input.display().to_string(),
-    );
+    outputs.flags = request.flags.clone();
+    outputs.source_paths = Some(input.display().to_string());
     let header = frames.header().clone();
     let origin = origin_lost(request.format, &header, &outputs);
     let sink = request.format.frames()?.create_frames(
@@ -63,7 +58,7 @@ pub fn write_frames(
     let written = (|| {
         let mut sink = sink.map_err(|e| PipelineError::Output {
             path: request.output.to_path_buf(),
-            source: e,
+            error: e,
         })?;
         let mut n = 0u64;
         while let Some(frame) = frames.next_frame()? {

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use crate::formats::origin::with_origin;
-use crate::formats::{registry, ReadError, ReadOptions, WriteError, WriteReport};
+use crate::formats::{registry, ReadError, ReadOptions, Refusal, WriteError, WriteReport};
 use crate::report::{Finding, Findings};
 
 use super::write::outputs_for;
@@ -27,7 +27,7 @@ pub enum Recovered {
 /// Reads `input` leniently (or as the format's own recovery reader reads it,
 /// [`crate::formats::Recovery::open_recover`]) and writes every intact record to `output`, in
 /// the input's format, stored as the input was
-/// ([`crate::formats::Recovery::recover_settings`]).
+/// ([`crate::formats::Recovery::recover_flags`]).
 pub fn recover(
     input: &Path,
     output: &Path,
@@ -38,12 +38,13 @@ pub fn recover(
     let format = registry::detect(input)?;
     if let Some(named) = registry::format_for_output(output) {
         if named.name() != format.name() {
-            return Err(PipelineError::Write(WriteError::Refused(format!(
-                "recover writes the input's own format ({}); {} names {} (use `simrec convert` afterwards)",
-                format.name(),
-                output.display(),
-                named.name()
-            ))));
+            return Err(PipelineError::Write(WriteError::Refused {
+                path: output.to_path_buf(),
+                reason: Refusal::OtherFormat {
+                    input: format.name(),
+                    output: named.name(),
+                },
+            }));
         }
     }
     let recovery = format.recovery();
@@ -62,12 +63,7 @@ pub fn recover(
         force,
         false,
     );
-    for (key, value) in recovery
-        .map(|r| r.recover_settings(input))
-        .unwrap_or_default()
-    {
-        outputs.set(key, value);
-    }
+    outputs.flags = recovery.map(|r| r.recover_flags(input)).unwrap_or_default();
     let sink = format.create(output, source.header(), &mut outputs)?;
     let report = copy(&mut *source, sink, progress)?;
     // One input, so one set of findings.

@@ -1,6 +1,6 @@
 //! The copy loop: pull records from a source, push them into a sink.
 
-use crate::formats::{ReadError, Sink, Source, WriteError, WriteReport};
+use crate::formats::{ErrorKind, ReadError, Sink, Source, WriteError, WriteReport};
 
 #[derive(Debug, thiserror::Error)]
 pub enum PipelineError {
@@ -8,16 +8,27 @@ pub enum PipelineError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Write(#[from] WriteError),
-    /// The output could not be created.
-    #[error("cannot write {}", path.display())]
+    /// The output could not be created. The message names the path once: the error is
+    /// said after it, without it.
+    #[error("cannot write {}: {}", path.display(), error.after_path(path))]
     Output {
         path: std::path::PathBuf,
-        #[source]
-        source: WriteError,
+        error: WriteError,
     },
     /// A selection left nothing to write (why); nothing was written.
     #[error("the selection leaves nothing to write: {0}; nothing was written")]
     Empty(&'static str),
+}
+
+impl PipelineError {
+    /// Whether the command line or the data is at fault (the exit code).
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            PipelineError::Read(e) => e.kind(),
+            PipelineError::Write(e) | PipelineError::Output { error: e, .. } => e.kind(),
+            PipelineError::Empty(_) => ErrorKind::Usage,
+        }
+    }
 }
 
 /// How often (in records) `progress` is called.

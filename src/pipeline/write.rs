@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::output::{foreign_entry, Outputs};
 use crate::formats::{
-    registry, Detection, Format, Sink, Source, WriteError, WriteReport, TIME_OPTION,
+    registry, Detection, Format, GivenFlags, Sink, Source, WriteError, WriteReport, TIME_OPTION,
 };
 use crate::model::Header;
 
@@ -25,8 +25,9 @@ pub struct WriteRequest<'a> {
     pub force: bool,
     /// Check and count everything, write nothing.
     pub dry_run: bool,
-    /// Writer settings (`tes.compression`), already checked against the format.
-    pub settings: Vec<(&'static str, String)>,
+    /// Writer flags (`--compression`), already checked against the format
+    /// ([`GivenFlags::check`]); its `create` parses them into its typed options.
+    pub flags: GivenFlags,
     /// One output per reset-delimited part ([`part_name`]) instead of one output.
     pub split: bool,
     /// Write on a grid of this many nanoseconds (`--resample`, `pipeline::resample`).
@@ -107,11 +108,9 @@ pub fn write(
         source
     };
     let mut outputs = outputs_for(format, inputs, request.force, request.dry_run);
-    for (key, value) in request.settings {
-        outputs.set(key, value);
-    }
+    outputs.flags = request.flags;
     let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
-    outputs.set(crate::formats::output::SOURCE_PATHS, sources.join("\n"));
+    outputs.source_paths = Some(sources.join("\n"));
     let header = source.header().clone();
     if let Some(why) = origin_lost(format, &header, &outputs) {
         loss.borrow_mut().add(RECORDING, "time origin", &why);
@@ -182,7 +181,7 @@ pub fn part_name(output: &Path, input: Option<&PathBuf>, k: usize, format: &dyn 
 /// The loss report's channel for what belongs to the recording as a whole.
 pub(super) const RECORDING: &str = "(recording)";
 
-/// Why `header`'s absolute start is lost in `format` written with `outputs`' settings, when it
+/// Why `header`'s absolute start is lost in `format` written with `outputs`' flags, when it
 /// is: the format has no place for it (a loss: exit 3), unless it writes absolute times.
 pub(super) fn origin_lost(
     format: &dyn Format,
@@ -217,6 +216,6 @@ pub(super) fn origin_lost(
 fn in_output(output: &Path, e: WriteError) -> PipelineError {
     PipelineError::Output {
         path: output.to_path_buf(),
-        source: e,
+        error: e,
     }
 }

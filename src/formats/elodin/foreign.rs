@@ -12,7 +12,7 @@ use super::dir::NAMES_ARCHETYPE;
 use super::metadata::{safe_file_stem, Component, Primitive};
 use super::parquet_out::{widening, Cell, Table, Tables};
 use super::writer::{write_file, GLOBALS, NO_TICKS, WORLD_POS};
-use crate::formats::{WriteError, WriteReport};
+use crate::formats::{Unsupported, WriteError, WriteReport};
 use crate::model::{
     ArrayData, Channel, Composition, DType, Entity, FieldSpec, Folded, Header, Record, Value,
     QUATERNION_WXYZ,
@@ -861,7 +861,7 @@ impl Foreign {
     ) -> Result<(), WriteError> {
         let world = tables.dir();
         if self.cur_time.is_none() {
-            return Err(WriteError::Unsupported(NO_TICKS.into()));
+            return Err(WriteError::Unsupported(Unsupported::Limit(NO_TICKS)));
         }
         if self.step_ns.is_none() {
             self.step_ns = Some(1_000_000_000);

@@ -20,7 +20,7 @@ use super::metadata::{self, Component, UNSET_MAX_TICKS};
 use super::parquet_out::{widening, Cell, Table, Tables};
 use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Failure, Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Channel, Entity, Header, Record, Value};
 
 pub(super) const GLOBALS: &str = "system_globals";
@@ -189,7 +189,7 @@ impl Same {
             .unwrap_or_default();
         let bytes = serde_json::to_vec(&json).unwrap_or_default();
         let (meta, _) = metadata::parse(&bytes)
-            .map_err(|f| WriteError::Invalid(format!("the source's metadata.json: {f}")))?;
+            .map_err(|f| WriteError::encoder(format!("the source's metadata.json: {f}")))?;
         let archs = header
             .channels
             .iter()
@@ -337,7 +337,7 @@ impl Same {
     fn finish(self, tables: &Tables, report: &mut WriteReport) -> Result<(), WriteError> {
         let world = tables.dir();
         let Some(last_tick) = self.last_tick else {
-            return Err(WriteError::Unsupported(NO_TICKS.into()));
+            return Err(WriteError::Unsupported(Unsupported::Limit(NO_TICKS)));
         };
         let mut json = self.json;
         // Archetype → its components as written (their stored types).
@@ -417,7 +417,7 @@ fn merged_assets(worlds: &[PathBuf]) -> Result<Vec<u8>, WriteError> {
                 let path = w.join("assets.bin");
                 let bytes = read_small(&path).map_err(|e| WriteError::io(&path, e))?;
                 let store = Assets::parse(bytes)
-                    .map_err(|e| WriteError::Invalid(format!("{}: {e}", path.display())))?;
+                    .map_err(|e| WriteError::failed(&path, Failure::Encoder(e.to_string())))?;
                 stores.push(store);
             }
             Ok(Assets::concat(&stores))

@@ -12,12 +12,12 @@
 
 pub mod pending;
 
-use std::collections::BTreeMap;
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
-use super::WriteError;
+use super::options::GivenFlags;
+use super::{Failure, Refusal, Unsupported, WriteError};
 
 pub use pending::{is_partial, remove_all_and_exit};
 
@@ -62,10 +62,6 @@ impl Seek for Discard {
 }
 
 const BUFFER: usize = 1 << 20;
-
-/// Writer setting ([`Outputs::set`]): the run's input paths, one a line, for writers that
-/// record where their data came from (the Parquet table's metadata).
-pub const SOURCE_PATHS: &str = "source.paths";
 
 /// Whether `--force` may replace an existing directory: `Err(why not)` unless it is a
 /// recording of the format being written that holds nothing its writer would not write.
@@ -247,8 +243,12 @@ pub struct Outputs {
     written: Vec<PathBuf>,
     /// Seekable outputs for standard output or a special file, copied there at commit.
     spooled: Vec<(tempfile::TempPath, PathBuf)>,
-    /// Writer settings from the command line (`tes.compression`), by key.
-    settings: BTreeMap<&'static str, String>,
+    /// The writer flags of the run, checked against the format written; its writer parses
+    /// them into its typed options.
+    pub flags: GivenFlags,
+    /// The run's input paths, one a line, for writers that record where their data came
+    /// from (the Parquet table's metadata).
+    pub source_paths: Option<String>,
     /// The command's inputs, resolved: never written over.
     inputs: Vec<PathBuf>,
     may_replace: Option<MayReplace>,
@@ -266,7 +266,8 @@ impl Outputs {
             pending_dirs: Vec::new(),
             written: Vec::new(),
             spooled: Vec::new(),
-            settings: BTreeMap::new(),
+            flags: GivenFlags::default(),
+            source_paths: None,
             inputs: Vec::new(),
             may_replace: None,
             created_dirs: Vec::new(),
@@ -294,16 +295,6 @@ impl Outputs {
         self.may_replace = Some(may_replace);
     }
 
-    /// Sets a writer setting for every output of this run; the writer it is for reads it
-    /// with [`Outputs::setting`].
-    pub fn set(&mut self, key: &'static str, value: impl Into<String>) {
-        self.settings.insert(key, value.into());
-    }
-
-    pub fn setting(&self, key: &str) -> Option<&str> {
-        self.settings.get(key).map(String::as_str)
-    }
-
     /// Checks that `target` may be written as a file (`directory` false) or a directory,
     /// exactly as the run will: for `--dry-run`, and by every `create`. `-` (standard output)
     /// can always be written, as a file.
@@ -315,53 +306,44 @@ impl Outputs {
     fn check_target(&self, target: &Path, directory: bool) -> Result<Existing, WriteError> {
         if target == Path::new("-") {
             return if directory {
-                Err(WriteError::Unsupported(
-                    "a directory cannot be written to standard output; name an output directory"
-                        .into(),
-                ))
+                Err(WriteError::Unsupported(Unsupported::Limit(
+                    "a directory cannot be written to standard output; name an output directory",
+                )))
             } else {
                 Ok(Existing::Special)
             };
         }
-        let refuse = |why: String| {
-            Err(WriteError::Refused(format!(
-                "{}: {why}; nothing was written",
-                target.display()
-            )))
+        let refuse = |reason: Refusal| {
+            Err(WriteError::Refused {
+                path: target.to_path_buf(),
+                reason,
+            })
         };
         if !directory && ends_with_separator(target) {
-            return Err(WriteError::Unsupported(
+            return Err(WriteError::Unsupported(Unsupported::Limit(
                 "the name ends with `/` (a directory), but this output format writes one file; \
                  drop the `/`, or name a directory without a format's extension for the default \
-                 directory output"
-                    .into(),
-            ));
+                 directory output",
+            )));
         }
         if let Some(what) = clash_with_inputs(target, &self.inputs) {
-            return refuse(format!("{what}: simrec never writes over its inputs"));
+            return refuse(Refusal::Input(what));
         }
         let claimed = (self.pending.iter().map(|(_, t)| t))
             .chain(self.pending_dirs.iter().map(|(_, t)| t))
             .chain(self.written.iter());
         if claimed.into_iter().any(|t| t == target) {
-            return Err(WriteError::Invalid(format!(
-                "{} would be written twice",
-                target.display()
-            )));
+            return Err(WriteError::failed(target, Failure::WrittenTwice));
         }
         let found = existing(target);
         match (found, directory) {
             (Existing::Nothing, _) => Ok(found),
             (Existing::Special, false) => Ok(found),
-            (Existing::Special, true) => refuse("is not a directory".into()),
+            (Existing::Special, true) => refuse(Refusal::NotADirectory),
             (_, _) if !self.force => Err(WriteError::Exists(target.to_path_buf())),
             (Existing::File, false) => Ok(found),
-            (Existing::File, true) => refuse(
-                "is a file, and a directory output replaces only an empty directory or a \
-                 recording of its own format"
-                    .into(),
-            ),
-            (Existing::Directory, false) => refuse("is a directory".into()),
+            (Existing::File, true) => refuse(Refusal::IsAFile),
+            (Existing::Directory, false) => refuse(Refusal::IsADirectory),
             (Existing::Directory, true) => {
                 let empty = fs::read_dir(target)
                     .map(|mut d| d.next().is_none())
@@ -373,10 +355,7 @@ impl Outputs {
                 };
                 match replaceable {
                     Ok(()) => Ok(found),
-                    Err(why) => refuse(format!(
-                        "{why}: --force replaces only an empty directory, or a recording of \
-                         the format being written that holds nothing else"
-                    )),
+                    Err(why) => refuse(Refusal::NotReplaceable(why)),
                 }
             }
         }
@@ -697,7 +676,7 @@ mod tests {
         fs::write(out.join("thesis.tex"), b"years of work").unwrap();
         let mut outputs = Outputs::new(true);
         let refused = outputs.create_dir(&out).unwrap_err();
-        assert!(matches!(refused, WriteError::Refused(_)), "{refused}");
+        assert!(matches!(refused, WriteError::Refused { .. }), "{refused}");
         assert_eq!(names(&out), ["thesis.tex"]);
         assert_eq!(names(dir.path()), ["out"], "no temporary left");
 
@@ -721,11 +700,11 @@ mod tests {
         outputs.protect(std::slice::from_ref(&input));
         assert!(matches!(
             outputs.create(&input),
-            Err(WriteError::Refused(_))
+            Err(WriteError::Refused { .. })
         ));
         assert!(matches!(
             outputs.create_dir(dir.path()),
-            Err(WriteError::Refused(_))
+            Err(WriteError::Refused { .. })
         ));
         assert_eq!(fs::read(&input).unwrap(), b"data");
     }

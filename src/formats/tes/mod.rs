@@ -26,14 +26,42 @@ pub use codes::*;
 pub use merge::{TesMerge, MERGE_COORDINATE_FRAME, MERGE_LONG_FRAME, MERGE_USER_IDS};
 pub use reader::TesReader;
 pub use slice::TesSlice;
-pub use writer::{Compression3es, TesWriter, COMPRESSION_KEY, REPAIR_KEY};
+pub use writer::{Compression3es, TesWriteOptions, TesWriter};
+
+/// `--compression`, as 3es takes it.
+const COMPRESSION: WriteOption = WriteOption {
+    flag: "compression",
+    help: "How the output is compressed, for formats that compress",
+    // Its name from when only 3es compressed.
+    aliases: &["tes-compression"],
+    values: Compression3es::NAMES,
+    default: None,
+};
+
+impl TesWriteOptions {
+    /// The options the flags given ask for.
+    pub fn from_flags(flags: &GivenFlags) -> Result<TesWriteOptions, OptionError> {
+        let choices = Compression3es::NAMES
+            .iter()
+            .filter_map(|n| Some((*n, Compression3es::parse(n)?)))
+            .collect::<Vec<_>>();
+        Ok(TesWriteOptions {
+            compression: flags
+                .choice(&COMPRESSION, "3es", &choices)?
+                .unwrap_or(Compression3es::CollatedGzip),
+            repair: flags.repair,
+        })
+    }
+}
 
 use crate::formats::format::{
     Detection, Format, Merger, Recovery, SliceRequest, Slicer, WriteOption, WriterTraits,
 };
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
-use crate::formats::{Family, ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{
+    Family, GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError,
+};
 use crate::model::{Channel, ChannelKind, Composition, Header, Nanos, RawBytes, Record};
 
 /// The family, as the registry lists it.
@@ -122,15 +150,7 @@ impl Format for Tes {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "compression",
-            help: "How the output is compressed, for formats that compress",
-            // Its name from when only 3es compressed.
-            aliases: &["tes-compression"],
-            values: Compression3es::NAMES,
-            default: None,
-            setting: COMPRESSION_KEY,
-        }]
+        &[COMPRESSION]
     }
 
     fn name(&self) -> &'static str {
@@ -159,7 +179,10 @@ impl Format for Tes {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(TesWriter::create(target, header, outputs)?))
+        let options = TesWriteOptions::from_flags(&outputs.flags)?;
+        Ok(Box::new(TesWriter::create(
+            target, header, outputs, options,
+        )?))
     }
 
     fn writer(&self) -> WriterTraits {
@@ -225,14 +248,18 @@ impl Merger for Tes {
 }
 
 impl Recovery for Tes {
-    fn recover_settings(&self, input: &Path) -> Vec<(&'static str, String)> {
+    fn recover_flags(&self, input: &Path) -> GivenFlags {
         // Written back in its own scheme (byte-identical for an intact plain capture), with
         // damaged packets and what depended on them dropped.
-        let mut settings = vec![(REPAIR_KEY, "on".to_string())];
+        let mut flags = GivenFlags::repairing();
         if let Ok(mut input) = Input::open(input) {
             let scheme = scheme::scheme_of(&mut input);
-            settings.push((COMPRESSION_KEY, scheme.name().to_string()));
+            flags.push(
+                COMPRESSION.flag,
+                COMPRESSION.flag,
+                Some(scheme.name().into()),
+            );
         }
-        settings
+        flags
     }
 }

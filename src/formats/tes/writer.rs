@@ -14,15 +14,27 @@ use super::reader::{DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
 use super::repair::{SceneGuard, Verdict};
 use super::{encode, names, RAW_FORMAT};
 use crate::formats::output::{Outputs, SeekableDestination};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Header, Record, MAPPED_FROM};
 
-/// Writer setting ([`Outputs::set`]) that picks the output scheme.
-pub const COMPRESSION_KEY: &str = "tes.compression";
+/// How a capture is written.
+#[derive(Debug, Clone, Copy)]
+pub struct TesWriteOptions {
+    /// How the packets after the two header packets are stored.
+    pub compression: Compression3es,
+    /// For `recover`: drop packets whose CRC does not match, and keep the scene consistent
+    /// around what was dropped ([`SceneGuard`]), so that the capture replays cleanly.
+    pub repair: bool,
+}
 
-/// Writer setting for `recover`: drop packets whose CRC does not match, and keep the scene
-/// consistent around what was dropped ([`SceneGuard`]), so that the capture replays cleanly.
-pub const REPAIR_KEY: &str = "tes.repair";
+impl Default for TesWriteOptions {
+    fn default() -> Self {
+        TesWriteOptions {
+            compression: Compression3es::CollatedGzip,
+            repair: false,
+        }
+    }
+}
 
 /// Largest inner total of a collated packet: 65535 − 16 − 8 − 2 (spec §12).
 pub const COLLATE_LIMIT: usize = 65509;
@@ -40,7 +52,7 @@ impl Compression3es {
     /// Every scheme's name, the default first.
     pub const NAMES: &'static [&'static str] = &["collated-gzip", "collated", "plain", "file-gzip"];
 
-    /// The name `--tes-compression` and [`COMPRESSION_KEY`] use.
+    /// The name `--compression` (`--tes-compression`) uses.
     pub fn name(self) -> &'static str {
         match self {
             Compression3es::Plain => "plain",
@@ -90,7 +102,7 @@ pub struct TesWriter {
     scratch: Vec<u8>,
     frames: u64,
     channels: Vec<String>,
-    /// Set for `recover` ([`REPAIR_KEY`]).
+    /// Set for `recover` ([`TesWriteOptions::repair`]).
     repair: Option<SceneGuard>,
     /// The records were mapped from another family ([`MAPPED_FROM`]): they are built from
     /// their values ([`encode`]).
@@ -103,24 +115,16 @@ impl TesWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: TesWriteOptions,
     ) -> Result<TesWriter, WriteError> {
-        let mode = match outputs.setting(COMPRESSION_KEY) {
-            None => Compression3es::CollatedGzip,
-            Some(name) => Compression3es::parse(name).ok_or_else(|| {
-                WriteError::Unsupported(format!(
-                    "unknown 3es compression `{name}` (one of: {})",
-                    Compression3es::NAMES.join(", ")
-                ))
-            })?,
-        };
+        let mode = options.compression;
         let mapped = header.metadata.contains_key(MAPPED_FROM);
         if !header.channels.is_empty() && header.format != RAW_FORMAT && !mapped {
             // Every record would be dropped (packets are written from their own bytes only):
             // say so before writing an empty capture.
-            return Err(WriteError::Unsupported(format!(
-                "nothing to write: simrec writes 3es only from 3es captures (re-encoding {} records is not supported)",
-                header.format
-            )));
+            return Err(WriteError::Unsupported(Unsupported::NotReencoded {
+                format: header.format.to_string(),
+            }));
         }
         let out = outputs.create_seekable(target)?;
         let meta = |k: &str| header.metadata.get(k).and_then(|v| v.as_u64());
@@ -144,7 +148,7 @@ impl TesWriter {
             scratch: Vec::new(),
             frames: 0,
             channels: header.channels.iter().map(|c| c.name.clone()).collect(),
-            repair: outputs.setting(REPAIR_KEY).map(|_| SceneGuard::default()),
+            repair: options.repair.then(SceneGuard::default),
             mapped,
             report: WriteReport::default(),
         })
@@ -268,10 +272,9 @@ impl Sink for TesWriter {
                 // Only a key filter takes a 3es record's bytes away (a recording of another
                 // format is refused in `create`). Writing the rest would keep an object's
                 // Updates whose Create was filtered out, or the reverse: refuse instead.
-                return Err(WriteError::Unsupported(format!(
-                    "a {} record lost keys to --include/--exclude: 3es is written packet by packet from the capture's own bytes, so a key filter that changes 3es records cannot be written as 3es (nothing written); filter into another format, e.g. `-o out.jsonl`",
-                    channel(self)
-                )));
+                return Err(WriteError::Unsupported(Unsupported::KeysFiltered {
+                    channel: channel(self).to_string(),
+                }));
             }
         };
         let Some(h) = PacketHeader::parse(raw).filter(|h| h.packet_len() == raw.len()) else {

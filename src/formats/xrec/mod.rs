@@ -22,11 +22,13 @@ pub use reader::{Query, Scan, XrecReader};
 pub use writer::XrecWriter;
 
 use crate::formats::format::{
-    Detection, Format, KeepsEpoch, Merger, Recovery, SliceRequest, Slicer, WriteOption,
-    WriterTraits,
+    Detection, Format, KeepsEpoch, Merger, Recovery, SelectorFlag, SliceRequest, Slicer,
+    WriteOption, WriterTraits,
 };
 use crate::formats::output::Outputs;
-use crate::formats::{Family, ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{
+    Family, GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError,
+};
 use crate::model::time::{outside_message, unordered_span, window_outside};
 use crate::model::{Header, Seconds, TimeSpec};
 
@@ -35,10 +37,43 @@ pub const NAME: &str = "xrec";
 pub const RAW: &str = "xrec";
 /// Key of `Header::metadata` holding the Start, the End and framing (for writers).
 pub const HEADER_KEY: &str = "xrec";
-/// Writer setting of `--compression`.
-pub const COMPRESSION_KEY: &str = "xrec.compression";
-/// Writer setting `recover` gives: the End says it was repaired.
-pub const REPAIR_KEY: &str = "xrec.repair";
+
+/// `--compression`, as XREC takes it.
+const COMPRESSION: WriteOption = WriteOption {
+    flag: "compression",
+    help: "How the output is compressed, for formats that compress",
+    aliases: &[],
+    values: &["none", "gzip"],
+    // Without --compression an XREC input's codec is kept (spec §15).
+    default: Some("an XREC input's codec, else none"),
+};
+
+/// How an XREC body is stored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum XrecCodec {
+    None,
+    Gzip,
+}
+
+/// How an XREC file is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct XrecWriteOptions {
+    /// `None`: an XREC input's codec, else none.
+    pub codec: Option<XrecCodec>,
+    /// For `recover`: the End says it was repaired.
+    pub repair: bool,
+}
+
+impl XrecWriteOptions {
+    /// The options the flags given ask for.
+    pub fn from_flags(flags: &GivenFlags) -> Result<XrecWriteOptions, OptionError> {
+        let codecs = [("none", XrecCodec::None), ("gzip", XrecCodec::Gzip)];
+        Ok(XrecWriteOptions {
+            codec: flags.choice(&COMPRESSION, NAME, &codecs)?,
+            repair: flags.repair,
+        })
+    }
+}
 
 pub const CHAPTER: &str = "xrec.Chapter";
 pub const TRANSFORM: &str = "xrec.Transform";
@@ -234,15 +269,7 @@ impl Format for Xrec {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "compression",
-            help: "How the output is compressed, for formats that compress",
-            aliases: &[],
-            values: &["none", "gzip"],
-            // Without --compression an XREC input's codec is kept (spec §15).
-            default: Some("an XREC input's codec, else none"),
-            setting: COMPRESSION_KEY,
-        }]
+        &[COMPRESSION]
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
@@ -260,7 +287,10 @@ impl Format for Xrec {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(XrecWriter::create(target, header, outputs)?))
+        let options = XrecWriteOptions::from_flags(&outputs.flags)?;
+        Ok(Box::new(XrecWriter::create(
+            target, header, outputs, options,
+        )?))
     }
 
     fn writer(&self) -> WriterTraits {
@@ -286,6 +316,25 @@ impl Format for Xrec {
 }
 
 impl Slicer for Xrec {
+    fn selectors(&self) -> &'static [SelectorFlag] {
+        &[
+            SelectorFlag {
+                flag: "type",
+                value_name: "GLOB",
+                help: "XREC: keep only events whose type name matches this glob (repeatable; `*` \
+                       crosses dots)",
+                repeatable: true,
+            },
+            SelectorFlag {
+                flag: "chapter",
+                value_name: "NAME",
+                help: "XREC: only the events from the chapter marker NAME to the next chapter (or \
+                       the end)",
+                repeatable: false,
+            },
+        ]
+    }
+
     fn open_slice(
         &self,
         paths: &[PathBuf],
@@ -318,7 +367,7 @@ impl Recovery for Xrec {
         Some(XrecReader::open_recover(path, options).map(|r| Box::new(r) as Box<dyn Source>))
     }
 
-    fn recover_settings(&self, _input: &Path) -> Vec<(&'static str, String)> {
-        vec![(REPAIR_KEY, "1".into())]
+    fn recover_flags(&self, _input: &Path) -> GivenFlags {
+        GivenFlags::repairing()
     }
 }

@@ -13,7 +13,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::body;
 use super::layout::{self, Bounds, End, Start, BOUNDS_LEN};
-use super::{COMPRESSION_KEY, HEADER_KEY, RAW, REPAIR_KEY};
+use super::{XrecCodec, XrecWriteOptions, HEADER_KEY, RAW};
 use crate::formats::output::{Destination, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, Entity, Header, Record, Value};
@@ -66,15 +66,19 @@ impl XrecWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: XrecWriteOptions,
     ) -> Result<XrecWriter, WriteError> {
         let source = header.metadata.get(HEADER_KEY).and_then(Json::as_object);
-        let codec = match outputs.setting(COMPRESSION_KEY).or_else(|| {
-            source
-                .and_then(|m| m.get("compression"))
-                .and_then(Json::as_str)
-        }) {
-            Some("gzip") => layout::CODEC_GZIP,
-            _ => layout::CODEC_NONE,
+        let kept = || match source
+            .and_then(|m| m.get("compression"))
+            .and_then(Json::as_str)
+        {
+            Some("gzip") => XrecCodec::Gzip,
+            _ => XrecCodec::None,
+        };
+        let codec = match options.codec.unwrap_or_else(kept) {
+            XrecCodec::Gzip => layout::CODEC_GZIP,
+            XrecCodec::None => layout::CODEC_NONE,
         };
         let epoch = header.origin.epoch.map(|e| e.unix_ns);
         let (begin_unix_ns, begin_rtss) = match source
@@ -105,7 +109,7 @@ impl XrecWriter {
         if let Some(slice) = source.and_then(|m| m.get("slice")) {
             end_extra.insert("slice".into(), slice.clone());
         }
-        if outputs.setting(REPAIR_KEY).is_some() {
+        if options.repair {
             let dropped = source
                 .and_then(|m| Some(get_i64(m, "file_bytes")? - get_i64(m, "framed_bytes")?))
                 .unwrap_or(0);

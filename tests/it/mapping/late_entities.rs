@@ -59,7 +59,7 @@ fn convert(out: &Path, format: &str) -> Written {
         format: format_named(format).unwrap(),
         force: false,
         dry_run: false,
-        settings: Vec::new(),
+        flags: Default::default(),
         split: false,
         resample: None,
     };

@@ -216,7 +216,7 @@ fn a_whole_icarec_goes_by_frames_and_a_split_or_dry_run_does_not() {
             format,
             force: false,
             dry_run,
-            settings: Vec::new(),
+            flags: Default::default(),
             split,
             resample: None,
         };
@@ -299,7 +299,7 @@ fn an_hdf5_file_copied_by_frames_is_the_record_paths_copy() {
         format: format_named("icarus-hdf5").unwrap(),
         force: false,
         dry_run: false,
-        settings: Vec::new(),
+        flags: Default::default(),
         split: false,
         resample: None,
     };

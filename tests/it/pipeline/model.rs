@@ -307,7 +307,7 @@ fn write_elodin(
             format: elodin,
             force: false,
             dry_run: false,
-            settings: Vec::new(),
+            flags: Default::default(),
             split: false,
             resample: None,
         };

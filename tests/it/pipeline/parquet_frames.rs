@@ -300,7 +300,7 @@ fn a_layout_whose_values_need_converting_goes_the_record_path() {
             format,
             force: false,
             dry_run: false,
-            settings: Vec::new(),
+            flags: Default::default(),
             split: false,
             resample: None,
         }

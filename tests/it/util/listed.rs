@@ -44,7 +44,7 @@ pub fn write_elodin(source: &mut Listed, out: &Path) -> Written {
         format: format_named("elodin").unwrap(),
         force: false,
         dry_run: false,
-        settings: Vec::new(),
+        flags: Default::default(),
         split: false,
         resample: None,
     };

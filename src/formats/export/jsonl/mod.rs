@@ -11,7 +11,7 @@ use std::path::Path;
 pub use writer::JsonlWriter;
 
 use crate::formats::format::{
-    utc_epoch, Detection, Format, KeepsEpoch, WriteOption, WriterTraits, TIME_OPTION,
+    Detection, Format, KeepsEpoch, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -60,7 +60,7 @@ impl Format for JsonLines {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        let utc = utc_epoch(header, outputs)?;
+        let utc = TimeColumn::from_flags(&outputs.flags, "jsonl")?.epoch(header)?;
         Ok(Box::new(JsonlWriter::new(
             outputs.create(target)?,
             target,

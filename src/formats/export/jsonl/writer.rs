@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::Destination;
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Failure, Sink, WriteError, WriteReport};
 use crate::model::{Channel, Epoch, Header, Record};
 
 pub struct JsonlWriter {
@@ -39,10 +39,10 @@ impl JsonlWriter {
     }
 
     fn stopped(&self) -> WriteError {
-        WriteError::Invalid(format!(
-            "{}: a JSON formatting thread stopped",
-            self.path.display()
-        ))
+        WriteError::failed(
+            &self.path,
+            Failure::ThreadStopped("a JSON formatting thread stopped"),
+        )
     }
 
     /// Writes a formatted batch and gives its buffers back.

@@ -10,11 +10,32 @@ mod writer;
 
 use std::path::Path;
 
-pub use writer::{McapWriter, COMPRESSIONS, COMPRESSION_KEY};
+use writer::COMPRESSION_CHOICES;
+pub use writer::{McapCompression, McapWriteOptions, McapWriter, COMPRESSIONS};
+
+/// `--compression`, as MCAP takes it.
+const COMPRESSION: WriteOption = WriteOption {
+    flag: "compression",
+    help: "How the output is compressed, for formats that compress",
+    aliases: &[],
+    values: COMPRESSIONS,
+    default: None,
+};
+
+impl McapWriteOptions {
+    /// The options the flags given ask for.
+    pub fn from_flags(flags: &crate::formats::GivenFlags) -> Result<Self, OptionError> {
+        Ok(McapWriteOptions {
+            compression: flags
+                .choice(&COMPRESSION, "mcap", COMPRESSION_CHOICES)?
+                .unwrap_or_default(),
+        })
+    }
+}
 
 use crate::formats::format::{Detection, Format, KeepsEpoch, WriteOption, WriterTraits};
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
 /// The first bytes of every MCAP file (and its last).
@@ -55,14 +76,7 @@ impl Format for Mcap {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "compression",
-            help: "How the output is compressed, for formats that compress",
-            aliases: &[],
-            values: COMPRESSIONS,
-            default: None,
-            setting: COMPRESSION_KEY,
-        }]
+        &[COMPRESSION]
     }
 
     fn create(
@@ -71,14 +85,9 @@ impl Format for Mcap {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        let compression = outputs.setting(COMPRESSION_KEY).map(str::to_string);
+        let options = McapWriteOptions::from_flags(&outputs.flags)?;
         let out = outputs.create_seekable(target)?;
-        Ok(Box::new(McapWriter::create(
-            out,
-            target,
-            header,
-            compression.as_deref(),
-        )?))
+        Ok(Box::new(McapWriter::create(out, target, header, options)?))
     }
 
     fn writer(&self) -> WriterTraits {

@@ -19,18 +19,39 @@ use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
 use crate::formats::worker::{Stopped, Worker};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Failure, Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelKind, Header, Record};
 
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
 /// stays small, small enough that a reader seeking to an instant decompresses little.
 const CHUNK_SIZE: u64 = 4 << 20;
 
-/// Writer setting of `--compression`: `zstd` (level 1, the default), `zstd-fast` (a negative
-/// zstd level) or `none`.
-pub const COMPRESSION_KEY: &str = "mcap.compression";
 /// The values of `--compression`, the default first.
 pub const COMPRESSIONS: &[&str] = &["zstd", "zstd-fast", "none"];
+
+/// How the chunks are compressed (`--compression`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum McapCompression {
+    /// zstd level 1.
+    #[default]
+    Zstd,
+    /// A negative zstd level.
+    ZstdFast,
+    None,
+}
+
+/// `--compression`'s values, in the order of [`COMPRESSIONS`].
+pub const COMPRESSION_CHOICES: &[(&str, McapCompression)] = &[
+    ("zstd", McapCompression::Zstd),
+    ("zstd-fast", McapCompression::ZstdFast),
+    ("none", McapCompression::None),
+];
+
+/// How an MCAP file is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct McapWriteOptions {
+    pub compression: McapCompression,
+}
 /// zstd's level for `--compression zstd-fast`.
 const FAST_LEVEL: i32 = -3;
 
@@ -75,14 +96,14 @@ struct Messages {
 }
 
 impl McapWriter {
-    /// A writer to `out`; `compression` is a value of [`COMPRESSIONS`] (`None`: the first).
+    /// A writer to `out`.
     pub fn create(
         out: SeekableDestination,
         path: &Path,
         header: &Header,
-        compression: Option<&str>,
+        options: McapWriteOptions,
     ) -> Result<McapWriter, WriteError> {
-        let mut messages = Messages::create(out, path, header, compression)?;
+        let mut messages = Messages::create(out, path, header, options.compression)?;
         // One batch waits while one is written: the formatting threads hold the rest.
         let (give_back, written) = channel::<Formatted>();
         let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
@@ -117,21 +138,21 @@ impl McapWriter {
     }
 
     fn stopped(&self) -> WriteError {
-        WriteError::Invalid(format!(
-            "{}: a JSON formatting thread stopped",
-            self.path.display()
-        ))
+        WriteError::failed(
+            &self.path,
+            Failure::ThreadStopped("a JSON formatting thread stopped"),
+        )
     }
 
     /// Why the writing thread gave no report: its own error, else what `gone` says.
-    fn ended(&self, stopped: Stopped<WriteError>, gone: &str) -> WriteError {
+    fn ended(&self, stopped: Stopped<WriteError>, gone: Failure) -> WriteError {
         match stopped {
             Stopped::Failed(e) => e,
-            Stopped::Panicked => WriteError::Invalid(format!(
-                "{}: the MCAP writing thread failed",
-                self.path.display()
-            )),
-            Stopped::Gone => WriteError::Invalid(format!("{}: {gone}", self.path.display())),
+            Stopped::Panicked => WriteError::failed(
+                &self.path,
+                Failure::ThreadStopped("the MCAP writing thread failed"),
+            ),
+            Stopped::Gone => WriteError::failed(&self.path, gone),
         }
     }
 
@@ -139,14 +160,16 @@ impl McapWriter {
     fn join(&mut self) -> Result<WriteReport, WriteError> {
         self.writer
             .finish()
-            .map_err(|s| self.ended(s, "already finished"))
+            .map_err(|s| self.ended(s, Failure::Finished))
     }
 
     /// Hands `job` to the writing thread; if it stopped, its error.
     fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
         self.writer
             .send(job)
-            .map_err(|s| self.ended(s, "the MCAP writing thread stopped"))
+            .map_err(|s| {
+                self.ended(s, Failure::ThreadStopped("the MCAP writing thread stopped"))
+            })
     }
 
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
@@ -213,7 +236,7 @@ impl Messages {
         out: SeekableDestination,
         path: &Path,
         header: &Header,
-        compression: Option<&str>,
+        compression: McapCompression,
     ) -> Result<Messages, WriteError> {
         let options = WriteOptions::new()
             .library(LIBRARY)
@@ -222,27 +245,20 @@ impl Messages {
             // as several small writes, and a multi-threaded zstd stream takes a lock for
             // every one (docs/performance.md, "MCAP and JSON Lines").
             .compression_threads(0);
-        let options = match compression.unwrap_or(COMPRESSIONS[0]) {
-            // zstd's fastest positive level: it compresses JSON numbers well, and a
-            // conversion should run at the speed of reading.
-            "zstd" => options
+        let options = match compression {
+            // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
+            // and a conversion should run at the speed of reading.
+            McapCompression::Zstd => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(1),
             // A negative ("fast") level: faster than level 1, but without the entropy
             // coding of literals that makes the digits small (docs/performance.md, "MCAP
             // and JSON Lines"). The crate takes the level as a u32 and hands it to zstd as an i32,
             // so a negative level is passed as its two's complement.
-            "zstd-fast" => options
+            McapCompression::ZstdFast => options
                 .compression(Some(Compression::Zstd))
                 .compression_level(FAST_LEVEL as u32),
-            "none" => options.compression(None),
-            other => {
-                return Err(WriteError::Invalid(format!(
-                    "{}: MCAP compression {other}: takes {}",
-                    path.display(),
-                    COMPRESSIONS.join(", ")
-                )))
-            }
+            McapCompression::None => options.compression(None),
         };
         let mut writer = Messages {
             out: Some(options.create(out).map_err(|e| error(path, e))?),
@@ -266,7 +282,7 @@ impl Messages {
         let path = &self.path;
         self.out
             .as_mut()
-            .ok_or_else(|| WriteError::Invalid(format!("{}: already finished", path.display())))
+            .ok_or_else(|| WriteError::failed(path, Failure::Finished))
     }
 
     /// The recording's header as an MCAP metadata record named `simrec`.
@@ -374,10 +390,7 @@ impl Messages {
         };
         self.sequence = self.sequence.wrapping_add(1);
         let Some(out) = self.out.as_mut() else {
-            return Err(WriteError::Invalid(format!(
-                "{}: already finished",
-                self.path.display()
-            )));
+            return Err(WriteError::failed(&self.path, Failure::Finished));
         };
         out.write_to_known_channel(&header, data)
             .map_err(|e| error(&self.path, e))
@@ -449,6 +462,6 @@ impl Messages {
 fn error(path: &Path, e: McapError) -> WriteError {
     match e {
         McapError::Io(io) => WriteError::io(path, io),
-        other => WriteError::Invalid(format!("{}: MCAP: {other}", path.display())),
+        other => WriteError::failed(path, Failure::Encoder(format!("MCAP: {other}"))),
     }
 }

@@ -13,7 +13,8 @@
 use std::path::{Path, PathBuf};
 
 use super::table::{PackedRows, Table};
-use super::writer::{add_tally, metadata, FOLD_KEY};
+use super::writer::{add_tally, metadata};
+use super::TableWriteOptions;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{WriteError, WriteReport};
@@ -75,6 +76,7 @@ impl TableFrames {
         header: &Header,
         layout: &FrameLayout,
         outputs: &mut Outputs,
+        options: TableWriteOptions,
     ) -> Option<Result<TableFrames, WriteError>> {
         let delta = |c: &crate::model::Channel| {
             matches!(
@@ -82,7 +84,7 @@ impl TableFrames {
                 Composition::FrameDelta | Composition::StateDelta
             )
         };
-        let folds = outputs.setting(FOLD_KEY).is_some() && header.channels.iter().any(delta);
+        let folds = options.fold && header.channels.iter().any(delta);
         if names_directory(target) || folds {
             return None;
         }

@@ -15,7 +15,31 @@ use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
 pub use encoder::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
-pub use writer::{file_name, TableWriter, FOLD_KEY};
+pub use writer::{file_name, TableWriter};
+
+/// `--fold`: each frame's (and state's) full folded value.
+const FOLD: WriteOption = WriteOption {
+    flag: "fold",
+    help: "Write each frame's (and state's) full folded value, not the keys each record changed",
+    aliases: &[],
+    values: &[],
+    default: None,
+};
+
+/// How a Parquet table is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TableWriteOptions {
+    /// Each frame's (and state's) full folded value, not the keys each record changed.
+    pub fold: bool,
+}
+
+impl TableWriteOptions {
+    pub fn from_flags(flags: &crate::formats::GivenFlags) -> TableWriteOptions {
+        TableWriteOptions {
+            fold: flags.switch(FOLD.flag),
+        }
+    }
+}
 
 use crate::formats::format::{
     file_starts_with, path_names, Detection, Directory, Format, Frames, KeepsEpoch, WriteOption,
@@ -74,15 +98,7 @@ impl Format for ParquetTable {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "fold",
-            help: "Write each frame's (and state's) full folded value, not the keys each record \
-                   changed",
-            aliases: &[],
-            values: &[],
-            default: None,
-            setting: FOLD_KEY,
-        }]
+        &[FOLD]
     }
 
     fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
@@ -99,10 +115,15 @@ impl Format for ParquetTable {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
+        let options = TableWriteOptions::from_flags(&outputs.flags);
         if names_directory(target) {
-            Ok(Box::new(TableWriter::per_channel(target, header, outputs)?))
+            Ok(Box::new(TableWriter::per_channel(
+                target, header, outputs, options,
+            )?))
         } else {
-            Ok(Box::new(TableWriter::single(target, header, outputs)?))
+            Ok(Box::new(TableWriter::single(
+                target, header, outputs, options,
+            )?))
         }
     }
 
@@ -134,7 +155,8 @@ impl Frames for ParquetTable {
         layout: &FrameLayout,
         outputs: &mut Outputs,
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
-        frames::TableFrames::create(target, header, layout, outputs)
+        let options = TableWriteOptions::from_flags(&outputs.flags);
+        frames::TableFrames::create(target, header, layout, outputs, options)
             .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
     }
 }

@@ -7,13 +7,10 @@ use std::path::{Path, PathBuf};
 use parquet::file::metadata::KeyValue;
 
 use super::table::{Table, Tally};
-use crate::formats::output::{Outputs, SOURCE_PATHS};
+use super::TableWriteOptions;
+use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, Composition, Entity, Folded, Header, Record};
-
-/// Writer setting ([`Outputs::set`]) of `--fold`, a switch the format declares: frame-delta and state-delta
-/// channels are written as each record's full folded value instead of as recorded.
-pub const FOLD_KEY: &str = "parquet.fold";
 
 /// Key-value metadata of every file: simrec's version, the source and the time origin.
 pub fn metadata(header: &Header, outputs: &Outputs) -> Vec<KeyValue> {
@@ -32,11 +29,8 @@ pub fn metadata(header: &Header, outputs: &Outputs) -> Vec<KeyValue> {
             "nanoseconds from the origin".to_string(),
         ),
     ];
-    if let Some(paths) = outputs.setting(SOURCE_PATHS) {
-        kv.push(KeyValue::new(
-            "simrec.source.path".into(),
-            paths.to_string(),
-        ));
+    if let Some(paths) = &outputs.source_paths {
+        kv.push(KeyValue::new("simrec.source.path".into(), paths.clone()));
     }
     if let Some(epoch) = header.origin.epoch {
         kv.push(KeyValue::new("simrec.origin.epoch".into(), epoch.iso8601()));
@@ -109,6 +103,7 @@ impl TableWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: TableWriteOptions,
     ) -> Result<TableWriter, WriteError> {
         let metadata = metadata(header, outputs);
         let file = outputs.create_path(target)?;
@@ -118,7 +113,7 @@ impl TableWriter {
         }
         Ok(TableWriter {
             layout: Layout::Single(Box::new(table)),
-            folds: outputs.setting(FOLD_KEY).map(|_| BTreeMap::new()),
+            folds: options.fold.then(BTreeMap::new),
             channels: header.channels.clone(),
             report: WriteReport::default(),
         })
@@ -129,11 +124,12 @@ impl TableWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: TableWriteOptions,
     ) -> Result<TableWriter, WriteError> {
         let metadata = metadata(header, outputs);
         let dir = outputs.create_dir(target)?;
         Ok(TableWriter {
-            folds: outputs.setting(FOLD_KEY).map(|_| BTreeMap::new()),
+            folds: options.fold.then(BTreeMap::new),
             layout: Layout::PerChannel {
                 dir,
                 shown: target.to_path_buf(),

@@ -13,13 +13,38 @@ use std::path::Path;
 
 pub use g15::{push_g15, survives, G15};
 pub use reader::{CsvReader, FORMAT};
-pub use writer::{CsvWriter, STYLES, STYLE_KEY};
+pub use writer::{CsvStyle, CsvWriteOptions, CsvWriter, STYLES};
+
+/// `--csv-style`.
+const STYLE: WriteOption = WriteOption {
+    flag: "csv-style",
+    help: "What a CSV output of no frames holds: the header line (icarus), or nothing, as Icarus writes it (icarus-strict)",
+    aliases: &[],
+    values: STYLES,
+    default: None,
+};
+
+impl CsvWriteOptions {
+    /// The options the flags given ask for.
+    pub fn from_flags(flags: &GivenFlags) -> Result<CsvWriteOptions, OptionError> {
+        let styles = [
+            ("icarus", CsvStyle::Icarus),
+            ("icarus-strict", CsvStyle::IcarusStrict),
+        ];
+        Ok(CsvWriteOptions {
+            style: flags
+                .choice(&STYLE, "icarus-csv", &styles)?
+                .unwrap_or_default(),
+            time: TimeColumn::from_flags(flags, "icarus-csv")?,
+        })
+    }
+}
 
 use crate::formats::format::{
-    Detection, Format, KeepsEpoch, WriteOption, WriterTraits, TIME_OPTION,
+    Detection, Format, KeepsEpoch, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
 /// Whether `head` starts with an Icarus CSV header: a text line (no NUL byte, so a tar
@@ -55,17 +80,7 @@ impl Format for IcarusCsv {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[
-            WriteOption {
-                flag: "csv-style",
-                help: "What a CSV output of no frames holds: the header line (icarus), or nothing, as Icarus writes it (icarus-strict)",
-                aliases: &[],
-                values: STYLES,
-                default: None,
-                setting: STYLE_KEY,
-            },
-            TIME_OPTION,
-        ]
+        &[STYLE, TIME_OPTION]
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
@@ -82,7 +97,10 @@ impl Format for IcarusCsv {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(CsvWriter::create(target, header, outputs)?))
+        let options = CsvWriteOptions::from_flags(&outputs.flags)?;
+        Ok(Box::new(CsvWriter::create(
+            target, header, outputs, options,
+        )?))
     }
 
     fn writer(&self) -> WriterTraits {

@@ -16,7 +16,7 @@ use std::sync::Arc;
 
 use super::g15::G15;
 use super::names;
-use crate::formats::format::utc_epoch;
+use crate::formats::format::TimeColumn;
 use crate::formats::icarus::common::{entity_and_field, expanded_names, Kind, SignalType};
 use crate::formats::output::{self, Outputs};
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -26,8 +26,22 @@ use crate::model::{
     CONTEXT_GROUP, QUATERNION_WXYZ, QUATERNION_XYZW,
 };
 
-/// Writer setting ([`Outputs::set`]) of `--csv-style`.
-pub const STYLE_KEY: &str = "icarus_csv.style";
+/// What a CSV output of no frames holds (`--csv-style`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CsvStyle {
+    /// The header line.
+    #[default]
+    Icarus,
+    /// Nothing, as Icarus writes it.
+    IcarusStrict,
+}
+
+/// How an Icarus CSV is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CsvWriteOptions {
+    pub style: CsvStyle,
+    pub time: TimeColumn,
+}
 
 /// `--csv-style` values, the default first: `icarus-strict` writes Icarus's empty file for
 /// a recording without frames, where `icarus` writes the header alone.
@@ -360,18 +374,10 @@ impl CsvWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: CsvWriteOptions,
     ) -> Result<CsvWriter, WriteError> {
-        let utc = utc_epoch(header, outputs)?;
-        let strict = match outputs.setting(STYLE_KEY) {
-            None | Some("icarus") => false,
-            Some("icarus-strict") => true,
-            Some(other) => {
-                return Err(WriteError::Unsupported(format!(
-                    "unknown CSV style `{other}` (one of: {})",
-                    STYLES.join(", ")
-                )))
-            }
-        };
+        let utc = options.time.epoch(header)?;
+        let strict = options.style == CsvStyle::IcarusStrict;
         // A path, not a stream: a file whose columns grow after its header is written is
         // read back and rewritten at the end (standard output is spooled to allow it).
         let temp = outputs.create_path(target)?;

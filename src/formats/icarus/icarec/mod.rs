@@ -19,7 +19,26 @@ mod writer;
 use std::path::Path;
 
 pub use reader::IcarecReader;
-pub use writer::{IcarecWriter, FORMS, FORM_KEY};
+pub use writer::{IcarecForm, IcarecWriteOptions, IcarecWriter, FORMS};
+
+/// `--icarec-form`.
+const FORM: WriteOption = WriteOption {
+    flag: "icarec-form",
+    help: "Form of an .icarec output: a directory, or one ustar file; by default the output's name decides (NAME.icarec.tar is one file)",
+    aliases: &[],
+    values: FORMS,
+    default: Some("by the output's name"),
+};
+
+impl IcarecWriteOptions {
+    /// The options the flags given ask for.
+    pub fn from_flags(flags: &GivenFlags) -> Result<IcarecWriteOptions, OptionError> {
+        let forms = [("dir", IcarecForm::Directory), ("tar", IcarecForm::Tar)];
+        Ok(IcarecWriteOptions {
+            form: flags.choice(&FORM, "icarec", &forms)?,
+        })
+    }
+}
 
 use std::path::PathBuf;
 
@@ -29,7 +48,7 @@ use crate::formats::format::{
 };
 use crate::formats::frames::FrameSource;
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
 /// An `.icarec` writer keeps the keys of what the reader put under this key.
@@ -66,14 +85,7 @@ impl Format for Icarec {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[WriteOption {
-            flag: "icarec-form",
-            help: "Form of an .icarec output: a directory, or one ustar file; by default the output's name decides (NAME.icarec.tar is one file)",
-            aliases: &[],
-            values: FORMS,
-            default: Some("by the output's name"),
-            setting: FORM_KEY,
-        }]
+        &[FORM]
     }
 
     fn detect(&self, path: &Path, head: &[u8]) -> Detection {
@@ -93,7 +105,10 @@ impl Format for Icarec {
         header: &Header,
         outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Ok(Box::new(IcarecWriter::create(target, header, outputs)?))
+        let options = IcarecWriteOptions::from_flags(&outputs.flags)?;
+        Ok(Box::new(IcarecWriter::create(
+            target, header, outputs, options,
+        )?))
     }
 
     fn writer(&self) -> WriterTraits {

@@ -28,10 +28,22 @@ use crate::model::{
     Channel, Entity, Epoch, FieldSpec, Header, Nanos, Record, Value, MAPPED_FROM, QUATERNION_WXYZ,
 };
 
-/// Writer setting: the form, `dir` or `tar` (`--icarec-form`); by default the output's
-/// name decides (`NAME.icarec.tar` is the single-file form).
-pub const FORM_KEY: &str = "icarec.form";
 pub const FORMS: &[&str] = &["dir", "tar"];
+
+/// The form of an `.icarec` output (`--icarec-form`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IcarecForm {
+    Directory,
+    /// One ustar file.
+    Tar,
+}
+
+/// How an `.icarec` is written.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct IcarecWriteOptions {
+    /// `None`: the output's name decides (`NAME.icarec.tar` is one file).
+    pub form: Option<IcarecForm>,
+}
 
 /// The schema version simrec writes for a recording that has none.
 const SCHEMA_VERSION: &str = "1.0.0";
@@ -340,8 +352,7 @@ fn signal_object(s: &Signal, source: Option<&Map<String, Json>>) -> Json {
 
 /// `schema.json`'s bytes.
 fn render(schema: &Map<String, Json>) -> Result<Vec<u8>, WriteError> {
-    let mut b =
-        serde_json::to_vec_pretty(schema).map_err(|e| WriteError::Invalid(e.to_string()))?;
+    let mut b = serde_json::to_vec_pretty(schema).map_err(WriteError::encoder)?;
     b.push(b'\n');
     Ok(b)
 }
@@ -359,8 +370,8 @@ fn render_with(schema: &mut Map<String, Json>, signals: &[Planned]) -> Result<Ve
     }
     let checksum = format!("sha256:{}", hex(&hasher.finalize()));
     schema.insert("checksum".into(), json!(checksum));
-    let mut b = serde_json::to_vec_pretty(&WithSignals { schema, signals })
-        .map_err(|e| WriteError::Invalid(e.to_string()))?;
+    let mut b =
+        serde_json::to_vec_pretty(&WithSignals { schema, signals }).map_err(WriteError::encoder)?;
     b.push(b'\n');
     Ok(b)
 }
@@ -423,6 +434,7 @@ impl IcarecWriter {
         target: &Path,
         header: &Header,
         outputs: &mut Outputs,
+        options: IcarecWriteOptions,
     ) -> Result<IcarecWriter, WriteError> {
         let source = header
             .metadata
@@ -453,8 +465,8 @@ impl IcarecWriter {
         let (object, schema_bytes) = schema_json(header, source, &signals, blocks, grows)?;
         let provenance = provenance(header, source);
 
-        let form = match outputs.setting(FORM_KEY) {
-            Some(f) => f == "tar",
+        let form = match options.form {
+            Some(f) => f == IcarecForm::Tar,
             None => target
                 .file_name()
                 .is_some_and(|n| n.to_string_lossy().ends_with(".tar")),
@@ -858,8 +870,8 @@ impl Sink for IcarecWriter {
             }),
         );
         m.insert("source".into(), std::mem::take(&mut self.provenance));
-        let mut meta_bytes = serde_json::to_vec_pretty(&Json::Object(m))
-            .map_err(|e| WriteError::Invalid(e.to_string()))?;
+        let mut meta_bytes =
+            serde_json::to_vec_pretty(&Json::Object(m)).map_err(WriteError::encoder)?;
         meta_bytes.push(b'\n');
         match &mut self.out {
             Out::Directory { dir, .. } => {

@@ -7,7 +7,7 @@ use super::encode::{frame_payload, state_payload, Lost};
 use super::{Stream, MAGIC, RAW_FORMAT};
 use crate::formats::nanover::micros;
 use crate::formats::output::{Destination, Outputs};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Header, Record};
 
 struct Part {
@@ -54,16 +54,16 @@ impl LegacyWriter {
         let wants = |s: Stream| routes.contains(&Some(s));
         if !wants(Stream::Frames) && !wants(Stream::State) {
             let names: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
-            return Err(WriteError::Unsupported(format!(
-                "nothing to write: a NanoVer legacy pair holds channels `frame` and `state`, the input has {names:?}"
-            )));
+            return Err(WriteError::Unsupported(Unsupported::NothingToWrite {
+                holds: "a NanoVer legacy pair holds channels `frame` and `state`",
+                has: names.into_iter().map(String::from).collect(),
+            }));
         }
         let to_stdout = target == Path::new("-");
         if to_stdout && wants(Stream::Frames) && wants(Stream::State) {
-            return Err(WriteError::Unsupported(
-                "a .traj and a .state cannot both go to standard output; name an output file"
-                    .into(),
-            ));
+            return Err(WriteError::Unsupported(Unsupported::Limit(
+                "a .traj and a .state cannot both go to standard output; name an output file",
+            )));
         }
         let stem = stem(target);
         let mut open = |s: Stream| -> Result<Option<Part>, WriteError> {

@@ -14,7 +14,7 @@ use super::msgpack::Encoder;
 use super::RAW_FORMAT;
 use crate::formats::nanover::micros;
 use crate::formats::output::{Outputs, SeekableDestination};
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::{Sink, Unsupported, WriteError, WriteReport};
 use crate::model::{Header, Record, Value};
 
 pub struct ZipWriter {
@@ -48,9 +48,10 @@ impl ZipWriter {
             .collect();
         if !header.channels.is_empty() && parts.iter().all(Option::is_none) {
             let names: Vec<&str> = header.channels.iter().map(|c| c.name.as_str()).collect();
-            return Err(WriteError::Unsupported(format!(
-                "nothing to write: a .nanover.zip holds channels `frame`, `state` and `command`, the input has {names:?}"
-            )));
+            return Err(WriteError::Unsupported(Unsupported::NothingToWrite {
+                holds: "a .nanover.zip holds channels `frame`, `state` and `command`",
+                has: names.into_iter().map(String::from).collect(),
+            }));
         }
         let mut out = outputs.create_seekable(target)?;
         out.write_all(&container::messages_local_header(0, 0))

@@ -338,7 +338,7 @@ fn convert_and_slice_write_replay_directories() {
     let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy"]).expect_code(2);
     assert_eq!(
         r.stderr,
-        "error: cannot write copy: copy exists (use --force to overwrite)\n"
+        "error: cannot write copy: exists (use --force to overwrite)\n"
     );
     run_in(
         tmp.path(),

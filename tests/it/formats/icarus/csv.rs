@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use simrec::formats::icarus::csv::{CsvReader, CsvWriter, STYLE_KEY};
+use simrec::formats::icarus::csv::{CsvReader, CsvStyle, CsvWriteOptions, CsvWriter};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source, WriteReport};
 use simrec::model::{
@@ -407,11 +407,15 @@ fn write(header: &Header, records: &[Record], style: Option<&str>) -> (String, W
     let dir = tempfile::tempdir().unwrap();
     let target = dir.path().join("out.csv");
     let mut outputs = Outputs::new(false);
-    if let Some(style) = style {
-        outputs.set(STYLE_KEY, style);
-    }
+    let options = CsvWriteOptions {
+        style: match style {
+            Some("icarus-strict") => CsvStyle::IcarusStrict,
+            _ => CsvStyle::Icarus,
+        },
+        ..CsvWriteOptions::default()
+    };
     let mut sink: Box<dyn Sink> =
-        Box::new(CsvWriter::create(&target, header, &mut outputs).unwrap());
+        Box::new(CsvWriter::create(&target, header, &mut outputs, options).unwrap());
     for r in records {
         sink.write(r).unwrap();
     }
@@ -667,7 +671,7 @@ fn the_writer_streams_to_any_destination() {
     let mut outputs = Outputs::dry_run(false);
     let mut h = Header::new("test", "1");
     h.add_channel(channel("A.x", "x", DType::F64, &[]));
-    let mut sink = CsvWriter::create(Path::new("-"), &h, &mut outputs).unwrap();
+    let mut sink = CsvWriter::create(Path::new("-"), &h, &mut outputs, Default::default()).unwrap();
     sink.write(&record(0, 0, "A", "x", Value::Float(2.0 / 3.0)))
         .unwrap();
     let report = Box::new(sink).finish().unwrap();

@@ -37,7 +37,13 @@ fn steady_allocations(rows: usize, warm: usize) -> u64 {
         CsvReader::from_bytes(csv(rows), Path::new("a.csv"), ReadOptions::default()).unwrap();
     let header = reader.header().clone();
     let mut outputs = Outputs::dry_run(false);
-    let mut writer = CsvWriter::create(Path::new("out.csv"), &header, &mut outputs).unwrap();
+    let mut writer = CsvWriter::create(
+        Path::new("out.csv"),
+        &header,
+        &mut outputs,
+        Default::default(),
+    )
+    .unwrap();
     // Copies one record; false at the end of the input.
     let mut copy_one = || {
         let Some(record) = reader.next() else {

@@ -8,7 +8,9 @@ use std::path::{Path, PathBuf};
 use serde_json::{json, Value as Json};
 use sha2::{Digest, Sha256};
 
-use simrec::formats::icarus::icarec::{schema, IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{
+    schema, IcarecForm, IcarecReader, IcarecWriteOptions, IcarecWriter,
+};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::model::{ArrayData, Composition, DType, Entity, Record, Value};
@@ -891,12 +893,15 @@ fn write(
     form: Option<&str>,
 ) -> simrec::formats::WriteReport {
     let mut outputs = Outputs::new(false);
-    if let Some(f) = form {
-        outputs.set(FORM_KEY, f);
-    }
+    let options = IcarecWriteOptions {
+        form: form.map(|f| match f {
+            "tar" => IcarecForm::Tar,
+            _ => IcarecForm::Directory,
+        }),
+    };
     let header = source.header().clone();
     let sink: Box<dyn Sink> =
-        Box::new(IcarecWriter::create(target, &header, &mut outputs).unwrap());
+        Box::new(IcarecWriter::create(target, &header, &mut outputs, options).unwrap());
     let report = pipeline::copy(source, sink, &mut |_, _| {}).unwrap();
     outputs.commit().unwrap();
     report

@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use simrec::formats::icarus::icarec::{IcarecReader, IcarecWriter, FORM_KEY};
+use simrec::formats::icarus::icarec::{IcarecForm, IcarecReader, IcarecWriteOptions, IcarecWriter};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 use simrec::pipeline;
@@ -66,10 +66,12 @@ fn outcome(opened: Result<IcarecReader, ReadError>, what: &str) -> (usize, Vec<&
 fn convert(opened: Result<IcarecReader, ReadError>, what: &str) {
     let Ok(mut r) = opened else { return };
     let mut outputs = Outputs::dry_run(false);
-    outputs.set(FORM_KEY, "tar");
+    let options = IcarecWriteOptions {
+        form: Some(IcarecForm::Tar),
+    };
     let header = r.header().clone();
     let sink: Box<dyn Sink> = Box::new(
-        IcarecWriter::create(Path::new("cut.icarec.tar"), &header, &mut outputs)
+        IcarecWriter::create(Path::new("cut.icarec.tar"), &header, &mut outputs, options)
             .unwrap_or_else(|e| panic!("{what}: {e}")),
     );
     match pipeline::copy(&mut r, sink, &mut |_, _| {}) {

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::packet::{build, control_payload, server_info_payload};
-use simrec::formats::tes::{TesReader, TesSlice, TesWriter, COMPRESSION_KEY};
+use simrec::formats::tes::{TesReader, TesSlice, TesWriter};
 use simrec::formats::{ReadOptions, Sink, Source};
 use simrec::model::{Record, TimeSpec};
 use simrec::pipeline::open_recording;
@@ -70,8 +70,8 @@ fn merge(inputs: &[PathBuf], out: &Path) -> Vec<Record> {
         assert_eq!(f.list().len(), 0, "{:?}", f.list());
     }
     let mut outputs = Outputs::new(true);
-    outputs.set(COMPRESSION_KEY, "collated-gzip");
-    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(out, &header, &mut outputs).unwrap());
+    let mut w: Box<dyn Sink> =
+        Box::new(TesWriter::create(out, &header, &mut outputs, Default::default()).unwrap());
     for r in &records {
         w.write(r).unwrap();
     }
@@ -218,7 +218,7 @@ fn merging_a_capture_with_a_slice_of_it() {
         let header = s.header().clone();
         let mut outputs = Outputs::new(true);
         let mut w: Box<dyn Sink> =
-            Box::new(TesWriter::create(&cut, &header, &mut outputs).unwrap());
+            Box::new(TesWriter::create(&cut, &header, &mut outputs, Default::default()).unwrap());
         for r in s.by_ref() {
             w.write(&r.unwrap()).unwrap();
         }

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use simrec::formats::output::Outputs;
 use simrec::formats::tes::packet::{self, build, control_payload, server_info_payload};
-use simrec::formats::tes::{TesReader, TesWriter, COMPRESSION_KEY};
+use simrec::formats::tes::{Compression3es, TesReader, TesWriteOptions, TesWriter};
 use simrec::formats::{ReadError, Sink, Source};
 use simrec::model::{Record, Value};
 use simrec::report::Severity;
@@ -43,8 +43,12 @@ fn raw(r: &Record) -> &[u8] {
 /// Writes records through the 3es writer in `scheme` into `dir/name`.
 fn write(records: &[Record], header: &simrec::model::Header, scheme: &str, path: &Path) {
     let mut outputs = Outputs::new(true);
-    outputs.set(COMPRESSION_KEY, scheme);
-    let mut w: Box<dyn Sink> = Box::new(TesWriter::create(path, header, &mut outputs).unwrap());
+    let options = TesWriteOptions {
+        compression: Compression3es::parse(scheme).unwrap(),
+        repair: false,
+    };
+    let mut w: Box<dyn Sink> =
+        Box::new(TesWriter::create(path, header, &mut outputs, options).unwrap());
     for r in records {
         w.write(r).unwrap();
     }

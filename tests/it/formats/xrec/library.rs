@@ -9,7 +9,9 @@ use std::path::{Path, PathBuf};
 use flate2::write::GzEncoder;
 use flate2::Compression;
 use simrec::formats::output::Outputs;
-use simrec::formats::xrec::{type_globs, Query, XrecReader, XrecWriter, COMPRESSION_KEY};
+use simrec::formats::xrec::{
+    type_globs, Query, XrecCodec, XrecReader, XrecWriteOptions, XrecWriter,
+};
 use simrec::formats::{ReadError, ReadOptions, Source};
 use simrec::model::{ArrayData, Entity, Record, Value};
 use simrec::pipeline;
@@ -793,7 +795,13 @@ fn every_cut_of_the_small_fixtures_gives_the_whole_packets_before_it_and_a_clean
             // A strict read into the writer ends with the error or writes what is whole.
             let mut r = XrecReader::from_bytes(bytes, ReadOptions::default()).unwrap();
             let mut outputs = Outputs::dry_run(false);
-            let sink = XrecWriter::create(Path::new("out.xrec"), r.header(), &mut outputs).unwrap();
+            let sink = XrecWriter::create(
+                Path::new("out.xrec"),
+                r.header(),
+                &mut outputs,
+                Default::default(),
+            )
+            .unwrap();
             let copied = pipeline::copy(&mut r, Box::new(sink), &mut |_, _| {});
             assert_eq!(copied.is_ok(), at_boundary, "{what}");
         }
@@ -806,11 +814,15 @@ fn the_writer_takes_the_compression_setting_and_keeps_the_codec_by_default() {
     let write = |input: &[u8], setting: Option<&str>, name: &str| -> Vec<u8> {
         let mut r = XrecReader::from_bytes(input.to_vec(), ReadOptions::default()).unwrap();
         let mut outputs = Outputs::new(false);
-        if let Some(s) = setting {
-            outputs.set(COMPRESSION_KEY, s);
-        }
+        let options = XrecWriteOptions {
+            codec: setting.map(|s| match s {
+                "gzip" => XrecCodec::Gzip,
+                _ => XrecCodec::None,
+            }),
+            repair: false,
+        };
         let target = dir.path().join(name);
-        let sink = XrecWriter::create(&target, r.header(), &mut outputs).unwrap();
+        let sink = XrecWriter::create(&target, r.header(), &mut outputs, options).unwrap();
         pipeline::copy(&mut r, Box::new(sink), &mut |_, _| {}).unwrap();
         outputs.commit().unwrap();
         std::fs::read(target).unwrap()
