@@ -167,9 +167,7 @@ impl McapWriter {
     fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
         self.writer
             .send(job)
-            .map_err(|s| {
-                self.ended(s, Failure::ThreadStopped("the MCAP writing thread stopped"))
-            })
+            .map_err(|s| self.ended(s, Failure::ThreadStopped("the MCAP writing thread stopped")))
     }
 
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
