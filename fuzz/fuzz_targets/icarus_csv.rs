@@ -34,7 +34,7 @@ fn read(data: &[u8], options: ReadOptions) {
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
-    let mut csv = CsvWriter::create(Path::new("fuzz.csv"), &header, &mut outputs).expect("dry run");
+    let mut csv = CsvWriter::create(Path::new("fuzz.csv"), &header, &mut outputs, Default::default()).expect("dry run");
     let mut records = 0u64;
     let mut errors = 0;
     let mut last: Option<(i64, i64)> = None;
