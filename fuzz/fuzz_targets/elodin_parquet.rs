@@ -14,6 +14,9 @@ use libfuzzer_sys::fuzz_target;
 fuzz_target!(|data: &[u8]| {
     if let Ok((rows, readable)) = simrec::formats::elodin::decode_parquet(data.to_vec()) {
         // At most 4096 columns can fit in the inputs the fuzzer makes.
-        assert!(readable <= rows.saturating_mul(4096), "{readable} of {rows}");
+        assert!(
+            readable <= rows.saturating_mul(4096),
+            "{readable} of {rows}"
+        );
     }
 });

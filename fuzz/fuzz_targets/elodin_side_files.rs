@@ -31,7 +31,10 @@ fn check_assets(bytes: &[u8]) {
             }
         }
     }
-    assert!(a.items.is_empty() || end == bytes.len(), "store ends exactly");
+    assert!(
+        a.items.is_empty() || end == bytes.len(),
+        "store ends exactly"
+    );
 }
 
 fn check_metadata(bytes: &[u8]) {

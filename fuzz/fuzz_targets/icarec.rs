@@ -19,7 +19,9 @@
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarus::icarec::{metadata, schema, walk_tar, IcarecForm, IcarecReader, IcarecWriteOptions, IcarecWriter};
+use simrec::formats::icarus::icarec::{
+    metadata, schema, walk_tar, IcarecForm, IcarecReader, IcarecWriteOptions, IcarecWriter,
+};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
@@ -35,8 +37,9 @@ fn drain(opened: Result<IcarecReader, ReadError>, lenient: bool, write: bool) {
         for form in [IcarecForm::Directory, IcarecForm::Tar] {
             let mut outputs = Outputs::dry_run(false);
             let options = IcarecWriteOptions { form: Some(form) };
-            let sink = IcarecWriter::create(Path::new("fuzz.icarec"), &header, &mut outputs, options)
-                .expect("a dry-run writer");
+            let sink =
+                IcarecWriter::create(Path::new("fuzz.icarec"), &header, &mut outputs, options)
+                    .expect("a dry-run writer");
             sinks.push((Box::new(sink), outputs));
         }
     }

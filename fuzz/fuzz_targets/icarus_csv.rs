@@ -14,8 +14,8 @@ use std::io::{self, BufWriter, Write};
 use std::path::Path;
 
 use libfuzzer_sys::fuzz_target;
-use simrec::formats::icarus::csv::{CsvReader, CsvWriter, G15};
 use simrec::formats::export::jsonl::JsonlWriter;
+use simrec::formats::icarus::csv::{CsvReader, CsvWriter, G15};
 use simrec::formats::output::Outputs;
 use simrec::formats::{ReadError, ReadOptions, Sink, Source};
 
@@ -34,7 +34,13 @@ fn read(data: &[u8], options: ReadOptions) {
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
-    let mut csv = CsvWriter::create(Path::new("fuzz.csv"), &header, &mut outputs, Default::default()).expect("dry run");
+    let mut csv = CsvWriter::create(
+        Path::new("fuzz.csv"),
+        &header,
+        &mut outputs,
+        Default::default(),
+    )
+    .expect("dry run");
     let mut records = 0u64;
     let mut errors = 0;
     let mut last: Option<(i64, i64)> = None;
@@ -42,7 +48,10 @@ fn read(data: &[u8], options: ReadOptions) {
         let record = match item {
             Ok(r) => r,
             Err(ReadError::Invalid { finding, .. }) => {
-                assert!(!options.lenient, "lenient reading reports findings, not errors");
+                assert!(
+                    !options.lenient,
+                    "lenient reading reports findings, not errors"
+                );
                 assert!(finding.offset.is_some_and(|o| o <= data.len() as u64));
                 errors += 1;
                 continue;
@@ -50,7 +59,11 @@ fn read(data: &[u8], options: ReadOptions) {
             Err(e) => panic!("an in-memory input gave {e:?}"),
         };
         assert_eq!(errors, 0, "a strict read ends at its error");
-        assert_eq!(u64::from(record.channel), records % columns, "whole rows, in column order");
+        assert_eq!(
+            u64::from(record.channel),
+            records % columns,
+            "whole rows, in column order"
+        );
         let frame = record.frame.expect("every record has its row index");
         if let Some((time, previous_frame)) = last {
             assert!(record.time >= time, "time order");
@@ -95,13 +108,21 @@ fn format(data: &[u8]) {
         };
         let same = (x.is_nan() && back.is_nan()) || back.to_bits() == x.to_bits();
         assert_eq!(g.exact(), same, "{text} for {:#018x}", x.to_bits());
-        let digits = text.bytes().take_while(|b| *b != b'e').filter(u8::is_ascii_digit).count();
+        let digits = text
+            .bytes()
+            .take_while(|b| *b != b'e')
+            .filter(u8::is_ascii_digit)
+            .count();
         assert!(digits <= 15 + 4, "{text}"); // 15 significant digits and up to 4 leading zeros
     }
 }
 
 fuzz_target!(|data: &[u8]| {
-    for (decode, lenient, deep) in [(true, true, true), (true, false, false), (false, true, false)] {
+    for (decode, lenient, deep) in [
+        (true, true, true),
+        (true, false, false),
+        (false, true, false),
+    ] {
         read(
             data,
             ReadOptions {

@@ -12,7 +12,17 @@ use simrec::formats::{ReadError, ReadOptions};
 
 fuzz_target!(|data: &[u8]| {
     for (decode, lenient) in [(true, false), (false, true), (true, true)] {
-        let options = ReadOptions { decode, lenient, until_damage: false, assume_version: None, deep: false, epoch: None, time_system: None, check_only: false, discontinuity: None };
+        let options = ReadOptions {
+            decode,
+            lenient,
+            until_damage: false,
+            assume_version: None,
+            deep: false,
+            epoch: None,
+            time_system: None,
+            check_only: false,
+            discontinuity: None,
+        };
         match ZipReader::new(Path::new("fuzz"), Input::from_bytes(data.to_vec()), options) {
             Ok(reader) => {
                 for r in reader {

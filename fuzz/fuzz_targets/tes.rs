@@ -25,7 +25,10 @@ fn read(data: &[u8], options: ReadOptions) {
     let mut reader = match TesReader::from_bytes(data.to_vec(), Path::new("fuzz"), options) {
         Ok(r) => r,
         Err(ReadError::Invalid { finding, .. }) => {
-            assert!(finding.offset.is_some(), "an open error has an offset: {finding}");
+            assert!(
+                finding.offset.is_some(),
+                "an open error has an offset: {finding}"
+            );
             return;
         }
         Err(e) => panic!("an in-memory input gave {e:?}"),
@@ -34,14 +37,21 @@ fn read(data: &[u8], options: ReadOptions) {
     let out: BufWriter<Box<dyn Write>> = BufWriter::new(Box::new(io::sink()));
     let mut jsonl = JsonlWriter::new(out, Path::new("fuzz.jsonl"), &header, None);
     let mut outputs = Outputs::dry_run(false);
-    let repair = TesWriteOptions { repair: options.lenient, ..TesWriteOptions::default() };
-    let mut tes = TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs, repair).expect("dry run");
+    let repair = TesWriteOptions {
+        repair: options.lenient,
+        ..TesWriteOptions::default()
+    };
+    let mut tes =
+        TesWriter::create(Path::new("fuzz.3es"), &header, &mut outputs, repair).expect("dry run");
     let mut last_frame = 0;
     while let Some(item) = reader.next() {
         let record = match item {
             Ok(r) => r,
             Err(ReadError::Invalid { .. }) => {
-                assert!(!options.lenient, "lenient reading reports findings, not errors");
+                assert!(
+                    !options.lenient,
+                    "lenient reading reports findings, not errors"
+                );
                 break;
             }
             Err(e) => panic!("an in-memory input gave {e:?}"),

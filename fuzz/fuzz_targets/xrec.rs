@@ -41,16 +41,29 @@ fn read(data: &[u8], options: ReadOptions, query: Option<Query>) {
     };
     let header = reader.header().clone();
     let mut outputs = Outputs::dry_run(false);
-    let repair = XrecWriteOptions { codec: None, repair: options.lenient };
-    let mut copy = XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs, repair).expect("dry run");
-    let mut values = XrecWriter::create(Path::new("fuzz2.xrec"), &header, &mut outputs, Default::default()).expect("dry run");
+    let repair = XrecWriteOptions {
+        codec: None,
+        repair: options.lenient,
+    };
+    let mut copy =
+        XrecWriter::create(Path::new("fuzz.xrec"), &header, &mut outputs, repair).expect("dry run");
+    let mut values = XrecWriter::create(
+        Path::new("fuzz2.xrec"),
+        &header,
+        &mut outputs,
+        Default::default(),
+    )
+    .expect("dry run");
     let mut errors = 0;
     let mut known = header.channels.len();
     while let Some(item) = reader.next() {
         let mut record = match item {
             Ok(r) => r,
             Err(ReadError::Invalid { .. }) => {
-                assert!(!options.lenient, "lenient reading reports findings, not errors");
+                assert!(
+                    !options.lenient,
+                    "lenient reading reports findings, not errors"
+                );
                 errors += 1;
                 assert_eq!(errors, 1, "a strict reader stops at its first error");
                 continue;
@@ -65,7 +78,10 @@ fn read(data: &[u8], options: ReadOptions, query: Option<Query>) {
             values.add_channel(c).expect("a sink takes new channels");
         }
         known = reader.header().channels.len();
-        assert!((record.channel as usize) < known, "a record's channel is announced");
+        assert!(
+            (record.channel as usize) < known,
+            "a record's channel is announced"
+        );
         if record.raw.is_some() {
             copy.write(&record).expect("xrec into a sink");
         }
