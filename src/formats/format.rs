@@ -226,16 +226,10 @@ impl KeepsEpoch {
 
 /// One format: a descriptor (names, detection, reader, writer, what the writer needs), and
 /// the stages of the pipeline it takes over, each an optional capability (`None`: the
-/// generic stage runs):
-///
-/// | capability | replaces | where |
-/// |---|---|---|
-/// | [`Format::slicer`] | the generic window | `pipeline::slice::open_slice`, `pipeline::snapshot` |
-/// | [`Format::merger`] | the k-way merge by time | `pipeline::open_aligned` |
-/// | [`Format::frames`] | record-by-record copying | `pipeline::frame_copy`, `cli::inspect` |
-/// | [`Format::recovery`] | `recover`'s lenient read and default flags | `pipeline::recover` |
-/// | [`Format::multi_file`] | one file, one recording | `pipeline::batch`, `pipeline::validate`, `cli::common` |
-/// | [`Format::directory`] | one output file | `pipeline::write`, `registry::format_for_output`, `pipeline::batch` |
+/// generic stage runs): [`Format::slicer`], [`Format::merger`], [`Format::frames`],
+/// [`Format::recovery`], [`Format::multi_file`], [`Format::directory`]. Each capability
+/// trait's doc says which stage it replaces and where that stage runs; docs/design.md has
+/// them in one table, with the formats that use each.
 pub trait Format: Sync {
     /// Canonical name, accepted by `--to`.
     fn name(&self) -> &'static str;
