@@ -8,7 +8,7 @@
 use std::fmt;
 
 use crate::formats::frames::{le_bytes, Packed};
-use crate::formats::ReadError;
+use crate::formats::{ReadError, SliceRequest, Source};
 use crate::model::time::{outside_message, unordered_span, window_outside};
 use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
 
@@ -356,6 +356,38 @@ pub fn element_i64(block: &[u8], offset: usize, ty: SignalType, i: usize) -> i64
         Element::Double => f64::from_le_bytes(le_bytes(block, at)) as i64,
         Element::Float => f32::from_le_bytes(le_bytes(block, at)) as i64,
     }
+}
+
+/// A reader of an Icarus recording that finds a window's frames by binary search over its
+/// frame times and then reads only those ([`slice_by_frames`]).
+pub(crate) trait FrameWindowed: Sized {
+    /// The frames of the window `[start, end)`.
+    fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError>;
+
+    /// The reader, reading the frames of `window` only (times from its start with `rebase`).
+    fn slice_frames(self, window: &FrameWindow, rebase: bool) -> Self;
+}
+
+/// The Icarus formats' slice of one opened recording (spec §A14): only the frames of the
+/// window are read. `None` when the window holds no frame, so that the generic window
+/// carries the state at its start.
+pub(crate) fn slice_by_frames<R: FrameWindowed + Source + 'static>(
+    opened: Result<R, ReadError>,
+    slice: &SliceRequest,
+) -> Option<Result<Box<dyn Source>, ReadError>> {
+    let mut reader = match opened {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    Some(match reader.frames_of(slice.start, slice.end) {
+        Ok(w) if w.first == w.end => return None,
+        Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
+        Err(e) => Err(e),
+    })
 }
 
 #[cfg(test)]

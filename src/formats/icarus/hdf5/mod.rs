@@ -24,6 +24,7 @@ use crate::formats::format::{
     Detection, Format, Frames, KeepsEpoch, SliceRequest, Slicer, WriterTraits,
 };
 use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
+use crate::formats::icarus::common::slice_by_frames;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -123,16 +124,7 @@ impl Slicer for IcarusHdf5 {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
-        let mut reader = match IcarusH5Reader::open(path, options) {
-            Ok(r) => r,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(match reader.frames_of(slice.start, slice.end) {
-            // No frame inside: the generic window carries the state at its start.
-            Ok(w) if w.first == w.end => return None,
-            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
-            Err(e) => Err(e),
-        })
+        slice_by_frames(IcarusH5Reader::open(path, options), slice)
     }
 }
 

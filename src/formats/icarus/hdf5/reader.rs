@@ -13,7 +13,7 @@ use super::column::{Elem, Values};
 use super::layout::Layout;
 use super::timeline::{at_frame, Timeline};
 use crate::formats::frames::{FrameLayout, FrameSignal, Packed};
-use crate::formats::icarus::common::{entity_and_field, frame_window, FrameWindow};
+use crate::formats::icarus::common::{entity_and_field, frame_window, FrameWindow, FrameWindowed};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
     Channel, ChannelKind, Composition, DType, Entity, FieldSpec, Header, Nanos, Record, TimeSpec,
@@ -311,15 +311,6 @@ impl IcarusH5Reader {
         Ok(if t.is_finite() { nanos(t) } else { 0 })
     }
 
-    /// The frames of the window `[start, end)`, by binary search on `/time`.
-    pub fn frames_of(
-        &mut self,
-        start: Option<TimeSpec>,
-        end: Option<TimeSpec>,
-    ) -> Result<FrameWindow, ReadError> {
-        frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))
-    }
-
     /// Restricts reading to the frames of `[start, end)`, found by binary search on `/time`
     /// (spec §B4), rebased to start at 0 when `rebase`: only the windows of the slice are
     /// read, so the cost grows with the slice, not the file.
@@ -331,18 +322,6 @@ impl IcarusH5Reader {
     ) -> Result<IcarusH5Reader, ReadError> {
         let w = self.frames_of(start, end)?;
         Ok(self.slice_frames(&w, rebase))
-    }
-
-    /// [`IcarusH5Reader::slice`] of the window found.
-    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarusH5Reader {
-        self.frame = w.first;
-        self.checked = w.first;
-        self.end = w.end;
-        if rebase {
-            self.shift = w.start_ns;
-            self.header.origin = self.header.origin.shifted(w.start_ns);
-        }
-        self
     }
 
     /// Starts frame `self.frame`: its window loaded and its time checked. `Err` ends the
@@ -619,5 +598,28 @@ impl Source for IcarusH5Reader {
         for (i, w) in self.wanted.iter_mut().enumerate() {
             *w &= wanted.get(i).copied().unwrap_or(true);
         }
+    }
+}
+
+impl FrameWindowed for IcarusH5Reader {
+    /// The frames of the window `[start, end)`, by binary search on `/time`.
+    fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.layout.frames, start, end, |i| self.frame_ns(i))
+    }
+
+    /// [`IcarusH5Reader::slice`] of the window found.
+    fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> Self {
+        self.frame = w.first;
+        self.checked = w.first;
+        self.end = w.end;
+        if rebase {
+            self.shift = w.start_ns;
+            self.header.origin = self.header.origin.shifted(w.start_ns);
+        }
+        self
     }
 }

@@ -47,6 +47,7 @@ use crate::formats::format::{
     WriteOption, WriterTraits,
 };
 use crate::formats::frames::FrameSource;
+use crate::formats::icarus::common::slice_by_frames;
 use crate::formats::output::Outputs;
 use crate::formats::{GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -150,16 +151,7 @@ impl Slicer for Icarec {
         options: ReadOptions,
     ) -> Option<Result<Box<dyn Source>, ReadError>> {
         let [path] = paths else { return None };
-        let mut reader = match IcarecReader::open(path, options) {
-            Ok(r) => r,
-            Err(e) => return Some(Err(e)),
-        };
-        Some(match reader.frames_of(slice.start, slice.end) {
-            // No frame inside: the generic window carries the state at its start.
-            Ok(w) if w.first == w.end => return None,
-            Ok(w) => Ok(Box::new(reader.slice_frames(&w, slice.rebase))),
-            Err(e) => Err(e),
-        })
+        slice_by_frames(IcarecReader::open(path, options), slice)
     }
 }
 

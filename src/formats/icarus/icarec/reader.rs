@@ -18,7 +18,9 @@ use super::steps::Steps;
 use super::{HEADER_KEY, RAW_FRAME, RAW_STATIC};
 use crate::formats::digest::StreamDigest;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal};
-use crate::formats::icarus::common::{entity_and_field, frame_window, FrameWindow, Kind};
+use crate::formats::icarus::common::{
+    entity_and_field, frame_window, FrameWindow, FrameWindowed, Kind,
+};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
@@ -790,15 +792,6 @@ impl IcarecReader {
         Ok(Some((self.frame_ns(0)?, self.frame_ns(self.frames - 1)?)))
     }
 
-    /// The frames of the window `[start, end)`, by binary search over frame times.
-    pub fn frames_of(
-        &mut self,
-        start: Option<TimeSpec>,
-        end: Option<TimeSpec>,
-    ) -> Result<FrameWindow, ReadError> {
-        frame_window(self.frames, start, end, |i| self.frame_ns(i))
-    }
-
     /// Restricts reading to the frames of `[start, end)` found by binary search (spec §A14),
     /// rebased to start at 0 when `rebase`: only the frames of the slice are read. The static
     /// records come at the first frame of the slice.
@@ -810,32 +803,6 @@ impl IcarecReader {
     ) -> Result<IcarecReader, ReadError> {
         let w = self.frames_of(start, end)?;
         Ok(self.slice_frames(&w, rebase))
-    }
-
-    /// [`IcarecReader::slice`] of the window found.
-    pub fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> IcarecReader {
-        let (start_ns, end_ns) = (w.start_ns, w.end_ns);
-        self.first = w.first;
-        self.end = w.end;
-        self.frame = self.first;
-        self.sliced = true;
-        self.hasher = None;
-        if rebase {
-            self.shift = start_ns;
-            self.header.origin = self.header.origin.shifted(start_ns);
-        }
-        let t = |ns: i64| metadata::time_json(ns as f64 / 1e9);
-        if let Some(Json::Object(m)) = self.header.metadata.get_mut(HEADER_KEY) {
-            m.insert(
-                "slice".into(),
-                json!({
-                    "from": self.path.display().to_string(),
-                    "t0": t(start_ns),
-                    "t1": if end_ns == i64::MAX { Json::Null } else { t(end_ns) },
-                }),
-            );
-        }
-        self
     }
 
     /// The layout of a frame read ([`IcarecFrames`](super::frames::IcarecFrames)), when one
@@ -1162,4 +1129,41 @@ fn header_metadata(
     header
         .metadata
         .insert(HEADER_KEY.into(), Json::Object(meta));
+}
+
+impl FrameWindowed for IcarecReader {
+    /// The frames of the window `[start, end)`, by binary search over frame times.
+    fn frames_of(
+        &mut self,
+        start: Option<TimeSpec>,
+        end: Option<TimeSpec>,
+    ) -> Result<FrameWindow, ReadError> {
+        frame_window(self.frames, start, end, |i| self.frame_ns(i))
+    }
+
+    /// [`IcarecReader::slice`] of the window found.
+    fn slice_frames(mut self, w: &FrameWindow, rebase: bool) -> Self {
+        let (start_ns, end_ns) = (w.start_ns, w.end_ns);
+        self.first = w.first;
+        self.end = w.end;
+        self.frame = self.first;
+        self.sliced = true;
+        self.hasher = None;
+        if rebase {
+            self.shift = start_ns;
+            self.header.origin = self.header.origin.shifted(start_ns);
+        }
+        let t = |ns: i64| metadata::time_json(ns as f64 / 1e9);
+        if let Some(Json::Object(m)) = self.header.metadata.get_mut(HEADER_KEY) {
+            m.insert(
+                "slice".into(),
+                json!({
+                    "from": self.path.display().to_string(),
+                    "t0": t(start_ns),
+                    "t1": if end_ns == i64::MAX { Json::Null } else { t(end_ns) },
+                }),
+            );
+        }
+        self
+    }
 }
