@@ -465,13 +465,15 @@ impl XrecReader {
         Ok(true)
     }
 
+    /// Whether the packet's payload is compressed; `None`: its flags are refused (reported),
+    /// so the packet is skipped.
     fn flags(
         &mut self,
         off: u64,
         index: u64,
         h: PacketHeader,
         event: bool,
-    ) -> Result<bool, ReadError> {
+    ) -> Result<Option<bool>, ReadError> {
         if h.flags & !layout::FLAG_COMPRESSED != 0 {
             self.report(
                 err(RESERVED, format!("undefined flag bits 0x{:02x}", h.flags)).at(off, index),
@@ -485,9 +487,9 @@ impl XrecReader {
                 "a Start or End packet is marked compressed"
             };
             self.report(err(COMPRESSED_WITHOUT_CODEC, why).at(off, index))?;
-            return Err(ReadError::Unsupported(String::new()));
+            return Ok(None);
         }
-        Ok(compressed)
+        Ok(Some(compressed))
     }
 
     fn end_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
@@ -495,9 +497,9 @@ impl XrecReader {
             self.report(err(ORDER, "a second End packet").at(off, index))?;
         }
         match self.flags(off, index, h, false) {
-            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Ok(None) => return Ok(()),
             Err(e) => return Err(e),
-            Ok(_) => {}
+            Ok(Some(_)) => {}
         }
         let payload = self
             .input
@@ -562,9 +564,9 @@ impl XrecReader {
 
     fn event_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
         let compressed = match self.flags(off, index, h, true) {
-            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Ok(None) => return Ok(()),
             Err(e) => return Err(e),
-            Ok(c) => c,
+            Ok(Some(c)) => c,
         };
         if (h.payload_len as usize) < BOUNDS_LEN {
             return self.report(
