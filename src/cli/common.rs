@@ -299,7 +299,11 @@ pub fn write_recording(
     let progress = Progress::new("writing");
     let converted = entry(
         request,
-        &mut |line| progress.suspend(|| say!("{line}")),
+        &mut |line| {
+            progress.suspend(|| {
+                say!("{line}");
+            })
+        },
         &mut |d, t| progress.update(d, t),
     );
     drop(progress);
