@@ -6,9 +6,7 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::batch;
-use super::common::{
-    companion_notes, damaged, print_read_findings, stdout, DamageArgs, ReadArgs, ReportFormat,
-};
+use super::common::{damaged, print_read_findings, stdout, DamageArgs, ReadArgs, ReportFormat};
 use super::diag::say;
 use super::progress::Progress;
 use super::{error_text, Outcome};
@@ -16,6 +14,7 @@ use crate::formats::input::display_name;
 use crate::formats::{registry, Conflict, ErrorKind, ReadError, Source};
 use crate::model::time_scale::TimeFormat;
 use crate::model::{Header, Nanos};
+use crate::pipeline::request::companion_notes;
 use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};

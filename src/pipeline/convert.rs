@@ -106,7 +106,7 @@ fn open(read: ReadRequest) -> Result<(Box<dyn Source>, SelectionHandle), ReadErr
 
 /// `convert`, `merge` and `slice`: reads what was opened and writes it as `write` asks (atomically;
 /// nothing is left behind on failure). The notes come back with the result either way.
-pub fn convert(
+pub fn write_opened(
     opened: Opened,
     request: WriteRequest,
     progress: &mut dyn FnMut(u64, u64),
