@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod codes;
+mod examine;
 mod inflate;
 pub mod layout;
 pub mod mapping;
