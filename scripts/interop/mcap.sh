@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # MCAP: every small fixture converted to .mcap by simrec, then opened with the Python `mcap`
-# reader (mcap 1.x, with mcap-protobuf-support decoding the Foxglove topics): the summary
-# has statistics and chunk indexes, every JSON message parses, every protobuf message decodes
-# as its Foxglove type, and the messages per topic equal `simrec inspect`'s records. For 3es
-# captures, each mesh shape of the JSON topic is drawn on /3es/scene (a triangle list with the
-# source's indices and points) and each mesh set whose resources are finalised is drawn.
+# reader (mcap 1.x, with mcap-protobuf-support decoding the protobuf topics): the summary
+# has statistics and chunk indexes, no topic is empty or has a dot in its name, every
+# message decodes, and the values of simrec's topics equal `simrec cat`'s, value for value
+# (mcap_check.py). For 3es captures, each mesh shape is drawn on /3es/scene (a triangle list
+# with the source's indices and points) and each mesh set whose resources are finalised is
+# drawn. With `rerun-sdk` in the venv (RERUN=1 installs it), `rerun mcap convert` then `rerun
+# rrd print` must show no `McapMessage:data` column (an opaque message); SKIPPED without.
 #
 # Environment: SIMREC, FIXTURES, WORK (see scripts/interop.sh); MCAP_PY, a python with
 # `mcap` and `mcap-protobuf-support` (default: a venv made in target/mcap-venv from PyPI;
@@ -38,11 +40,30 @@ check() { # name, inputs...
       echo "FAIL $name: simrec convert: $(echo "$why" | tail -1)"; failed=1; return
     fi
   fi
-  "$SIMREC" inspect --format json "$@" > "$WORK/$name.inspect.jsonl"
-  if why="$("$MCAP_PY" "$here/mcap_check.py" "$out" "$WORK/$name.inspect.jsonl" 2>&1)"; then
+  "$SIMREC" cat --format ndjson "$@" > "$WORK/$name.cat.ndjson"
+  if why="$("$MCAP_PY" "$here/mcap_check.py" "$out" "$WORK/$name.cat.ndjson" 2>&1)"; then
     echo "PASS $name ($why)"
   else
     echo "FAIL $name: $(echo "$why" | tail -1 | cut -c1-300)"; failed=1
+  fi
+  rerun_check "$name" "$out"
+}
+
+rerun="$(dirname "$MCAP_PY")/rerun"
+if [ "${RERUN:-0}" = 1 ] && [ ! -x "$rerun" ]; then
+  "$(dirname "$MCAP_PY")/pip" install --quiet rerun-sdk >/dev/null 2>&1 || true
+fi
+[ -x "$rerun" ] || echo "SKIPPED rerun: no rerun-sdk beside $MCAP_PY (RERUN=1 installs it)"
+rerun_check() { # name, file.mcap
+  [ -x "$rerun" ] || return 0
+  local rrd="$WORK/$1.rrd"
+  if ! "$rerun" mcap convert "$2" -o "$rrd" >/dev/null 2>&1; then
+    echo "FAIL $1 rerun: mcap convert failed"; failed=1; return
+  fi
+  if "$rerun" rrd print "$rrd" 2>&1 | grep -q 'McapMessage:data'; then
+    echo "FAIL $1 rerun: a McapMessage:data column (a topic Rerun cannot decode)"; failed=1
+  else
+    echo "PASS $1 rerun"
   fi
 }
 

@@ -1,23 +1,37 @@
-"""Opens an MCAP written by simrec with the Python `mcap` reader (and decodes its protobuf
-topics with `mcap-protobuf-support`), and checks it against simrec's own inspect counts.
+"""Opens an MCAP written by simrec with the Python `mcap` reader, decodes every message of
+every topic (protobuf with `mcap-protobuf-support`, JSON with json.loads), and checks that
+the values of simrec's own topics equal `simrec cat`'s records, value for value.
 
-usage: mcap_check.py FILE.mcap INSPECT.jsonl
-Prints one line `ok: N messages, C chunks, T topics, P protobuf, M meshes` or exits 1 with why.
+usage: mcap_check.py FILE.mcap CAT.ndjson
+Prints one line `ok: N messages, C chunks, T topics, V values, M meshes` or exits 1 with why.
 
-3es meshes: every persistent mesh shape of the JSON topic `/3es/mesh_shape` (its Create,
-Vertices and Indices messages, the source's own decode) must be drawn on `/3es/scene` as
+Each decoded message is turned back into records (time, channel, entity, frame, key, value)
+with the channel metadata: a component's topic names the signal of each field
+(`position.name` = `Vehicle.Nav.position`), a channel's topic its channel (`channel`), and
+the fields' original keys (`<field>.name`). NanoVer's `particle.positions` is on
+`/particles` (a PointCloud), not on `/frame`. NaN and ±Inf (JSON null in `cat`) are
+compared as such; float32 fields as float32.
+
+3es meshes: every persistent mesh shape of channel `3es/mesh_shape` (its Create, Vertices
+and Indices records in `cat`, the source's own decode) must be drawn on `/3es/scene` as
 entity `mesh_shape/<id>`: triangles as a triangle list with the same indices (or none when
 the source sends none) and, for an unscaled shape, the same points (as float32); and every
 mesh set whose resources are finalised as entity `mesh_set/<id>`.
 """
 
 import json
+import math
 import struct
 import sys
+from collections import Counter
 
+from google.protobuf.json_format import MessageToDict
 from mcap.decoder import DecoderFactory as McapDecoderFactory
 from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
+
+FOXGLOVE = ("/particles", "/tf", "/3es/scene")
+CARRIED = "particle.positions"
 
 
 class JsonDecoderFactory(McapDecoderFactory):
@@ -30,56 +44,6 @@ class JsonDecoderFactory(McapDecoderFactory):
         return None
 
 
-def main() -> int:
-    path, inspect_path = sys.argv[1], sys.argv[2]
-    expected = {}
-    with open(inspect_path) as f:
-        for line in f:
-            if line.strip():
-                for c in json.loads(line)["channels"]:
-                    if c["records"]:
-                        expected["/" + c["name"]] = expected.get("/" + c["name"], 0) + c["records"]
-    with open(path, "rb") as f:
-        reader = make_reader(f, decoder_factories=[JsonDecoderFactory(), ProtobufDecoderFactory()])
-        summary = reader.get_summary()
-        if summary is None or summary.statistics is None:
-            print("no summary with statistics")
-            return 1
-        if not summary.chunk_indexes:
-            print("no chunk indexes")
-            return 1
-        counts, protobuf, total = {}, 0, 0
-        meshes = Meshes()
-        for schema, channel, message, decoded in reader.iter_decoded_messages():
-            total += 1
-            meshes.see(channel.topic, decoded)
-            if channel.message_encoding == "json":
-                counts[channel.topic] = counts.get(channel.topic, 0) + 1
-                if "values" not in decoded or "time_ns" not in decoded:
-                    print(f"{channel.topic}: message without time_ns and values")
-                    return 1
-            elif channel.message_encoding == "protobuf":
-                protobuf += 1
-                if type(decoded).__name__ not in ("PointCloud", "FrameTransforms", "SceneUpdate"):
-                    print(f"{channel.topic}: decoded as {type(decoded).__name__}")
-                    return 1
-    if total != summary.statistics.message_count:
-        print(f"{total} messages read, statistics say {summary.statistics.message_count}")
-        return 1
-    if counts != expected:
-        print(f"messages per topic {counts} != inspect's records per channel {expected}")
-        return 1
-    why = meshes.check()
-    if why:
-        print(why)
-        return 1
-    print(
-        f"ok: {total} messages, {len(summary.chunk_indexes)} chunks, {len(counts)} topics, "
-        f"{protobuf} protobuf, {meshes.drawn()} meshes"
-    )
-    return 0
-
-
 def f32(x):
     return struct.unpack("<f", struct.pack("<f", x))[0]
 
@@ -90,24 +54,161 @@ def flat(value):
     return [value]
 
 
+def norm(value, dtype):
+    """A value as a comparable tuple: flat, float32 rounded, non-finite as 'nonfinite'."""
+    out = []
+    for x in flat(value):
+        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+            out.append("nonfinite")
+        elif isinstance(x, bool):
+            out.append(int(x))
+        elif isinstance(x, float) and dtype == "float32":
+            out.append(f32(x))
+        elif isinstance(x, (int, float)):
+            out.append(float(x) if isinstance(x, float) or dtype in ("float32", "float64") else x)
+        else:
+            out.append(x)
+    return tuple(out)
+
+
+def plain(decoded):
+    """A protobuf message as a dict of its fields, numbers as numbers."""
+    return MessageToDict(decoded, preserving_proto_field_name=True, always_print_fields_with_no_presence=False)
+
+
+def as_number(x, dtype):
+    if isinstance(x, str) and dtype in ("int64", "uint64"):
+        return int(x)
+    if isinstance(x, str) and dtype in ("float32", "float64") and x in ("NaN", "Infinity", "-Infinity"):
+        return float(x.replace("Infinity", "inf"))
+    return x
+
+
+def records_of(channel, message):
+    """(time, channel, entity, frame, key, value, dtype) of a decoded protobuf message."""
+    meta = channel.metadata
+    d = plain(message)
+    time = int(d.pop("time_ns", 0))
+    frame = int(d["frame"]) if "frame" in d else None
+    d.pop("frame", None)
+    component = meta.get("component")
+    groups = [(None, d)]
+    if "entities" in d:
+        groups = [(e.pop("entity", None) or e.pop("name", None), e) for e in d["entities"]]
+        groups = [(int(k) if isinstance(k, str) and k.isdigit() else k, e) for k, e in groups]
+    for entity, fields in groups:
+        fields.pop("entity", None)
+        fields.pop("name", None) if "entities" in d else None
+        for field, value in fields.items():
+            original = meta[f"{field}.name"]
+            dtype = meta.get(f"{field}.dtype")
+            if dtype == "json":
+                value = json.loads(value)
+            elif isinstance(value, list):
+                value = [as_number(x, dtype) for x in value]
+            else:
+                value = as_number(value, dtype)
+            if component is not None:
+                key = original[len(component) + 1:]
+                yield time, original, component, frame, key, norm(value, dtype)
+            else:
+                yield time, meta["channel"], entity, frame, original, norm(value, dtype)
+
+
+def main() -> int:
+    path, cat_path = sys.argv[1], sys.argv[2]
+    expected = Counter()
+    with open(cat_path) as f:
+        lines = [json.loads(line) for line in f if line.strip()]
+    got = Counter()
+    dtypes = {}
+    with open(path, "rb") as f:
+        reader = make_reader(f, decoder_factories=[JsonDecoderFactory(), ProtobufDecoderFactory()])
+        summary = reader.get_summary()
+        if summary is None or summary.statistics is None:
+            print("no summary with statistics")
+            return 1
+        if not summary.chunk_indexes:
+            print("no chunk indexes")
+            return 1
+        for cid, c in summary.channels.items():
+            if summary.statistics.channel_message_counts.get(cid, 0) == 0:
+                print(f"{c.topic}: a topic without messages")
+                return 1
+            if "." in c.topic:
+                print(f"{c.topic}: a topic name with a dot")
+                return 1
+            for k, v in c.metadata.items():
+                if k.endswith(".dtype"):
+                    name = c.metadata[k[: -len(".dtype")] + ".name"]
+                    if "component" in c.metadata:
+                        dtypes[(name, name[len(c.metadata["component"]) + 1:])] = v
+                    else:
+                        dtypes[(c.metadata["channel"], name)] = v
+        protobuf, total = 0, 0
+        meshes = Meshes()
+        for schema, channel, message, decoded in reader.iter_decoded_messages():
+            total += 1
+            if channel.message_encoding == "json":
+                if "values" not in decoded or "time_ns" not in decoded:
+                    print(f"{channel.topic}: message without time_ns and values")
+                    return 1
+                name = channel.metadata["channel"]
+                for k, v in decoded["values"].items():
+                    got[(decoded["time_ns"], name, decoded.get("entity"), decoded.get("frame"), k, norm(v, None))] += 1
+                continue
+            protobuf += 1
+            if channel.topic in FOXGLOVE:
+                meshes.see(channel.topic, decoded)
+                if type(decoded).__name__ not in ("PointCloud", "FrameTransforms", "SceneUpdate"):
+                    print(f"{channel.topic}: decoded as {type(decoded).__name__}")
+                    return 1
+                continue
+            for r in records_of(channel, decoded):
+                got[r] += 1
+    for line in lines:
+        meshes.values("/" + line["channel"], line["values"])
+        for k, v in line["values"].items():
+            if k == CARRIED and isinstance(v, list):
+                continue
+            dtype = dtypes.get((line["channel"], k))
+            expected[(line["time_ns"], line["channel"], line.get("entity"), line.get("frame"), k, norm(v, dtype))] += 1
+    if total != summary.statistics.message_count:
+        print(f"{total} messages read, statistics say {summary.statistics.message_count}")
+        return 1
+    if got != expected:
+        missing = list((expected - got).items())[:3]
+        extra = list((got - expected).items())[:3]
+        print(f"values differ from cat: missing {missing}; not in cat {extra}")
+        return 1
+    why = meshes.check()
+    if why:
+        print(why)
+        return 1
+    print(
+        f"ok: {total} messages, {len(summary.chunk_indexes)} chunks, {len(summary.channels)} topics, "
+        f"{protobuf} protobuf, {sum(got.values())} values, {meshes.drawn()} meshes"
+    )
+    return 0
+
+
 class Meshes:
-    """3es mesh shapes and sets as the JSON topics give them, and as /3es/scene draws them."""
+    """3es mesh shapes and sets as `cat` gives them, and as /3es/scene draws them."""
 
     def __init__(self):
         self.shapes = {}  # object id -> {"topology", "unscaled", "vertices", "indices"}
         self.sets = {}  # object id -> resource ids
         self.finalised = set()
         self.entities = {}  # entity id -> last SceneEntity
+        self.current = {}  # (channel, entity, time) -> values of the record being read
 
     def see(self, topic, decoded):
         if topic == "/3es/scene":
             for e in decoded.entities:
                 if e.id.startswith("mesh"):
                     self.entities[e.id] = e
-            return
-        if topic not in ("/3es/mesh_shape", "/3es/mesh_set", "/3es/mesh"):
-            return
-        v = decoded["values"]
+
+    def values(self, topic, v):
         message = v.get("message")
         if topic == "/3es/mesh" and message == "Finalise":
             self.finalised.add(v["mesh_id"])

@@ -1,17 +1,22 @@
-//! MCAP output (`.mcap`, write-only): one topic per simrec channel with JSON messages and a
-//! JSON Schema built from the channel's field specs, plus Foxglove 3D topics in protobuf
+//! MCAP output (`.mcap`, write-only): protobuf topics with schemas built from the channel
+//! model, one per group of values sampled together (an Icarus component, an Elodin
+//! archetype, a NanoVer frame) and one message per instant; JSON topics for channels whose
+//! keys are not known up front (or all, `--mcap-encoding json`); Foxglove 3D topics
 //! (`/particles` PointCloud, `/tf` FrameTransforms, `/3es/scene` SceneUpdate) so the
 //! recording plays in Foxglove's 3D panel. Chunked, zstd-compressed (`--compression`), with a summary
 //! (statistics, chunk and message indexes). docs/formats/mcap.md.
 
+mod layout;
+mod proto;
 mod scene;
 mod schema;
 mod writer;
 
 use std::path::Path;
 
-use writer::COMPRESSION_CHOICES;
-pub use writer::{McapCompression, McapWriteOptions, McapWriter, COMPRESSIONS};
+pub use layout::Encoding as McapEncoding;
+pub use writer::{McapCompression, McapWriteOptions, McapWriter, COMPRESSIONS, ENCODINGS};
+use writer::{COMPRESSION_CHOICES, ENCODING_CHOICES};
 
 /// `--compression`, as MCAP takes it.
 const COMPRESSION: WriteOption = WriteOption {
@@ -22,12 +27,24 @@ const COMPRESSION: WriteOption = WriteOption {
     default: None,
 };
 
+/// `--mcap-encoding`.
+const ENCODING: WriteOption = WriteOption {
+    flag: "mcap-encoding",
+    help: "How MCAP messages are encoded: protobuf, one topic per component or group and one message per instant; or json, the old layout of a JSON topic per channel and a message per record",
+    aliases: &[],
+    values: ENCODINGS,
+    default: None,
+};
+
 impl McapWriteOptions {
     /// The options the flags given ask for.
     pub fn from_flags(flags: &crate::formats::GivenFlags) -> Result<Self, OptionError> {
         Ok(McapWriteOptions {
             compression: flags
                 .choice(&COMPRESSION, "mcap", COMPRESSION_CHOICES)?
+                .unwrap_or_default(),
+            encoding: flags
+                .choice(&ENCODING, "mcap", ENCODING_CHOICES)?
                 .unwrap_or_default(),
         })
     }
@@ -49,7 +66,7 @@ impl Format for Mcap {
     }
 
     fn title(&self) -> &'static str {
-        "MCAP (JSON messages and Foxglove 3D)"
+        "MCAP (protobuf messages and Foxglove 3D)"
     }
 
     fn reads(&self) -> bool {
@@ -76,7 +93,7 @@ impl Format for Mcap {
     }
 
     fn write_options(&self) -> &'static [WriteOption] {
-        &[COMPRESSION]
+        &[COMPRESSION, ENCODING]
     }
 
     fn create(
@@ -92,7 +109,7 @@ impl Format for Mcap {
 
     fn writer(&self) -> WriterTraits {
         WriterTraits {
-            // The JSON Schema of each channel is written before its first message.
+            // Each topic's schema is built from field specs before its first message.
             needs_schema: true,
             // Log times are absolute (epoch + time), and the metadata names the origin.
             keeps_epoch: KeepsEpoch::Always,

@@ -1,10 +1,10 @@
-//! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; this file
-//! decides topics, schemas, times and message bytes.
+//! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; the layout
+//! (`layout.rs`) decides topics and message bytes; this file, schemas, channels and times.
 //!
-//! The JSON messages are formatted in batches on other threads (`json_batches`, as JSON
-//! Lines are) and written in record order when they come back, each record's Foxglove
-//! messages after its JSON message, by a thread of their own ([`Messages`]: the `mcap`
-//! crate, zstd and the 3D scene), so that the caller's thread only reads and batches.
+//! Records go in batches to a thread of their own ([`Messages`]: the layout, the `mcap`
+//! crate, zstd and the 3D scene), so that the caller's thread only reads and batches. With
+//! `--mcap-encoding json` the batches are first formatted on other threads
+//! (`json_batches`, as JSON Lines are) and written in record order when they come back.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -14,13 +14,13 @@ use std::sync::mpsc::{channel, Receiver};
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions};
 
+use super::layout::{Encoding, Layout, Ready};
 use super::scene::{Scene, Topic3d};
-use super::schema::{channel_schema, composition};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
 use crate::formats::worker::{Stopped, Worker};
 use crate::formats::{Failure, Sink, WriteError, WriteReport};
-use crate::model::{Channel, ChannelKind, Header, Record};
+use crate::model::{Channel, Header, Record};
 
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
 /// stays small, small enough that a reader seeking to an instant decompresses little.
@@ -47,10 +47,22 @@ pub const COMPRESSION_CHOICES: &[(&str, McapCompression)] = &[
     ("none", McapCompression::None),
 ];
 
+/// The values of `--mcap-encoding`, the default first.
+pub const ENCODINGS: &[&str] = &["protobuf", "json"];
+
+/// `--mcap-encoding`'s values, in the order of [`ENCODINGS`].
+pub const ENCODING_CHOICES: &[(&str, Encoding)] =
+    &[("protobuf", Encoding::Protobuf), ("json", Encoding::Json)];
+
+/// Records handed to the writing thread at once (protobuf): enough that the hand-over costs
+/// nothing beside encoding them.
+const BATCH: usize = 512;
+
 /// How an MCAP file is written.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct McapWriteOptions {
     pub compression: McapCompression,
+    pub encoding: Encoding,
 }
 /// zstd's level for `--compression zstd-fast`.
 const FAST_LEVEL: i32 = -3;
@@ -64,18 +76,27 @@ pub struct McapWriter {
     path: PathBuf,
     /// Channels declared: a record of another channel is counted as lost here.
     declared: usize,
-    /// Records waiting for their JSON text.
-    batches: JsonBatches,
-    /// Batches written, given back for their buffers.
-    written: Receiver<Formatted>,
+    batching: Batching,
     /// The writing thread; dropped unfinished (an error elsewhere), it still ends.
     writer: Worker<ToWriter, WriteReport, WriteError>,
     report: WriteReport,
 }
 
+/// How records wait for the writing thread.
+enum Batching {
+    /// Records waiting for their JSON text, and the batches written, given back for their
+    /// buffers.
+    Json {
+        batches: JsonBatches,
+        written: Receiver<Formatted>,
+    },
+    Records(Vec<Record>),
+}
+
 /// What the writing thread is given, in the order of the records.
 enum ToWriter {
     Batch(Formatted),
+    Records(Vec<Record>),
     Channel(Channel),
 }
 
@@ -85,8 +106,12 @@ struct Messages {
     path: PathBuf,
     /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
     epoch_ns: Option<i64>,
-    /// Per simrec channel: its definition and its MCAP channel id.
-    channels: Vec<(Channel, u16)>,
+    /// The simrec channels, by id.
+    channels: Vec<Channel>,
+    layout: Layout,
+    /// The MCAP channel id of each of the layout's topics, added when first used.
+    topic_ids: Vec<Option<u16>>,
+    ready: Vec<Ready>,
     /// MCAP channel ids of the Foxglove topics, added when first used.
     topics_3d: BTreeMap<Topic3d, u16>,
     scene: Scene,
@@ -103,13 +128,14 @@ impl McapWriter {
         header: &Header,
         options: McapWriteOptions,
     ) -> Result<McapWriter, WriteError> {
-        let mut messages = Messages::create(out, path, header, options.compression)?;
+        let mut messages = Messages::create(out, path, header, options)?;
         // One batch waits while one is written: the formatting threads hold the rest.
         let (give_back, written) = channel::<Formatted>();
         let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
             for job in jobs {
                 match job {
-                    ToWriter::Channel(c) => messages.add(&c)?,
+                    ToWriter::Channel(c) => messages.add(c),
+                    ToWriter::Records(records) => messages.write_records(&records)?,
                     ToWriter::Batch(formatted) => {
                         messages.write_batch(&formatted)?;
                         // The caller may be gone (an error of its own): nothing to keep.
@@ -120,18 +146,24 @@ impl McapWriter {
             messages.finish()
         })
         .map_err(|e| WriteError::io(path, e))?;
+        let batching = match options.encoding {
+            Encoding::Json => Batching::Json {
+                batches: JsonBatches::new(
+                    Style {
+                        channel: false,
+                        newline: false,
+                        utc: None,
+                    },
+                    Vec::new(),
+                ),
+                written,
+            },
+            Encoding::Protobuf => Batching::Records(Vec::with_capacity(BATCH)),
+        };
         Ok(McapWriter {
             path: path.to_path_buf(),
             declared: header.channels.len(),
-            batches: JsonBatches::new(
-                Style {
-                    channel: false,
-                    newline: false,
-                    utc: None,
-                },
-                Vec::new(),
-            ),
-            written,
+            batching,
             writer,
             report: WriteReport::default(),
         })
@@ -173,26 +205,42 @@ impl McapWriter {
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
     /// first sends (or formats here) the batch being filled, so that every record goes.
     fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
-        while let Ok(formatted) = self.written.try_recv() {
-            self.batches.recycle(formatted);
-        }
-        if keep == 0 {
-            if let Some(formatted) = self.batches.finish() {
-                self.send(ToWriter::Batch(formatted))?;
+        let (batches, written) = match &mut self.batching {
+            Batching::Json { batches, written } => (batches, written),
+            Batching::Records(records) => {
+                if keep == 0 && !records.is_empty() {
+                    let batch = std::mem::replace(records, Vec::with_capacity(BATCH));
+                    self.send(ToWriter::Records(batch))?;
+                }
+                return Ok(());
             }
+        };
+        while let Ok(formatted) = written.try_recv() {
+            batches.recycle(formatted);
         }
-        loop {
+        let mut send = Vec::new();
+        if keep == 0 {
+            send.extend(batches.finish());
+        }
+        let stopped = loop {
             let next = if keep == 0 {
-                self.batches.next(0)
+                batches.next(0)
             } else {
-                self.batches.next_if_full()
+                batches.next_if_full()
             };
             match next {
-                Ok(Some(formatted)) => self.send(ToWriter::Batch(formatted))?,
-                Ok(None) => return Ok(()),
-                Err(_) => return Err(self.stopped()),
+                Ok(Some(formatted)) => send.push(formatted),
+                Ok(None) => break false,
+                Err(_) => break true,
             }
+        };
+        for formatted in send {
+            self.send(ToWriter::Batch(formatted))?;
         }
+        if stopped {
+            return Err(self.stopped());
+        }
+        Ok(())
     }
 }
 
@@ -212,16 +260,28 @@ impl Sink for McapWriter {
                 .add("?", "*", "record of a channel the header does not declare");
             return Ok(());
         }
-        if self.batches.push(record) {
-            self.batches.send();
-            self.write_formatted(1)?;
+        match &mut self.batching {
+            Batching::Json { batches, .. } => {
+                if batches.push(record) {
+                    batches.send();
+                    self.write_formatted(1)?;
+                }
+            }
+            Batching::Records(records) => {
+                records.push(record.clone());
+                if records.len() >= BATCH {
+                    self.write_formatted(0)?;
+                }
+            }
         }
         Ok(())
     }
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
         self.write_formatted(0)?;
-        self.batches.stop();
+        if let Batching::Json { batches, .. } = &mut self.batching {
+            batches.stop();
+        }
         let mut report = self.join()?;
         report.loss.merge(&self.report.loss);
         Ok(report)
@@ -234,8 +294,9 @@ impl Messages {
         out: SeekableDestination,
         path: &Path,
         header: &Header,
-        compression: McapCompression,
+        options: McapWriteOptions,
     ) -> Result<Messages, WriteError> {
+        let (compression, encoding) = (options.compression, options.encoding);
         let options = WriteOptions::new()
             .library(LIBRARY)
             .chunk_size(Some(CHUNK_SIZE))
@@ -263,6 +324,9 @@ impl Messages {
             path: path.to_path_buf(),
             epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
             channels: Vec::new(),
+            layout: Layout::new(encoding),
+            topic_ids: Vec::new(),
+            ready: Vec::new(),
             topics_3d: BTreeMap::new(),
             scene: Scene::new(header),
             sequence: 0,
@@ -271,7 +335,7 @@ impl Messages {
         };
         writer.write_metadata(header)?;
         for channel in &header.channels {
-            writer.add(channel)?;
+            writer.add(channel.clone());
         }
         Ok(writer)
     }
@@ -321,34 +385,33 @@ impl Messages {
             .map_err(|e| error(&path, e))
     }
 
-    /// A topic `/NAME` with the channel's JSON Schema.
-    fn add(&mut self, channel: &Channel) -> Result<(), WriteError> {
+    /// A simrec channel: its topic is made at its first record.
+    fn add(&mut self, channel: Channel) {
+        self.scene.add_channel(&channel);
+        self.channels.push(channel);
+    }
+
+    /// The MCAP channel of the layout's topic `t`, added the first time it is used.
+    fn topic_id(&mut self, t: usize) -> Result<u16, WriteError> {
+        if let Some(Some(id)) = self.topic_ids.get(t) {
+            return Ok(*id);
+        }
         let path = self.path.clone();
-        let topic = format!("/{}", channel.name.trim_start_matches('/'));
-        let mut metadata = BTreeMap::new();
-        metadata.insert(
-            "composition".into(),
-            composition(channel.composition).into(),
-        );
-        metadata.insert(
-            "kind".into(),
-            match channel.kind {
-                ChannelKind::Signals => "signals",
-                ChannelKind::Events => "events",
-            }
-            .into(),
-        );
-        let schema = channel_schema(channel);
+        let topic = self.layout.topic(t);
+        let (schema_name, schema_encoding, schema, message_encoding) = topic.schema();
+        let (name, metadata) = (topic.name.clone(), topic.metadata.clone());
         let out = self.writer()?;
         let schema_id = out
-            .add_schema(&channel.name, "jsonschema", &schema)
+            .add_schema(&schema_name, schema_encoding, &schema)
             .map_err(|e| error(&path, e))?;
         let id = out
-            .add_channel(schema_id, &topic, "json", &metadata)
+            .add_channel(schema_id, &name, message_encoding, &metadata)
             .map_err(|e| error(&path, e))?;
-        self.scene.add_channel(channel);
-        self.channels.push((channel.clone(), id));
-        Ok(())
+        if self.topic_ids.len() <= t {
+            self.topic_ids.resize(t + 1, None);
+        }
+        self.topic_ids[t] = Some(id);
+        Ok(id)
     }
 
     /// The MCAP channel of a Foxglove topic, added the first time it is used.
@@ -400,49 +463,95 @@ impl Messages {
         for (i, record) in formatted.records.iter().enumerate() {
             let c = record.channel as usize;
             // Records of channels not declared were counted as lost and not batched.
-            let Some(id) = self.channels.get(c).map(|(_, id)| *id) else {
+            let Some(t) = self.layout.json_topic(&self.channels, record) else {
                 continue;
             };
-            let log_time = match self.log_time(record.time) {
-                Some(t) => t,
-                None => {
-                    self.report.loss.add(
-                        &self.channels[c].0.name,
-                        "time_ns",
-                        "log time before 1970-01-01 (or before time zero) written as 0",
-                    );
-                    0
-                }
-            };
+            let log_time = self.log_time_of(t, record.time);
+            let id = self.topic_id(t)?;
             self.message(id, log_time, formatted.record_text(i))?;
-
-            self.scene.record(
-                &self.channels[c].0,
-                record,
-                log_time,
-                &mut self.messages_3d,
-                &mut self.report.loss,
-            );
-            let messages = std::mem::take(&mut self.messages_3d);
-            for (topic, bytes) in &messages {
-                let topic_id = self.topic_3d(*topic)?;
-                self.message(topic_id, log_time, bytes)?;
-            }
-            self.messages_3d = messages;
-            self.messages_3d.clear();
-
+            self.draw(record, log_time)?;
             while let Some((_, field, reason)) = lost.next_if(|(r, _, _)| *r == i) {
-                self.report
-                    .loss
-                    .add(&self.channels[c].0.name, field, reason);
+                self.report.loss.add(&self.channels[c].name, field, reason);
             }
             self.report.records += 1;
         }
         Ok(())
     }
 
+    /// Adds a batch of records to their topics, and writes the messages of the instants
+    /// that ended.
+    fn write_records(&mut self, records: &[Record]) -> Result<(), WriteError> {
+        for record in records {
+            if record.channel as usize >= self.channels.len() {
+                continue;
+            }
+            let mut ready = std::mem::take(&mut self.ready);
+            self.layout
+                .record(&self.channels, record, &mut ready, &mut self.report.loss);
+            self.write_ready(&mut ready)?;
+            self.ready = ready;
+            let log_time = self.log_time(record.time).unwrap_or(0);
+            self.draw(record, log_time)?;
+            self.report.records += 1;
+        }
+        Ok(())
+    }
+
+    fn write_ready(&mut self, ready: &mut Vec<Ready>) -> Result<(), WriteError> {
+        for m in ready.drain(..) {
+            let log_time = self.log_time_of(m.topic, m.time);
+            let id = self.topic_id(m.topic)?;
+            self.message(id, log_time, &m.data)?;
+        }
+        Ok(())
+    }
+
+    /// The log time of a message of topic `t`; a time before 1970 (or time zero) is 0 and
+    /// counted as lost.
+    fn log_time_of(&mut self, t: usize, time: i64) -> u64 {
+        self.log_time(time).unwrap_or_else(|| {
+            let topic = self
+                .layout
+                .topic(t)
+                .name
+                .trim_start_matches('/')
+                .to_string();
+            self.report.loss.add(
+                &topic,
+                "time_ns",
+                "log time before 1970-01-01 (or before time zero) written as 0",
+            );
+            0
+        })
+    }
+
+    /// The Foxglove 3D messages of `record`.
+    fn draw(&mut self, record: &Record, log_time: u64) -> Result<(), WriteError> {
+        let Some(channel) = self.channels.get(record.channel as usize) else {
+            return Ok(());
+        };
+        self.scene.record(
+            channel,
+            record,
+            log_time,
+            &mut self.messages_3d,
+            &mut self.report.loss,
+        );
+        let messages = std::mem::take(&mut self.messages_3d);
+        for (topic, bytes) in &messages {
+            let topic_id = self.topic_3d(*topic)?;
+            self.message(topic_id, log_time, bytes)?;
+        }
+        self.messages_3d = messages;
+        self.messages_3d.clear();
+        Ok(())
+    }
+
     /// Writes the summary and the footer.
     fn finish(mut self) -> Result<WriteReport, WriteError> {
+        let mut ready = std::mem::take(&mut self.ready);
+        self.layout.finish(&mut ready);
+        self.write_ready(&mut ready)?;
         let path = self.path.clone();
         let Some(mut out) = self.out.take() else {
             return Ok(self.report);

@@ -40,6 +40,7 @@ fn convert(inputs: &[&str], dir: &Path) -> (Vec<u8>, i32) {
             .map(|i| fixture(i).to_string_lossy().into_owned()),
     );
     args.extend(["-o".into(), out.to_string_lossy().into_owned()]);
+    args.extend(["--mcap-encoding".into(), "json".into()]);
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     let run = run_in(dir, &args);
     assert!(
@@ -153,7 +154,11 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
         *got.entry(m.topic.trim_start_matches('/').to_string())
             .or_default() += 1;
     }
-    let nonempty: BTreeMap<String, u64> = expected.into_iter().filter(|(_, n)| *n > 0).collect();
+    let nonempty: BTreeMap<String, u64> = expected
+        .into_iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(c, n)| (c.replace('.', "/"), n))
+        .collect();
     assert_eq!(got, nonempty, "{inputs:?}: messages per topic");
 
     // The first record of each channel, as the source's reader decodes it, is the first
@@ -172,7 +177,7 @@ fn check_recording(inputs: &[&str]) -> Vec<Message> {
         }
         let message = all
             .iter()
-            .find(|m| m.topic == format!("/{name}"))
+            .find(|m| m.topic == format!("/{}", name.replace('.', "/")))
             .unwrap_or_else(|| panic!("{inputs:?}: no message on /{name}"));
         assert_eq!(message.schema, name);
         let json: Json = serde_json::from_slice(&message.data).unwrap();
@@ -309,14 +314,14 @@ fn icarus_recordings() {
     check_recording(&["icarus-csv/rocket.csv"]);
     let all = check_recording(&["icarec/types.icarec"]);
     // Integers beyond 2^53 are exact in the JSON text.
-    let count = all.iter().find(|m| m.topic == "/Sim.count").unwrap();
+    let count = all.iter().find(|m| m.topic == "/Sim/count").unwrap();
     assert_eq!(
         json_of(count)["values"]["count"].as_u64(),
         Some(1_152_921_504_606_846_976)
     );
     // Body.q is a Quat<double> [w, x, y, z] = [1, 0, 0, 0] at 0.5 s (scalar first):
     // Foxglove's rotation is then x = y = z = 0, w = 1.
-    let q = all.iter().find(|m| m.topic == "/Body.q").unwrap();
+    let q = all.iter().find(|m| m.topic == "/Body/q").unwrap();
     assert_eq!(
         json_of(q)["values"]["q"],
         serde_json::json!([1.0, 0.0, 0.0, 0.0])
@@ -340,12 +345,12 @@ fn xrec_sessions() {
     let all = check_recording(&["xrec/session.xrec"]);
     check_recording(&["xrec/session_gzip.xrec"]);
     // The session begins at a unix instant: log time is absolute, time_ns relative to it.
-    let transform = all.iter().find(|m| m.topic == "/xrec.Transform").unwrap();
+    let transform = all.iter().find(|m| m.topic == "/xrec/Transform").unwrap();
     let json = json_of(transform);
     assert_eq!(json["time_ns"], 500_000_000);
     assert_eq!(json["entity"], "cube");
     assert!(transform.log_time > 1_000_000_000_000_000_000);
-    let begin = all.iter().find(|m| m.topic == "/xrec.Chapter").unwrap();
+    let begin = all.iter().find(|m| m.topic == "/xrec/Chapter").unwrap();
     assert_eq!(transform.log_time - begin.log_time, 500_000_000);
 }
 
@@ -626,6 +631,8 @@ fn messages_follow_the_records_across_batches_and_compressions() {
                 &out.to_string_lossy(),
                 "--compression",
                 compression,
+                "--mcap-encoding",
+                "json",
             ],
         );
         assert!(run.code == 0 || run.code == 3, "{}", run.stderr);

@@ -3,4 +3,5 @@
 mod csv;
 mod jsonl_bytes;
 mod mcap;
+mod mcap_proto;
 mod parquet_table;

@@ -17,7 +17,7 @@ use foxglove::messages::{
 use foxglove::{Encode, Schema};
 
 use crate::model::pose::{fixed, floats};
-use crate::model::{Channel, Header, Record};
+use crate::model::{Channel, FieldSpec, Header, Record, Value};
 use crate::report::LossReport;
 
 /// The channel of 3es Control/Reset records.
@@ -118,6 +118,17 @@ impl Scene {
     pub fn notes(&self) -> Vec<String> {
         self.particles.notes()
     }
+}
+
+/// Whether a field's values are all drawn on a 3D topic (NanoVer's positions on
+/// `/particles`), so that the topic of its channel need not carry them again.
+pub fn carried(spec: &FieldSpec) -> bool {
+    spec.name == particles::POSITIONS
+}
+
+/// Whether a record's value is one [`carried`] on a 3D topic.
+pub fn carries(key: &str, value: &Value) -> bool {
+    key == particles::POSITIONS && matches!(value, Value::Array(_))
 }
 
 fn timestamp(log_time: u64) -> Timestamp {

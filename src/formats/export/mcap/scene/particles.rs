@@ -11,7 +11,7 @@ use foxglove::messages::{PackedElementField, PointCloud, Timestamp};
 use super::encode;
 use crate::model::{Array, ArrayData, Channel, Composition, Record, Value};
 
-const POSITIONS: &str = "particle.positions";
+pub(super) const POSITIONS: &str = "particle.positions";
 const ELEMENTS: &str = "particle.elements";
 
 #[derive(Default)]

@@ -1,0 +1,539 @@
+//! Which topic each record goes to, and the messages made of them: one topic per group of
+//! values sampled together, one message per instant.
+//!
+//! - A channel that is one signal of a named component (`Vehicle.Nav.position`, entity
+//!   `Vehicle.Nav`, an Icarus signal) joins the component's topic `/Vehicle/Nav`, its value
+//!   a field; its static signals go to `/Vehicle/Nav/static`.
+//! - Any other channel is a topic of its own (`/frame`, `/body`, `/3es/sphere`,
+//!   `/xrec/Transform`): its fields, or, when its first record names an entity, a repeated
+//!   `entities` message holding each record's entity and fields.
+//! - A channel whose keys are not known up front (a state delta, or a channel that declares
+//!   no field), or every channel with `--mcap-encoding json`, is a JSON topic as before.
+//!
+//! A topic's records of one instant are held until a record of another instant comes (or
+//! a flat topic's field comes twice), then written as one message.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::proto::{self, Field, Kind, MessageType};
+use super::scene;
+use super::schema::{channel_schema, composition};
+use crate::formats::export::json_text::{self, Lost};
+use crate::model::{Channel, ChannelKind, Composition, Entity, FieldSpec, Record};
+use crate::report::LossReport;
+
+/// How messages are encoded (`--mcap-encoding`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Encoding {
+    /// Protobuf, one topic per group and one message per instant.
+    #[default]
+    Protobuf,
+    /// The old layout: a JSON topic per channel, a message per record.
+    Json,
+}
+
+/// A topic's schema and message encoding.
+pub enum Body {
+    Proto(MessageType),
+    /// The channel's name and its JSON Schema text.
+    Json(String, Vec<u8>),
+}
+
+pub struct Topic {
+    pub name: String,
+    pub body: Body,
+    pub metadata: BTreeMap<String, String>,
+    /// Of a component's topic: the channel each field holds.
+    signals: Vec<String>,
+    pending: Option<Pending>,
+}
+
+impl Topic {
+    /// (schema name, schema encoding, schema data, message encoding).
+    pub fn schema(&self) -> (String, &'static str, Vec<u8>, &'static str) {
+        match &self.body {
+            Body::Proto(m) => (m.full_name(), "protobuf", m.descriptor_set(), "protobuf"),
+            Body::Json(channel, s) => (channel.clone(), "jsonschema", s.clone(), "json"),
+        }
+    }
+}
+
+/// A topic's values of one instant, waiting for the instant to end.
+struct Pending {
+    time: i64,
+    frame: Option<i64>,
+    body: Vec<u8>,
+    /// Of a flat message: the fields given (a field given twice ends the instant).
+    given: Vec<bool>,
+}
+
+/// A message ready to be written: its topic (an index into [`Layout::topic`]) and time.
+pub struct Ready {
+    pub topic: usize,
+    pub time: i64,
+    pub data: Vec<u8>,
+}
+
+/// Where a channel's records go.
+enum Route {
+    Json(usize),
+    /// Key → (topic, field index).
+    Proto(HashMap<String, (usize, usize)>),
+}
+
+pub struct Layout {
+    encoding: Encoding,
+    /// Per channel id, decided at its first record.
+    routes: Vec<Option<Route>>,
+    topics: Vec<Topic>,
+    by_name: HashMap<String, usize>,
+    scratch: Vec<u8>,
+    entity: Vec<u8>,
+    lost: Lost,
+}
+
+impl Layout {
+    pub fn new(encoding: Encoding) -> Layout {
+        Layout {
+            encoding,
+            routes: Vec::new(),
+            topics: Vec::new(),
+            by_name: HashMap::new(),
+            scratch: Vec::new(),
+            entity: Vec::new(),
+            lost: Vec::new(),
+        }
+    }
+
+    pub fn topic(&self, i: usize) -> &Topic {
+        &self.topics[i]
+    }
+
+    /// Adds `record` (of `channels[record.channel]`) to its topic; messages of instants
+    /// that ended are appended to `out`.
+    pub fn record(
+        &mut self,
+        channels: &[Channel],
+        record: &Record,
+        out: &mut Vec<Ready>,
+        loss: &mut LossReport,
+    ) {
+        let c = record.channel as usize;
+        let Some(channel) = channels.get(c) else {
+            return;
+        };
+        if self.routes.len() <= c {
+            self.routes.resize_with(c + 1, || None);
+        }
+        if self.routes[c].is_none() {
+            let route = self.route(channels, channel, record);
+            self.routes[c] = Some(route);
+        }
+        match &self.routes[c] {
+            Some(Route::Json(topic)) => {
+                let topic = *topic;
+                let mut data = Vec::new();
+                json_text::record(&mut data, record, None, None, &mut self.lost);
+                out.push(Ready {
+                    topic,
+                    time: record.time,
+                    data,
+                });
+            }
+            Some(Route::Proto(_)) => {
+                // Taken out while the topics are borrowed mutably.
+                let fields = std::mem::take(&mut self.routes[c]);
+                if let Some(Route::Proto(fields)) = &fields {
+                    self.encode(fields, channel, record, out, loss);
+                }
+                self.routes[c] = fields;
+            }
+            None => {}
+        }
+        for (field, reason) in self.lost.drain(..) {
+            loss.add(&channel.name, &field, reason);
+        }
+    }
+
+    /// The JSON topic of `record` (with `--mcap-encoding json`, whose text is made
+    /// elsewhere), made at its channel's first record.
+    pub fn json_topic(&mut self, channels: &[Channel], record: &Record) -> Option<usize> {
+        let c = record.channel as usize;
+        let channel = channels.get(c)?;
+        if self.routes.len() <= c {
+            self.routes.resize_with(c + 1, || None);
+        }
+        if self.routes[c].is_none() {
+            self.routes[c] = Some(self.route(channels, channel, record));
+        }
+        match self.routes[c] {
+            Some(Route::Json(t)) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The messages still held.
+    pub fn finish(&mut self, out: &mut Vec<Ready>) {
+        for (i, topic) in self.topics.iter_mut().enumerate() {
+            if let Some(p) = topic.pending.take() {
+                out.push(ready(i, p));
+            }
+        }
+    }
+
+    fn encode(
+        &mut self,
+        fields: &HashMap<String, (usize, usize)>,
+        channel: &Channel,
+        record: &Record,
+        out: &mut Vec<Ready>,
+        loss: &mut LossReport,
+    ) {
+        // Entity messages are built in `self.entity` and added to their topic at the end.
+        let mut entity_topic = None;
+        self.entity.clear();
+        for (key, value) in &record.values {
+            let Some(&(t, f)) = fields.get(key) else {
+                if !scene::carries(key, value) {
+                    loss.add(&channel.name, key, "key not in the topic's schema");
+                }
+                continue;
+            };
+            let topic = &mut self.topics[t];
+            let Body::Proto(message) = &topic.body else {
+                continue;
+            };
+            let field = &message.fields[f];
+            if message.entities {
+                if entity_topic.is_none() {
+                    entity_topic = Some(t);
+                    match &record.entity {
+                        Some(Entity::Id(id)) => {
+                            proto::uint64(&mut self.entity, proto::ENTITY_ID, *id)
+                        }
+                        Some(Entity::Name(n)) => {
+                            proto::bytes(&mut self.entity, proto::ENTITY_NAME, n.as_bytes())
+                        }
+                        None => {}
+                    }
+                }
+                if let Err(why) = proto::value(
+                    &mut self.entity,
+                    &mut self.scratch,
+                    field,
+                    value,
+                    &mut self.lost,
+                ) {
+                    loss.add(&channel.name, key, why);
+                }
+                continue;
+            }
+            let ends = match &topic.pending {
+                Some(p) => p.time != record.time || p.given[f],
+                None => false,
+            };
+            if ends {
+                if let Some(p) = topic.pending.take() {
+                    out.push(ready(t, p));
+                }
+            }
+            let n = message.fields.len();
+            let pending = topic.pending.get_or_insert_with(|| Pending {
+                time: record.time,
+                frame: record.frame,
+                body: Vec::new(),
+                given: vec![false; n],
+            });
+            pending.given[f] = true;
+            if let Err(why) = proto::value(
+                &mut pending.body,
+                &mut self.scratch,
+                field,
+                value,
+                &mut self.lost,
+            ) {
+                loss.add(&channel.name, key, why);
+            }
+        }
+        if let Some(t) = entity_topic {
+            let topic = &mut self.topics[t];
+            if topic
+                .pending
+                .as_ref()
+                .is_some_and(|p| p.time != record.time)
+            {
+                if let Some(p) = topic.pending.take() {
+                    out.push(ready(t, p));
+                }
+            }
+            let pending = topic.pending.get_or_insert_with(|| Pending {
+                time: record.time,
+                frame: record.frame,
+                body: Vec::new(),
+                given: Vec::new(),
+            });
+            proto::bytes(&mut pending.body, proto::ENTITIES, &self.entity);
+        }
+    }
+
+    /// Where `channel`'s records go, from its first `record`; the topics it needs are made.
+    fn route(&mut self, channels: &[Channel], channel: &Channel, record: &Record) -> Route {
+        let keys_known =
+            channel.composition != Composition::StateDelta && !channel.fields.is_empty();
+        if self.encoding == Encoding::Json || !keys_known {
+            let name = self.free_name(&topic_name(&channel.name));
+            return Route::Json(self.add_topic(Topic {
+                name,
+                body: Body::Json(channel.name.clone(), channel_schema(channel)),
+                metadata: channel_metadata(channel),
+                signals: Vec::new(),
+                pending: None,
+            }));
+        }
+        if let Some(component) = component_of(channel, record) {
+            return self.component_route(channels, channel, &component);
+        }
+        // Keys the first record carries without a type the look-ahead could give (a list, a
+        // null) are fields too, as JSON text, rather than lost.
+        let untyped: Vec<FieldSpec> = record
+            .values
+            .iter()
+            .filter(|(k, _)| !channel.fields.iter().any(|f| f.name == *k))
+            .map(|(k, _)| FieldSpec::new(k.clone()))
+            .collect();
+        let specs: Vec<&FieldSpec> = channel
+            .fields
+            .iter()
+            .chain(&untyped)
+            .filter(|f| !scene::carried(f))
+            .collect();
+        let entities = record.entity.is_some();
+        let mut metadata = channel_metadata(channel);
+        let fields = fields_of(&specs, entities, &mut metadata, |f| f.name.clone());
+        let name = self.free_name(&topic_name(&channel.name));
+        let t = self.add_topic(Topic {
+            name,
+            body: Body::Proto(MessageType {
+                name: proto::identifier(channel.name.trim_start_matches('/')),
+                fields,
+                entities,
+            }),
+            metadata,
+            signals: Vec::new(),
+            pending: None,
+        });
+        Route::Proto(
+            specs
+                .iter()
+                .enumerate()
+                .map(|(i, s)| (s.name.clone(), (t, i)))
+                .collect(),
+        )
+    }
+
+    /// The route of a component's signal: the component's topic (and its static topic),
+    /// made the first time with every signal of the component the channels declare.
+    fn component_route(
+        &mut self,
+        channels: &[Channel],
+        channel: &Channel,
+        component: &str,
+    ) -> Route {
+        let Some(spec) = channel.fields.first() else {
+            return Route::Proto(HashMap::new());
+        };
+        let name = topic_name(component);
+        let name = if spec.is_static {
+            format!("{name}/static")
+        } else {
+            name
+        };
+        let t = match self.by_name.get(&name) {
+            Some(&t) => t,
+            None => {
+                let members: Vec<&Channel> = channels
+                    .iter()
+                    .filter(|c| {
+                        signal_of(c).is_some_and(|(comp, s)| {
+                            comp == component && s.is_static == spec.is_static
+                        })
+                    })
+                    .collect();
+                let specs: Vec<&FieldSpec> =
+                    members.iter().filter_map(|c| c.fields.first()).collect();
+                let mut metadata = BTreeMap::new();
+                metadata.insert("component".into(), component.to_string());
+                metadata.insert("kind".into(), "signals".into());
+                let signals: Vec<String> = members.iter().map(|c| c.name.clone()).collect();
+                let mut originals = signals.iter().cloned();
+                let fields = fields_of(&specs, false, &mut metadata, |_| {
+                    originals.next().unwrap_or_default()
+                });
+                let message = proto::identifier(name.trim_start_matches('/'));
+                self.add_topic(Topic {
+                    name,
+                    body: Body::Proto(MessageType {
+                        name: message,
+                        fields,
+                        entities: false,
+                    }),
+                    metadata,
+                    signals,
+                    pending: None,
+                })
+            }
+        };
+        // A signal declared after the topic was made has no field in it: its values are lost.
+        let index = self.topics[t]
+            .signals
+            .iter()
+            .position(|s| *s == channel.name);
+        Route::Proto(
+            index
+                .map(|i| (spec.name.clone(), (t, i)))
+                .into_iter()
+                .collect(),
+        )
+    }
+
+    fn add_topic(&mut self, topic: Topic) -> usize {
+        self.by_name.insert(topic.name.clone(), self.topics.len());
+        self.topics.push(topic);
+        self.topics.len() - 1
+    }
+
+    /// `name`, or `name_2`, … when a topic has it.
+    fn free_name(&self, name: &str) -> String {
+        let mut candidate = name.to_string();
+        let mut n = 1;
+        while self.by_name.contains_key(&candidate) {
+            n += 1;
+            candidate = format!("{name}_{n}");
+        }
+        candidate
+    }
+}
+
+fn ready(topic: usize, p: Pending) -> Ready {
+    let mut data = Vec::with_capacity(p.body.len() + 24);
+    proto::int64(&mut data, proto::TIME_NS, p.time);
+    if let Some(frame) = p.frame {
+        proto::int64(&mut data, proto::FRAME, frame);
+    }
+    data.extend_from_slice(&p.body);
+    Ready {
+        topic,
+        time: p.time,
+        data,
+    }
+}
+
+/// A channel or component name as a topic: `/` between its parts, never `.`.
+pub fn topic_name(name: &str) -> String {
+    format!("/{}", name.trim_start_matches('/').replace('.', "/"))
+}
+
+/// The component a record of `channel` is a signal of: its named entity, when the channel
+/// is that name and the channel's one field.
+fn component_of(channel: &Channel, record: &Record) -> Option<String> {
+    let Some(Entity::Name(entity)) = &record.entity else {
+        return None;
+    };
+    let (component, _) = signal_of(channel)?;
+    (component == &**entity).then(|| entity.to_string())
+}
+
+/// A channel of one declared field named by the channel's last part: (the rest, the field).
+fn signal_of(channel: &Channel) -> Option<(&str, &FieldSpec)> {
+    let [spec] = channel.fields.as_slice() else {
+        return None;
+    };
+    let component = channel
+        .name
+        .strip_suffix(spec.name.as_str())?
+        .strip_suffix('.')?;
+    (channel.declares_all && !component.is_empty()).then_some((component, spec))
+}
+
+/// The protobuf fields of `specs` (numbered from 3 on; identifiers made unique; of an
+/// entity message when `entities`), with each
+/// one's original name (`original`), dtype, shape, unit and semantic in `metadata`.
+fn fields_of(
+    specs: &[&FieldSpec],
+    entities: bool,
+    metadata: &mut BTreeMap<String, String>,
+    mut original: impl FnMut(&FieldSpec) -> String,
+) -> Vec<Field> {
+    // The names beside them: an entity's own, or the message's list of entities.
+    let reserved: &[&str] = if entities {
+        &["entity", "name"]
+    } else {
+        &["time_ns", "frame", "entities"]
+    };
+    let mut taken: Vec<String> = reserved.iter().map(|s| s.to_string()).collect();
+    let mut fields = Vec::with_capacity(specs.len());
+    for (i, spec) in specs.iter().enumerate() {
+        let base = proto::identifier(&spec.name);
+        let mut name = base.clone();
+        let mut n = 1;
+        while taken.contains(&name) {
+            n += 1;
+            name = format!("{base}_{n}");
+        }
+        taken.push(name.clone());
+        let kind = if spec.is_complete() {
+            Kind::of(spec.dtype)
+        } else {
+            Kind::Json
+        };
+        let shape = spec.shape.as_deref().unwrap_or(&[]);
+        let mut about = |what: &str, value: String| {
+            metadata.insert(format!("{name}.{what}"), value);
+        };
+        about("name", original(spec));
+        if let Some(dtype) = spec.dtype.filter(|_| kind != Kind::Json) {
+            about("dtype", dtype.to_string());
+        } else {
+            about("dtype", "json".into());
+        }
+        if !shape.is_empty() {
+            let dims: Vec<String> = shape.iter().map(usize::to_string).collect();
+            about("shape", dims.join(","));
+        }
+        if let Some(unit) = &spec.unit {
+            about("unit", unit.clone());
+        }
+        if let Some(semantic) = &spec.semantic {
+            about("semantic", semantic.clone());
+        }
+        if let Some(elements) = &spec.elements {
+            about("elements", elements.join(","));
+        }
+        fields.push(Field {
+            name,
+            number: 3 + i as u32,
+            kind,
+            repeated: kind != Kind::Json && !shape.is_empty(),
+        });
+    }
+    fields
+}
+
+/// A channel's `composition` and `kind`, as the JSON layout gave them.
+fn channel_metadata(channel: &Channel) -> BTreeMap<String, String> {
+    let mut metadata = BTreeMap::new();
+    metadata.insert("channel".into(), channel.name.clone());
+    metadata.insert(
+        "composition".into(),
+        composition(channel.composition).into(),
+    );
+    metadata.insert(
+        "kind".into(),
+        match channel.kind {
+            ChannelKind::Signals => "signals",
+            ChannelKind::Events => "events",
+        }
+        .into(),
+    );
+    metadata
+}
