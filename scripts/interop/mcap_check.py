@@ -32,6 +32,7 @@ from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
 FOXGLOVE = ("/particles", "/tf", "/3es/scene")
 CARRIED = "particle.positions"
+EXTRA = "extra_json"
 
 
 class JsonDecoderFactory(McapDecoderFactory):
@@ -56,9 +57,13 @@ def flat(value):
 
 def norm(value, dtype):
     """A value as a comparable tuple: flat, float32 rounded, non-finite as 'nonfinite'."""
+    if isinstance(value, dict):
+        return (json.dumps(value, sort_keys=True),)
     out = []
     for x in flat(value):
-        if x is None or (isinstance(x, float) and not math.isfinite(x)):
+        if isinstance(x, dict):
+            out.append(json.dumps(x, sort_keys=True))
+        elif x is None or (isinstance(x, float) and not math.isfinite(x)):
             out.append("nonfinite")
         elif isinstance(x, bool):
             out.append(int(x))
@@ -84,7 +89,7 @@ def as_number(x, dtype):
     return x
 
 
-def records_of(channel, message):
+def records_of(channel, message, dtypes):
     """(time, channel, entity, frame, key, value, dtype) of a decoded protobuf message."""
     meta = channel.metadata
     d = plain(message)
@@ -99,6 +104,12 @@ def records_of(channel, message):
     for entity, fields in groups:
         fields.pop("entity", None)
         fields.pop("name", None) if "entities" in d else None
+        # Values that did not fit the schema (a key first seen later, another type).
+        extra = json.loads(fields.pop(EXTRA, "{}"))
+        for key, value in extra.items():
+            name = f"{component}.{key}" if component is not None else meta["channel"]
+            dtype = dtypes.get((name, key))
+            yield time, name, component if component is not None else entity, frame, key, norm(value, dtype)
         for field, value in fields.items():
             original = meta[f"{field}.name"]
             dtype = meta.get(f"{field}.dtype")
@@ -155,6 +166,8 @@ def main() -> int:
                     return 1
                 name = channel.metadata["channel"]
                 for k, v in decoded["values"].items():
+                    if isinstance(v, list) and not flat(v):
+                        continue
                     got[(decoded["time_ns"], name, decoded.get("entity"), decoded.get("frame"), k, norm(v, None))] += 1
                 continue
             protobuf += 1
@@ -164,12 +177,16 @@ def main() -> int:
                     print(f"{channel.topic}: decoded as {type(decoded).__name__}")
                     return 1
                 continue
-            for r in records_of(channel, decoded):
-                got[r] += 1
+            for r in records_of(channel, decoded, dtypes):
+                if r[-1] != ():  # an empty array: absent in protobuf, skipped in cat's too
+                    got[r] += 1
     for line in lines:
         meshes.values("/" + line["channel"], line["values"])
         for k, v in line["values"].items():
             if k == CARRIED and isinstance(v, list):
+                continue
+            if isinstance(v, list) and not flat(v):
+                # An empty array is an absent repeated field in protobuf.
                 continue
             dtype = dtypes.get((line["channel"], k))
             expected[(line["time_ns"], line["channel"], line.get("entity"), line.get("frame"), k, norm(v, dtype))] += 1

@@ -77,8 +77,11 @@ pub struct Ready {
 /// Where a channel's records go.
 enum Route {
     Json(usize),
-    /// Key → (topic, field index).
-    Proto(HashMap<String, (usize, usize)>),
+    /// The topic, and the index of each key's field in it.
+    Proto {
+        topic: usize,
+        fields: HashMap<String, usize>,
+    },
 }
 
 pub struct Layout {
@@ -88,7 +91,10 @@ pub struct Layout {
     topics: Vec<Topic>,
     by_name: HashMap<String, usize>,
     scratch: Vec<u8>,
-    entity: Vec<u8>,
+    /// A record's encoded fields, its values that did not fit, and the fields written.
+    body: Vec<u8>,
+    extra: Vec<u8>,
+    written: Vec<usize>,
     lost: Lost,
 }
 
@@ -100,7 +106,9 @@ impl Layout {
             topics: Vec::new(),
             by_name: HashMap::new(),
             scratch: Vec::new(),
-            entity: Vec::new(),
+            body: Vec::new(),
+            extra: Vec::new(),
+            written: Vec::new(),
             lost: Vec::new(),
         }
     }
@@ -140,13 +148,13 @@ impl Layout {
                     data,
                 });
             }
-            Some(Route::Proto(_)) => {
+            Some(Route::Proto { .. }) => {
                 // Taken out while the topics are borrowed mutably.
-                let fields = std::mem::take(&mut self.routes[c]);
-                if let Some(Route::Proto(fields)) = &fields {
-                    self.encode(fields, channel, record, out, loss);
+                let route = self.routes[c].take();
+                if let Some(Route::Proto { topic, fields }) = &route {
+                    self.encode(*topic, fields, record, out);
                 }
-                self.routes[c] = fields;
+                self.routes[c] = route;
             }
             None => {}
         }
@@ -181,98 +189,85 @@ impl Layout {
         }
     }
 
+    /// Adds `record`'s values to topic `t`'s message of its instant (as an entity of it,
+    /// on a topic of entities). A value that does not fit its field, or a key the topic has
+    /// no field for, goes to the message's `extra_json`.
     fn encode(
         &mut self,
-        fields: &HashMap<String, (usize, usize)>,
-        channel: &Channel,
+        t: usize,
+        fields: &HashMap<String, usize>,
         record: &Record,
         out: &mut Vec<Ready>,
-        loss: &mut LossReport,
     ) {
-        // Entity messages are built in `self.entity` and added to their topic at the end.
-        let mut entity_topic = None;
-        self.entity.clear();
+        let Layout {
+            topics,
+            scratch,
+            body,
+            extra,
+            written,
+            lost,
+            ..
+        } = self;
+        let topic = &mut topics[t];
+        let Body::Proto(message) = &topic.body else {
+            return;
+        };
+        body.clear();
+        extra.clear();
+        written.clear();
         for (key, value) in &record.values {
-            let Some(&(t, f)) = fields.get(key) else {
-                if !scene::carries(key, value) {
-                    loss.add(&channel.name, key, "key not in the topic's schema");
-                }
-                continue;
+            let fits = match fields.get(key) {
+                Some(&f) => proto::value(body, scratch, &message.fields[f], value, lost)
+                    .map(|()| written.push(f))
+                    .is_ok(),
+                None => scene::carries(key, value),
             };
-            let topic = &mut self.topics[t];
-            let Body::Proto(message) = &topic.body else {
-                continue;
-            };
-            let field = &message.fields[f];
-            if message.entities {
-                if entity_topic.is_none() {
-                    entity_topic = Some(t);
-                    match &record.entity {
-                        Some(Entity::Id(id)) => {
-                            proto::uint64(&mut self.entity, proto::ENTITY_ID, *id)
-                        }
-                        Some(Entity::Name(n)) => {
-                            proto::bytes(&mut self.entity, proto::ENTITY_NAME, n.as_bytes())
-                        }
-                        None => {}
-                    }
-                }
-                if let Err(why) = proto::value(
-                    &mut self.entity,
-                    &mut self.scratch,
-                    field,
-                    value,
-                    &mut self.lost,
-                ) {
-                    loss.add(&channel.name, key, why);
-                }
-                continue;
-            }
-            let ends = match &topic.pending {
-                Some(p) => p.time != record.time || p.given[f],
-                None => false,
-            };
-            if ends {
-                if let Some(p) = topic.pending.take() {
-                    out.push(ready(t, p));
-                }
-            }
-            let n = message.fields.len();
-            let pending = topic.pending.get_or_insert_with(|| Pending {
-                time: record.time,
-                frame: record.frame,
-                body: Vec::new(),
-                given: vec![false; n],
-            });
-            pending.given[f] = true;
-            if let Err(why) = proto::value(
-                &mut pending.body,
-                &mut self.scratch,
-                field,
-                value,
-                &mut self.lost,
-            ) {
-                loss.add(&channel.name, key, why);
+            if !fits {
+                extra.push(if extra.is_empty() { b'{' } else { b',' });
+                json_text::string(extra, key);
+                extra.push(b':');
+                json_text::value(extra, key, value, lost);
             }
         }
-        if let Some(t) = entity_topic {
-            let topic = &mut self.topics[t];
-            if topic
-                .pending
-                .as_ref()
-                .is_some_and(|p| p.time != record.time)
-            {
-                if let Some(p) = topic.pending.take() {
-                    out.push(ready(t, p));
-                }
+        // The last field of every message type is `extra_json`.
+        let extra_field = message.fields.len() - 1;
+        if !extra.is_empty() {
+            extra.push(b'}');
+            proto::bytes(body, message.fields[extra_field].number, extra);
+            written.push(extra_field);
+        }
+        let entities = message.entities;
+        let ends = topic.pending.as_ref().is_some_and(|p| {
+            p.time != record.time || (!entities && written.iter().any(|&f| p.given[f]))
+        });
+        if ends {
+            if let Some(p) = topic.pending.take() {
+                out.push(ready(t, p));
             }
-            let pending = topic.pending.get_or_insert_with(|| Pending {
-                time: record.time,
-                frame: record.frame,
-                body: Vec::new(),
-                given: Vec::new(),
-            });
-            proto::bytes(&mut pending.body, proto::ENTITIES, &self.entity);
+        }
+        let n = message.fields.len();
+        let pending = topic.pending.get_or_insert_with(|| Pending {
+            time: record.time,
+            frame: record.frame,
+            body: Vec::new(),
+            given: vec![false; n],
+        });
+        if entities {
+            let mut entity = Vec::with_capacity(body.len() + 16);
+            match &record.entity {
+                Some(Entity::Id(id)) => proto::uint64(&mut entity, proto::ENTITY_ID, *id),
+                Some(Entity::Name(n)) => {
+                    proto::bytes(&mut entity, proto::ENTITY_NAME, n.as_bytes())
+                }
+                None => {}
+            }
+            entity.extend_from_slice(body);
+            proto::bytes(&mut pending.body, proto::ENTITIES, &entity);
+        } else {
+            for &f in written.iter() {
+                pending.given[f] = true;
+            }
+            pending.body.extend_from_slice(body);
         }
     }
 
@@ -281,14 +276,7 @@ impl Layout {
         let keys_known =
             channel.composition != Composition::StateDelta && !channel.fields.is_empty();
         if self.encoding == Encoding::Json || !keys_known {
-            let name = self.free_name(&topic_name(&channel.name));
-            return Route::Json(self.add_topic(Topic {
-                name,
-                body: Body::Json(channel.name.clone(), channel_schema(channel)),
-                metadata: channel_metadata(channel),
-                signals: Vec::new(),
-                pending: None,
-            }));
+            return self.json_route(channel);
         }
         if let Some(component) = component_of(channel, record) {
             return self.component_route(channels, channel, &component);
@@ -322,13 +310,14 @@ impl Layout {
             signals: Vec::new(),
             pending: None,
         });
-        Route::Proto(
-            specs
+        Route::Proto {
+            topic: t,
+            fields: specs
                 .iter()
                 .enumerate()
-                .map(|(i, s)| (s.name.clone(), (t, i)))
+                .map(|(i, s)| (s.name.clone(), i))
                 .collect(),
-        )
+        }
     }
 
     /// The route of a component's signal: the component's topic (and its static topic),
@@ -340,7 +329,7 @@ impl Layout {
         component: &str,
     ) -> Route {
         let Some(spec) = channel.fields.first() else {
-            return Route::Proto(HashMap::new());
+            return self.json_route(channel);
         };
         let name = topic_name(component);
         let name = if spec.is_static {
@@ -383,17 +372,27 @@ impl Layout {
                 })
             }
         };
-        // A signal declared after the topic was made has no field in it: its values are lost.
+        // A signal declared after the topic was made has no field in it: its values go to
+        // `extra_json`.
         let index = self.topics[t]
             .signals
             .iter()
             .position(|s| *s == channel.name);
-        Route::Proto(
-            index
-                .map(|i| (spec.name.clone(), (t, i)))
-                .into_iter()
-                .collect(),
-        )
+        Route::Proto {
+            topic: t,
+            fields: index.map(|i| (spec.name.clone(), i)).into_iter().collect(),
+        }
+    }
+
+    fn json_route(&mut self, channel: &Channel) -> Route {
+        let name = self.free_name(&topic_name(&channel.name));
+        Route::Json(self.add_topic(Topic {
+            name,
+            body: Body::Json(channel.name.clone(), channel_schema(channel)),
+            metadata: channel_metadata(channel),
+            signals: Vec::new(),
+            pending: None,
+        }))
     }
 
     fn add_topic(&mut self, topic: Topic) -> usize {
@@ -455,8 +454,11 @@ fn signal_of(channel: &Channel) -> Option<(&str, &FieldSpec)> {
     (channel.declares_all && !component.is_empty()).then_some((component, spec))
 }
 
+/// The last field of every message: what did not fit the others, as a JSON object.
+const EXTRA: &str = "extra_json";
+
 /// The protobuf fields of `specs` (numbered from 3 on; identifiers made unique; of an
-/// entity message when `entities`), with each
+/// entity message when `entities`), then [`EXTRA`], with each
 /// one's original name (`original`), dtype, shape, unit and semantic in `metadata`.
 fn fields_of(
     specs: &[&FieldSpec],
@@ -470,7 +472,11 @@ fn fields_of(
     } else {
         &["time_ns", "frame", "entities"]
     };
-    let mut taken: Vec<String> = reserved.iter().map(|s| s.to_string()).collect();
+    let mut taken: Vec<String> = reserved
+        .iter()
+        .chain(&[EXTRA])
+        .map(|s| s.to_string())
+        .collect();
     let mut fields = Vec::with_capacity(specs.len());
     for (i, spec) in specs.iter().enumerate() {
         let base = proto::identifier(&spec.name);
@@ -516,6 +522,16 @@ fn fields_of(
             repeated: kind != Kind::Json && !shape.is_empty(),
         });
     }
+    metadata.insert(
+        format!("{EXTRA}.about"),
+        "a JSON object of the values that did not fit the schema".into(),
+    );
+    fields.push(Field {
+        name: EXTRA.into(),
+        number: 3 + specs.len() as u32,
+        kind: Kind::Str,
+        repeated: false,
+    });
     fields
 }
 

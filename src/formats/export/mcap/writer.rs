@@ -87,7 +87,7 @@ enum Batching {
     /// Records waiting for their JSON text, and the batches written, given back for their
     /// buffers.
     Json {
-        batches: JsonBatches,
+        batches: Box<JsonBatches>,
         written: Receiver<Formatted>,
     },
     Records(Vec<Record>),
@@ -148,14 +148,14 @@ impl McapWriter {
         .map_err(|e| WriteError::io(path, e))?;
         let batching = match options.encoding {
             Encoding::Json => Batching::Json {
-                batches: JsonBatches::new(
+                batches: Box::new(JsonBatches::new(
                     Style {
                         channel: false,
                         newline: false,
                         utc: None,
                     },
                     Vec::new(),
-                ),
+                )),
                 written,
             },
             Encoding::Protobuf => Batching::Records(Vec::with_capacity(BATCH)),

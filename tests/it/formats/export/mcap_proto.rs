@@ -118,7 +118,7 @@ fn number(topic: &Topic, name: &str) -> u32 {
         .unwrap_or_else(|| panic!("no field {name} in {}", topic.schema_name)) as u32
 }
 
-fn get<'a>(fields: &'a [(u32, Wire)], n: u32) -> Option<&'a Wire> {
+fn get(fields: &[(u32, Wire)], n: u32) -> Option<&Wire> {
     fields.iter().find(|(k, _)| *k == n).map(|(_, v)| v)
 }
 
@@ -134,10 +134,10 @@ fn doubles(w: &Wire) -> Vec<f64> {
 }
 
 fn packed_varints(w: &Wire) -> Vec<u64> {
-    let Wire::Bytes(mut b) = w.clone() else {
+    let Wire::Bytes(b) = w else {
         panic!("not packed: {w:?}")
     };
-    let mut s = b.as_mut_slice() as &[u8];
+    let mut s = b.as_slice();
     let mut out = Vec::new();
     while !s.is_empty() {
         out.push(varint(&mut s));
@@ -226,4 +226,23 @@ fn nanover_frames_leave_positions_to_the_point_cloud() {
     // Keys whose type the look-ahead cannot fix (a state delta) stay JSON.
     assert_eq!(topics["/state"].schema_name, "state");
     assert!(topics["/state"].descriptor.file.is_empty());
+}
+
+#[test]
+fn values_that_do_not_fit_the_schema_go_to_extra_json() {
+    let dir = tempfile::tempdir().unwrap();
+    let topics = convert("tes/small_plain.3es", dir.path());
+    let sphere = &topics["/3es/sphere"];
+    let extra = number(sphere, "extra_json");
+    // Sphere 15 is double precision: past its first frame its positions are no float32.
+    let found = sphere.messages.iter().any(|(_, m)| {
+        wire(m).iter().any(|(n, e)| {
+            let Wire::Bytes(e) = e else { return false };
+            *n == 3
+                && get(&wire(e), extra).is_some_and(|x| {
+                    x == &Wire::Bytes(br#"{"position":[10000000.001,-2500000.0,12.125]}"#.to_vec())
+                })
+        })
+    });
+    assert!(found, "sphere 15's float64 position in extra_json");
 }
