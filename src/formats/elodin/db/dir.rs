@@ -359,6 +359,7 @@ pub fn catalogue(root: &Path) -> Result<Catalogue, ReadError> {
         (a.creation_index().unwrap_or(u64::MAX), &a.name)
             .cmp(&(b.creation_index().unwrap_or(u64::MAX), &b.name))
     });
+    catalogue.metadata_only.sort();
     catalogue.problems = walk.problems;
     Ok(catalogue)
 }
