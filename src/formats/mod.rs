@@ -76,6 +76,7 @@ pub mod frames;
 pub mod input;
 pub mod mapping;
 pub mod msgpack;
+pub mod pool;
 pub mod options;
 pub mod origin;
 pub mod output;
