@@ -76,10 +76,10 @@ pub mod frames;
 pub mod input;
 pub mod mapping;
 pub mod msgpack;
-pub mod pool;
 pub mod options;
 pub mod origin;
 pub mod output;
+pub mod pool;
 pub mod worker;
 pub mod write_error;
 
