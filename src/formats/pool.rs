@@ -4,7 +4,7 @@
 //!
 //! - the queue's bound is the back-pressure: [`Pool::submit`] waits while it is full, so at
 //!   most `threads + queue` jobs wait or run;
-//! - results come back in the order the jobs were submitted ([`Pool::next`]), each job's
+//! - results come back in the order the jobs were submitted ([`Pool::next_result`]), each job's
 //!   own: a job that returns an error is that job's result, so the caller meets the first
 //!   error in submission order, and a job that panicked is [`Panicked`] in its place (the
 //!   thread goes on with the next job);
@@ -91,7 +91,7 @@ impl<In: Send + 'static, Out: Send + 'static> Pool<In, Out> {
     /// The result of the oldest job not taken, waiting for it; `None` when none is
     /// outstanding, or when the threads ended without it (they cannot: a job's panic is
     /// caught, so this is a thread that could not run at all).
-    pub fn next(&mut self) -> Option<Result<Out, Panicked>> {
+    pub fn next_result(&mut self) -> Option<Result<Out, Panicked>> {
         if self.outstanding() == 0 {
             return None;
         }
@@ -231,14 +231,14 @@ mod tests {
         for i in 0..40 {
             pool.submit(i).unwrap();
             if pool.outstanding() > 5 {
-                got.push(pool.next().unwrap().unwrap());
+                got.push(pool.next_result().unwrap().unwrap());
             }
         }
-        while let Some(r) = pool.next() {
+        while let Some(r) = pool.next_result() {
             got.push(r.unwrap());
         }
         assert_eq!(got, (0..40).map(|i| i * 10).collect::<Vec<_>>());
-        assert_eq!(pool.next(), None);
+        assert_eq!(pool.next_result(), None);
     }
 
     #[test]
@@ -252,7 +252,7 @@ mod tests {
         for i in 0..8 {
             pool.submit(i).unwrap();
         }
-        let got: Vec<_> = std::iter::from_fn(|| pool.next()).collect();
+        let got: Vec<_> = std::iter::from_fn(|| pool.next_result()).collect();
         assert_eq!(got[2], Ok(Ok(2)));
         assert_eq!(got[3], Ok(Err("job 3".to_string())));
         assert_eq!(got[5], Err(Panicked));
@@ -288,7 +288,7 @@ mod tests {
             release.send(()).unwrap();
         }
         let mut pool = submitter.join().unwrap();
-        let got: Vec<_> = std::iter::from_fn(|| pool.next()).collect();
+        let got: Vec<_> = std::iter::from_fn(|| pool.next_result()).collect();
         assert_eq!(got, vec![Ok(0), Ok(1), Ok(2)]);
     }
 

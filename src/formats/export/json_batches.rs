@@ -167,7 +167,7 @@ impl JsonBatches {
         if self.outstanding() <= keep {
             return Ok(None);
         }
-        match self.pool.as_mut().and_then(Pool::next) {
+        match self.pool.as_mut().and_then(Pool::next_result) {
             Some(formatted) => formatted.map(Some).map_err(|_| Stopped),
             None => Ok(self.here.pop_front()),
         }
