@@ -3,6 +3,7 @@
 
 mod cli;
 mod cli_write;
+mod db_cli;
 mod db_damage;
 mod db_read;
 mod library;
