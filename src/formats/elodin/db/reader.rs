@@ -84,7 +84,7 @@ impl Times {
     /// The next entry's time, reading its block when it is not in the one held;
     /// `owner` names the channel in a finding. A time earlier than the one before it is
     /// kept (reading goes on in the stored order) and reported in `problem`, once per block.
-    fn peek(&mut self, per_block: u64, owner: &str) -> Result<Option<i64>, (PathBuf, Finding)> {
+    fn peek(&mut self, per_block: u64, owner: &str) -> Result<Option<i64>, Problem> {
         if self.next >= self.count {
             return Ok(None);
         }
@@ -123,8 +123,11 @@ impl Times {
     }
 }
 
-fn io_finding(path: &Path, owner: &str, offset: u64, e: std::io::Error) -> (PathBuf, Finding) {
-    (
+/// A finding met while reading, with the file it is about (boxed: it is the rare path).
+type Problem = Box<(PathBuf, Finding)>;
+
+fn io_finding(path: &Path, owner: &str, offset: u64, e: std::io::Error) -> Problem {
+    Box::new((
         path.to_path_buf(),
         Finding::new(
             Severity::Error,
@@ -132,7 +135,7 @@ fn io_finding(path: &Path, owner: &str, offset: u64, e: std::io::Error) -> (Path
             format!("{owner}: reading committed bytes failed ({e})"),
         )
         .offset(offset),
-    )
+    ))
 }
 
 fn open(path: &Path) -> Result<File, ReadError> {
@@ -184,7 +187,7 @@ impl Rows {
     }
 
     /// The values of row `i`, reading its block when it is not the one held.
-    fn values(&mut self, i: u64) -> Result<Vec<Field>, (PathBuf, Finding)> {
+    fn values(&mut self, i: u64) -> Result<Vec<Field>, Problem> {
         let mut values = self.spare.pop().unwrap_or_default();
         let Some((log, file)) = &mut self.data else {
             return Ok(values);
@@ -301,7 +304,7 @@ impl Msgs {
     }
 
     /// Message `i`'s payload: UTF-8 text as a string, other bytes as they are.
-    fn values(&mut self, i: u64) -> Result<Vec<Field>, (PathBuf, Finding)> {
+    fn values(&mut self, i: u64) -> Result<Vec<Field>, Problem> {
         if !self.decode {
             return Ok(Vec::new());
         }
@@ -328,7 +331,7 @@ impl Msgs {
                         ),
                     )
                     .at(offset, i);
-                    return Err((log.path.clone(), finding));
+                    return Err(Box::new((log.path.clone(), finding)));
                 }
                 let mut bytes = vec![0; len as usize];
                 let from = data.start() + u64::from(at);
@@ -449,7 +452,7 @@ impl DbReader {
         match peeked {
             Ok(Some(t)) => self.heap.push(Reverse((t, ch))),
             Ok(None) => {}
-            Err(problem) => self.report(problem)?,
+            Err(problem) => self.report(*problem)?,
         }
         Ok(())
     }
@@ -483,7 +486,7 @@ impl DbReader {
         };
         match values {
             Ok(v) => record.values = v,
-            Err(problem) => self.report(problem)?,
+            Err(problem) => self.report(*problem)?,
         }
         self.queue(ch)?;
         Ok(Some(record))
