@@ -317,13 +317,7 @@ pub fn catalogue(root: &Path) -> Result<Catalogue, ReadError> {
         root,
         problems: Vec::new(),
     };
-    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(root)
-        .map_err(io_error(root))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    entries.sort();
+    let entries = subdirs(root)?;
     let entities = match layout {
         Layout::V12 => entity_names(&mut walk, &root.join("entity_metadata"))?,
         Layout::V15 => Vec::new(),
@@ -451,14 +445,12 @@ fn component_dir(
         return Ok(());
     };
     if legacy {
-        let mut subdirs: Vec<(u64, PathBuf)> = std::fs::read_dir(dir)
-            .map_err(io_error(dir))?
-            .filter_map(|e| e.ok())
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
+        let mut entities: Vec<(u64, PathBuf)> = subdirs(dir)?
+            .into_iter()
+            .filter_map(|(name, path)| Some((name.parse().ok()?, path)))
             .collect();
-        subdirs.sort();
-        for (entity_id, path) in subdirs {
+        entities.sort();
+        for (entity_id, path) in entities {
             let entity = catalogue
                 .entities
                 .iter()
@@ -598,14 +590,7 @@ fn component(
 /// `msgs/<id>/`: the message logs.
 fn msg_logs(walk: &mut Walk, dir: &Path) -> Result<Vec<MsgLog>, ReadError> {
     let mut logs = Vec::new();
-    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
-        .map_err(io_error(dir))?
-        .filter_map(|e| e.ok())
-        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
-        .collect();
-    entries.sort();
-    for (name, path) in entries {
+    for (name, path) in subdirs(dir)? {
         let Ok(id) = name.parse::<u16>() else {
             let message = format!("msgs/{name} is not a message log (its name is not a u16)");
             walk.problem(&path, Severity::Warning, codes::BAD_DIR_NAME, message);
@@ -726,4 +711,16 @@ impl Catalogue {
                 .all(|c| c.last_us == Some(last));
         (one_row_more && prefix).then(|| (last, torn.iter().map(|c| c.name.as_str()).collect()))
     }
+}
+
+/// The folders in `dir`, by name, sorted.
+fn subdirs(dir: &Path) -> Result<Vec<(String, PathBuf)>, ReadError> {
+    let mut entries: Vec<(String, PathBuf)> = std::fs::read_dir(dir)
+        .map_err(io_error(dir))?
+        .filter_map(|e| e.ok())
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .map(|e| (e.file_name().to_string_lossy().into_owned(), e.path()))
+        .collect();
+    entries.sort();
+    Ok(entries)
 }
