@@ -2,5 +2,6 @@
 
 mod csv;
 mod jsonl_bytes;
+mod lake;
 mod mcap;
 mod parquet_table;
