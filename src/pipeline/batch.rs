@@ -363,8 +363,8 @@ pub fn recording_name(inputs: &[PathBuf]) -> String {
 /// `format`'s (`rocket.h5` → `rocket.h5.jsonl`, `run.traj` with `run.state` →
 /// `run.traj.jsonl`; a directory, with a trailing `/`, for a format that writes directories),
 /// under the subdirectories it was found in. For a collection (the lake), the entry that
-/// says the recording is in it, under its name alone ([`crate::formats::Collection`]). Never outside `dir`; two recordings that would
-/// share an output are an error naming both.
+/// says the recording is in it, under its name alone ([`crate::formats::Collection`]).
+/// Never outside `dir`; two recordings that would share an output are an error naming both.
 pub fn output_names(
     dir: &Path,
     recordings: &[Recording],

@@ -13,7 +13,7 @@ use arrow_array::ArrayRef;
 
 use super::file::{entity_text, Common, Place};
 use crate::formats::mapping::{flat_part, Part};
-use crate::model::pose::{floats, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
+use crate::model::pose::{fixed, floats, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{Channel, Record};
 
 /// NanoVer's particle positions, n × 3.
@@ -151,7 +151,7 @@ impl Poses {
         }
         let mut pose = Pose::of(record, &declared.wxyz);
         for key in &declared.xyzw {
-            if let Some(q) = record.get(key).and_then(crate::model::pose::fixed::<4>) {
+            if let Some(q) = record.get(key).and_then(fixed::<4>) {
                 pose.rotation = Some(q);
             }
         }

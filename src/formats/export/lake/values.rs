@@ -9,14 +9,11 @@ use arrow_array::builder::{
 use arrow_array::ArrayRef;
 
 use super::file::{Common, Place};
-use crate::formats::export::json_text;
+use crate::formats::export::json_text::{self, Lost};
 use crate::model::{Array, ArrayData, Value};
 
 /// Integers above this in magnitude are not all exact in a float64.
 const EXACT: u64 = 1 << 53;
-
-/// What a value could not keep: (key, reason).
-pub type Lost = Vec<(String, &'static str)>;
 
 const INEXACT_ELEMENT: &str =
     "64-bit integer array element beyond 2^53 written rounded into `values` (float64)";

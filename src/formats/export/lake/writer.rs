@@ -7,7 +7,8 @@ use std::path::{Path, PathBuf};
 use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_ROWS};
 use super::poses::Poses;
 use super::schema::{self, LAKE_VERSION};
-use super::values::{Lost, Values};
+use super::values::Values;
+use crate::formats::export::json_text::Lost;
 use crate::formats::export::parquet_table::metadata;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
@@ -145,8 +146,10 @@ impl Sink for LakeWriter {
         for file in files {
             file.close()?;
         }
-        let mut report = WriteReport::default();
-        report.records = records;
+        let mut report = WriteReport {
+            records,
+            ..WriteReport::default()
+        };
         let mut entries: Vec<_> = tally.into_iter().collect();
         entries.sort();
         for ((c, key, why), n) in entries {
