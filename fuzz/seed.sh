@@ -139,3 +139,13 @@ for f in "$here"/../fixtures/xrec/hostile/*.xrec; do
     cp "$f" "$xcorpus/hostile-$(basename "$f")"
 done
 echo "seeded $(find "$xcorpus" -type f | wc -l) files into $xcorpus"
+
+# The Elodin DB record files (db_state, schema, metadata, the first bytes of each log).
+corpus="$here/corpus/elodin_db"
+mkdir -p "$corpus"
+n=0
+while IFS= read -r -d '' f; do
+    head -c 64 "$f" > "$corpus/$n"
+    n=$((n + 1))
+done < <(find "$here/../fixtures/elodin-db" -type f -print0)
+echo "seeded $n files into $corpus"

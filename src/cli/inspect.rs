@@ -204,10 +204,11 @@ fn severity_counts(findings: &ReadFindings) -> [u64; 3] {
 }
 
 /// The summary of a recording whose format reads it a frame at a time (`.icarec`, Icarus
-/// HDF5): each frame counts one record per dynamic signal without making them (a 1 GB
-/// recording of 200 signals is 600,000 frames, not 120 million records), the static signals
-/// one record at the first frame, as the record read gives them; the frames are read without
-/// values, for their times and the checks of the record read. `None` (the record read then
+/// HDF5): each frame counts one record per dynamic signal without making them (what that
+/// saves on a 1 GB recording: docs/performance.md, "inspect of a 1 GB recording by
+/// frames"), the static signals one record at the first frame, as the record read gives
+/// them; the frames are read without values, for their times and the checks of the record
+/// read. `None` (the record read then
 /// runs) with `--deep`, `--channel`, `--epoch` or `--time-system`, for formats without
 /// frames, and for a recording that has no frame or that the frame read cannot open (the
 /// record read says why).

@@ -25,6 +25,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::formats::{ErrorKind, OptionError, ReadError, WriteError};
+use crate::pipeline::plot::PlotRefusal;
 use crate::pipeline::select::PatternError;
 use crate::pipeline::{PipelineError, RequestError};
 pub use crate::report::render::error_text;
@@ -166,6 +167,7 @@ fn kind_of(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         || e.is::<PatternError>()
         || e.is::<OptionError>()
         || e.is::<RequestError>()
+        || e.is::<PlotRefusal>()
     {
         Some(ErrorKind::Usage)
     } else {

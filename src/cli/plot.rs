@@ -137,7 +137,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
     print_notes(&notes);
     let plotted = match plotted {
         Ok(p) => p,
-        Err(PlotError::Usage(m)) => return Err(UsageError(m).into()),
+        Err(PlotError::Usage(m)) => return Err(m.into()),
         Err(PlotError::Read(e)) => return Err(e.into()),
         Err(PlotError::Write(e)) => return Err(e.into()),
         Err(e) => return Err(e.into()),

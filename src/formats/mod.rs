@@ -79,6 +79,7 @@ pub mod msgpack;
 pub mod options;
 pub mod origin;
 pub mod output;
+pub mod pool;
 pub mod read_error;
 pub mod worker;
 pub mod write_error;

@@ -7,6 +7,8 @@ use std::ops::Range;
 
 use rmp::Marker;
 
+use crate::formats::cursor::{Cursor, OutOfBounds};
+
 /// What went wrong, at which byte of the buffer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Error {
@@ -41,12 +43,9 @@ pub enum Head {
 /// The `N` bytes at `pos`.
 #[inline]
 pub fn take<const N: usize>(buf: &[u8], pos: usize) -> Result<[u8; N], Error> {
-    buf.get(pos..pos + N)
-        .and_then(|s| s.try_into().ok())
-        .map_or_else(
-            || err(pos, "the value is cut off by the end of its data"),
-            Ok,
-        )
+    let mut c = Cursor::new(buf);
+    c.set_pos(pos);
+    c.array().map_err(cut)
 }
 
 #[inline]
@@ -70,80 +69,89 @@ fn span(buf: &[u8], start: usize, len: usize) -> Result<(Range<usize>, usize), E
 // Recorder `.xrec`").
 #[inline(always)]
 pub fn head(buf: &[u8], pos: usize) -> Result<(Head, usize), Error> {
-    let Some(&byte) = buf.get(pos) else {
-        return err(pos, "the value is cut off by the end of its data");
+    let mut c = Cursor::new(buf);
+    c.set_pos(pos);
+    let byte = c.u8().map_err(cut)?;
+    // A string, bin or ext of `len` bytes from the cursor on (an ext's type byte first).
+    let bytes = |c: &mut Cursor, len: usize| -> Result<Range<usize>, Error> {
+        let (r, end) = span(buf, c.pos(), len)?;
+        c.set_pos(end);
+        Ok(r)
     };
-    let p = pos + 1;
-    let u8_at = |at| take::<1>(buf, at).map(|b| b[0] as usize);
-    let u16_at = |at| take::<2>(buf, at).map(|b| u16::from_be_bytes(b) as usize);
-    let u32_at = |at| take::<4>(buf, at).map(|b| u32::from_be_bytes(b) as usize);
-    let bytes = |len: usize, start: usize| span(buf, start, len);
-    let ext = |len: usize, start: usize| -> Result<(Head, usize), Error> {
-        let ty = take::<1>(buf, start)?[0] as i8;
-        let (r, end) = span(buf, start + 1, len)?;
-        Ok((Head::Ext(ty, r), end))
+    let ext = |c: &mut Cursor, len: usize| -> Result<Head, Error> {
+        let ty = c.u8().map_err(cut)? as i8;
+        Ok(Head::Ext(ty, bytes(c, len)?))
     };
-    Ok(match Marker::from_u8(byte) {
-        Marker::FixPos(v) => (Head::UInt(u64::from(v)), p),
-        Marker::FixNeg(v) => (Head::Int(i64::from(v)), p),
-        Marker::FixMap(n) => (Head::Map(n as usize), p),
-        Marker::FixArray(n) => (Head::Array(n as usize), p),
-        Marker::FixStr(n) => {
-            let (r, end) = bytes(n as usize, p)?;
-            (Head::Str(r), end)
-        }
-        Marker::Null => (Head::Nil, p),
-        Marker::False => (Head::Bool(false), p),
-        Marker::True => (Head::Bool(true), p),
+    let u8_len = |c: &mut Cursor| c.u8().map(usize::from).map_err(cut);
+    let u16_len = |c: &mut Cursor| c.u16_be().map(usize::from).map_err(cut);
+    let u32_len = |c: &mut Cursor| c.u32_be().map(|n| n as usize).map_err(cut);
+    let head = match Marker::from_u8(byte) {
+        Marker::FixPos(v) => Head::UInt(u64::from(v)),
+        Marker::FixNeg(v) => Head::Int(i64::from(v)),
+        Marker::FixMap(n) => Head::Map(n as usize),
+        Marker::FixArray(n) => Head::Array(n as usize),
+        Marker::FixStr(n) => Head::Str(bytes(&mut c, n as usize)?),
+        Marker::Null => Head::Nil,
+        Marker::False => Head::Bool(false),
+        Marker::True => Head::Bool(true),
         Marker::Bin8 | Marker::Str8 => {
-            let (r, end) = bytes(u8_at(p)?, p + 1)?;
-            (str_or_bin(byte, r), end)
+            let len = u8_len(&mut c)?;
+            str_or_bin(byte, bytes(&mut c, len)?)
         }
         Marker::Bin16 | Marker::Str16 => {
-            let (r, end) = bytes(u16_at(p)?, p + 2)?;
-            (str_or_bin(byte, r), end)
+            let len = u16_len(&mut c)?;
+            str_or_bin(byte, bytes(&mut c, len)?)
         }
         Marker::Bin32 | Marker::Str32 => {
-            let (r, end) = bytes(u32_at(p)?, p + 4)?;
-            (str_or_bin(byte, r), end)
+            let len = u32_len(&mut c)?;
+            str_or_bin(byte, bytes(&mut c, len)?)
         }
-        Marker::FixExt1 => ext(1, p)?,
-        Marker::FixExt2 => ext(2, p)?,
-        Marker::FixExt4 => ext(4, p)?,
-        Marker::FixExt8 => ext(8, p)?,
-        Marker::FixExt16 => ext(16, p)?,
-        Marker::Ext8 => ext(u8_at(p)?, p + 1)?,
-        Marker::Ext16 => ext(u16_at(p)?, p + 2)?,
-        Marker::Ext32 => ext(u32_at(p)?, p + 4)?,
-        Marker::F32 => (Head::F32(f32::from_be_bytes(take(buf, p)?)), p + 4),
-        Marker::F64 => (Head::F64(f64::from_be_bytes(take(buf, p)?)), p + 8),
-        Marker::U8 => (Head::UInt(u64::from(take::<1>(buf, p)?[0])), p + 1),
-        Marker::U16 => (
-            Head::UInt(u64::from(u16::from_be_bytes(take(buf, p)?))),
-            p + 2,
-        ),
-        Marker::U32 => (
-            Head::UInt(u64::from(u32::from_be_bytes(take(buf, p)?))),
-            p + 4,
-        ),
-        Marker::U64 => (Head::UInt(u64::from_be_bytes(take(buf, p)?)), p + 8),
-        Marker::I8 => (Head::Int(i64::from(take::<1>(buf, p)?[0] as i8)), p + 1),
-        Marker::I16 => (
-            Head::Int(i64::from(i16::from_be_bytes(take(buf, p)?))),
-            p + 2,
-        ),
-        Marker::I32 => (
-            Head::Int(i64::from(i32::from_be_bytes(take(buf, p)?))),
-            p + 4,
-        ),
-        Marker::I64 => (Head::Int(i64::from_be_bytes(take(buf, p)?)), p + 8),
-        Marker::Array16 => (Head::Array(u16_at(p)?), p + 2),
-        Marker::Array32 => (Head::Array(u32_at(p)?), p + 4),
-        Marker::Map16 => (Head::Map(u16_at(p)?), p + 2),
-        Marker::Map32 => (Head::Map(u32_at(p)?), p + 4),
+        Marker::FixExt1 => ext(&mut c, 1)?,
+        Marker::FixExt2 => ext(&mut c, 2)?,
+        Marker::FixExt4 => ext(&mut c, 4)?,
+        Marker::FixExt8 => ext(&mut c, 8)?,
+        Marker::FixExt16 => ext(&mut c, 16)?,
+        Marker::Ext8 => {
+            let len = u8_len(&mut c)?;
+            ext(&mut c, len)?
+        }
+        Marker::Ext16 => {
+            let len = u16_len(&mut c)?;
+            ext(&mut c, len)?
+        }
+        Marker::Ext32 => {
+            let len = u32_len(&mut c)?;
+            ext(&mut c, len)?
+        }
+        Marker::F32 => Head::F32(c.f32_be().map_err(cut)?),
+        Marker::F64 => Head::F64(c.f64_be().map_err(cut)?),
+        Marker::U8 => Head::UInt(u64::from(c.u8().map_err(cut)?)),
+        Marker::U16 => Head::UInt(u64::from(c.u16_be().map_err(cut)?)),
+        Marker::U32 => Head::UInt(u64::from(c.u32_be().map_err(cut)?)),
+        Marker::U64 => Head::UInt(c.u64_be().map_err(cut)?),
+        Marker::I8 => Head::Int(i64::from(c.u8().map_err(cut)? as i8)),
+        Marker::I16 => Head::Int(i64::from(c.u16_be().map_err(cut)? as i16)),
+        Marker::I32 => Head::Int(i64::from(c.u32_be().map_err(cut)? as i32)),
+        Marker::I64 => Head::Int(c.u64_be().map_err(cut)? as i64),
+        Marker::Array16 => Head::Array(u16_len(&mut c)?),
+        Marker::Array32 => Head::Array(u32_len(&mut c)?),
+        Marker::Map16 => Head::Map(u16_len(&mut c)?),
+        Marker::Map32 => Head::Map(u32_len(&mut c)?),
         Marker::Reserved => return err(pos, "byte 0xc1 is not a msgpack value"),
-    })
+    };
+    Ok((head, c.pos()))
 }
+
+/// A read past the end of the buffer, in the walker's words.
+#[inline]
+fn cut(e: OutOfBounds) -> Error {
+    Error {
+        at: e.at,
+        what: CUT.to_string(),
+    }
+}
+
+const CUT: &str = "the value is cut off by the end of its data";
 
 fn str_or_bin(marker: u8, r: Range<usize>) -> Head {
     if (0xc4..=0xc6).contains(&marker) {

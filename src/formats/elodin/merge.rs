@@ -216,106 +216,11 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<ElodinMerge, Read
         .map(|p| survey(p, options))
         .collect::<Result<Vec<_>, _>>()?;
     let first = &surveys[0];
-    for s in &surveys[1..] {
-        if s.metadata.step_ns != first.metadata.step_ns {
-            return Err(ReadError::family_conflict(MergeConflict::Steps {
-                paths: [first.path.clone(), s.path.clone()],
-                steps: [first.metadata.step_ns, s.metadata.step_ns],
-            }));
-        }
-    }
-    let end_to_end = surveys[1..].iter().find_map(|s| not_end_to_end(first, s));
-    let same_ticks = surveys[1..].iter().find(|s| s.ticks != first.ticks);
-    let mode = match (end_to_end, same_ticks) {
-        (None, _) => Mode::EndToEnd,
-        (Some(_), None) => {
-            if let Some(why) = side_by_side_conflict(&surveys) {
-                return Err(ReadError::family_conflict(MergeConflict::SideBySide(why)));
-            }
-            Mode::SideBySide
-        }
-        (Some(why), Some(other)) => {
-            return Err(ReadError::family_conflict(MergeConflict::Neither {
-                paths: [first.path.clone(), other.path.clone()],
-                why,
-                ticks: [first.ticks, other.ticks],
-            }))
-        }
-    };
-    // Assets: one store when they are all the same (end to end), else all of them, each
-    // later input's handles shifted by the items before it.
-    let identical = surveys.iter().all(|s| s.assets.bytes == first.assets.bytes);
-    let mut assets_from = Vec::new();
-    let mut shifts = Vec::new();
-    let mut items = 0u64;
-    for s in &surveys {
-        if mode == Mode::EndToEnd && identical {
-            shifts.push(0);
-        } else {
-            shifts.push(items);
-            items += s.assets.items.len() as u64;
-            assets_from.push(s.world.to_string_lossy().into_owned());
-        }
-    }
-    if assets_from.is_empty() {
-        assets_from.push(first.world.to_string_lossy().into_owned());
-    }
-    // Entities: side by side, an id a previous input uses moves above every id in use.
-    let mut moves: Vec<HashMap<u64, u64>> = vec![HashMap::new(); surveys.len()];
-    if mode == Mode::SideBySide {
-        let ids = |s: &Survey| -> BTreeSet<u64> {
-            s.rows
-                .values()
-                .flat_map(|r| r.entities.iter().copied())
-                .collect()
-        };
-        let mut used: BTreeSet<u64> = ids(first);
-        for (k, s) in surveys.iter().enumerate().skip(1) {
-            let own = ids(s);
-            let mut next = used.iter().chain(own.iter()).max().map_or(0, |m| m + 1);
-            for e in &own {
-                if used.contains(e) {
-                    moves[k].insert(*e, next);
-                    next += 1;
-                }
-            }
-            used.extend(own.iter().map(|e| moves[k].get(e).copied().unwrap_or(*e)));
-        }
-    }
-    // The merged metadata: the first input's, with every input's archetypes.
-    let mut json = first.metadata.json.clone();
-    let mut archetypes: Map<String, Json> = match json.get("archetypes") {
-        Some(Json::Object(a)) => a.clone(),
-        _ => Map::new(),
-    };
-    for s in &surveys[1..] {
-        if let Some(Json::Object(a)) = s.metadata.json.get("archetypes") {
-            for (k, v) in a {
-                archetypes.entry(k.clone()).or_insert_with(|| v.clone());
-            }
-        }
-    }
-    json.insert("archetypes".into(), Json::Object(archetypes));
-    let ticks = match mode {
-        Mode::EndToEnd => surveys.iter().map(|s| s.ticks).sum::<u64>(),
-        Mode::SideBySide => first.ticks,
-    };
-    if mode == Mode::EndToEnd {
-        if let Some(m) = first.metadata.max_ticks {
-            if m != UNSET_MAX_TICKS {
-                json.insert("max_ticks".into(), json!(ticks.saturating_sub(1)));
-            }
-        }
-    }
-    let mut names = Map::new();
-    for (k, s) in surveys.iter().enumerate() {
-        for (id, name) in &s.names {
-            let id = moves[k].get(id).copied().unwrap_or(*id);
-            names
-                .entry(id.to_string())
-                .or_insert_with(|| Json::String(name.clone()));
-        }
-    }
+    let mode = merge_mode(&surveys)?;
+    let (assets_from, shifts) = asset_stores(&surveys, mode);
+    let mut moves = entity_moves(&surveys, mode);
+    let (json, ticks) = merged_metadata(&surveys, mode);
+    let names = entity_names(&surveys, &moves);
     let mut header = Header::new("elodin", first.metadata.flavour.name());
     header.origin.system = Some("tick 0 (simulation time)".into());
     let mut parts = Vec::new();
@@ -329,15 +234,7 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<ElodinMerge, Read
                 Some(id) => id,
                 None => header.add_channel(c.clone()),
             });
-            asset_components.push(
-                s.metadata
-                    .archetypes
-                    .iter()
-                    .filter(|a| a.name == c.name)
-                    .flat_map(|a| a.components.iter().filter(|c| c.asset))
-                    .map(|c| c.name.clone())
-                    .collect(),
-            );
+            asset_components.push(asset_components_of(s, &c.name));
         }
         parts.push(Part {
             reader,
@@ -375,6 +272,143 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<ElodinMerge, Read
         primed: false,
         current: 0,
     })
+}
+
+/// End to end or side by side, or the conflict that refuses the merge: different time
+/// steps first, then inputs that are neither.
+fn merge_mode(surveys: &[Survey]) -> Result<Mode, ReadError> {
+    let first = &surveys[0];
+    for s in &surveys[1..] {
+        if s.metadata.step_ns != first.metadata.step_ns {
+            return Err(ReadError::family_conflict(MergeConflict::Steps {
+                paths: [first.path.clone(), s.path.clone()],
+                steps: [first.metadata.step_ns, s.metadata.step_ns],
+            }));
+        }
+    }
+    let end_to_end = surveys[1..].iter().find_map(|s| not_end_to_end(first, s));
+    let same_ticks = surveys[1..].iter().find(|s| s.ticks != first.ticks);
+    match (end_to_end, same_ticks) {
+        (None, _) => Ok(Mode::EndToEnd),
+        (Some(_), None) => {
+            if let Some(why) = side_by_side_conflict(surveys) {
+                return Err(ReadError::family_conflict(MergeConflict::SideBySide(why)));
+            }
+            Ok(Mode::SideBySide)
+        }
+        (Some(why), Some(other)) => Err(ReadError::family_conflict(MergeConflict::Neither {
+            paths: [first.path.clone(), other.path.clone()],
+            why,
+            ticks: [first.ticks, other.ticks],
+        })),
+    }
+}
+
+/// The worlds whose `assets.bin` the merge reads, and each input's handle shift: one
+/// store when they are all the same (end to end), else all of them, each later input's
+/// handles shifted by the items before it.
+fn asset_stores(surveys: &[Survey], mode: Mode) -> (Vec<String>, Vec<u64>) {
+    let first = &surveys[0];
+    let identical = surveys.iter().all(|s| s.assets.bytes == first.assets.bytes);
+    let mut assets_from = Vec::new();
+    let mut shifts = Vec::new();
+    let mut items = 0u64;
+    for s in surveys {
+        if mode == Mode::EndToEnd && identical {
+            shifts.push(0);
+        } else {
+            shifts.push(items);
+            items += s.assets.items.len() as u64;
+            assets_from.push(s.world.to_string_lossy().into_owned());
+        }
+    }
+    if assets_from.is_empty() {
+        assets_from.push(first.world.to_string_lossy().into_owned());
+    }
+    (assets_from, shifts)
+}
+
+/// Each input's entity moves: side by side, an id a previous input uses moves above
+/// every id in use.
+fn entity_moves(surveys: &[Survey], mode: Mode) -> Vec<HashMap<u64, u64>> {
+    let mut moves: Vec<HashMap<u64, u64>> = vec![HashMap::new(); surveys.len()];
+    if mode == Mode::SideBySide {
+        let ids = |s: &Survey| -> BTreeSet<u64> {
+            s.rows
+                .values()
+                .flat_map(|r| r.entities.iter().copied())
+                .collect()
+        };
+        let mut used: BTreeSet<u64> = ids(&surveys[0]);
+        for (k, s) in surveys.iter().enumerate().skip(1) {
+            let own = ids(s);
+            let mut next = used.iter().chain(own.iter()).max().map_or(0, |m| m + 1);
+            for e in &own {
+                if used.contains(e) {
+                    moves[k].insert(*e, next);
+                    next += 1;
+                }
+            }
+            used.extend(own.iter().map(|e| moves[k].get(e).copied().unwrap_or(*e)));
+        }
+    }
+    moves
+}
+
+/// The merged `metadata.json` (the first input's, with every input's archetypes) and the
+/// merged replay's ticks.
+fn merged_metadata(surveys: &[Survey], mode: Mode) -> (Map<String, Json>, u64) {
+    let first = &surveys[0];
+    let mut json = first.metadata.json.clone();
+    let mut archetypes: Map<String, Json> = match json.get("archetypes") {
+        Some(Json::Object(a)) => a.clone(),
+        _ => Map::new(),
+    };
+    for s in &surveys[1..] {
+        if let Some(Json::Object(a)) = s.metadata.json.get("archetypes") {
+            for (k, v) in a {
+                archetypes.entry(k.clone()).or_insert_with(|| v.clone());
+            }
+        }
+    }
+    json.insert("archetypes".into(), Json::Object(archetypes));
+    let ticks = match mode {
+        Mode::EndToEnd => surveys.iter().map(|s| s.ticks).sum::<u64>(),
+        Mode::SideBySide => first.ticks,
+    };
+    if mode == Mode::EndToEnd {
+        if let Some(m) = first.metadata.max_ticks {
+            if m != UNSET_MAX_TICKS {
+                json.insert("max_ticks".into(), json!(ticks.saturating_sub(1)));
+            }
+        }
+    }
+    (json, ticks)
+}
+
+/// Entity names by merged id; where two inputs name one id, the first name stays.
+fn entity_names(surveys: &[Survey], moves: &[HashMap<u64, u64>]) -> Map<String, Json> {
+    let mut names = Map::new();
+    for (k, s) in surveys.iter().enumerate() {
+        for (id, name) in &s.names {
+            let id = moves[k].get(id).copied().unwrap_or(*id);
+            names
+                .entry(id.to_string())
+                .or_insert_with(|| Json::String(name.clone()));
+        }
+    }
+    names
+}
+
+/// The asset-handle components of archetype `archetype` in input `s`.
+fn asset_components_of(s: &Survey, archetype: &str) -> Vec<String> {
+    s.metadata
+        .archetypes
+        .iter()
+        .filter(|a| a.name == archetype)
+        .flat_map(|a| a.components.iter().filter(|c| c.asset))
+        .map(|c| c.name.clone())
+        .collect()
 }
 
 impl ElodinMerge {

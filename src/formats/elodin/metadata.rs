@@ -219,6 +219,33 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
         ));
     };
     let mut notes = Vec::new();
+    let (step_key, step_ns) = time_step(&json)?;
+    let flavour = flavour_of(&json, step_key);
+    notes.push(Finding::new(
+        Severity::Info,
+        FLAVOUR,
+        format!(
+            "metadata flavour `{}` ({}); time step {step_ns} ns",
+            flavour.name(),
+            flavour.versions()
+        ),
+    ));
+    let max_ticks = max_ticks(&json, &mut notes);
+    let archetypes = archetypes(archetypes_json, &mut notes);
+    Ok((
+        Metadata {
+            json,
+            archetypes,
+            flavour,
+            step_ns,
+            max_ticks,
+        },
+        notes,
+    ))
+}
+
+/// The key that holds the time step, and the step in nanoseconds.
+fn time_step(json: &Map<String, Json>) -> Result<(&'static str, i64), Finding> {
     let (step_key, step) = match (json.get("sim_time_step"), json.get("time_step")) {
         (Some(v), _) => ("sim_time_step", v),
         (None, Some(v)) => ("time_step", v),
@@ -241,7 +268,12 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
                 format!("`{step_key}` is {step}: not a positive finite number of seconds (of at least 1 ns)"),
             )
         })?;
-    let flavour = if step_key == "time_step" {
+    Ok((step_key, step_ns))
+}
+
+/// The flavour, told by the time step's key and the keys only some versions write.
+fn flavour_of(json: &Map<String, Json>, step_key: &str) -> Flavour {
+    if step_key == "time_step" {
         Flavour::TimeStep
     } else if json.contains_key("default_playback_speed") {
         Flavour::DefaultPlaybackSpeed
@@ -249,17 +281,12 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
         Flavour::OutputTimeStep
     } else {
         Flavour::SimTimeStep
-    };
-    notes.push(Finding::new(
-        Severity::Info,
-        FLAVOUR,
-        format!(
-            "metadata flavour `{}` ({}); time step {step_ns} ns",
-            flavour.name(),
-            flavour.versions()
-        ),
-    ));
-    let max_ticks = match json.get("max_ticks") {
+    }
+}
+
+/// `max_ticks` when present and an unsigned 64-bit integer.
+fn max_ticks(json: &Map<String, Json>, notes: &mut Vec<Finding>) -> Option<u64> {
+    match json.get("max_ticks") {
         None => None,
         Some(v) => match v.as_u64() {
             Some(n) => Some(n),
@@ -271,7 +298,12 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
                 None
             }
         },
-    };
+    }
+}
+
+/// The archetypes that can be read: one whose name cannot name a file, or that is not a
+/// list, is skipped; so is a component another archetype declared first.
+fn archetypes(archetypes_json: &Map<String, Json>, notes: &mut Vec<Finding>) -> Vec<Archetype> {
     let mut archetypes = Vec::new();
     let mut seen: Vec<(String, String)> = Vec::new();
     for (name, list) in archetypes_json {
@@ -289,44 +321,46 @@ pub fn parse(bytes: &[u8]) -> Result<(Metadata, Vec<Finding>), Finding> {
             ));
             continue;
         };
-        let mut components = Vec::new();
-        for (i, c) in list.iter().enumerate() {
-            match component(c) {
-                Ok(c) => {
-                    if let Some((other, _)) = seen.iter().find(|(_, n)| *n == c.name) {
-                        notes.push(error(
-                            DUPLICATE_COMPONENT,
-                            format!(
-                                "component `{}` is declared by archetype `{other}` and again by `{name}`",
-                                c.name
-                            ),
-                        ));
-                        continue;
-                    }
-                    seen.push((name.clone(), c.name.clone()));
-                    components.push(c);
-                }
-                Err(why) => notes.push(error(
-                    METADATA_FIELD,
-                    format!("archetype `{name}`, component {i}: {why}; skipped"),
-                )),
-            }
-        }
         archetypes.push(Archetype {
             name: name.clone(),
-            components,
+            components: components(name, list, &mut seen, notes),
         });
     }
-    Ok((
-        Metadata {
-            json,
-            archetypes,
-            flavour,
-            step_ns,
-            max_ticks,
-        },
-        notes,
-    ))
+    archetypes
+}
+
+/// An archetype's components that can be read; `seen` holds (archetype, component) of
+/// every component declared so far.
+fn components(
+    name: &str,
+    list: &[Json],
+    seen: &mut Vec<(String, String)>,
+    notes: &mut Vec<Finding>,
+) -> Vec<Component> {
+    let mut components = Vec::new();
+    for (i, c) in list.iter().enumerate() {
+        match component(c) {
+            Ok(c) => {
+                if let Some((other, _)) = seen.iter().find(|(_, n)| *n == c.name) {
+                    notes.push(error(
+                        DUPLICATE_COMPONENT,
+                        format!(
+                            "component `{}` is declared by archetype `{other}` and again by `{name}`",
+                            c.name
+                        ),
+                    ));
+                    continue;
+                }
+                seen.push((name.to_string(), c.name.clone()));
+                components.push(c);
+            }
+            Err(why) => notes.push(error(
+                METADATA_FIELD,
+                format!("archetype `{name}`, component {i}: {why}; skipped"),
+            )),
+        }
+    }
+    components
 }
 
 fn component(c: &Json) -> Result<Component, String> {

@@ -1,10 +1,12 @@
-//! Elodin replay directories (world dirs and exec dirs): `metadata.json`, `assets.bin` and
-//! one Parquet file per archetype. Spec: `elodin.md`.
+//! The Elodin family: replay directories (world dirs and exec dirs: `metadata.json`,
+//! `assets.bin` and one Parquet file per archetype; spec `elodin.md`), here, and the DB
+//! directories Elodin records into since 0.11, in `db/` (spec `elodin-db.md`).
 
 mod arrow_meta;
 pub mod assets;
 pub mod codes;
 mod columns;
+pub mod db;
 mod dir;
 mod foreign;
 mod hybrid;
@@ -34,7 +36,8 @@ use crate::model::Header;
 /// The family, as the registry lists it.
 pub static FAMILY: Family = Family {
     name: "elodin",
-    formats: &[&Elodin],
+    // The DB first: detection tries it before the replay (the two never match one directory).
+    formats: &[&db::ElodinDb, &Elodin],
     mapping: Some(&mapping::IntoElodin),
 };
 

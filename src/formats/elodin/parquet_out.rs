@@ -21,9 +21,7 @@ use std::collections::VecDeque;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::sync::{Arc, Mutex, MutexGuard};
-use std::thread::JoinHandle;
 
 use arrow_array::types::*;
 use arrow_array::{ArrayRef, BooleanArray, FixedSizeListArray, PrimitiveArray, RecordBatch};
@@ -36,6 +34,7 @@ use parquet::schema::types::ColumnPath;
 
 use super::columns::arrow_type;
 use super::metadata::{Component, Primitive};
+use crate::formats::pool::{Pool, Submitter};
 use crate::formats::WriteError;
 use crate::model::{ArrayData, DType};
 
@@ -79,11 +78,10 @@ pub enum Cell<'a> {
 }
 
 /// Where the tables of one output are written, and what they share: the encoding threads
-/// and the buffer budget. Dropping it (after the tables) ends the threads.
+/// and the buffer budget. The threads end once it and its tables are gone.
 pub struct Tables {
     dir: PathBuf,
-    jobs: Option<SyncSender<Arc<Encoding>>>,
-    workers: Vec<JoinHandle<()>>,
+    jobs: Submitter<Arc<Encoding>>,
     budget: Arc<Budget>,
 }
 
@@ -152,36 +150,18 @@ impl Encoding {
     }
 }
 
-fn worker(jobs: Arc<Mutex<Receiver<Arc<Encoding>>>>) {
-    loop {
-        // The receiver's lock is held only while waiting for a job, not while encoding it.
-        let job = lock(&jobs).recv();
-        match job {
-            Ok(table) => table.write_queued(),
-            Err(_) => return,
-        }
-    }
-}
-
 impl Tables {
     /// Tables in `dir`, with their encoding threads.
     pub fn new(dir: PathBuf) -> Result<Tables, WriteError> {
-        // A rendezvous: a row group is handed over only to a thread that is free.
-        let (tx, rx) = sync_channel::<Arc<Encoding>>(0);
-        let rx = Arc::new(Mutex::new(rx));
-        let mut workers = Vec::with_capacity(ENCODERS);
-        for _ in 0..ENCODERS {
-            let rx = Arc::clone(&rx);
-            let thread = std::thread::Builder::new()
-                .name("parquet-encode".into())
-                .spawn(move || worker(rx))
-                .map_err(|e| WriteError::io(&dir, e))?;
-            workers.push(thread);
-        }
+        // A queue of none: a row group is handed over only to a thread that is free. A
+        // panic in the parquet crate is the table's error (see [`Encoding::writer`]).
+        let jobs = Pool::detached("parquet-encode", ENCODERS, 0, |table: Arc<Encoding>| {
+            table.write_queued()
+        })
+        .map_err(|e| WriteError::io(&dir, e))?;
         Ok(Tables {
             dir,
-            jobs: Some(tx),
-            workers,
+            jobs,
             budget: Arc::default(),
         })
     }
@@ -197,17 +177,6 @@ impl Tables {
     }
 }
 
-impl Drop for Tables {
-    /// Lets the encoding threads end: each returns once every table's sender is gone too.
-    /// They are not joined: a table waits for its own row groups before it is closed or
-    /// dropped, so nothing of this output is left to them by then, and joining here would
-    /// wait forever for a table still alive elsewhere.
-    fn drop(&mut self) {
-        self.jobs = None;
-        self.workers.clear();
-    }
-}
-
 pub struct Table {
     pub name: String,
     /// The components as the caller declared them; values are given in these types and
@@ -216,8 +185,8 @@ pub struct Table {
     path: PathBuf,
     schema: SchemaRef,
     encoding: Arc<Encoding>,
-    /// Row groups to the encoding threads; `None` once they are gone.
-    jobs: Option<SyncSender<Arc<Encoding>>>,
+    /// Row groups to the encoding threads.
+    jobs: Submitter<Arc<Encoding>>,
     budget: Arc<Budget>,
     /// Bytes of one row as buffered.
     row_bytes: usize,
@@ -578,13 +547,8 @@ impl Table {
         self.encoding.write_queued();
         self.failed()?;
         lock(&self.encoding.queue).push_back(group);
-        let sent = self
-            .jobs
-            .as_ref()
-            .map(|tx| tx.send(Arc::clone(&self.encoding)));
-        if !matches!(sent, Some(Ok(()))) {
-            // The threads are gone (they panicked): the row group is written here.
-            self.jobs = None;
+        if self.jobs.submit(Arc::clone(&self.encoding)).is_err() {
+            // No thread to take it: the row group is written here.
             self.encoding.write_queued();
         }
         Ok(())

@@ -432,6 +432,35 @@ struct Cursor {
 }
 
 impl Cursor {
+    /// A cursor with no file yet, nothing read.
+    fn new(channel: u32, name: &str, components: &[Component]) -> Cursor {
+        Cursor {
+            channel,
+            name: name.to_string(),
+            comps: components.iter().map(Comp::new).collect(),
+            file: None,
+            batch_rows: 0,
+            pos: 0,
+            ticks: None,
+            ids: None,
+            spare: Vec::new(),
+            row: 0,
+            head: None,
+            stats: None,
+            first_entities: Vec::new(),
+            first_tick: None,
+            cur_tick: None,
+            cur_pos: 0,
+            cur_seen: HashSet::new(),
+            cur_mismatch: false,
+            last_tick: None,
+            max_tick: None,
+            first_row: 0,
+            max_tick_row: 0,
+            names_first: BTreeMap::new(),
+        }
+    }
+
     /// Makes `batch` the current one: its columns are looked up once, not per row.
     fn bind(&mut self, batch: Batch) {
         self.batch_rows = batch.rows;
@@ -757,31 +786,7 @@ fn open_cursor(
     decode: bool,
 ) -> (Cursor, Vec<Finding>) {
     let mut found = Vec::new();
-    let mut cursor = Cursor {
-        channel,
-        name: name.to_string(),
-        comps: components.iter().map(Comp::new).collect(),
-        file: None,
-        batch_rows: 0,
-        pos: 0,
-        ticks: None,
-        ids: None,
-        spare: Vec::new(),
-        row: 0,
-        head: None,
-        stats: None,
-        first_entities: Vec::new(),
-        first_tick: None,
-        cur_tick: None,
-        cur_pos: 0,
-        cur_seen: HashSet::new(),
-        cur_mismatch: false,
-        last_tick: None,
-        max_tick: None,
-        first_row: 0,
-        max_tick_row: 0,
-        names_first: BTreeMap::new(),
-    };
+    let mut cursor = Cursor::new(channel, name, components);
     let path = world.join(format!("{name}.parquet"));
     if !path.is_file() {
         found.push(Finding::new(
@@ -793,7 +798,7 @@ fn open_cursor(
         ));
         return (cursor, found);
     }
-    let mut file = match ParquetFile::open(&path) {
+    let file = match ParquetFile::open(&path) {
         Ok(f) => f,
         Err(e) => {
             found.push(
@@ -808,9 +813,24 @@ fn open_cursor(
         }
     };
     cursor.stats = Some((file.rows, file.row_groups, file.size));
-    let rows = file.rows;
-    let schema = file.schema.clone();
-    let mut wanted: Vec<String> = vec!["tick".into(), "entity_id".into()];
+    let schema = &file.schema;
+    let usable = examine_key_columns(schema, name, file.rows, &mut found);
+    examine_components(&mut cursor.comps, schema, name, file.rows, &mut found);
+    examine_extra_columns(schema, name, &cursor.comps, &mut found);
+    if usable {
+        start_cursor(&mut cursor, file, decode, &mut found);
+    }
+    (cursor, found)
+}
+
+/// The `tick` and `entity_id` columns: missing or not integers, the file cannot be read
+/// (`false`); integers other than UInt64 are read anyway.
+fn examine_key_columns(
+    schema: &arrow_schema::Schema,
+    name: &str,
+    rows: u64,
+    found: &mut Vec<Finding>,
+) -> bool {
     let mut usable = true;
     for key in ["tick", "entity_id"] {
         match schema.field_with_name(key) {
@@ -848,8 +868,20 @@ fn open_cursor(
             Ok(_) => {}
         }
     }
+    usable
+}
+
+/// Each component's column against its metadata: how to read it when it matches (its
+/// `layout`), a finding when it is missing or does not.
+fn examine_components(
+    comps: &mut [Comp],
+    schema: &arrow_schema::Schema,
+    name: &str,
+    rows: u64,
+    found: &mut Vec<Finding>,
+) {
     let mut variable = Vec::new();
-    for comp in &mut cursor.comps {
+    for comp in comps {
         let cname = comp.meta.name.as_str();
         match schema.field_with_name(cname) {
             Err(_) => found.push(Finding::new(
@@ -887,9 +919,18 @@ fn open_cursor(
             ),
         ));
     }
+}
+
+/// Columns that metadata.json does not declare.
+fn examine_extra_columns(
+    schema: &arrow_schema::Schema,
+    name: &str,
+    comps: &[Comp],
+    found: &mut Vec<Finding>,
+) {
     for f in schema.fields() {
         let n = f.name().as_str();
-        if n != "tick" && n != "entity_id" && !cursor.comps.iter().any(|c| c.meta.name == n) {
+        if n != "tick" && n != "entity_id" && !comps.iter().any(|c| c.meta.name == n) {
             found.push(Finding::new(
                 Severity::Warning,
                 EXTRA_COLUMN,
@@ -897,9 +938,17 @@ fn open_cursor(
             ));
         }
     }
-    if !usable {
-        return (cursor, found);
-    }
+}
+
+/// Starts reading the columns this pass needs; the cursor holds the file from then on.
+fn start_cursor(
+    cursor: &mut Cursor,
+    mut file: ParquetFile,
+    decode: bool,
+    found: &mut Vec<Finding>,
+) {
+    let name = &cursor.name;
+    let mut wanted: Vec<String> = vec!["tick".into(), "entity_id".into()];
     // Components whose values are always needed: asset handles and simulation_tick checks.
     for comp in &cursor.comps {
         if comp.layout.is_some()
@@ -915,7 +964,7 @@ fn open_cursor(
             PARQUET_UNREADABLE,
             format!("{name}.parquet cannot be read: {e}"),
         ));
-        return (cursor, found);
+        return;
     }
     // Components not read this time (header-only walks) take no part in this pass.
     for comp in &mut cursor.comps {
@@ -924,7 +973,6 @@ fn open_cursor(
         }
     }
     cursor.file = Some(file);
-    (cursor, found)
 }
 
 impl Iterator for ElodinReader {

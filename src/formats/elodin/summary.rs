@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::{json, Value as Json};
 
 use super::metadata::UNSET_MAX_TICKS;
-use super::reader::{ElodinReader, View};
+use super::reader::{ArchetypeView, ElodinReader, View};
 use crate::report::render::{first_and_last, grouped};
 use crate::report::Fact;
 
@@ -25,14 +25,33 @@ fn elide(lines: Vec<String>, what: &str) -> Vec<String> {
 
 pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
     let v: View<'_> = reader.view();
-    let mut out = Vec::new();
-    out.push(match &v.layout.exec {
+    vec![
+        layout_fact(&v),
+        Fact::new("metadata_flavour", v.flavour.to_string(), json!(v.flavour)),
+        time_step_fact(&v),
+        ticks_fact(&v),
+        entities_fact(&v),
+        archetypes_fact(&v),
+        assets_fact(&v),
+    ]
+}
+
+fn layout_fact(v: &View<'_>) -> Fact {
+    match &v.layout.exec {
         Some(exec) => Fact::new(
             "layout",
             format!(
                 "exec dir: world/ (the replay){}{}",
-                if exec.join("tick_exec").is_dir() { " + tick_exec/" } else { "" },
-                if exec.join("startup_exec").is_dir() { " + startup_exec/" } else { "" }
+                if exec.join("tick_exec").is_dir() {
+                    " + tick_exec/"
+                } else {
+                    ""
+                },
+                if exec.join("startup_exec").is_dir() {
+                    " + startup_exec/"
+                } else {
+                    ""
+                }
             ),
             json!({"kind": "exec", "dir": exec.to_string_lossy(), "world": v.layout.world.to_string_lossy()}),
         ),
@@ -41,23 +60,24 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
             "world dir",
             json!({"kind": "world", "world": v.layout.world.to_string_lossy()}),
         ),
-    });
-    out.push(Fact::new(
-        "metadata_flavour",
-        v.flavour.to_string(),
-        json!(v.flavour),
-    ));
+    }
+}
+
+fn time_step_fact(v: &View<'_>) -> Fact {
     let step_s = v
         .metadata
         .get("sim_time_step")
         .or_else(|| v.metadata.get("time_step"))
         .cloned()
         .unwrap_or(Json::Null);
-    out.push(Fact::new(
+    Fact::new(
         "time_step",
         format!("{} ns ({step_s} s)", v.step_ns),
         json!({"step_ns": v.step_ns, "seconds": step_s}),
-    ));
+    )
+}
+
+fn ticks_fact(v: &View<'_>) -> Fact {
     let first = v
         .archetypes
         .iter()
@@ -76,7 +96,7 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
         None => "absent".to_string(),
     };
     let count = first.zip(last).map(|(a, b)| b - a + 1);
-    out.push(Fact::new(
+    Fact::new(
         "ticks",
         match (first, last) {
             (Some(a), Some(b)) => format!("{} ({a}..={b}); max_ticks {max_ticks}", b - a + 1),
@@ -89,7 +109,11 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
             "last": last,
             "max_ticks": v.max_ticks.filter(|m| *m != UNSET_MAX_TICKS),
         }),
-    ));
+    )
+}
+
+/// Every entity with rows or a name: its name and the archetypes it has rows in.
+fn entities_fact(v: &View<'_>) -> Fact {
     let mut entities: BTreeMap<u64, Vec<&str>> = BTreeMap::new();
     for a in &v.archetypes {
         for e in a.entities {
@@ -109,7 +133,7 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
             )
         })
         .collect();
-    out.push(Fact::new(
+    Fact::new(
         "entities",
         if entities.is_empty() {
             "none".into()
@@ -126,63 +150,14 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
                 })
                 .collect(),
         ),
-    ));
-    let mut blocks: Vec<Vec<String>> = Vec::new();
-    let mut list = Vec::new();
-    for a in &v.archetypes {
-        let rows = a.rows.unwrap_or(a.rows_seen);
-        let mut block = vec![format!(
-            "{}: {}, {rows} rows, {}, {}",
-            a.name,
-            counted(a.entities.len(), "entity", "entities"),
-            a.row_groups.map_or("unreadable".into(), |g| if g == 1 {
-                "1 row group".to_string()
-            } else {
-                format!("{g} row groups")
-            }),
-            a.size.map_or("no file".into(), |s| format!("{s} bytes")),
-        )];
-        let components: Vec<String> = a
-            .components
-            .iter()
-            .map(|c| {
-                let names = c.element_names();
-                format!(
-                    "  {} {}{}{}",
-                    c.name,
-                    c.type_text(),
-                    names
-                        .as_ref()
-                        .map_or(String::new(), |n| format!(" ({})", n.join(","))),
-                    if c.asset { " asset" } else { "" }
-                )
-            })
-            .collect();
-        block.extend(elide(components, "components").into_iter().map(|l| {
-            if l.starts_with('…') {
-                format!("  {l}")
-            } else {
-                l
-            }
-        }));
-        blocks.push(block);
-        list.push(json!({
-            "name": a.name,
-            "entities": a.entities,
-            "rows": rows,
-            "row_groups": a.row_groups,
-            "size_bytes": a.size,
-            "ticks": a.ticks.map(|(x, y)| [x, y]),
-            "components": a.components.iter().map(|c| json!({
-                "name": c.name,
-                "type": c.primitive.name(),
-                "dtype": c.primitive.dtype().name(),
-                "shape": c.shape,
-                "element_names": c.element_names(),
-                "asset": c.asset,
-            })).collect::<Vec<_>>(),
-        }));
-    }
+    )
+}
+
+/// One block of text lines per archetype; past `2 * FEW + 1` of them, the first and last
+/// few blocks.
+fn archetypes_fact(v: &View<'_>) -> Fact {
+    let blocks: Vec<Vec<String>> = v.archetypes.iter().map(archetype_block).collect();
+    let list = v.archetypes.iter().map(archetype_json).collect();
     let mut text = Vec::new();
     if blocks.len() > 2 * FEW + 1 {
         let n = blocks.len();
@@ -200,8 +175,70 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
     } else {
         text.extend(blocks.into_iter().flatten());
     }
-    out.push(Fact::new("archetypes", text.join("\n"), Json::Array(list)));
-    out.push(match v.assets {
+    Fact::new("archetypes", text.join("\n"), Json::Array(list))
+}
+
+/// An archetype's line, then its components' (the first and last few), indented.
+fn archetype_block(a: &ArchetypeView<'_>) -> Vec<String> {
+    let rows = a.rows.unwrap_or(a.rows_seen);
+    let mut block = vec![format!(
+        "{}: {}, {rows} rows, {}, {}",
+        a.name,
+        counted(a.entities.len(), "entity", "entities"),
+        a.row_groups.map_or("unreadable".into(), |g| if g == 1 {
+            "1 row group".to_string()
+        } else {
+            format!("{g} row groups")
+        }),
+        a.size.map_or("no file".into(), |s| format!("{s} bytes")),
+    )];
+    let components: Vec<String> = a
+        .components
+        .iter()
+        .map(|c| {
+            let names = c.element_names();
+            format!(
+                "  {} {}{}{}",
+                c.name,
+                c.type_text(),
+                names
+                    .as_ref()
+                    .map_or(String::new(), |n| format!(" ({})", n.join(","))),
+                if c.asset { " asset" } else { "" }
+            )
+        })
+        .collect();
+    block.extend(elide(components, "components").into_iter().map(|l| {
+        if l.starts_with('…') {
+            format!("  {l}")
+        } else {
+            l
+        }
+    }));
+    block
+}
+
+fn archetype_json(a: &ArchetypeView<'_>) -> Json {
+    json!({
+        "name": a.name,
+        "entities": a.entities,
+        "rows": a.rows.unwrap_or(a.rows_seen),
+        "row_groups": a.row_groups,
+        "size_bytes": a.size,
+        "ticks": a.ticks.map(|(x, y)| [x, y]),
+        "components": a.components.iter().map(|c| json!({
+            "name": c.name,
+            "type": c.primitive.name(),
+            "dtype": c.primitive.dtype().name(),
+            "shape": c.shape,
+            "element_names": c.element_names(),
+            "asset": c.asset,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn assets_fact(v: &View<'_>) -> Fact {
+    match v.assets {
         Some((bytes, items)) => Fact::new(
             "assets",
             format!(
@@ -211,6 +248,5 @@ pub(super) fn facts(reader: &ElodinReader) -> Vec<Fact> {
             json!({"size_bytes": bytes, "items": items, "entity_names": v.names.len()}),
         ),
         None => Fact::new("assets", "missing or unreadable", Json::Null),
-    });
-    out
+    }
 }

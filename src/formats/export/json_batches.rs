@@ -8,12 +8,11 @@
 //! [`IN_FLIGHT`] batches are held, so memory stays bounded. A recording smaller than one
 //! batch is formatted on the caller's thread and starts no thread.
 
-use std::collections::BTreeMap;
-use std::sync::mpsc::{channel, Receiver, Sender};
-use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
+use std::collections::VecDeque;
+use std::sync::Arc;
 
 use crate::formats::export::json_text::{self, Lost};
+use crate::formats::pool::{Gone, Pool};
 use crate::model::{Epoch, Record};
 
 /// Threads formatting batches.
@@ -37,7 +36,6 @@ pub struct Style {
 /// A batch formatted: its records' text one after the other, where each record's text
 /// ends, the fields not written exactly, and the records themselves.
 pub struct Formatted {
-    seq: u64,
     pub text: Vec<u8>,
     /// Per record, the end of its text in `text` (the start is the previous end, or 0).
     pub ends: Vec<usize>,
@@ -56,21 +54,12 @@ impl Formatted {
 }
 
 struct Job {
-    seq: u64,
     channels: Arc<Vec<String>>,
     style: Style,
     records: Vec<Record>,
     /// Buffers to format into (taken back before: no page faults per batch).
     text: Vec<u8>,
     ends: Vec<usize>,
-}
-
-struct Pool {
-    jobs: Option<Sender<Job>>,
-    done: Receiver<Formatted>,
-    threads: Vec<JoinHandle<()>>,
-    /// Batches formatted out of order, waiting for their turn.
-    ready: BTreeMap<u64, Formatted>,
 }
 
 /// The batches of one writer.
@@ -80,15 +69,16 @@ pub struct JsonBatches {
     channels: Arc<Vec<String>>,
     batch: Vec<Record>,
     batch_bytes: usize,
-    pool: Option<Pool>,
-    sent: u64,
-    taken: u64,
+    pool: Option<Pool<Job, Formatted>>,
+    /// Batches formatted on the caller's thread because no thread could start: they follow
+    /// every batch of the pool.
+    here: VecDeque<Formatted>,
     /// Buffers of batches given back, for the next batches.
     spare: Vec<(Vec<u8>, Vec<usize>)>,
     spare_records: Vec<Record>,
 }
 
-/// The formatting threads stopped (one panicked).
+/// A batch's formatting panicked.
 #[derive(Debug)]
 pub struct Stopped;
 
@@ -100,8 +90,7 @@ impl JsonBatches {
             batch: Vec::new(),
             batch_bytes: 0,
             pool: None,
-            sent: 0,
-            taken: 0,
+            here: VecDeque::new(),
             spare: Vec::new(),
             spare_records: Vec::new(),
         }
@@ -143,32 +132,33 @@ impl JsonBatches {
         if self.batch.is_empty() {
             return;
         }
-        let pool = self.pool.get_or_insert_with(Pool::start);
+        if self.pool.is_none() && self.here.is_empty() {
+            self.pool = Pool::spawn("json-text", FORMATTERS, IN_FLIGHT - FORMATTERS, format).ok();
+        }
         let records = std::mem::replace(&mut self.batch, std::mem::take(&mut self.spare_records));
         self.batch_bytes = 0;
         let (text, ends) = self.spare.pop().unwrap_or_default();
         let job = Job {
-            seq: self.sent,
             channels: Arc::clone(&self.channels),
             style: self.style,
             records,
             text,
             ends,
         };
-        self.sent += 1;
-        match pool.jobs.as_ref().map(|jobs| jobs.send(job)) {
-            Some(Ok(())) | None => {}
-            // The threads are gone (one panicked): format here instead.
-            Some(Err(e)) => {
-                let formatted = format(e.0);
-                pool.ready.insert(formatted.seq, formatted);
-            }
-        }
+        let job = match self.pool.as_mut() {
+            Some(pool) => match pool.submit(job) {
+                Ok(()) => return,
+                Err(Gone(job)) => job,
+            },
+            None => job,
+        };
+        // No thread to format it: it is formatted here, after the pool's batches.
+        self.here.push_back(format(job));
     }
 
     /// Whether batches were sent and not taken back.
     pub fn outstanding(&self) -> usize {
-        (self.sent - self.taken) as usize
+        self.pool.as_ref().map_or(0, Pool::outstanding) + self.here.len()
     }
 
     /// The next formatted batch in order, when more than `keep` are outstanding (waiting for
@@ -177,20 +167,9 @@ impl JsonBatches {
         if self.outstanding() <= keep {
             return Ok(None);
         }
-        let Some(pool) = self.pool.as_mut() else {
-            return Ok(None);
-        };
-        loop {
-            if let Some(formatted) = pool.ready.remove(&self.taken) {
-                self.taken += 1;
-                return Ok(Some(formatted));
-            }
-            match pool.done.recv() {
-                Ok(formatted) => {
-                    pool.ready.insert(formatted.seq, formatted);
-                }
-                Err(_) => return Err(Stopped),
-            }
+        match self.pool.as_mut().and_then(Pool::next_result) {
+            Some(formatted) => formatted.map(Some).map_err(|_| Stopped),
+            None => Ok(self.here.pop_front()),
         }
     }
 
@@ -203,7 +182,7 @@ impl JsonBatches {
     /// smaller than one batch), else sends it; then [`next`](Self::next)`(0)` takes back
     /// every batch.
     pub fn finish(&mut self) -> Option<Formatted> {
-        if self.pool.is_some() {
+        if self.pool.is_some() || !self.here.is_empty() {
             self.send();
             return None;
         }
@@ -213,7 +192,6 @@ impl JsonBatches {
         let records = std::mem::take(&mut self.batch);
         self.batch_bytes = 0;
         Some(format(Job {
-            seq: 0,
             channels: Arc::clone(&self.channels),
             style: self.style,
             records,
@@ -233,48 +211,7 @@ impl JsonBatches {
 
     /// Stops the threads (after every batch was taken back).
     pub fn stop(&mut self) {
-        if let Some(mut pool) = self.pool.take() {
-            pool.jobs = None;
-            for t in pool.threads.drain(..) {
-                let _ = t.join();
-            }
-        }
-    }
-}
-
-impl Drop for JsonBatches {
-    fn drop(&mut self) {
-        self.stop();
-    }
-}
-
-impl Pool {
-    fn start() -> Pool {
-        let (jobs, queue) = channel::<Job>();
-        let (finished, done) = channel();
-        let queue = Arc::new(Mutex::new(queue));
-        let threads = (0..FORMATTERS)
-            .map(|_| {
-                let queue = Arc::clone(&queue);
-                let finished: Sender<Formatted> = finished.clone();
-                std::thread::spawn(move || loop {
-                    let job = match queue.lock() {
-                        Ok(q) => q.recv(),
-                        Err(_) => return,
-                    };
-                    let Ok(job) = job else { return };
-                    if finished.send(format(job)).is_err() {
-                        return;
-                    }
-                })
-            })
-            .collect();
-        Pool {
-            jobs: Some(jobs),
-            done,
-            threads,
-            ready: BTreeMap::new(),
-        }
+        self.pool = None;
     }
 }
 
@@ -310,7 +247,6 @@ fn format(job: Job) -> Formatted {
         }
     }
     Formatted {
-        seq: job.seq,
         text,
         ends,
         lost,

@@ -175,154 +175,172 @@ fn version(schema: &Json, key: &str) -> Option<Version> {
 /// The findings of `rec` against `current` (spec §A12 table, in its order).
 pub fn check(rec: &Json, current: &Json) -> Vec<Finding> {
     let mut out = Vec::new();
-    let mut push =
-        |severity, code, message: String| out.push(Finding::new(severity, code, message));
     let checksum = |s: &Json| s.get("checksum").and_then(Json::as_str).map(str::to_string);
     if let (Some(a), Some(b)) = (checksum(rec), checksum(current)) {
         if a == b {
-            push(
+            out.push(Finding::new(
                 Severity::Info,
                 COMPAT_SAME,
                 format!("the schemas are the same ({a})"),
-            );
+            ));
             return out;
         }
     }
-    let compatibility = current.get("compatibility");
-    let min = compatibility
-        .and_then(|c| c.get("min_icarus_version"))
-        .and_then(Json::as_str);
-    if let (Some(min_text), Some(rec_version)) = (min, version(rec, "icarus_version")) {
-        match Version::parse(min_text) {
-            Ok(min) if rec_version < min => push(
-                Severity::Error,
-                COMPAT_TOO_OLD,
-                format!(
-                    "recording too old: made by Icarus {rec_version}, the current schema needs \
-                     {min} or later"
-                ),
-            ),
-            _ => {}
-        }
-    }
-    if let (Some(a), Some(b)) = (
-        version(rec, "schema_version"),
-        version(current, "schema_version"),
-    ) {
-        if a.major != b.major {
-            let breaking: Vec<&str> = (compatibility.and_then(|c| c.get("breaking_changes")))
-                .and_then(Json::as_array)
-                .into_iter()
-                .flatten()
-                .filter_map(Json::as_str)
-                .collect();
-            if breaking.is_empty() {
-                push(
-                    Severity::Warning,
-                    COMPAT_MAJOR,
-                    format!("schema version {a} against {b}: a new major version"),
-                );
-            } else {
-                push(
-                    Severity::Error,
-                    COMPAT_BREAKING,
-                    format!(
-                        "schema version {a} against {b}, with breaking changes: {}",
-                        breaking.join("; ")
-                    ),
-                );
-            }
-        }
-    }
-
+    examine_icarus_version(rec, current, &mut out);
+    examine_schema_version(rec, current, &mut out);
     let (ours, theirs) = (signals(rec), signals(current));
     let states = state_names(current);
     for want in &theirs {
-        let Some(have) = ours.iter().find(|s| s.name == want.name) else {
-            let name = want.name;
-            if let Some(default) = want.object.get("default") {
-                push(
-                    Severity::Info,
-                    COMPAT_DEFAULTED,
-                    format!("{name} is not in the recording: its default {default} is used"),
-                );
-            } else if want.flag("required") || states.iter().any(|s| s == name) {
-                let what = if want.flag("required") {
-                    "required"
-                } else {
-                    "a state"
-                };
-                push(
-                    Severity::Error,
-                    COMPAT_MISSING,
-                    format!("{name} ({what}, no default) is not in the recording"),
-                );
-            } else {
-                push(
-                    Severity::Info,
-                    COMPAT_MISSING_OPTIONAL,
-                    format!("{name} (optional, no default) is not in the recording"),
-                );
-            }
-            continue;
-        };
-        let name = want.name;
-        let (ty_a, ty_b) = (have.ty(), want.ty());
-        let (size_a, size_b) = (have.size(), want.size());
-        if ty_a != ty_b || size_a != size_b {
-            let show = |t: Option<String>, s: Option<u64>| {
-                format!(
-                    "{} ({} bytes)",
-                    t.as_deref().unwrap_or("no type"),
-                    s.map_or("?".into(), |s| s.to_string())
-                )
-            };
-            push(
-                Severity::Error,
-                COMPAT_TYPE,
-                format!(
-                    "{name} is {} in the recording and {} in the current schema",
-                    show(ty_a, size_a),
-                    show(ty_b, size_b)
-                ),
-            );
-        }
-        if have.units() != want.units() {
-            push(
-                Severity::Warning,
-                COMPAT_UNITS,
-                format!(
-                    "{name} is in {} in the recording and in {} in the current schema",
-                    have.units().unwrap_or("no units"),
-                    want.units().unwrap_or("no units")
-                ),
-            );
-        }
-        if have.lifecycle() != want.lifecycle() {
-            push(
-                Severity::Warning,
-                COMPAT_LIFECYCLE,
-                format!(
-                    "{name} is {} in the recording and {} in the current schema",
-                    have.lifecycle(),
-                    want.lifecycle()
-                ),
-            );
+        match ours.iter().find(|s| s.name == want.name) {
+            Some(have) => examine_signal(have, want, &mut out),
+            None => examine_missing(want, &states, &mut out),
         }
     }
     for have in &ours {
         if !theirs.iter().any(|s| s.name == have.name) {
-            push(
+            out.push(Finding::new(
                 Severity::Info,
                 COMPAT_IGNORED,
                 format!(
                     "{} is not in the current schema: it will be ignored",
                     have.name
                 ),
-            );
+            ));
         }
     }
     out
+}
+
+/// The recording's Icarus version against the current schema's minimum.
+fn examine_icarus_version(rec: &Json, current: &Json, out: &mut Vec<Finding>) {
+    let min = current
+        .get("compatibility")
+        .and_then(|c| c.get("min_icarus_version"))
+        .and_then(Json::as_str);
+    if let (Some(min_text), Some(rec_version)) = (min, version(rec, "icarus_version")) {
+        match Version::parse(min_text) {
+            Ok(min) if rec_version < min => out.push(Finding::new(
+                Severity::Error,
+                COMPAT_TOO_OLD,
+                format!(
+                    "recording too old: made by Icarus {rec_version}, the current schema needs \
+                     {min} or later"
+                ),
+            )),
+            _ => {}
+        }
+    }
+}
+
+/// A new major schema version: breaking when the current schema lists breaking changes.
+fn examine_schema_version(rec: &Json, current: &Json, out: &mut Vec<Finding>) {
+    if let (Some(a), Some(b)) = (
+        version(rec, "schema_version"),
+        version(current, "schema_version"),
+    ) {
+        if a.major != b.major {
+            let breaking: Vec<&str> = (current.get("compatibility"))
+                .and_then(|c| c.get("breaking_changes"))
+                .and_then(Json::as_array)
+                .into_iter()
+                .flatten()
+                .filter_map(Json::as_str)
+                .collect();
+            if breaking.is_empty() {
+                out.push(Finding::new(
+                    Severity::Warning,
+                    COMPAT_MAJOR,
+                    format!("schema version {a} against {b}: a new major version"),
+                ));
+            } else {
+                out.push(Finding::new(
+                    Severity::Error,
+                    COMPAT_BREAKING,
+                    format!(
+                        "schema version {a} against {b}, with breaking changes: {}",
+                        breaking.join("; ")
+                    ),
+                ));
+            }
+        }
+    }
+}
+
+/// A current signal the recording lacks: defaulted, missing (required or a state), or
+/// an optional one left out.
+fn examine_missing(want: &Signal<'_>, states: &[String], out: &mut Vec<Finding>) {
+    let name = want.name;
+    if let Some(default) = want.object.get("default") {
+        out.push(Finding::new(
+            Severity::Info,
+            COMPAT_DEFAULTED,
+            format!("{name} is not in the recording: its default {default} is used"),
+        ));
+    } else if want.flag("required") || states.iter().any(|s| s == name) {
+        let what = if want.flag("required") {
+            "required"
+        } else {
+            "a state"
+        };
+        out.push(Finding::new(
+            Severity::Error,
+            COMPAT_MISSING,
+            format!("{name} ({what}, no default) is not in the recording"),
+        ));
+    } else {
+        out.push(Finding::new(
+            Severity::Info,
+            COMPAT_MISSING_OPTIONAL,
+            format!("{name} (optional, no default) is not in the recording"),
+        ));
+    }
+}
+
+/// A signal both schemas have: the same type and size, units and lifecycle.
+fn examine_signal(have: &Signal<'_>, want: &Signal<'_>, out: &mut Vec<Finding>) {
+    let name = want.name;
+    let (ty_a, ty_b) = (have.ty(), want.ty());
+    let (size_a, size_b) = (have.size(), want.size());
+    if ty_a != ty_b || size_a != size_b {
+        let show = |t: Option<String>, s: Option<u64>| {
+            format!(
+                "{} ({} bytes)",
+                t.as_deref().unwrap_or("no type"),
+                s.map_or("?".into(), |s| s.to_string())
+            )
+        };
+        out.push(Finding::new(
+            Severity::Error,
+            COMPAT_TYPE,
+            format!(
+                "{name} is {} in the recording and {} in the current schema",
+                show(ty_a, size_a),
+                show(ty_b, size_b)
+            ),
+        ));
+    }
+    if have.units() != want.units() {
+        out.push(Finding::new(
+            Severity::Warning,
+            COMPAT_UNITS,
+            format!(
+                "{name} is in {} in the recording and in {} in the current schema",
+                have.units().unwrap_or("no units"),
+                want.units().unwrap_or("no units")
+            ),
+        ));
+    }
+    if have.lifecycle() != want.lifecycle() {
+        out.push(Finding::new(
+            Severity::Warning,
+            COMPAT_LIFECYCLE,
+            format!(
+                "{name} is {} in the recording and {} in the current schema",
+                have.lifecycle(),
+                want.lifecycle()
+            ),
+        ));
+    }
 }
 
 #[cfg(test)]

@@ -609,7 +609,28 @@ fn data_buffer(d: &mut Dec) -> Option<(u32, u16, u8)> {
         d.opaque();
         return Some((offset, count, comp));
     };
-    let (unit, origin): (f64, Vec<f64>) = match ctype {
+    let (unit, origin) = quantisation(d, ctype, comp)?;
+    let n = count as usize * comp as usize;
+    let bytes = d.c.take(n * size)?;
+    d.uint("offset", offset);
+    if d.ctx.values {
+        let data = buffer_values(ctype, bytes, comp, unit, &origin);
+        let shape = vec![count as usize, comp as usize];
+        if let Some(a) = Array::with_shape(data, shape) {
+            d.put("data", Value::Array(a));
+        }
+        d.put(
+            "content_type",
+            Value::Str(names::content_type(ctype).into()),
+        );
+    }
+    Some((offset, count, comp))
+}
+
+/// The unit and per-component origin of a quantised DataBuffer (content types 11 and
+/// 12); 1 and none for the others.
+fn quantisation(d: &mut Dec, ctype: u8, comp: u8) -> Option<(f64, Vec<f64>)> {
+    Some(match ctype {
         11 => {
             let u = d.c.f32()?.into();
             let mut o = Vec::with_capacity(comp as usize);
@@ -627,93 +648,84 @@ fn data_buffer(d: &mut Dec) -> Option<(u32, u16, u8)> {
             (u, o)
         }
         _ => (1.0, Vec::new()),
-    };
-    let n = count as usize * comp as usize;
-    let bytes = d.c.take(n * size)?;
-    d.uint("offset", offset);
-    if d.ctx.values {
-        let data = match ctype {
-            1 => ArrayData::I8(bytes.iter().map(|b| *b as i8).collect()),
-            2 => ArrayData::U8(bytes.to_vec()),
-            3 => ArrayData::I16(
-                bytes
-                    .chunks_exact(2)
-                    .map(|b| i16::from_be_bytes([b[0], b[1]]))
-                    .collect(),
-            ),
-            4 => ArrayData::U16(
-                bytes
-                    .chunks_exact(2)
-                    .map(|b| u16::from_be_bytes([b[0], b[1]]))
-                    .collect(),
-            ),
-            5 => ArrayData::I32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect(),
-            ),
-            6 => ArrayData::U32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect(),
-            ),
-            7 => ArrayData::I64(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| i64::from_be_bytes(b.try_into().unwrap_or_default()))
-                    .collect(),
-            ),
-            8 => ArrayData::U64(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| u64::from_be_bytes(b.try_into().unwrap_or_default()))
-                    .collect(),
-            ),
-            9 => ArrayData::F32(
-                bytes
-                    .chunks_exact(4)
-                    .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-                    .collect(),
-            ),
-            10 => ArrayData::F64(
-                bytes
-                    .chunks_exact(8)
-                    .map(|b| f64::from_be_bytes(b.try_into().unwrap_or_default()))
-                    .collect(),
-            ),
-            11 => ArrayData::F32(
-                bytes
-                    .chunks_exact(2)
-                    .enumerate()
-                    .map(|(i, b)| {
-                        let o = origin.get(i % comp.max(1) as usize).copied().unwrap_or(0.0);
-                        (f64::from(i16::from_be_bytes([b[0], b[1]])) * unit + o) as f32
-                    })
-                    .collect(),
-            ),
-            _ => ArrayData::F64(
-                bytes
-                    .chunks_exact(4)
-                    .enumerate()
-                    .map(|(i, b)| {
-                        let o = origin.get(i % comp.max(1) as usize).copied().unwrap_or(0.0);
-                        f64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])) * unit + o
-                    })
-                    .collect(),
-            ),
-        };
-        let shape = vec![count as usize, comp as usize];
-        if let Some(a) = Array::with_shape(data, shape) {
-            d.put("data", Value::Array(a));
-        }
-        d.put(
-            "content_type",
-            Value::Str(names::content_type(ctype).into()),
-        );
+    })
+}
+
+/// A DataBuffer's values from its big-endian `bytes`, quantised ones restored with
+/// `unit` and `origin`.
+fn buffer_values(ctype: u8, bytes: &[u8], comp: u8, unit: f64, origin: &[f64]) -> ArrayData {
+    match ctype {
+        1 => ArrayData::I8(bytes.iter().map(|b| *b as i8).collect()),
+        2 => ArrayData::U8(bytes.to_vec()),
+        3 => ArrayData::I16(
+            bytes
+                .chunks_exact(2)
+                .map(|b| i16::from_be_bytes([b[0], b[1]]))
+                .collect(),
+        ),
+        4 => ArrayData::U16(
+            bytes
+                .chunks_exact(2)
+                .map(|b| u16::from_be_bytes([b[0], b[1]]))
+                .collect(),
+        ),
+        5 => ArrayData::I32(
+            bytes
+                .chunks_exact(4)
+                .map(|b| i32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        6 => ArrayData::U32(
+            bytes
+                .chunks_exact(4)
+                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        7 => ArrayData::I64(
+            bytes
+                .chunks_exact(8)
+                .map(|b| i64::from_be_bytes(b.try_into().unwrap_or_default()))
+                .collect(),
+        ),
+        8 => ArrayData::U64(
+            bytes
+                .chunks_exact(8)
+                .map(|b| u64::from_be_bytes(b.try_into().unwrap_or_default()))
+                .collect(),
+        ),
+        9 => ArrayData::F32(
+            bytes
+                .chunks_exact(4)
+                .map(|b| f32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+                .collect(),
+        ),
+        10 => ArrayData::F64(
+            bytes
+                .chunks_exact(8)
+                .map(|b| f64::from_be_bytes(b.try_into().unwrap_or_default()))
+                .collect(),
+        ),
+        11 => ArrayData::F32(
+            bytes
+                .chunks_exact(2)
+                .enumerate()
+                .map(|(i, b)| {
+                    let o = origin.get(i % comp.max(1) as usize).copied().unwrap_or(0.0);
+                    (f64::from(i16::from_be_bytes([b[0], b[1]])) * unit + o) as f32
+                })
+                .collect(),
+        ),
+        _ => ArrayData::F64(
+            bytes
+                .chunks_exact(4)
+                .enumerate()
+                .map(|(i, b)| {
+                    let o = origin.get(i % comp.max(1) as usize).copied().unwrap_or(0.0);
+                    f64::from(i32::from_be_bytes([b[0], b[1], b[2], b[3]])) * unit + o
+                })
+                .collect(),
+        ),
     }
-    Some((offset, count, comp))
 }
 
 fn mesh(d: &mut Dec) -> Option<()> {
@@ -871,26 +883,10 @@ fn read_blocks(c: &mut Cur, n: usize, dp: bool) -> Option<Vec<Attrs>> {
 }
 
 fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
-    let ctx = d.ctx;
     let category = d.c.u16()?;
     let flags = d.c.u16()?;
     let _reserved = d.c.u16()?;
-    let len = d.c.payload_len();
-    let mut dp = dp_flag(ctx, flags);
-    if ctx.version_minor == 3
-        && flags & 64 != 0
-        && !dp
-        && d.routing != R_MESH_SET
-        && len >= 10 + ATTR_F64
-        && (is_simple(d.routing) && len != 10 + ATTR_F32)
-    {
-        dp = true;
-        d.note(note(
-            Severity::Warning,
-            DOUBLE_PRECISION_64,
-            "Create decoded as double precision by flag 64 (mid-2020 0.3 writers)",
-        ));
-    }
+    let dp = create_precision(d, flags);
     let attrs = Attrs::read(&mut d.c, dp)?;
     d.uint("category", category);
     d.uint("flags", flags);
@@ -898,97 +894,12 @@ fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
     if d.ctx.values {
         attrs.fields(&mut d.out.values);
     }
-    let asize = if dp { ATTR_F64 } else { ATTR_F32 };
     let mut multi = None;
     let mut resources = Vec::new();
-    let multi_bit = multi_flag(ctx);
-    let flagged = multi_bit != 0 && flags & multi_bit != 0;
-    let extra = d.c.remaining();
-    let unflagged = !flagged && is_simple(d.routing) && extra > 0 && {
-        // Tolerance 9: total u32, in_this_message u16, then exactly that many blocks.
-        let mut peek = Cur::new(d.c.rest());
-        match (peek.u32(), peek.u16()) {
-            (Some(total), Some(n)) => extra == 6 + n as usize * asize && total >= n as u32,
-            _ => false,
-        }
-    };
-    if flagged || unflagged {
-        if unflagged {
-            d.note(note(
-                Severity::Info,
-                MULTISHAPE_FLAG_MISSING,
-                "a Create decoded as a MultiShape although its MultiShape flag is clear (C++ library bug)",
-            ));
-        }
-        let total = d.c.u32()?;
-        let n = d.c.u16()?;
-        let blocks = read_blocks(&mut d.c, n as usize, dp)?;
-        d.uint("total_count", total);
-        if d.ctx.values {
-            let mut f = Vec::new();
-            blocks_fields(&blocks, dp, "child_", &mut f);
-            d.out.values.extend(f);
-        }
-        if blocks.iter().any(|b| !b.finite()) {
-            d.note(nonfinite());
-        }
-        multi = Some((total, n as u32));
+    if is_multi_shape(d, flags, dp) {
+        multi = Some(multi_shape(d, dp)?);
     } else {
-        match d.routing {
-            R_TEXT3D | R_TEXT2D => {
-                let n = d.c.u16()?;
-                let bytes = d.c.take(n as usize)?;
-                d.text("text", bytes);
-            }
-            R_MESH_SHAPE => {
-                let vertices = d.c.u32()?;
-                let indices = d.c.u32()?;
-                d.uint("vertex_count", vertices);
-                d.uint("index_count", indices);
-                if ctx.version_minor >= 2 {
-                    let s = d.c.f32()?;
-                    d.put("draw_scale", Value::Float(s.into()));
-                }
-                let topology = d.c.u8()?;
-                d.uint("topology", topology);
-            }
-            R_MESH_SET => {
-                let parts = d.c.u16()? as usize;
-                let size = 4 + asize;
-                if parts.checked_mul(size)? > d.c.remaining() {
-                    return None;
-                }
-                let mut blocks = Vec::with_capacity(parts);
-                for _ in 0..parts {
-                    resources.push(d.c.u32()?);
-                    blocks.push(Attrs::read(&mut d.c, dp)?);
-                }
-                if d.ctx.values {
-                    d.put(
-                        "part_resource_ids",
-                        Value::Array(Array::flat(ArrayData::U32(resources.clone()))),
-                    );
-                    let mut f = Vec::new();
-                    blocks_fields(&blocks, dp, "part_", &mut f);
-                    d.out.values.extend(f);
-                }
-            }
-            R_POINT_CLOUD => {
-                let mesh = d.c.u32()?;
-                let indices = d.c.u32()?;
-                resources.push(mesh);
-                d.uint("mesh_id", mesh);
-                d.uint("index_count", indices);
-                if ctx.version_minor >= 2 {
-                    let s = d.c.f32()?;
-                    d.put("point_size", Value::Float(s.into()));
-                } else {
-                    let s = d.c.u8()?;
-                    d.put("point_size", Value::Float(s.into()));
-                }
-            }
-            _ => {}
-        }
+        resources = create_tail(d, dp)?;
     }
     if !attrs.finite() {
         d.note(nonfinite());
@@ -1000,6 +911,138 @@ fn shape_create(d: &mut Dec, id: u32) -> Option<()> {
         multi,
         resources,
     };
+    Some(())
+}
+
+/// Whether a Create's attributes are double precision: by its flags, or by flag 64 where
+/// mid-2020 0.3 writers set it and the payload's length agrees.
+fn create_precision(d: &mut Dec, flags: u16) -> bool {
+    let ctx = d.ctx;
+    let len = d.c.payload_len();
+    let dp = dp_flag(ctx, flags);
+    if ctx.version_minor == 3
+        && flags & 64 != 0
+        && !dp
+        && d.routing != R_MESH_SET
+        && len >= 10 + ATTR_F64
+        && (is_simple(d.routing) && len != 10 + ATTR_F32)
+    {
+        d.note(note(
+            Severity::Warning,
+            DOUBLE_PRECISION_64,
+            "Create decoded as double precision by flag 64 (mid-2020 0.3 writers)",
+        ));
+        return true;
+    }
+    dp
+}
+
+/// Whether the rest of a Create is a MultiShape: flagged, or a simple shape whose rest
+/// has exactly a MultiShape's layout although the flag is clear.
+fn is_multi_shape(d: &mut Dec, flags: u16, dp: bool) -> bool {
+    let asize = if dp { ATTR_F64 } else { ATTR_F32 };
+    let multi_bit = multi_flag(d.ctx);
+    let flagged = multi_bit != 0 && flags & multi_bit != 0;
+    let extra = d.c.remaining();
+    let unflagged = !flagged && is_simple(d.routing) && extra > 0 && {
+        // Tolerance 9: total u32, in_this_message u16, then exactly that many blocks.
+        let mut peek = Cur::new(d.c.rest());
+        match (peek.u32(), peek.u16()) {
+            (Some(total), Some(n)) => extra == 6 + n as usize * asize && total >= n as u32,
+            _ => false,
+        }
+    };
+    if unflagged {
+        d.note(note(
+            Severity::Info,
+            MULTISHAPE_FLAG_MISSING,
+            "a Create decoded as a MultiShape although its MultiShape flag is clear (C++ library bug)",
+        ));
+    }
+    flagged || unflagged
+}
+
+/// A MultiShape's children: (total over all messages, how many in this one).
+fn multi_shape(d: &mut Dec, dp: bool) -> Option<(u32, u32)> {
+    let total = d.c.u32()?;
+    let n = d.c.u16()?;
+    let blocks = read_blocks(&mut d.c, n as usize, dp)?;
+    d.uint("total_count", total);
+    if d.ctx.values {
+        let mut f = Vec::new();
+        blocks_fields(&blocks, dp, "child_", &mut f);
+        d.out.values.extend(f);
+    }
+    if blocks.iter().any(|b| !b.finite()) {
+        d.note(nonfinite());
+    }
+    Some((total, n as u32))
+}
+
+/// What a Create of a complex shape carries after its attributes; the ids of the
+/// resources it uses.
+fn create_tail(d: &mut Dec, dp: bool) -> Option<Vec<u32>> {
+    let mut resources = Vec::new();
+    match d.routing {
+        R_TEXT3D | R_TEXT2D => {
+            let n = d.c.u16()?;
+            let bytes = d.c.take(n as usize)?;
+            d.text("text", bytes);
+        }
+        R_MESH_SHAPE => {
+            let vertices = d.c.u32()?;
+            let indices = d.c.u32()?;
+            d.uint("vertex_count", vertices);
+            d.uint("index_count", indices);
+            if d.ctx.version_minor >= 2 {
+                let s = d.c.f32()?;
+                d.put("draw_scale", Value::Float(s.into()));
+            }
+            let topology = d.c.u8()?;
+            d.uint("topology", topology);
+        }
+        R_MESH_SET => mesh_set_parts(d, dp, &mut resources)?,
+        R_POINT_CLOUD => {
+            let mesh = d.c.u32()?;
+            let indices = d.c.u32()?;
+            resources.push(mesh);
+            d.uint("mesh_id", mesh);
+            d.uint("index_count", indices);
+            if d.ctx.version_minor >= 2 {
+                let s = d.c.f32()?;
+                d.put("point_size", Value::Float(s.into()));
+            } else {
+                let s = d.c.u8()?;
+                d.put("point_size", Value::Float(s.into()));
+            }
+        }
+        _ => {}
+    }
+    Some(resources)
+}
+
+/// A MeshSet's parts: each a mesh resource id and its transform.
+fn mesh_set_parts(d: &mut Dec, dp: bool, resources: &mut Vec<u32>) -> Option<()> {
+    let asize = if dp { ATTR_F64 } else { ATTR_F32 };
+    let parts = d.c.u16()? as usize;
+    let size = 4 + asize;
+    if parts.checked_mul(size)? > d.c.remaining() {
+        return None;
+    }
+    let mut blocks = Vec::with_capacity(parts);
+    for _ in 0..parts {
+        resources.push(d.c.u32()?);
+        blocks.push(Attrs::read(&mut d.c, dp)?);
+    }
+    if d.ctx.values {
+        d.put(
+            "part_resource_ids",
+            Value::Array(Array::flat(ArrayData::U32(resources.clone()))),
+        );
+        let mut f = Vec::new();
+        blocks_fields(&blocks, dp, "part_", &mut f);
+        d.out.values.extend(f);
+    }
     Some(())
 }
 

@@ -105,7 +105,6 @@ impl Stats {
     /// The capture's facts: a table row each for people, top-level JSON keys for scripts
     /// (`messages` as `3esinfo` counts them); the JSON-only ones have no text.
     pub fn facts(&self) -> Vec<Fact> {
-        let all_messages = self.messages();
         let frame_count_differs = self
             .frame_count
             .is_some_and(|v| u64::from(v) != self.frames);
@@ -117,78 +116,6 @@ impl Stats {
             None => "none".into(),
         };
         let duration_ns = self.duration_us.saturating_mul(1000);
-        let lines = |items: Vec<String>, noun: &str| few(items, noun, ITEMS_SHOWN);
-        // Aligned columns, as `3esinfo` prints them (a cell of the inspect table).
-        let cells: Vec<[String; 5]> = all_messages
-            .iter()
-            .map(|((r, id), (count, payload, bytes))| {
-                [
-                    format!("{r} {}", names::routing_name(*r)),
-                    format!("{id} {}", names::message_name(*r, *id)),
-                    count.to_string(),
-                    payload.to_string(),
-                    bytes.to_string(),
-                ]
-            })
-            .collect();
-        let head = ["routing", "message", "count", "payload", "bytes"].map(String::from);
-        let width = |i: usize| {
-            std::iter::once(&head)
-                .chain(&cells)
-                .map(|c| c[i].chars().count())
-                .max()
-                .unwrap_or(0)
-        };
-        let w = [width(0), width(1), width(2), width(3), width(4)];
-        let row = |c: &[String; 5]| {
-            format!(
-                "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
-                c[0],
-                c[1],
-                c[2],
-                c[3],
-                c[4],
-                a = w[0],
-                b = w[1],
-                x = w[2],
-                y = w[3],
-                z = w[4]
-            )
-        };
-        // The column heads, then the rows (at most the first and last few).
-        let message_rows = format!(
-            "{}\n{}",
-            row(&head),
-            few(
-                cells.iter().map(row).collect(),
-                "kinds of message",
-                MESSAGES_SHOWN
-            )
-        );
-        let messages: Vec<Json> = all_messages
-            .iter()
-            .map(|((r, m), (count, payload, bytes))| {
-                json!({
-                    "routing_id": r,
-                    "message_id": m,
-                    "routing_name": names::routing_name(*r),
-                    "message_name": names::message_name(*r, *m),
-                    "count": count,
-                    "payload_bytes": payload,
-                    "bytes": bytes,
-                })
-            })
-            .collect();
-        let alive: Vec<Json> = self
-            .alive
-            .iter()
-            .map(|(r, n)| json!({"routing_id": r, "shape": names::routing_name(*r), "count": n}))
-            .collect();
-        let categories: Vec<Json> = self
-            .categories
-            .iter()
-            .map(|(id, c)| json!({"id": id, "parent_id": c.parent, "name": c.name}))
-            .collect();
         let json_only = |name: &str, json: Json| Fact::new(name, "", json);
         vec![
             Fact::new("frames", self.frames.to_string(), json!(self.frames)),
@@ -217,29 +144,119 @@ impl Stats {
             json_only("collated_packets", json!(self.collated)),
             json_only("collated_gzip_packets", json!(self.collated_gzip)),
             json_only("file_gzip_offset", json!(self.file_gzip_at)),
-            Fact::new("messages", message_rows, json!(messages)),
-            Fact::new(
-                "shapes_alive",
-                lines(
-                    self.alive
-                        .iter()
-                        .map(|(r, n)| format!("{}: {n}", names::routing_name(*r)))
-                        .collect(),
-                    "shape kinds",
-                ),
-                json!(alive),
-            ),
-            Fact::new(
-                "categories",
-                lines(
-                    self.categories
-                        .iter()
-                        .map(|(id, c)| format!("{id} {} (parent {})", c.name, c.parent))
-                        .collect(),
-                    "categories",
-                ),
-                json!(categories),
-            ),
+            self.messages_fact(),
+            self.shapes_alive_fact(),
+            self.categories_fact(),
         ]
     }
+
+    /// Per (routing, message): count, payload bytes and packet bytes.
+    fn messages_fact(&self) -> Fact {
+        let all_messages = self.messages();
+        let messages: Vec<Json> = all_messages
+            .iter()
+            .map(|((r, m), (count, payload, bytes))| {
+                json!({
+                    "routing_id": r,
+                    "message_id": m,
+                    "routing_name": names::routing_name(*r),
+                    "message_name": names::message_name(*r, *m),
+                    "count": count,
+                    "payload_bytes": payload,
+                    "bytes": bytes,
+                })
+            })
+            .collect();
+        Fact::new("messages", message_table(&all_messages), json!(messages))
+    }
+
+    fn shapes_alive_fact(&self) -> Fact {
+        let alive: Vec<Json> = self
+            .alive
+            .iter()
+            .map(|(r, n)| json!({"routing_id": r, "shape": names::routing_name(*r), "count": n}))
+            .collect();
+        Fact::new(
+            "shapes_alive",
+            few(
+                self.alive
+                    .iter()
+                    .map(|(r, n)| format!("{}: {n}", names::routing_name(*r)))
+                    .collect(),
+                "shape kinds",
+                ITEMS_SHOWN,
+            ),
+            json!(alive),
+        )
+    }
+
+    fn categories_fact(&self) -> Fact {
+        let categories: Vec<Json> = self
+            .categories
+            .iter()
+            .map(|(id, c)| json!({"id": id, "parent_id": c.parent, "name": c.name}))
+            .collect();
+        Fact::new(
+            "categories",
+            few(
+                self.categories
+                    .iter()
+                    .map(|(id, c)| format!("{id} {} (parent {})", c.name, c.parent))
+                    .collect(),
+                "categories",
+                ITEMS_SHOWN,
+            ),
+            json!(categories),
+        )
+    }
+}
+
+/// The message counts in aligned columns, as `3esinfo` prints them (a cell of the inspect
+/// table): the column heads, then the rows (at most the first and last few).
+fn message_table(all_messages: &BTreeMap<(u16, u16), Counts>) -> String {
+    let cells: Vec<[String; 5]> = all_messages
+        .iter()
+        .map(|((r, id), (count, payload, bytes))| {
+            [
+                format!("{r} {}", names::routing_name(*r)),
+                format!("{id} {}", names::message_name(*r, *id)),
+                count.to_string(),
+                payload.to_string(),
+                bytes.to_string(),
+            ]
+        })
+        .collect();
+    let head = ["routing", "message", "count", "payload", "bytes"].map(String::from);
+    let width = |i: usize| {
+        std::iter::once(&head)
+            .chain(&cells)
+            .map(|c| c[i].chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let w = [width(0), width(1), width(2), width(3), width(4)];
+    let row = |c: &[String; 5]| {
+        format!(
+            "{:<a$}  {:<b$}  {:>x$}  {:>y$}  {:>z$}",
+            c[0],
+            c[1],
+            c[2],
+            c[3],
+            c[4],
+            a = w[0],
+            b = w[1],
+            x = w[2],
+            y = w[3],
+            z = w[4]
+        )
+    };
+    format!(
+        "{}\n{}",
+        row(&head),
+        few(
+            cells.iter().map(row).collect(),
+            "kinds of message",
+            MESSAGES_SHOWN
+        )
+    )
 }

@@ -95,20 +95,7 @@ impl Checker {
                     self.transient_dp.insert(routing, attrs.dp);
                     return;
                 }
-                if self.live.contains_key(&(routing, *id))
-                    && flags & replace_bit(version_minor) == 0
-                {
-                    out.push((
-                        Severity::Warning,
-                        DUPLICATE_CREATE,
-                        format!("Create for object {id}, which is alive, without Replace"),
-                    ));
-                }
-                if let Some((total, n)) = multi {
-                    if n > total {
-                        out.push(multi_count(*id, *total, *n));
-                    }
-                }
+                self.examine_create(routing, version_minor, *id, *flags, *multi, out);
                 self.live.insert(
                     (routing, *id),
                     Live {
@@ -118,55 +105,14 @@ impl Checker {
                 );
             }
             Sem::ShapeUpdate { id, flags, .. } => {
-                if *id == 0 {
-                    out.push((
-                        Severity::Error,
-                        UPDATE_TRANSIENT,
-                        "an Update with object id 0 (transient shapes cannot be updated)".into(),
-                    ));
-                    return;
-                }
-                if !self.live.contains_key(&(routing, *id)) {
-                    out.push(unknown(*id, "Update"));
-                }
-                let components = F_POSITION | F_ROTATION | F_SCALE | F_COLOUR;
-                if version_minor >= 2 && flags & F_UPDATE_MODE != 0 && flags & components == 0 {
-                    out.push((
-                        Severity::Info,
-                        UPDATE_NOOP,
-                        format!("Update of object {id} with UpdateMode and no component bits (applies nothing)"),
-                    ));
-                }
+                self.examine_update(routing, version_minor, *id, *flags, out)
             }
-            Sem::ShapeDestroy { id } => match self.live.remove(&(routing, *id)) {
-                None => out.push(unknown(*id, "Destroy")),
-                Some(Live {
-                    multi: Some((total, n)),
-                    ..
-                }) if n < total => out.push((
-                    Severity::Error,
-                    MULTISHAPE_COUNT,
-                    format!(
-                        "multi-shape {id} destroyed with {n} of its {total} children delivered"
-                    ),
-                )),
-                Some(_) => {}
-            },
+            Sem::ShapeDestroy { id } => self.destroyed(routing, *id, out),
             Sem::ShapeData { id, children } => {
                 if *id == 0 {
                     return;
                 }
-                match self.live.get_mut(&(routing, *id)) {
-                    None => out.push(unknown(*id, "Data")),
-                    Some(live) => {
-                        if let (Some((total, n)), Some(c)) = (&mut live.multi, children) {
-                            *n = n.saturating_add(*c);
-                            if *n > *total {
-                                out.push(multi_count(*id, *total, *n));
-                            }
-                        }
-                    }
-                }
+                self.children_delivered(routing, *id, *children, out);
             }
             Sem::MeshCreate { id, .. } => {
                 self.resources.insert(*id);
@@ -191,6 +137,100 @@ impl Checker {
                 );
             }
             _ => {}
+        }
+    }
+
+    /// A persistent shape's Create: not of a live shape unless it replaces it, and not
+    /// with more children in this message than in all.
+    fn examine_create(
+        &self,
+        routing: u16,
+        version_minor: u16,
+        id: u32,
+        flags: u16,
+        multi: Option<(u32, u32)>,
+        out: &mut Vec<Issue>,
+    ) {
+        if self.live.contains_key(&(routing, id)) && flags & replace_bit(version_minor) == 0 {
+            out.push((
+                Severity::Warning,
+                DUPLICATE_CREATE,
+                format!("Create for object {id}, which is alive, without Replace"),
+            ));
+        }
+        if let Some((total, n)) = multi {
+            if n > total {
+                out.push(multi_count(id, total, n));
+            }
+        }
+    }
+
+    /// An Update: of a live, persistent shape, and one that applies something.
+    fn examine_update(
+        &self,
+        routing: u16,
+        version_minor: u16,
+        id: u32,
+        flags: u16,
+        out: &mut Vec<Issue>,
+    ) {
+        if id == 0 {
+            out.push((
+                Severity::Error,
+                UPDATE_TRANSIENT,
+                "an Update with object id 0 (transient shapes cannot be updated)".into(),
+            ));
+            return;
+        }
+        if !self.live.contains_key(&(routing, id)) {
+            out.push(unknown(id, "Update"));
+        }
+        let components = F_POSITION | F_ROTATION | F_SCALE | F_COLOUR;
+        if version_minor >= 2 && flags & F_UPDATE_MODE != 0 && flags & components == 0 {
+            out.push((
+                Severity::Info,
+                UPDATE_NOOP,
+                format!(
+                    "Update of object {id} with UpdateMode and no component bits (applies nothing)"
+                ),
+            ));
+        }
+    }
+
+    /// A Destroy ends a live shape; a multi-shape should have all its children by then.
+    fn destroyed(&mut self, routing: u16, id: u32, out: &mut Vec<Issue>) {
+        match self.live.remove(&(routing, id)) {
+            None => out.push(unknown(id, "Destroy")),
+            Some(Live {
+                multi: Some((total, n)),
+                ..
+            }) if n < total => out.push((
+                Severity::Error,
+                MULTISHAPE_COUNT,
+                format!("multi-shape {id} destroyed with {n} of its {total} children delivered"),
+            )),
+            Some(_) => {}
+        }
+    }
+
+    /// A persistent shape's Data: counts the multi-shape children it carries.
+    fn children_delivered(
+        &mut self,
+        routing: u16,
+        id: u32,
+        children: Option<u32>,
+        out: &mut Vec<Issue>,
+    ) {
+        match self.live.get_mut(&(routing, id)) {
+            None => out.push(unknown(id, "Data")),
+            Some(live) => {
+                if let (Some((total, n)), Some(c)) = (&mut live.multi, children) {
+                    *n = n.saturating_add(c);
+                    if *n > *total {
+                        out.push(multi_count(id, *total, *n));
+                    }
+                }
+            }
         }
     }
 

@@ -63,10 +63,10 @@ impl Picture {
             Some("svg") => Ok(Picture::Svg),
             Some("png") => Ok(Picture::Png),
             Some("jpg" | "jpeg") => Ok(Picture::Jpeg),
-            _ => Err(PlotError::Usage(format!(
-                "cannot tell the picture type from `{}`: name it .svg, .png or .jpg",
-                output.display()
-            ))),
+            _ => Err(PlotRefusal::PictureType {
+                output: output.to_path_buf(),
+            }
+            .into()),
         }
     }
 }
@@ -98,10 +98,54 @@ pub enum PlotError {
     #[error(transparent)]
     Write(#[from] WriteError),
     /// The command line cannot be honoured (no key matched, no absolute start).
-    #[error("{0}")]
-    Usage(String),
+    #[error(transparent)]
+    Usage(#[from] PlotRefusal),
     #[error("drawing the plot: {0}")]
-    Draw(String),
+    Draw(#[from] DrawError),
+}
+
+/// Why a plot cannot be made as asked: a usage error (exit 2).
+#[derive(Debug, thiserror::Error)]
+pub enum PlotRefusal {
+    #[error("cannot tell the picture type from `{}`: name it .svg, .png or .jpg", .output.display())]
+    PictureType { output: PathBuf },
+    #[error("the recording holds no record")]
+    NoRecord,
+    #[error("--time-format {format}: the recording has no absolute start (give it with --epoch)")]
+    NoEpoch { format: TimeFormat },
+    /// `skipped` says why values that matched gave no number.
+    #[error("--key {} matched no value that gives a number{}", .keys.join(", "), skipped_text(.skipped))]
+    NoMatch {
+        keys: Vec<String>,
+        skipped: Vec<String>,
+    },
+    #[error(
+        "a JPEG is at most 65535 pixels a side; this plot is {width} × {height} (fewer \
+         panels, a smaller --panel-height, or .png)"
+    )]
+    JpegTooLarge { width: u32, height: u32 },
+}
+
+fn skipped_text(skipped: &[String]) -> String {
+    if skipped.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", skipped.join("; "))
+    }
+}
+
+/// Drawing or encoding the picture failed.
+#[derive(Debug, thiserror::Error)]
+pub enum DrawError {
+    #[error("the built-in font does not load")]
+    Font,
+    #[error("encoding the PNG: {0}")]
+    Png(#[from] png::EncodingError),
+    #[error("encoding the JPEG: {0}")]
+    Jpeg(#[from] jpeg_encoder::EncodingError),
+    /// The plotting backend's own message (its error type is generic over the backend).
+    #[error("{0}")]
+    Backend(String),
 }
 
 /// A series: a panel (the key spec's matched name) and an entity.
@@ -204,17 +248,13 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
     } = request;
     let picture = Picture::for_output(output)?;
     let Some((t0, t1)) = span(walk, &keys)? else {
-        return Err(PlotError::Usage("the recording holds no record".into()));
+        return Err(PlotRefusal::NoRecord.into());
     };
     let (mut source, selection) = read.open()?.into_parts();
     source.select_channels(&channels_for(source.header(), &keys));
     let epoch = source.header().origin.epoch;
     let time_format = match (time_format, epoch) {
-        (Some(f), None) if f.needs_epoch() => {
-            return Err(PlotError::Usage(format!(
-                "--time-format {f}: the recording has no absolute start (give it with --epoch)"
-            )))
-        }
+        (Some(f), None) if f.needs_epoch() => return Err(PlotRefusal::NoEpoch { format: f }.into()),
         (Some(f), _) => f,
         (None, Some(_)) => TimeFormat::Utc,
         (None, None) => TimeFormat::Met,
@@ -368,16 +408,11 @@ fn run(request: PlotRequest, notes: &mut Notes) -> Result<Plotted, PlotError> {
 /// The keys matched no value that gives a number; `skipped` says why values that matched
 /// gave none.
 fn no_match(keys: &[KeySpec], skipped: &[String]) -> PlotError {
-    let keys: Vec<&str> = keys.iter().map(|k| k.text.as_str()).collect();
-    let why = if skipped.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", skipped.join("; "))
-    };
-    PlotError::Usage(format!(
-        "--key {} matched no value that gives a number{why}",
-        keys.join(", ")
-    ))
+    PlotRefusal::NoMatch {
+        keys: keys.iter().map(|k| k.text.clone()).collect(),
+        skipped: skipped.to_vec(),
+    }
+    .into()
 }
 
 fn index_text(index: &[usize]) -> String {
@@ -457,12 +492,12 @@ fn register_font() -> Result<(), PlotError> {
     if ok {
         Ok(())
     } else {
-        Err(PlotError::Draw("the built-in font does not load".into()))
+        Err(DrawError::Font.into())
     }
 }
 
 fn encode_png(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
-    let e = |e: png::EncodingError| PlotError::Draw(format!("encoding the PNG: {e}"));
+    let e = |e: png::EncodingError| PlotError::from(DrawError::Png(e));
     let mut bytes = Vec::new();
     let mut encoder = png::Encoder::new(&mut bytes, width, height);
     encoder.set_color(png::ColorType::Rgb);
@@ -581,18 +616,13 @@ fn date_of(text: &str) -> Option<&str> {
 const JPEG_QUALITY: u8 = 90;
 
 fn encode_jpeg(rgb: &[u8], width: u32, height: u32) -> Result<Vec<u8>, PlotError> {
-    let too_large = || {
-        PlotError::Usage(format!(
-            "a JPEG is at most 65535 pixels a side; this plot is {width} × {height} (fewer \
-             panels, a smaller --panel-height, or .png)"
-        ))
-    };
+    let too_large = || PlotRefusal::JpegTooLarge { width, height };
     let w = u16::try_from(width).map_err(|_| too_large())?;
     let h = u16::try_from(height).map_err(|_| too_large())?;
     let mut bytes = Vec::new();
     jpeg_encoder::Encoder::new(&mut bytes, JPEG_QUALITY)
         .encode(rgb, w, h, jpeg_encoder::ColorType::Rgb)
-        .map_err(|e| PlotError::Draw(format!("encoding the JPEG: {e}")))?;
+        .map_err(DrawError::Jpeg)?;
     Ok(bytes)
 }
 
@@ -610,7 +640,7 @@ fn draw<DB: DrawingBackend>(
         time_format,
         epoch,
     } = *scene;
-    let e = |e: &dyn std::fmt::Display| PlotError::Draw(e.to_string());
+    let e = |e: &dyn std::fmt::Display| DrawError::Backend(e.to_string());
     root.fill(&WHITE).map_err(|x| e(&x))?;
     let (top, bottom) = root.split_vertically(panel_height * used.len() as u32);
     let areas = top.split_evenly((used.len(), 1));

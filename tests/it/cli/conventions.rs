@@ -67,7 +67,7 @@ fn a_file_of_no_known_format_lists_the_formats_simrec_reads() {
     // Only formats it reads: JSON Lines, Parquet tables and MCAP are written, not read.
     assert!(
         r.stderr.contains(
-            "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin, \
+            "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin-db, elodin, \
              3es, xrec, icarus-hdf5, icarus-csv, icarec)"
         ),
         "{}",

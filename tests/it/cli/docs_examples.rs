@@ -112,8 +112,20 @@ fn printed(shown: &str, lines: &[&str]) -> bool {
 
 #[test]
 fn every_example_in_commands_md_runs_as_written() {
+    let ran = run_examples("docs/commands.md");
+    assert!(ran >= 30, "only {ran} examples found");
+}
+
+#[test]
+fn every_example_in_the_elodin_db_page_runs_as_written() {
+    let ran = run_examples("docs/formats/elodin-db.md");
+    assert!(ran >= 4, "only {ran} examples found");
+}
+
+/// Runs every example of the doc at `rel` (from the checkout's root): how many ran.
+fn run_examples(rel: &str) -> usize {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let doc = std::fs::read_to_string(root.join("docs/commands.md")).unwrap();
+    let doc = std::fs::read_to_string(root.join(rel)).unwrap();
     let sections = parse(&doc);
     let bin: PathBuf = PathBuf::from(env!("CARGO_BIN_EXE_simrec"));
     let path = format!(
@@ -161,8 +173,8 @@ fn every_example_in_commands_md_runs_as_written() {
             }
         }
     }
-    assert!(ran >= 30, "only {ran} examples found");
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    assert!(failures.is_empty(), "{rel}: {}", failures.join("\n\n"));
+    ran
 }
 
 #[test]

@@ -12,13 +12,26 @@ use crate::report::Fact;
 const FEW: usize = 5;
 
 pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
-    let mut out = Vec::new();
+    let mut out = vec![layout_fact(r), signals_fact(r)];
+    out.extend(components_fact(r));
+    out.extend([
+        time_system_fact(r),
+        frames_fact(r),
+        dt_fact(r),
+        checksum_fact(r),
+        completion_fact(r),
+    ]);
+    out
+}
+
+/// The container's form and its members.
+fn layout_fact(r: &IcarecReader) -> Fact {
     let members: Vec<Json> = r
         .members
         .iter()
         .map(|m| json!({"name": m.name, "data_offset": m.data_offset, "size_bytes": m.size}))
         .collect();
-    out.push(Fact::new(
+    Fact::new(
         "layout",
         format!(
             "{} ({})",
@@ -30,7 +43,11 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
                 .join(", ")
         ),
         json!({"form": r.form.name(), "members": members}),
-    ));
+    )
+}
+
+/// Every signal: type, units, lifecycle and place in its block.
+fn signals_fact(r: &IcarecReader) -> Fact {
     let s = &r.schema;
     let lines: Vec<String> = s
         .signals
@@ -67,7 +84,7 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
         }
     )];
     text.extend(first_and_last(&lines, FEW, "signals"));
-    out.push(Fact::new(
+    Fact::new(
         "signals",
         text.join("\n"),
         Json::Array(
@@ -86,7 +103,11 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
                 })
                 .collect(),
         ),
-    ));
+    )
+}
+
+/// The schema's `components`, when it has a list of them.
+fn components_fact(r: &IcarecReader) -> Option<Fact> {
     let components = (r.schema_object())
         .and_then(|o| o.get("components"))
         .cloned()
@@ -104,23 +125,32 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
                 )
             })
             .collect();
-        out.push(Fact::new(
+        return Some(Fact::new(
             "components",
             first_and_last(&lines, FEW, "components").join("\n"),
             components.clone(),
         ));
     }
+    None
+}
+
+fn time_system_fact(r: &IcarecReader) -> Fact {
+    let s = &r.schema;
     let system = s.origin.system.clone().unwrap_or_else(|| "MET".into());
     let epoch = s.origin.epoch.map(|e| e.iso8601());
-    out.push(Fact::new(
+    Fact::new(
         "time_system",
         match &epoch {
             Some(e) => format!("{system}, epoch {e}"),
             None => format!("{system}, no epoch (times are seconds from t = 0)"),
         },
         json!({"system": system, "epoch": epoch}),
-    ));
-    out.push(Fact::new(
+    )
+}
+
+fn frames_fact(r: &IcarecReader) -> Fact {
+    let s = &r.schema;
+    Fact::new(
         "frames",
         format!(
             "{} of {} bytes (time + {}-byte dynamic block); static block {} bytes{}",
@@ -142,10 +172,14 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
             "t_first": r.t_first.map(super::metadata::time_json),
             "t_last": r.t_last.map(super::metadata::time_json),
         }),
-    ));
+    )
+}
+
+/// Time-step statistics.
+fn dt_fact(r: &IcarecReader) -> Fact {
     let st = &r.steps;
     let num = |x: Option<f64>| x.map_or(Json::Null, super::metadata::time_json);
-    out.push(Fact::new(
+    Fact::new(
         "dt",
         match (st.min, st.max, st.mean()) {
             (Some(a), Some(b), Some(m)) => format!(
@@ -164,8 +198,12 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
             "median": num(st.median()),
             "irregular": st.irregular(),
         }),
-    ));
-    out.push(Fact::new(
+    )
+}
+
+fn checksum_fact(r: &IcarecReader) -> Fact {
+    let s = &r.schema;
+    Fact::new(
         "checksum",
         match s.checksum.status() {
             "ok" => format!("ok ({})", s.checksum.computed),
@@ -181,9 +219,13 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
             "declared": s.checksum.declared,
             "computed": s.checksum.computed,
         }),
-    ));
+    )
+}
+
+/// Whether the recorder finished cleanly, by `metadata.json`.
+fn completion_fact(r: &IcarecReader) -> Fact {
     let meta = metadata_json(&r.metadata);
-    out.push(Fact::new(
+    Fact::new(
         "completion",
         match &r.metadata {
             None => "no metadata.json: not finished cleanly".to_string(),
@@ -191,6 +233,5 @@ pub(super) fn facts(r: &IcarecReader) -> Vec<Fact> {
             Some(_) => "complete: false (not finished cleanly)".to_string(),
         },
         meta,
-    ));
-    out
+    )
 }

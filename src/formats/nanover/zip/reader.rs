@@ -3,6 +3,7 @@
 //! by message when reading leniently (`recover`, `validate`, `inspect`).
 
 use std::collections::{HashMap, VecDeque};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value as Json};
@@ -17,7 +18,7 @@ use super::walk::{self, Stop, Walked};
 use super::{header, RAW_FORMAT};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::{Header, RawBytes, Record, Value};
+use crate::model::{Field, Header, RawBytes, Record, Value};
 use crate::report::{Fact, Finding, Findings, Severity};
 
 /// A gap of more than this between entries is reported.
@@ -99,134 +100,50 @@ impl ZipReader {
         let mut notes = Vec::new();
         let layout = container::read(&mut input, &mut notes)
             .map_err(|f| ReadError::invalid(f).in_file(path))?;
-        let mut findings = Findings::default();
-        let fail = |f: Finding| ReadError::invalid(f.hint(HINT)).in_file(path);
+        let mut opening = Opening {
+            path,
+            lenient: options.lenient,
+            findings: Findings::default(),
+            facts: ZipFacts::default(),
+        };
         for n in notes {
-            if n.severity == Severity::Error && !options.lenient {
-                return Err(fail(n));
-            }
-            findings.push(n);
+            opening.report(n)?;
         }
-        let mut facts = ZipFacts::default();
-        let (mode, data_offset, member_size, types_seen) = match layout {
-            Layout::Unfinished { data_offset } => {
-                let end = input.len();
-                facts.unfinished = true;
-                if !options.lenient {
-                    let n = count_messages(&mut input, data_offset, end);
-                    return Err(fail(Finding::new(Severity::Error, UNFINISHED, format!(
-                        "the recorder did not close this archive: no index and no central directory. {} complete messages can be recovered; their timestamps are lost and would be synthesised",
-                        n
-                    )).offset(0)));
-                }
-                let scan = Mode::Scan {
-                    pos: data_offset,
-                    end,
-                    kept: HashMap::new(),
-                    stamps: Stamps::default(),
-                    why: Why::Unfinished,
-                };
-                (scan, data_offset, end - data_offset, Types::default())
-            }
+        let plan = match layout {
+            Layout::Unfinished { data_offset } => opening.unfinished(&mut input, data_offset)?,
             Layout::Finished { messages, index } => {
-                let archived = [messages.clone(), index.clone()];
-                let (messages, index) = if archived.iter().any(|m| m.method != container::STORED) {
-                    let (inflated, [m, i]) = container::inflate(&mut input, [&messages, &index])
-                        .map_err(|f| ReadError::invalid(f).in_file(path))?;
-                    input = inflated;
-                    (m, i)
-                } else {
-                    (messages, index)
-                };
-                let mut crc_ok = [true, true];
-                for (i, m) in [&messages, &index].into_iter().enumerate() {
-                    let crc =
-                        member_crc(&mut input, m).map_err(|e| ReadError::from(e).in_file(path))?;
-                    if crc != m.crc {
-                        crc_ok[i] = false;
-                        let f = Finding::new(Severity::Error, CRC_MISMATCH, format!(
-                            "member `{}`: CRC-32 is {crc:08x}, the archive says {:08x}: its bytes changed after writing", m.name, m.crc
-                        )).offset(m.data_offset);
-                        if !options.lenient {
-                            return Err(fail(f));
-                        }
-                        findings.push(f);
-                    }
-                }
-                let [am, ai] = archived;
-                facts.members = vec![(am, crc_ok[0]), (ai, crc_ok[1])];
-                let at = (messages.data_offset, messages.size);
-                match survey(&mut input, &messages, &index) {
-                    Ok(survey) => {
-                        facts.entries = survey.total;
-                        facts.contiguous = survey.contiguous;
-                        if !options.lenient {
-                            let list = survey.checks.list();
-                            if let Some(f) = list.iter().find(|f| f.severity == Severity::Error) {
-                                return Err(fail(f.clone()));
-                            }
-                        }
-                        findings.append(survey.checks);
-                        if let Some(why) = survey.broken {
-                            let kept = kept_stamps(&mut input, &index)
-                                .map_err(|e| ReadError::from(e).in_file(path))?;
-                            (scan(kept, &messages, why), at.0, at.1, Types::default())
-                        } else {
-                            let entries =
-                                index::Entries::open(&mut input, index.data_offset, index.size)
-                                    .map_err(|e| fail(decode_error(e, &index)))?;
-                            (Mode::Indexed { entries }, at.0, at.1, survey.types)
-                        }
-                    }
-                    Err(e) => {
-                        let f = decode_error(e, &index);
-                        if !options.lenient {
-                            return Err(fail(f));
-                        }
-                        findings.push(f);
-                        (
-                            scan(HashMap::new(), &messages, Why::Damaged),
-                            at.0,
-                            at.1,
-                            Types::default(),
-                        )
-                    }
-                }
+                opening.finished(&mut input, messages, index)?
             }
         };
         // A scan cannot know its parts up front: it declares all three.
-        let declared: Vec<PartKind> = match &mode {
+        let declared: Vec<PartKind> = match &plan.mode {
             Mode::Scan { .. } => PartKind::ALL.to_vec(),
             Mode::Indexed { .. } => PartKind::ALL
                 .into_iter()
-                .filter(|k| types_seen.contains(*k))
+                .filter(|k| plan.types_seen.contains(*k))
                 .collect(),
         };
         Ok(ZipReader {
             path: path.to_path_buf(),
             input,
             header: header(&declared),
-            findings,
+            findings: opening.findings,
             options,
-            mode,
-            data_offset,
-            member_size,
+            mode: plan.mode,
+            data_offset: plan.data_offset,
+            member_size: plan.member_size,
             queue: VecDeque::new(),
             ordinal: 0,
             consumed: 0,
             last_ts: None,
             counts: Counts::default(),
-            facts,
+            facts: opening.facts,
             done: false,
         })
     }
 
     fn report(&mut self, f: Finding) -> Result<(), ReadError> {
-        if f.severity == Severity::Error && !self.options.lenient {
-            return Err(ReadError::invalid(f.hint(HINT)).in_file(&self.path));
-        }
-        self.findings.push(f);
-        Ok(())
+        keep_or_refuse(&mut self.findings, self.options.lenient, &self.path, f)
     }
 
     fn channel(&self, kind: PartKind) -> Option<u32> {
@@ -283,7 +200,6 @@ impl ZipReader {
         ts: i64,
         entry: Option<&Entry>,
     ) -> Result<(), ReadError> {
-        let at = |a: usize| offset + a as u64;
         let parts = match message::top_level(&bytes) {
             Ok(p) => p,
             Err(e) => {
@@ -298,12 +214,43 @@ impl ZipReader {
                         code,
                         format!("message {ordinal}: {}", e.what),
                     )
-                    .at(at(e.at), ordinal),
+                    .at(offset + e.at as u64, ordinal),
                 );
             }
         };
+        self.examine_parts(&parts, entry, offset, ordinal)?;
+        let mut notes: Vec<Note> = Vec::new();
+        let mut records = self.part_records(&bytes, &parts, ordinal, ts, entry, &mut notes);
+        for n in notes {
+            self.report(
+                Finding::new(
+                    n.severity,
+                    n.code,
+                    format!("message {ordinal}: {}", n.message),
+                )
+                .at(offset + n.at as u64, ordinal),
+            )?;
+        }
+        if let Some((last, rest)) = records.split_last_mut() {
+            for r in rest {
+                r.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes.clone())));
+            }
+            last.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes)));
+        }
+        self.queue.extend(records);
+        Ok(())
+    }
+
+    /// A message's top-level keys: each a known part, and the parts its index entry lists.
+    fn examine_parts(
+        &mut self,
+        parts: &[(String, Range<usize>)],
+        entry: Option<&Entry>,
+        offset: u64,
+        ordinal: u64,
+    ) -> Result<(), ReadError> {
         let mut types = Types::default();
-        for (name, _) in &parts {
+        for (name, _) in parts {
             types.push(name);
             if PartKind::from_name(name).is_none() {
                 self.report(Finding::new(Severity::Warning, UNKNOWN_PART, format!(
@@ -317,12 +264,25 @@ impl ZipReader {
                     entry.types.names(), types.names())).at(offset, ordinal))?;
             }
         }
+        Ok(())
+    }
+
+    /// One record per known part the header declares, in frame, state, command order;
+    /// a message of several parts groups them under its ordinal.
+    fn part_records(
+        &mut self,
+        bytes: &[u8],
+        parts: &[(String, Range<usize>)],
+        ordinal: u64,
+        ts: i64,
+        entry: Option<&Entry>,
+        notes: &mut Vec<Note>,
+    ) -> Vec<Record> {
         let known = parts
             .iter()
             .filter(|(n, _)| PartKind::from_name(n).is_some())
             .count();
         let group = (known > 1).then_some(ordinal);
-        let mut notes: Vec<Note> = Vec::new();
         let mut records = Vec::with_capacity(known);
         for kind in PartKind::ALL {
             let Some((_, range)) = parts.iter().find(|(n, _)| n == kind.name()) else {
@@ -332,48 +292,12 @@ impl ZipReader {
             let mut record = Record::new(ts.saturating_mul(1000), 0);
             match kind {
                 PartKind::Frame => {
-                    let (fields, frame) = message::frame(&bytes, range.clone(), &mut notes);
-                    let own = fields
-                        .iter()
-                        .find(|(k, _)| k == "frame.index")
-                        .map(|(_, v)| v);
-                    if own.is_none() {
-                        notes.push(Note {
-                            severity: Severity::Warning,
-                            code: FRAME_NO_INDEX,
-                            message: "a frame without `frame.index` (legal; it is not a reset)"
-                                .into(),
-                            at: range.start,
-                        });
-                    }
-                    if let Some(entry) = entry {
-                        if entry.types.contains(PartKind::Frame)
-                            && entry.frame_index.as_ref() != own
-                        {
-                            notes.push(Note {
-                                severity: Severity::Error,
-                                code: FRAME_INDEX_MISMATCH,
-                                message: format!(
-                                    "the index says frame.index {:?}, the frame has {:?}",
-                                    entry.frame_index, own
-                                ),
-                                at: range.start,
-                            });
-                        }
-                    }
-                    if let Some(f) = self.counts.observe(frame, &fields) {
-                        notes.push(Note {
-                            severity: Severity::Warning,
-                            code: COUNT_MISMATCH,
-                            message: f,
-                            at: range.start,
-                        });
-                    }
+                    let (fields, frame) = self.frame_part(bytes, range, entry, notes);
                     record.frame = frame.and_then(|f| i64::try_from(f).ok());
                     record.values = fields;
                 }
-                PartKind::State => record.values = message::state(&bytes, range, &mut notes),
-                PartKind::Command => record.values = message::command(&bytes, range, &mut notes),
+                PartKind::State => record.values = message::state(bytes, range, notes),
+                PartKind::Command => record.values = message::command(bytes, range, notes),
             }
             match self.channel(kind) {
                 Some(c) => record.channel = c,
@@ -383,24 +307,53 @@ impl ZipReader {
             record.group = group;
             records.push(record);
         }
-        for n in notes {
-            self.report(
-                Finding::new(
-                    n.severity,
-                    n.code,
-                    format!("message {ordinal}: {}", n.message),
-                )
-                .at(at(n.at), ordinal),
-            )?;
+        records
+    }
+
+    /// The frame part's fields and frame number, checked against its index entry and
+    /// the counts of the frames before it.
+    fn frame_part(
+        &mut self,
+        bytes: &[u8],
+        range: Range<usize>,
+        entry: Option<&Entry>,
+        notes: &mut Vec<Note>,
+    ) -> (Vec<Field>, Option<u64>) {
+        let (fields, frame) = message::frame(bytes, range.clone(), notes);
+        let own = fields
+            .iter()
+            .find(|(k, _)| k == "frame.index")
+            .map(|(_, v)| v);
+        if own.is_none() {
+            notes.push(Note {
+                severity: Severity::Warning,
+                code: FRAME_NO_INDEX,
+                message: "a frame without `frame.index` (legal; it is not a reset)".into(),
+                at: range.start,
+            });
         }
-        if let Some((last, rest)) = records.split_last_mut() {
-            for r in rest {
-                r.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes.clone())));
+        if let Some(entry) = entry {
+            if entry.types.contains(PartKind::Frame) && entry.frame_index.as_ref() != own {
+                notes.push(Note {
+                    severity: Severity::Error,
+                    code: FRAME_INDEX_MISMATCH,
+                    message: format!(
+                        "the index says frame.index {:?}, the frame has {:?}",
+                        entry.frame_index, own
+                    ),
+                    at: range.start,
+                });
             }
-            last.raw = Some(Box::new(RawBytes::new(RAW_FORMAT, bytes)));
         }
-        self.queue.extend(records);
-        Ok(())
+        if let Some(f) = self.counts.observe(frame, &fields) {
+            notes.push(Note {
+                severity: Severity::Warning,
+                code: COUNT_MISMATCH,
+                message: f,
+                at: range.start,
+            });
+        }
+        (fields, frame)
     }
 
     /// The next message of a scan, with its synthesised timestamp.
@@ -650,6 +603,163 @@ impl ZipReader {
             Mode::Scan { .. } => self.ordinal,
         }
     }
+}
+
+/// What opening gathers before the reader exists: its findings and the container's facts.
+struct Opening<'a> {
+    path: &'a Path,
+    lenient: bool,
+    findings: Findings,
+    facts: ZipFacts,
+}
+
+/// How the reader will go through the messages member, and where that member is.
+struct Plan {
+    mode: Mode,
+    data_offset: u64,
+    member_size: u64,
+    /// Every part the index lists (empty for a scan).
+    types_seen: Types,
+}
+
+impl Opening<'_> {
+    fn fail(&self, f: Finding) -> ReadError {
+        refusal(self.path, f)
+    }
+
+    fn report(&mut self, f: Finding) -> Result<(), ReadError> {
+        keep_or_refuse(&mut self.findings, self.lenient, self.path, f)
+    }
+
+    /// No index and no central directory: only a lenient read goes on, scanning.
+    fn unfinished(&mut self, input: &mut Input, data_offset: u64) -> Result<Plan, ReadError> {
+        let end = input.len();
+        self.facts.unfinished = true;
+        if !self.lenient {
+            let n = count_messages(input, data_offset, end);
+            return Err(self.fail(Finding::new(Severity::Error, UNFINISHED, format!(
+                "the recorder did not close this archive: no index and no central directory. {} complete messages can be recovered; their timestamps are lost and would be synthesised",
+                n
+            )).offset(0)));
+        }
+        let scan = Mode::Scan {
+            pos: data_offset,
+            end,
+            kept: HashMap::new(),
+            stamps: Stamps::default(),
+            why: Why::Unfinished,
+        };
+        Ok(Plan {
+            mode: scan,
+            data_offset,
+            member_size: end - data_offset,
+            types_seen: Types::default(),
+        })
+    }
+
+    /// A closed archive: its members stored (inflated when they are not), their CRCs
+    /// checked, then the index surveyed to choose between reading through it and scanning.
+    fn finished(
+        &mut self,
+        input: &mut Input,
+        messages: Member,
+        index: Member,
+    ) -> Result<Plan, ReadError> {
+        let archived = [messages.clone(), index.clone()];
+        let (messages, index) = if archived.iter().any(|m| m.method != container::STORED) {
+            let (inflated, [m, i]) = container::inflate(input, [&messages, &index])
+                .map_err(|f| ReadError::invalid(f).in_file(self.path))?;
+            *input = inflated;
+            (m, i)
+        } else {
+            (messages, index)
+        };
+        let crc_ok = self.examine_crcs(input, [&messages, &index])?;
+        let [am, ai] = archived;
+        self.facts.members = vec![(am, crc_ok[0]), (ai, crc_ok[1])];
+        let (mode, types_seen) = self.indexed_or_scan(input, &messages, &index)?;
+        Ok(Plan {
+            mode,
+            data_offset: messages.data_offset,
+            member_size: messages.size,
+            types_seen,
+        })
+    }
+
+    /// Whether each member's bytes match the CRC-32 the archive holds for them.
+    fn examine_crcs(
+        &mut self,
+        input: &mut Input,
+        members: [&Member; 2],
+    ) -> Result<[bool; 2], ReadError> {
+        let mut crc_ok = [true, true];
+        for (i, m) in members.into_iter().enumerate() {
+            let crc = member_crc(input, m).map_err(|e| ReadError::from(e).in_file(self.path))?;
+            if crc != m.crc {
+                crc_ok[i] = false;
+                self.report(Finding::new(Severity::Error, CRC_MISMATCH, format!(
+                    "member `{}`: CRC-32 is {crc:08x}, the archive says {:08x}: its bytes changed after writing", m.name, m.crc
+                )).offset(m.data_offset))?;
+            }
+        }
+        Ok(crc_ok)
+    }
+
+    /// Reads through the index when its survey finds it whole; scans (keeping what
+    /// timestamps it can) when it is broken or cannot be decoded; with every part the
+    /// index lists.
+    fn indexed_or_scan(
+        &mut self,
+        input: &mut Input,
+        messages: &Member,
+        index: &Member,
+    ) -> Result<(Mode, Types), ReadError> {
+        let survey = match survey(input, messages, index) {
+            Ok(survey) => survey,
+            Err(e) => {
+                self.report(decode_error(e, index))?;
+                let mode = scan(HashMap::new(), messages, Why::Damaged);
+                return Ok((mode, Types::default()));
+            }
+        };
+        self.facts.entries = survey.total;
+        self.facts.contiguous = survey.contiguous;
+        if !self.lenient {
+            let list = survey.checks.list();
+            if let Some(f) = list.iter().find(|f| f.severity == Severity::Error) {
+                return Err(self.fail(f.clone()));
+            }
+        }
+        self.findings.append(survey.checks);
+        if let Some(why) = survey.broken {
+            let kept =
+                kept_stamps(input, index).map_err(|e| ReadError::from(e).in_file(self.path))?;
+            Ok((scan(kept, messages, why), Types::default()))
+        } else {
+            let entries = index::Entries::open(input, index.data_offset, index.size)
+                .map_err(|e| self.fail(decode_error(e, index)))?;
+            Ok((Mode::Indexed { entries }, survey.types))
+        }
+    }
+}
+
+/// The file refused for `f`, with the hint to recover it.
+fn refusal(path: &Path, f: Finding) -> ReadError {
+    ReadError::invalid(f.hint(HINT)).in_file(path)
+}
+
+/// Keeps a finding; an error refuses the file unless reading leniently.
+fn keep_or_refuse(
+    findings: &mut Findings,
+    lenient: bool,
+    path: &Path,
+    f: Finding,
+) -> Result<(), ReadError> {
+    if f.severity == Severity::Error && !lenient {
+        return Err(refusal(path, f));
+    }
+    findings.push(f);
+    Ok(())
 }
 
 /// What one walk over the whole index found, before any message is read.
