@@ -1,56 +1,64 @@
-"""The docs/analysis.md example: a directory of recordings converted with
-`simrec convert --each … --to parquet`, queried with DuckDB and pandas.
-
-Usage: python scripts/analysis_example.py TABLES_DIR
-(needs duckdb, pandas and pyarrow; scripts/analysis_example.sh makes a venv with them
-under target/ and runs this on the fixtures.)
-"""
-
+"""The queries of docs/analysis.md, on a lake (argument: its directory), in DuckDB, pandas
+and, when pyspark is importable, the same queries in Spark SQL."""
 import sys
 
 import duckdb
 import pandas as pd
-import pyarrow.parquet as pq
 
-tables = sys.argv[1]
+lake = sys.argv[1]
+values = f"read_parquet('{lake}/values/*.parquet')"
+poses = f"read_parquet('{lake}/poses/*.parquet')"
 
-print("-- DuckDB: records per file and channel")
-print(
-    duckdb.sql(
-        f"""
-        SELECT regexp_extract(filename, '[^/]+$') AS file, channel, count(*) AS records,
-               min(time_ns) AS first_ns, max(time_ns) AS last_ns
-        FROM read_parquet('{tables}/*.parquet', filename = true, union_by_name = true)
-        GROUP BY ALL ORDER BY file, channel
-        """
-    ).df().to_string(index=False)
-)
+# Each query once, with {values} and {poses} standing for the tables: DuckDB reads the
+# files, Spark its views of the folders.
+QUERIES = {
+    "mean kinetic energy per second across NanoVer recordings": """
+        SELECT recording, floor(time_ns / 1e9) AS second,
+               round(avg(value), 1) AS mean_kinetic_kJ_per_mol, count(*) AS frames
+        FROM {values} WHERE format LIKE 'nanover%' AND key = 'energy.kinetic'
+        GROUP BY recording, floor(time_ns / 1e9) ORDER BY recording, second""",
+    "particle 3's trajectory (metres), first frames": """
+        SELECT time_ns, frame, x, y, z FROM {poses}
+        WHERE recording = 'small.nanover.zip' AND entity = '3'
+        ORDER BY time_ns LIMIT 5""",
+    "an Icarus signal against absolute time": """
+        SELECT time_utc, channel, value FROM {values}
+        WHERE recording = 'a2.icarec.tar' AND channel = 'Vehicle.Aero.alpha'
+        ORDER BY time_utc""",
+    "3es shapes and XREC objects on one time axis (seconds from each start)": """
+        SELECT round(time_ns / 1e9, 3) AS t, format, entity, x, y, z, qw FROM {poses}
+        WHERE format IN ('3es', 'xrec') AND time_ns BETWEEN 500000000 AND 1000000000
+        ORDER BY t, format, entity LIMIT 12""",
+}
 
+pd.set_option("display.width", 140)
+for title, sql in QUERIES.items():
+    print(f"-- DuckDB: {title}")
+    print(duckdb.sql(sql.format(values=values, poses=poses)).df().to_string(index=False))
+    print()
+
+print("-- pandas: the whole values table, and one file's metadata")
+df = pd.read_parquet(f"{lake}/values")
+print(df.groupby("format").size().to_string())
+meta = __import__("pyarrow.parquet").parquet.read_schema(f"{lake}/values/session.xrec.parquet").metadata
+for key in sorted(meta):
+    if key.startswith(b"simrec.") and key != b"simrec.source.metadata":
+        print(f"{key.decode()}: {meta[key].decode()!r}")
 print()
-print("-- DuckDB: NanoVer temperature per second of the run")
-print(
-    duckdb.sql(
-        f"""
-        SELECT floor(time_ns / 1e9) AS second, round(avg("system.temperature"), 3) AS mean_K,
-               count(*) AS frames
-        FROM read_parquet('{tables}/small.traj.parquet')
-        WHERE channel = 'frame' AND "system.temperature" IS NOT NULL
-        GROUP BY ALL ORDER BY second
-        """
-    ).df().to_string(index=False)
-)
 
-print()
-print("-- pandas: Elodin body positions (world_pos is 7 float64: quaternion xyzw, then xyz)")
-table = pq.read_table(f"{tables}/ball_1200.parquet")
-print("world_pos shape:", table.schema.field("world_pos").metadata[b"simrec.shape"].decode())
-df = table.to_pandas()
-body = df[df.channel == "body"][["time_ns", "entity", "world_pos"]]
-body = body.assign(z=body.world_pos.map(lambda p: p[6])).drop(columns="world_pos")
-print(body.groupby("entity").z.agg(["count", "min", "max"]).round(6).to_string())
-
-print()
-print("-- pandas: the file's key-value metadata")
-meta = pq.read_metadata(f"{tables}/small.traj.parquet").metadata
-for key in sorted(k for k in meta if k.startswith(b"simrec.")):
-    print(f"{key.decode()}: {meta[key].decode()!r}")
+try:
+    from pyspark.sql import SparkSession
+except ImportError:
+    print("-- Spark: SKIPPED (pyspark is not importable)")
+    sys.exit(0)
+spark = (SparkSession.builder.master("local[1]").appName("simrec-lake")
+         .config("spark.ui.enabled", "false").config("spark.ui.showConsoleProgress", "false")
+         .config("spark.sql.session.timeZone", "UTC").getOrCreate())
+spark.sparkContext.setLogLevel("ERROR")
+spark.read.parquet(f"{lake}/values").createOrReplaceTempView("lake_values")
+spark.read.parquet(f"{lake}/poses").createOrReplaceTempView("lake_poses")
+for title, sql in QUERIES.items():
+    print(f"-- Spark SQL: {title}")
+    print(spark.sql(sql.format(values="lake_values", poses="lake_poses")).toPandas().to_string(index=False))
+    print()
+spark.stop()

@@ -250,8 +250,15 @@ fn convert_one(
             None,
         )?;
         let opened = read.open()?;
+        // A collection's entry says whether the recording is in it; the writer is given
+        // the collection.
+        let target = if format.collection().is_some() {
+            each.output
+        } else {
+            output
+        };
         let request = WriteRequest {
-            output,
+            output: target,
             format,
             force: each.write.force,
             dry_run: each.write.dry_run,

@@ -299,6 +299,10 @@ pub trait Format: Sync {
     fn directory(&self) -> Option<&dyn Directory> {
         None
     }
+
+    fn collection(&self) -> Option<&dyn Collection> {
+        None
+    }
 }
 
 impl dyn Format + '_ {
@@ -408,6 +412,14 @@ pub trait MultiFile {
         &self,
         files: &[(&Path, &Header, Option<TimeRange>)],
     ) -> Vec<(usize, Finding)>;
+}
+
+/// Files each recording under its name in one shared directory (the lake) instead of
+/// writing one output per recording: `-o DIR/` is the collection, the recording's stable
+/// name (`Outputs::recording`) says where in it (`pipeline::batch`, `--skip-existing`).
+pub trait Collection {
+    /// The file whose presence says the recording `name` is in the collection at `root`.
+    fn entry(&self, root: &Path, name: &str) -> PathBuf;
 }
 
 /// Replaces one output file with a directory: which existing directory `--force` may replace

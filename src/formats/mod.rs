@@ -105,8 +105,9 @@ use crate::report::{Fact, Findings, LossReport};
 
 pub use family::Family;
 pub use format::{
-    absolute_times, Detection, Directory, Format, Frames, KeepsEpoch, Merger, MultiFile, Recovery,
-    SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
+    absolute_times, Collection, Detection, Directory, Format, Frames, KeepsEpoch, Merger,
+    MultiFile, Recovery, SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits,
+    TIME_OPTION,
 };
 pub use options::{GivenFlags, OptionError};
 pub use read_error::{Conflict, ReadError, Unreadable};

@@ -346,11 +346,25 @@ fn safe_name(name: &str) -> String {
     }
 }
 
+/// The stable name of the recording `inputs` make (what `convert --each` names its output
+/// after): the file name, with its extensions, of the input its format is named by (a
+/// NanoVer pair by its `.traj`), else of the first input.
+pub fn recording_name(inputs: &[PathBuf]) -> String {
+    let named = |p: &&PathBuf| registry::detect(p).is_ok_and(|f| named_by_first_extension(f, p));
+    let by = match inputs {
+        [one] => Some(one),
+        _ => inputs.iter().find(named).or(inputs.first()),
+    };
+    let name = by.map(|p| name_of(p)).unwrap_or_default();
+    safe_name(&name.to_string_lossy())
+}
+
 /// The output of each recording in `dir`: its file name with all its extensions and then
 /// `format`'s (`rocket.h5` → `rocket.h5.jsonl`, `run.traj` with `run.state` →
 /// `run.traj.jsonl`; a directory, with a trailing `/`, for a format that writes directories),
-/// under the subdirectories it was found in. Never outside `dir`; two recordings that would
-/// share an output are an error naming both.
+/// under the subdirectories it was found in. For a collection (the lake), the entry that
+/// says the recording is in it, under its name alone ([`crate::formats::Collection`]).
+/// Never outside `dir`; two recordings that would share an output are an error naming both.
 pub fn output_names(
     dir: &Path,
     recordings: &[Recording],
@@ -373,8 +387,15 @@ pub fn output_names(
             .map(|(l, p)| (l.clone(), p.to_vec()))
             .unwrap_or_else(|| ("recording".into(), Vec::new()));
         let mut output = dir.to_path_buf();
-        output.extend(parents);
-        output.push(format!("{last}{ext}"));
+        match format.collection() {
+            // One directory for every recording: each is filed under its own name, so
+            // recordings of one name in different subdirectories clash below.
+            Some(collection) => output = collection.entry(dir, &last),
+            None => {
+                output.extend(parents);
+                output.push(format!("{last}{ext}"));
+            }
+        }
         if let Some(&first) = taken.get(&output) {
             return Err(BatchError::SameOutput {
                 first: recordings[first].inputs[0].clone(),

@@ -111,6 +111,9 @@ pub fn write(
     outputs.flags = request.flags;
     let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     outputs.source_paths = Some(sources.join("\n"));
+    if format.collection().is_some() {
+        outputs.recording = Some(super::batch::recording_name(inputs));
+    }
     let header = source.header().clone();
     if let Some(why) = origin_lost(format, &header, &outputs) {
         loss.borrow_mut().add(RECORDING, "time origin", &why);

@@ -249,6 +249,9 @@ pub struct Outputs {
     /// The run's input paths, one a line, for writers that record where their data came
     /// from (the Parquet table's metadata).
     pub source_paths: Option<String>,
+    /// The recording's stable name (`pipeline::batch::recording_name`), for writers that
+    /// file it under its name in a shared directory (the lake).
+    pub recording: Option<String>,
     /// The command's inputs, resolved: never written over.
     inputs: Vec<PathBuf>,
     may_replace: Option<MayReplace>,
@@ -268,6 +271,7 @@ impl Outputs {
             spooled: Vec::new(),
             flags: GivenFlags::default(),
             source_paths: None,
+            recording: None,
             inputs: Vec::new(),
             may_replace: None,
             created_dirs: Vec::new(),

@@ -14,8 +14,8 @@ mod writer;
 use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
-pub use encoder::{MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
-pub use writer::{file_name, TableWriter};
+pub use encoder::{Encoder, MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
+pub use writer::{file_name, metadata, TableWriter};
 
 /// `--fold`: each frame's (and state's) full folded value.
 const FOLD: WriteOption = WriteOption {

@@ -2,6 +2,7 @@
 
 mod csv;
 mod jsonl_bytes;
+mod lake;
 mod mcap;
 mod mcap_proto;
 mod parquet_table;

@@ -1,0 +1,210 @@
+//! The `poses` table: one row per thing with a position or attitude per instant, found
+//! through the model's position conventions (`model::pose`, `formats::mapping::flat_part`),
+//! which every family's mappings use too: NanoVer's `particle.positions` (a row per
+//! particle), Elodin's `world_pos`, a `position` of three numbers (Icarus `Vec3`, 3es
+//! shapes, XREC transforms), declared quaternions, and Icarus CSV and HDF5 positions and
+//! attitudes stored one number per signal. Positions are in metres (a declared unit is
+//! converted; NanoVer's particles are nanometres).
+
+use std::sync::Arc;
+
+use arrow_array::builder::Float64Builder;
+use arrow_array::ArrayRef;
+
+use super::file::{entity_text, Common, Place};
+use crate::formats::mapping::{flat_part, Part};
+use crate::model::pose::{fixed, floats, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
+use crate::model::{Channel, Record};
+
+/// NanoVer's particle positions, n × 3.
+const PARTICLES: &str = "particle.positions";
+
+/// Metres in one `unit` of length; `None` for a unit that is not a length simrec knows.
+fn metres_per(unit: &str) -> Option<f64> {
+    Some(match unit {
+        "m" => 1.0,
+        "km" => 1e3,
+        "cm" => 1e-2,
+        "mm" => 1e-3,
+        "um" | "µm" | "μm" => 1e-6,
+        "nm" => 1e-9,
+        "A" | "Å" | "angstrom" => 1e-10,
+        _ => return None,
+    })
+}
+
+/// What a channel declares that says where its things are.
+struct Declared {
+    /// Names of scalar-first and scalar-last quaternion fields.
+    wxyz: Vec<String>,
+    xyzw: Vec<String>,
+    /// Metres per unit of each position field with a declared length unit.
+    scales: Vec<(String, f64)>,
+}
+
+impl Declared {
+    fn of(channel: &Channel) -> Declared {
+        Declared {
+            wxyz: wxyz_fields(channel),
+            xyzw: xyzw_fields(channel),
+            scales: (channel.fields.iter())
+                .filter_map(|f| Some((f.name.clone(), metres_per(f.unit.as_deref()?)?)))
+                .collect(),
+        }
+    }
+
+    /// Metres per unit of `key`; `default` when it declares none.
+    fn scale(&self, key: &str, default: f64) -> f64 {
+        (self.scales.iter().find(|(k, _)| k == key)).map_or(default, |&(_, s)| s)
+    }
+}
+
+/// A thing whose position and attitude come one number per record (`flat_part`), gathered
+/// until the time moves on.
+struct Pending {
+    owner: String,
+    channel: String,
+    frame: Option<i64>,
+    parts: [Option<f64>; 7],
+}
+
+pub struct Poses {
+    pub common: Common,
+    coords: [Float64Builder; 7],
+    declared: Vec<Declared>,
+    pending: Vec<Pending>,
+    pending_time: (i64, Option<i64>),
+    pub rows: usize,
+}
+
+impl Poses {
+    pub fn new(common: Common, channels: &[Channel]) -> Poses {
+        Poses {
+            common,
+            coords: std::array::from_fn(|_| Float64Builder::new()),
+            declared: channels.iter().map(Declared::of).collect(),
+            pending: Vec::new(),
+            pending_time: (0, None),
+            rows: 0,
+        }
+    }
+
+    pub fn add_channel(&mut self, channel: &Channel) {
+        self.declared.push(Declared::of(channel));
+    }
+
+    fn row(&mut self, place: &Place, parts: [Option<f64>; 7]) {
+        self.common.push(place);
+        for (builder, part) in self.coords.iter_mut().zip(parts) {
+            builder.append_option(part);
+        }
+        self.rows += 1;
+    }
+
+    /// The rows `record` (of `channel`, at `time_utc`) gives.
+    pub fn push(&mut self, record: &Record, channel: &Channel, time_utc: Option<i64>) {
+        if record.time != self.pending_time.0 {
+            self.flush_pending();
+        }
+        let Some(declared) = self.declared.get(record.channel as usize) else {
+            return;
+        };
+        let entity = record.entity.as_ref().map(entity_text);
+        let place = Place {
+            time_ns: record.time,
+            time_utc,
+            channel: &channel.name,
+            entity: Some(entity.as_deref().unwrap_or(&channel.name)),
+            frame: record.frame,
+        };
+        if let Some((owner, part, v)) = flat_part(record) {
+            let index = match part {
+                Part::Position(axis) => axis,
+                Part::Attitude(i) => 3 + i,
+            };
+            self.pending_time = (record.time, time_utc);
+            let found = self.pending.iter().position(|p| p.owner == owner);
+            let i = found.unwrap_or_else(|| {
+                self.pending.push(Pending {
+                    owner,
+                    channel: channel.name.clone(),
+                    frame: record.frame,
+                    parts: [None; 7],
+                });
+                self.pending.len() - 1
+            });
+            self.pending[i].parts[index] = Some(v);
+            return;
+        }
+        if let Some(positions) = record.get(PARTICLES).and_then(floats) {
+            let scale = declared.scale(PARTICLES, 1e-9);
+            for (i, p) in positions.chunks_exact(3).enumerate() {
+                let name = i.to_string();
+                let particle = Place {
+                    entity: Some(&name),
+                    ..place
+                };
+                let [x, y, z] = [p[0], p[1], p[2]].map(|x| Some(x * scale));
+                self.row(&particle, [x, y, z, None, None, None, None]);
+            }
+            return;
+        }
+        let mut pose = Pose::of(record, &declared.wxyz);
+        for key in &declared.xyzw {
+            if let Some(q) = record.get(key).and_then(fixed::<4>) {
+                pose.rotation = Some(q);
+            }
+        }
+        if pose.is_empty() {
+            return;
+        }
+        let key = if record.get(WORLD_POS).is_some() {
+            WORLD_POS
+        } else {
+            POSITION
+        };
+        let scale = declared.scale(key, 1.0);
+        let t = pose.translation.map(|t| t.map(|x| x * scale));
+        let r = pose.rotation;
+        let parts = [
+            t.map(|t| t[0]),
+            t.map(|t| t[1]),
+            t.map(|t| t[2]),
+            r.map(|r| r[0]),
+            r.map(|r| r[1]),
+            r.map(|r| r[2]),
+            r.map(|r| r[3]),
+        ];
+        self.row(&place, parts);
+    }
+
+    /// The things gathered from one number per record, one row each.
+    pub fn flush_pending(&mut self) {
+        let (time_ns, time_utc) = self.pending_time;
+        for p in std::mem::take(&mut self.pending) {
+            let mut parts = p.parts;
+            // A quaternion is all four numbers or none.
+            if parts[3..].iter().any(Option::is_none) {
+                parts[3..].fill(None);
+            }
+            let place = Place {
+                time_ns,
+                time_utc,
+                channel: &p.channel,
+                entity: Some(&p.owner),
+                frame: p.frame,
+            };
+            self.row(&place, parts);
+        }
+    }
+
+    /// The batch's columns, in the schema's order.
+    pub fn finish(&mut self) -> Vec<ArrayRef> {
+        self.rows = 0;
+        let mut columns = self.common.finish();
+        for builder in &mut self.coords {
+            columns.push(Arc::new(builder.finish()));
+        }
+        columns
+    }
+}

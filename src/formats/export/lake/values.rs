@@ -1,0 +1,174 @@
+//! The `values` table: one row per record and key, each value in the one typed column it
+//! fits (docs/formats/lake.md, "values").
+
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
+};
+use arrow_array::ArrayRef;
+
+use super::file::{Common, Place};
+use crate::formats::export::json_text::{self, Lost};
+use crate::model::{Array, ArrayData, Value};
+
+/// Integers above this in magnitude are not all exact in a float64.
+const EXACT: u64 = 1 << 53;
+
+const INEXACT_ELEMENT: &str =
+    "64-bit integer array element beyond 2^53 written rounded into `values` (float64)";
+const EXT: &str = "msgpack ext written as its bytes (the type code is not kept)";
+const BIG_UINT: &str = "unsigned integer beyond int64 written as decimal text";
+
+pub struct Values {
+    pub common: Common,
+    keys: StringBuilder,
+    value: Float64Builder,
+    int: Int64Builder,
+    values: ListBuilder<Float64Builder>,
+    shape: ListBuilder<Int64Builder>,
+    text: StringBuilder,
+    bytes: BinaryBuilder,
+    removed: BooleanBuilder,
+    pub rows: usize,
+    json: Vec<u8>,
+}
+
+impl Values {
+    pub fn new(common: Common) -> Values {
+        Values {
+            common,
+            keys: StringBuilder::new(),
+            value: Float64Builder::new(),
+            int: Int64Builder::new(),
+            values: ListBuilder::new(Float64Builder::new()),
+            shape: ListBuilder::new(Int64Builder::new()),
+            text: StringBuilder::new(),
+            bytes: BinaryBuilder::new(),
+            removed: BooleanBuilder::new(),
+            rows: 0,
+            json: Vec::new(),
+        }
+    }
+
+    /// A row for `key` = `value` at `place`; what it cannot keep goes in `lost`.
+    pub fn push(&mut self, place: &Place, key: &str, value: &Value, lost: &mut Lost) {
+        self.common.push(place);
+        self.keys.append_value(key);
+        self.rows += 1;
+        let (mut number, mut int, mut text, mut bytes) = (None, None, None, None);
+        let mut array = None;
+        let mut removed = false;
+        match value {
+            Value::Null => {}
+            Value::Removed => removed = true,
+            Value::Bool(b) => number = Some(f64::from(u8::from(*b))),
+            Value::Int(i) => {
+                int = Some(*i);
+                number = (i.unsigned_abs() <= EXACT).then_some(*i as f64);
+            }
+            Value::UInt(u) => {
+                int = i64::try_from(*u).ok();
+                number = (*u <= EXACT).then_some(*u as f64);
+                if int.is_none() {
+                    lost.push((key.to_string(), BIG_UINT));
+                    text = Some(u.to_string());
+                }
+            }
+            Value::Float(x) => number = Some(*x),
+            Value::F32(x) => number = Some(f64::from(*x)),
+            Value::Str(s) => text = Some(s.clone()),
+            Value::Bytes(b) => bytes = Some(b.as_slice()),
+            Value::Ext { bytes: b, .. } => {
+                lost.push((key.to_string(), EXT));
+                bytes = Some(b.as_slice());
+            }
+            Value::Array(a) => match &a.data {
+                ArrayData::Str(_) => {
+                    self.json.clear();
+                    json_text::array(&mut self.json, key, a, lost);
+                    text = Some(String::from_utf8_lossy(&self.json).into_owned());
+                    array = Some((None, &a.shape));
+                }
+                _ => array = Some((Some(a), &a.shape)),
+            },
+            Value::List(_) | Value::Map(_) | Value::Dict(_) => {
+                self.json.clear();
+                json_text::value(&mut self.json, key, value, lost);
+                text = Some(String::from_utf8_lossy(&self.json).into_owned());
+            }
+        }
+        self.value.append_option(number);
+        self.int.append_option(int);
+        match array {
+            Some((numbers, shape)) => {
+                if let Some(a) = numbers {
+                    if !extend_floats(self.values.values(), a) {
+                        lost.push((key.to_string(), INEXACT_ELEMENT));
+                    }
+                    self.values.append(true);
+                } else {
+                    self.values.append(false);
+                }
+                let dims = self.shape.values();
+                for &d in shape {
+                    dims.append_value(d as i64);
+                }
+                self.shape.append(true);
+            }
+            None => {
+                self.values.append(false);
+                self.shape.append(false);
+            }
+        }
+        self.text.append_option(text);
+        self.bytes.append_option(bytes);
+        self.removed.append_value(removed);
+    }
+
+    /// The batch's columns, in the schema's order.
+    pub fn finish(&mut self) -> Vec<ArrayRef> {
+        self.rows = 0;
+        let mut columns = self.common.finish();
+        columns.extend([
+            Arc::new(self.keys.finish()) as ArrayRef,
+            Arc::new(self.value.finish()),
+            Arc::new(self.int.finish()),
+            Arc::new(self.values.finish()),
+            Arc::new(self.shape.finish()),
+            Arc::new(self.text.finish()),
+            Arc::new(self.bytes.finish()),
+            Arc::new(self.removed.finish()),
+        ]);
+        columns
+    }
+}
+
+/// Appends `a`'s elements as float64, row-major; false when a 64-bit integer did not fit
+/// exactly.
+fn extend_floats(out: &mut Float64Builder, a: &Array) -> bool {
+    let mut exact = true;
+    match &a.data {
+        ArrayData::F64(v) => out.append_slice(v),
+        ArrayData::F32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::I8(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::I16(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::I32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::U8(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::U16(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::U32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
+        ArrayData::I64(v) => v.iter().for_each(|&x| {
+            exact &= x.unsigned_abs() <= EXACT;
+            out.append_value(x as f64)
+        }),
+        ArrayData::U64(v) => v.iter().for_each(|&x| {
+            exact &= x <= EXACT;
+            out.append_value(x as f64)
+        }),
+        ArrayData::Bool(v) => v
+            .iter()
+            .for_each(|&x| out.append_value(f64::from(u8::from(x)))),
+        ArrayData::Str(_) => {}
+    }
+    exact
+}

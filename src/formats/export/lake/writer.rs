@@ -1,0 +1,161 @@
+//! The lake writer: a recording's `values/NAME.parquet` and `poses/NAME.parquet` under the
+//! lake's directory.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_ROWS};
+use super::poses::Poses;
+use super::schema::{self, LAKE_VERSION};
+use super::values::Values;
+use crate::formats::export::json_text::Lost;
+use crate::formats::export::parquet_table::metadata;
+use crate::formats::output::Outputs;
+use crate::formats::{Sink, WriteError, WriteReport};
+use crate::model::{Channel, Header, Record};
+
+const UNKNOWN: &str = "record of a channel the writer was not told of";
+
+/// The two tables of a recording in the lake at `root`, named `name`.
+pub fn table_paths(root: &Path, name: &str) -> [PathBuf; 2] {
+    let file = format!("{name}.parquet");
+    [
+        root.join("values").join(&file),
+        root.join("poses").join(file),
+    ]
+}
+
+pub struct LakeWriter {
+    channels: Vec<Channel>,
+    epoch_ns: Option<i64>,
+    values: Values,
+    poses: Poses,
+    files: [TableFile; 2],
+    lost: Lost,
+    /// Per (channel, key, reason): values not kept as they were.
+    tally: HashMap<(u32, String, &'static str), u64>,
+    records: u64,
+}
+
+impl LakeWriter {
+    /// The recording named `name` in the lake at `root`.
+    pub fn create(
+        root: &Path,
+        name: &str,
+        header: &Header,
+        outputs: &mut Outputs,
+    ) -> Result<LakeWriter, WriteError> {
+        let [values_path, poses_path] = table_paths(root, name);
+        let mut kv = metadata(header, outputs);
+        kv.push(parquet::file::metadata::KeyValue::new(
+            "simrec.lake.version".into(),
+            LAKE_VERSION.to_string(),
+        ));
+        let table = |t: &str| {
+            let mut kv = kv.clone();
+            kv.push(parquet::file::metadata::KeyValue::new(
+                "simrec.lake.table".into(),
+                t.to_string(),
+            ));
+            kv
+        };
+        let (values_kv, poses_kv) = (table("values"), table("poses"));
+        let values_file = TableFile::create(
+            &values_path,
+            schema::with_metadata(schema::values(), &values_kv),
+            values_kv,
+            outputs,
+        )?;
+        let poses_file = TableFile::create(
+            &poses_path,
+            schema::with_metadata(schema::poses(), &poses_kv),
+            poses_kv,
+            outputs,
+        )?;
+        let common = || Common::new(name, &header.format);
+        Ok(LakeWriter {
+            channels: header.channels.clone(),
+            epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
+            values: Values::new(common()),
+            poses: Poses::new(common(), &header.channels),
+            files: [values_file, poses_file],
+            lost: Lost::new(),
+            tally: HashMap::new(),
+            records: 0,
+        })
+    }
+
+    fn flush(&mut self, at_least: usize) -> Result<(), WriteError> {
+        if self.values.rows >= at_least {
+            let columns = self.values.finish();
+            self.files[0].write(columns)?;
+        }
+        if self.poses.rows >= at_least {
+            let columns = self.poses.finish();
+            self.files[1].write(columns)?;
+        }
+        Ok(())
+    }
+}
+
+impl Sink for LakeWriter {
+    fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        self.poses.add_channel(channel);
+        self.channels.push(channel.clone());
+        Ok(())
+    }
+
+    fn write(&mut self, record: &Record) -> Result<(), WriteError> {
+        let Some(channel) = self.channels.get(record.channel as usize) else {
+            *self
+                .tally
+                .entry((record.channel, "*".into(), UNKNOWN))
+                .or_default() += 1;
+            return Ok(());
+        };
+        let entity = record.entity.as_ref().map(entity_text);
+        let time_utc = utc_micros(self.epoch_ns, record.time);
+        let place = Place {
+            time_ns: record.time,
+            time_utc,
+            channel: &channel.name,
+            entity: entity.as_deref(),
+            frame: record.frame,
+        };
+        for (key, value) in &record.values {
+            self.values.push(&place, key, value, &mut self.lost);
+        }
+        for (key, why) in self.lost.drain(..) {
+            *self.tally.entry((record.channel, key, why)).or_default() += 1;
+        }
+        self.poses.push(record, channel, time_utc);
+        self.records += 1;
+        self.flush(BATCH_ROWS)
+    }
+
+    fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
+        self.poses.flush_pending();
+        self.flush(1)?;
+        let LakeWriter {
+            channels,
+            files,
+            tally,
+            records,
+            ..
+        } = *self;
+        for file in files {
+            file.close()?;
+        }
+        let mut report = WriteReport {
+            records,
+            ..WriteReport::default()
+        };
+        let mut entries: Vec<_> = tally.into_iter().collect();
+        entries.sort();
+        for ((c, key, why), n) in entries {
+            let name = channels.get(c as usize).map_or("?", |c| c.name.as_str());
+            report.loss.add_n(name, &key, why, n);
+        }
+        Ok(report)
+    }
+}
