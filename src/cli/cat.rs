@@ -63,7 +63,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> anyhow::Result<Outcome> {
-    let window = args.window.request(None, args.format_select.selectors())?;
+    let window = args.window.request(args.format_select.selectors())?;
     let read = read_request(
         &args.inputs,
         &args.read,

@@ -1,7 +1,7 @@
 //! What several commands share: read options, writing a recording, printing findings.
 
 use std::io::{self, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::ValueEnum;
 use serde_json::Value as Json;
@@ -9,12 +9,15 @@ use serde_json::Value as Json;
 use super::diag::say;
 use super::format_options::FormatOptions;
 use super::progress::Progress;
-use super::{Outcome, UsageError};
-use crate::formats::registry::{self, writable_names};
-use crate::formats::{Format, ReadOptions, SliceRequest, WriteReport};
+use super::Outcome;
+use crate::formats::registry::writable_names;
+use crate::formats::{ReadOptions, SliceRequest, WriteReport};
 use crate::model::{Epoch, TimeSpec};
+use crate::pipeline::request::Say;
 use crate::pipeline::select::{ChannelRules, PatternError, Selection};
-use crate::pipeline::{self, Notes, Opened, ReadRequest, WriteRequest, Written};
+use crate::pipeline::{
+    Converted, Notes, OutputRequest, PipelineError, ReadRequest, Request, Written,
+};
 use crate::report::render::{finding_text, loss_table, widening_table};
 use crate::report::{Findings, Severity};
 
@@ -154,10 +157,7 @@ pub struct WriteArgs {
     /// input's format unless --to says otherwise. Missing directories are created. `convert`
     /// also takes it as its last argument (`simrec convert run.icarec out/`)
     #[arg(short = 'o', long = "output", value_name = "OUT")]
-    output_arg: Option<PathBuf>,
-    /// The output, once [`WriteArgs::name_output`] has found it.
-    #[arg(skip)]
-    pub output: PathBuf,
+    pub output_arg: Option<PathBuf>,
     #[arg(long, value_name = "FORMAT", help = to_help())]
     pub to: Option<String>,
     /// Replace an existing output once the new one is complete: a file, an empty directory or a
@@ -203,47 +203,18 @@ fn parse_step(text: &str) -> Result<i64, String> {
 }
 
 impl WriteArgs {
-    /// Finds the output: `-o`, or (where `last_input_is_output`, as for `convert`) the last
-    /// of two or more arguments, as `cp` takes it.
-    pub fn name_output(
-        &mut self,
-        inputs: &mut Vec<PathBuf>,
-        last_input_is_output: bool,
-    ) -> Result<(), UsageError> {
-        if let Some(out) = self.output_arg.take() {
-            self.output = out;
-            return Ok(());
+    /// The output as given: the pipeline names it and finds its format.
+    pub fn request(&self) -> OutputRequest {
+        OutputRequest {
+            path: self.output_arg.clone(),
+            format: self.to.clone(),
+            flags: self.options.given(),
+            force: self.force,
+            dry_run: self.dry_run,
+            resample: self.resample.or(self.frame_rate),
+            split: false,
         }
-        if last_input_is_output && inputs.len() >= 2 {
-            if let Some(with) = companion_of_last(inputs) {
-                return Err(UsageError(format!(
-                    "-o is missing: {} is the companion of {} (both are read as one \
-                     recording), not an output; name the output with -o OUT",
-                    inputs[inputs.len() - 1].display(),
-                    with.display()
-                )));
-            }
-            if let Some(out) = inputs.pop() {
-                self.output = out;
-                return Ok(());
-            }
-        }
-        Err(UsageError(
-            "-o is missing: name the output with -o OUT (convert also takes it as its last \
-             argument)"
-                .into(),
-        ))
     }
-}
-
-/// The input whose companion the last input is (`convert a.traj a.state`: the last argument
-/// is read with the first as one recording, not where to write it).
-fn companion_of_last(inputs: &[PathBuf]) -> Option<&PathBuf> {
-    let (last, rest) = inputs.split_last()?;
-    rest.iter().find(|input| {
-        registry::detect(input)
-            .is_ok_and(|f| f.companions(input).iter().any(|c| same_file(c, last)))
-    })
 }
 
 /// `--to`'s help, from the registry.
@@ -270,27 +241,6 @@ pub fn stdout() -> io::BufWriter<io::StdoutLock<'static>> {
     io::BufWriter::new(io::stdout().lock())
 }
 
-/// The output format `--to` names, or the one the output's extension selects.
-pub fn output_format(args: &WriteArgs) -> anyhow::Result<&'static dyn Format> {
-    match &args.to {
-        Some(name) => registry::format_named(name).ok_or_else(|| {
-            UsageError(format!(
-                "unknown output format `{name}` (simrec writes: {})",
-                writable_names()
-            ))
-            .into()
-        }),
-        None => registry::format_for_output(&args.output).ok_or_else(|| {
-            UsageError(format!(
-                "cannot tell the output format from `{}`; name it with --to ({})",
-                args.output.display(),
-                writable_names()
-            ))
-            .into()
-        }),
-    }
-}
-
 /// What the reading arguments ask for: `inputs`, read, lined up and selected as given, whole
 /// or the `window` of them.
 pub fn read_request<'a>(
@@ -310,37 +260,60 @@ pub fn read_request<'a>(
     })
 }
 
-/// Runs `pipeline::convert` for `read` into the output `args` names, and says what it did.
-pub fn write_recording(
-    read: ReadRequest,
-    args: &WriteArgs,
-    report: ReportFormat,
-) -> anyhow::Result<Outcome> {
-    let opened = read.open()?;
-    let format = output_format(args)?;
-    let request = WriteRequest {
-        output: &args.output,
-        format,
-        force: args.force,
-        dry_run: args.dry_run,
-        flags: args.options.flags(format)?,
-        split: false,
-        resample: args.resample.or(args.frame_rate),
-    };
-    write_with(opened, request, report)
+/// What the arguments of a writing command ask for: `inputs`, read, lined up, selected and
+/// windowed as given, into the output `write` names.
+pub struct Given<'a> {
+    pub inputs: Vec<PathBuf>,
+    pub read: &'a ReadArgs,
+    pub damage: DamageArgs,
+    pub align: &'a AlignArgs,
+    pub select: &'a SelectArgs,
+    pub window: Option<SliceRequest>,
+    pub write: &'a WriteArgs,
 }
 
-/// [`write_recording`] with the request made; the report as tables for people (loss on
-/// stderr, or on stdout for a dry run) or as one JSON object on stdout.
-pub fn write_with(
-    opened: Opened,
-    request: WriteRequest,
+impl Given<'_> {
+    /// The one request the command makes of the pipeline.
+    pub fn request(self) -> Result<Request, PatternError> {
+        Ok(Request {
+            inputs: self.inputs,
+            options: self.read.reading(true, self.damage),
+            starts: self.align.starts(),
+            selection: self.select.selection()?,
+            window: self.window,
+            output: self.write.request(),
+        })
+    }
+}
+
+/// A pipeline entry that writes a recording (`pipeline::convert`, `merge`, `slice`).
+pub type Entry = fn(Request, Say, &mut dyn FnMut(u64, u64)) -> Result<Converted, PipelineError>;
+
+/// Runs `entry` for `request` and says what it did: the report as tables for people (loss
+/// on stderr, or on stdout for a dry run) or as one JSON object on stdout.
+pub fn write_recording(
+    entry: Entry,
+    request: Request,
     format: ReportFormat,
 ) -> anyhow::Result<Outcome> {
-    let (dry_run, name) = (request.dry_run, request.format.name());
     let progress = Progress::new("writing");
-    let (written, notes) = pipeline::convert(opened, request, &mut |d, t| progress.update(d, t));
+    let converted = entry(
+        request,
+        &mut |line| {
+            progress.suspend(|| {
+                say!("{line}");
+            })
+        },
+        &mut |d, t| progress.update(d, t),
+    );
     drop(progress);
+    let Converted {
+        format: written_as,
+        dry_run,
+        written,
+        notes,
+    } = converted?;
+    let name = written_as.name();
     print_notes(&notes);
     let damaged = damaged(&notes.read_findings);
     let Written { report, paths } = written?;
@@ -476,30 +449,4 @@ pub fn path_list(paths: &[PathBuf]) -> String {
         })
         .collect();
     names.join(" and ")
-}
-
-/// Notes for files whose companion (a `.traj`'s `.state`) exists but was not named.
-pub fn companion_notes(paths: &[PathBuf]) -> Vec<(PathBuf, String)> {
-    let mut notes = Vec::new();
-    for path in paths {
-        let Ok(format) = registry::detect(path) else {
-            continue;
-        };
-        for c in format.companions(path) {
-            if c.exists() && !paths.iter().any(|p| same_file(p, &c)) {
-                notes.push((
-                    path.clone(),
-                    format!(
-                        "{} is beside it and was not named: name both to read them as one recording",
-                        c.display()
-                    ),
-                ));
-            }
-        }
-    }
-    notes
-}
-
-fn same_file(a: &Path, b: &Path) -> bool {
-    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(x), Ok(y)) if x == y)
 }

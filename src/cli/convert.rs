@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 
 use super::common::{
-    output_format, read_request, write_recording, AlignArgs, DamageArgs, ReadArgs, ReportFormat,
-    SelectArgs, WriteArgs,
+    write_recording, AlignArgs, DamageArgs, Given, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
 };
 use super::each::{self, Each};
 use super::format_select::FormatSelectArgs;
 use super::window::WindowArgs;
 use super::Outcome;
+use crate::pipeline::{self, request::name_output};
 
 /// Convert a recording to another format (same format: bit-exact copy of every record)
 #[derive(clap::Args, Debug)]
@@ -59,10 +59,11 @@ pub struct Args {
 }
 
 pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
-    args.write.name_output(&mut args.inputs, true)?;
     if args.each {
+        let output = name_output(&mut args.inputs, args.write.output_arg.clone(), true)?;
         return each::run(Each {
             inputs: &args.inputs,
+            output: &output,
             write: &args.write,
             select: &args.select,
             read: &args.read,
@@ -76,20 +77,16 @@ pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
     }
     // A time window and format selectors (XREC's --type, --chapter) go to the format's own
     // slice.
-    let target = match args.window.given() {
-        true => Some(output_format(&args.write)?),
-        false => None,
-    };
-    let window = args
-        .window
-        .request(target, args.format_select.selectors())?;
-    let read = read_request(
-        &args.inputs,
-        &args.read,
-        args.damage,
-        &args.align,
-        &args.select,
+    let window = args.window.request(args.format_select.selectors())?;
+    let request = Given {
+        inputs: args.inputs,
+        read: &args.read,
+        damage: args.damage,
+        align: &args.align,
+        select: &args.select,
         window,
-    )?;
-    write_recording(read, &args.write, args.format)
+        write: &args.write,
+    }
+    .request()?;
+    write_recording(pipeline::convert, request, args.format)
 }

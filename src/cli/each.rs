@@ -16,9 +16,10 @@ use super::common::{
 use super::progress::BatchProgress;
 use super::{exit_code, Outcome, UsageError};
 use crate::formats::output::{clash_with_inputs, resolved_inputs};
-use crate::formats::registry::{self, writable_names};
+use crate::formats::registry::writable_names;
 use crate::formats::Format;
 use crate::pipeline::batch::{output_names, run_parallel, Recording};
+use crate::pipeline::request::{checked_flags, named_format};
 use crate::pipeline::{self, WriteRequest};
 
 /// What one recording's conversion did.
@@ -39,6 +40,8 @@ struct Done {
 /// What `convert --each` was given.
 pub struct Each<'a> {
     pub inputs: &'a [PathBuf],
+    /// The directory the outputs go in.
+    pub output: &'a Path,
     pub write: &'a WriteArgs,
     pub select: &'a SelectArgs,
     pub read: &'a ReadArgs,
@@ -70,13 +73,8 @@ pub fn run(each: Each) -> anyhow::Result<Outcome> {
         ))
         .into());
     };
-    let format = registry::format_named(name).ok_or_else(|| {
-        UsageError(format!(
-            "unknown output format `{name}` (simrec writes: {})",
-            writable_names()
-        ))
-    })?;
-    let dir = &each.write.output;
+    let format = named_format(name)?;
+    let dir = each.output;
     if dir.exists() && !dir.is_dir() {
         return Err(UsageError(format!(
             "--each writes one output per recording into a directory: {} is a file",
@@ -86,7 +84,7 @@ pub fn run(each: Each) -> anyhow::Result<Outcome> {
     }
     // Checked once here, so that a bad glob or option is one usage error, not one per job.
     each.select.selection()?;
-    each.write.options.flags(format)?;
+    checked_flags(&each.write.options.given(), format)?;
     let found = batch::gather(each.inputs, each.strict, Some(dir))?;
     let recordings = found.recordings();
     let outputs = output_names(dir, &recordings, format).map_err(|e| UsageError(e.to_string()))?;
@@ -257,11 +255,11 @@ fn convert_one(
             format,
             force: each.write.force,
             dry_run: each.write.dry_run,
-            flags: each.write.options.flags(format)?,
+            flags: checked_flags(&each.write.options.given(), format)?,
             split: false,
             resample: each.write.resample.or(each.write.frame_rate),
         };
-        let (written, notes) = pipeline::convert(opened, request, progress);
+        let (written, notes) = pipeline::write_opened(opened, request, progress);
         // A damaged input was converted up to its damage: said here, exit 3 in the summary.
         print_read_findings(&notes.read_findings);
         let damaged = damaged(&notes.read_findings);

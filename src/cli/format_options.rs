@@ -4,7 +4,7 @@
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
 use crate::formats::registry;
-use crate::formats::{Format, GivenFlags, OptionError};
+use crate::formats::GivenFlags;
 
 /// The values given for format-declared writer options: (flag, name used, value; `None`
 /// for a switch).
@@ -125,14 +125,12 @@ impl FromArgMatches for FormatOptions {
 }
 
 impl FormatOptions {
-    /// The flags given, checked against `format`: a refusal (usage) when it does not take
-    /// one of them or not with that value.
-    pub fn flags(&self, format: &dyn Format) -> Result<GivenFlags, OptionError> {
+    /// The flags given; the pipeline checks them against the output format.
+    pub fn given(&self) -> GivenFlags {
         let mut flags = GivenFlags::default();
         for (flag, given_as, value) in &self.given {
             flags.push(flag, given_as, value.clone());
         }
-        flags.check(format)?;
-        Ok(flags)
+        flags
     }
 }

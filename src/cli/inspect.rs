@@ -6,16 +6,15 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 
 use super::batch;
-use super::common::{
-    companion_notes, damaged, print_read_findings, stdout, DamageArgs, ReadArgs, ReportFormat,
-};
+use super::common::{damaged, print_read_findings, stdout, DamageArgs, ReadArgs, ReportFormat};
 use super::diag::say;
 use super::progress::Progress;
 use super::{error_text, Outcome};
 use crate::formats::input::display_name;
-use crate::formats::{registry, ReadError, Source};
+use crate::formats::{registry, Conflict, ErrorKind, ReadError, Source};
 use crate::model::time_scale::TimeFormat;
 use crate::model::{Header, Nanos};
+use crate::pipeline::request::companion_notes;
 use crate::pipeline::select::Selection;
 use crate::pipeline::Selected;
 use crate::report::render::{finding_json, finding_text, plural, summary_text};
@@ -110,7 +109,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             }
             // A command line that cannot be honoured for this file (--epoch on a file with
             // its own, --time-format without one): usage, exit 2.
-            Err(e @ ReadError::Conflict(_)) => return Err(e.into()),
+            Err(e) if e.kind() == ErrorKind::Usage => return Err(e.into()),
             Err(e) => {
                 outcome = Outcome::Failed;
                 let finding = match &e {
@@ -153,7 +152,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, ReadFindings), ReadEr
     let mut selection = None;
     if !args.channel.is_empty() {
         let channels = Selection::new(&args.channel, &[], &[])
-            .map_err(|e| ReadError::Conflict(e.to_string()))?;
+            .map_err(|e| ReadError::Conflict(Conflict::Flag(e.to_string())))?;
         let selected = Selected::new(source, channels);
         selection = Some(selected.report());
         source = Box::new(selected);
@@ -273,15 +272,15 @@ pub fn time_format(
     let Some(format) = name
         .map(str::parse::<TimeFormat>)
         .transpose()
-        .map_err(ReadError::Conflict)?
+        .map_err(|e| ReadError::Conflict(Conflict::Flag(e)))?
     else {
         return Ok(None);
     };
     if format.needs_epoch() && header.origin.epoch.is_none() {
-        return Err(ReadError::Conflict(format!(
-            "--time-format {format}: {} has no absolute start (give it with --epoch)",
-            path.display()
-        )));
+        return Err(ReadError::Conflict(Conflict::NoEpoch {
+            scale: format,
+            path: Some(path.into()),
+        }));
     }
     Ok(Some(format))
 }

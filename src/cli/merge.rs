@@ -3,10 +3,10 @@
 use std::path::PathBuf;
 
 use super::common::{
-    read_request, write_recording, AlignArgs, DamageArgs, ReadArgs, ReportFormat, SelectArgs,
-    WriteArgs,
+    write_recording, AlignArgs, DamageArgs, Given, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
 };
 use super::Outcome;
+use crate::pipeline;
 
 /// Merge recordings by time (memory bounded by the number of inputs)
 #[derive(clap::Args, Debug)]
@@ -36,15 +36,16 @@ pub struct Args {
 }
 
 /// The same path as `convert`: several inputs are merged by time.
-pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
-    args.write.name_output(&mut args.inputs, false)?;
-    let read = read_request(
-        &args.inputs,
-        &args.read,
-        args.damage,
-        &args.align,
-        &args.select,
-        None,
-    )?;
-    write_recording(read, &args.write, ReportFormat::Text)
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    let request = Given {
+        inputs: args.inputs,
+        read: &args.read,
+        damage: args.damage,
+        align: &args.align,
+        select: &args.select,
+        window: None,
+        write: &args.write,
+    }
+    .request()?;
+    write_recording(pipeline::merge, request, ReportFormat::Text)
 }

@@ -26,7 +26,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::formats::{ErrorKind, OptionError, ReadError, WriteError};
 use crate::pipeline::select::PatternError;
-use crate::pipeline::PipelineError;
+use crate::pipeline::{PipelineError, RequestError};
 pub use crate::report::render::error_text;
 
 /// How a command finished, when it did not fail outright.
@@ -162,7 +162,11 @@ fn kind_of(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         Some(e.kind())
     } else if let Some(e) = e.downcast_ref::<WriteError>() {
         Some(e.kind())
-    } else if e.is::<UsageError>() || e.is::<PatternError>() || e.is::<OptionError>() {
+    } else if e.is::<UsageError>()
+        || e.is::<PatternError>()
+        || e.is::<OptionError>()
+        || e.is::<RequestError>()
+    {
         Some(ErrorKind::Usage)
     } else {
         None

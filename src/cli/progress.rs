@@ -37,6 +37,14 @@ impl Progress {
             bar.set_position(done);
         }
     }
+
+    /// Runs `f` (which writes to stderr) with the bar out of its way.
+    pub fn suspend(&self, f: impl FnOnce()) {
+        match &self.0 {
+            Some(bar) => bar.suspend(f),
+            None => f(),
+        }
+    }
 }
 
 impl Drop for Progress {

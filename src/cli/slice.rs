@@ -3,15 +3,12 @@
 use std::path::PathBuf;
 
 use super::common::{
-    companion_notes, output_format, read_request, write_recording, write_with, AlignArgs,
-    DamageArgs, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
+    write_recording, AlignArgs, DamageArgs, Given, ReadArgs, ReportFormat, SelectArgs, WriteArgs,
 };
-use super::diag::say;
 use super::format_select::FormatSelectArgs;
 use super::window::WindowArgs;
 use super::Outcome;
-use crate::formats::registry;
-use crate::pipeline::WriteRequest;
+use crate::pipeline;
 
 /// Cut a window [start, end) out of a recording, with the context it needs to play alone
 #[derive(clap::Args, Debug)]
@@ -48,54 +45,22 @@ pub struct Args {
     format_select: FormatSelectArgs,
 }
 
-pub fn run(mut args: Args) -> anyhow::Result<Outcome> {
-    args.write.name_output(&mut args.inputs, false)?;
-    for (_, note) in companion_notes(&args.inputs) {
-        say!("note: {note}");
-    }
-    if args.split_at_resets {
-        let opened = read_request(
-            &args.inputs,
-            &args.read,
-            args.damage,
-            &args.align,
-            &args.select,
-            None,
-        )?
-        .open()?;
-        // Parts in a directory keep the input's format unless --to names another.
-        let format = match (
-            &args.write.to,
-            registry::names_directory(&args.write.output),
-        ) {
-            (None, true) => registry::detect(&args.inputs[0])?,
-            _ => output_format(&args.write)?,
-        };
-        let request = WriteRequest {
-            output: &args.write.output,
-            format,
-            force: args.write.force,
-            dry_run: args.write.dry_run,
-            flags: args.write.options.flags(format)?,
-            split: true,
-            resample: args.write.resample.or(args.write.frame_rate),
-        };
-        return write_with(opened, request, ReportFormat::Text);
-    }
-    let target = match args.window.given() {
-        true => Some(output_format(&args.write)?),
-        false => None,
+pub fn run(args: Args) -> anyhow::Result<Outcome> {
+    // Split parts are whole: no window.
+    let window = match args.split_at_resets {
+        true => None,
+        false => args.window.request(args.format_select.selectors())?,
     };
-    let window = args
-        .window
-        .request(target, args.format_select.selectors())?;
-    let read = read_request(
-        &args.inputs,
-        &args.read,
-        args.damage,
-        &args.align,
-        &args.select,
+    let mut request = Given {
+        inputs: args.inputs,
+        read: &args.read,
+        damage: args.damage,
+        align: &args.align,
+        select: &args.select,
         window,
-    )?;
-    write_recording(read, &args.write, ReportFormat::Text)
+        write: &args.write,
+    }
+    .request()?;
+    request.output.split = args.split_at_resets;
+    write_recording(pipeline::slice, request, ReportFormat::Text)
 }

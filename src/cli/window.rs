@@ -3,7 +3,7 @@
 
 use super::diag::say;
 use super::UsageError;
-use crate::formats::{Format, SliceRequest};
+use crate::formats::SliceRequest;
 use crate::model::TimeSpec;
 
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -28,17 +28,10 @@ pub struct WindowArgs {
 }
 
 impl WindowArgs {
-    /// Whether a bound is given.
-    pub fn given(&self) -> bool {
-        self.start.is_some() || self.end.is_some() || self.frames.is_some()
-    }
-
-    /// The window asked for, with the format's own `selectors`, written into `target`
-    /// (`None`: printed, as `cat` does); `None` when neither is given. A target whose time
-    /// cannot start anywhere but 0 gets the window rebased, and stderr says so.
+    /// The window asked for, with the format's own `selectors`; `None` when neither is
+    /// given. The pipeline rebases it for an output whose time cannot start anywhere but 0.
     pub fn request(
         &self,
-        target: Option<&dyn Format>,
         selectors: Vec<(String, String)>,
     ) -> Result<Option<SliceRequest>, UsageError> {
         if self.keep_time {
@@ -52,18 +45,10 @@ impl WindowArgs {
             None => (self.start, self.end),
         };
         let windowed = start.is_some() || end.is_some();
-        let mut rebase = self.rebase;
-        if let Some(Err(why)) = target
-            .filter(|_| windowed && !rebase)
-            .map(|f| f.writer().keeps_time)
-        {
-            say!("note: {why}: the window is rebased to start at 0 (as --rebase)");
-            rebase = true;
-        }
         Ok((windowed || !selectors.is_empty()).then_some(SliceRequest {
             start,
             end,
-            rebase,
+            rebase: self.rebase,
             selectors,
         }))
     }

@@ -128,7 +128,7 @@ impl TimeColumn {
 
 /// Whether `outputs` ask for absolute times ([`TIME_OPTION`] `utc`).
 pub fn absolute_times(outputs: &Outputs) -> bool {
-    TimeColumn::from_flags(&outputs.flags, "").is_ok_and(|t| t == TimeColumn::Utc)
+    outputs.flags.value(TIME_OPTION.flag) == Some("utc")
 }
 
 /// A selector a format's slicer declares (XREC's `--type`): the CLI gathers them from every
@@ -398,7 +398,7 @@ pub trait Recovery {
 
 /// Replaces "one file, one recording": files of this format that belong together (a
 /// `.traj` and its `.state`) are grouped into one recording (`pipeline::batch`,
-/// `cli::common`) and checked together (`pipeline::validate`).
+/// `pipeline::request`) and checked together (`pipeline::validate`).
 pub trait MultiFile {
     /// Files that usually belong with `path` to make one recording.
     fn companions(&self, path: &Path) -> Vec<PathBuf>;

@@ -79,6 +79,7 @@ pub mod msgpack;
 pub mod options;
 pub mod origin;
 pub mod output;
+pub mod read_error;
 pub mod worker;
 pub mod write_error;
 
@@ -96,11 +97,10 @@ pub mod registry;
 #[cfg(test)]
 mod layout;
 
-use std::io;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::model::{Header, Nanos, Record};
-use crate::report::{Fact, Finding, Findings, LossReport};
+use crate::report::{Fact, Findings, LossReport};
 
 pub use family::Family;
 pub use format::{
@@ -108,6 +108,7 @@ pub use format::{
     SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
 pub use options::{GivenFlags, OptionError};
+pub use read_error::{Conflict, ReadError, Unreadable};
 pub use registry::{detect, format_for_output, format_named, FAMILIES};
 pub use write_error::{ErrorKind, Failure, Refusal, Unsupported, WriteError};
 
@@ -157,61 +158,6 @@ impl Default for ReadOptions {
             check_only: false,
             discontinuity: None,
         }
-    }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ReadError {
-    /// The I/O error is the source, so `{:#}` prints it once, after the path.
-    #[error("{}", path.display())]
-    Io { path: PathBuf, source: io::Error },
-    /// The input is damaged where reading cannot go on (or strict reading was asked for).
-    #[error("{}: {finding}", path.display())]
-    Invalid {
-        path: PathBuf,
-        finding: Box<Finding>,
-    },
-    #[error("{0}")]
-    Unsupported(String),
-    /// The inputs cannot be combined as asked (a usage error).
-    #[error("{0}")]
-    Conflict(String),
-}
-
-impl From<io::Error> for ReadError {
-    fn from(source: io::Error) -> ReadError {
-        ReadError::Io {
-            path: PathBuf::new(),
-            source,
-        }
-    }
-}
-
-impl ReadError {
-    pub fn invalid(finding: Finding) -> ReadError {
-        ReadError::Invalid {
-            path: PathBuf::new(),
-            finding: Box::new(finding),
-        }
-    }
-
-    pub fn kind(&self) -> ErrorKind {
-        match self {
-            ReadError::Conflict(_) => ErrorKind::Usage,
-            ReadError::Io { .. } | ReadError::Invalid { .. } | ReadError::Unsupported(_) => {
-                ErrorKind::Data
-            }
-        }
-    }
-
-    /// Names the file, where the error does not yet.
-    pub fn in_file(mut self, file: &Path) -> ReadError {
-        if let ReadError::Io { path, .. } | ReadError::Invalid { path, .. } = &mut self {
-            if path.as_os_str().is_empty() {
-                *path = file.to_path_buf();
-            }
-        }
-        self
     }
 }
 

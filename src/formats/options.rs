@@ -3,7 +3,6 @@
 //! typed options (`XrecWriteOptions::from_flags`, …) when it creates its writer.
 
 use super::format::{Format, WriteOption};
-use super::registry;
 
 /// One flag given: the declared flag, the name it was given as (an alias, for messages),
 /// and its value (`None` for a switch).
@@ -97,16 +96,18 @@ impl GivenFlags {
         }
     }
 
-    /// Checks that `format` takes every flag given, with the values given.
-    pub fn check(&self, format: &dyn Format) -> Result<(), OptionError> {
+    /// Checks that `format` takes every flag given, with the values given; `takers` names
+    /// the formats that take a flag (the registry knows them, not a format).
+    pub fn check(
+        &self,
+        format: &dyn Format,
+        takers: &dyn Fn(&str) -> Vec<&'static str>,
+    ) -> Result<(), OptionError> {
         for g in &self.given {
             let Some(option) = format.write_options().iter().find(|o| o.flag == g.flag) else {
                 return Err(OptionError::NotTaken {
                     given_as: g.given_as.clone(),
-                    takers: registry::formats_with_option(g.flag)
-                        .iter()
-                        .map(|(f, _)| f.name())
-                        .collect(),
+                    takers: takers(g.flag),
                     format: format.name(),
                 });
             };

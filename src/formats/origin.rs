@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::{ReadError, ReadOptions, Source};
+use super::{Conflict, ReadError, ReadOptions, Source};
 use crate::model::{Header, Record, TimeOrigin};
 use crate::report::{Fact, Findings};
 
@@ -19,11 +19,10 @@ pub fn with_origin(
     }
     let own = &source.header().origin;
     if let (Some(own), Some(_)) = (own.epoch, options.epoch) {
-        return Err(ReadError::Conflict(format!(
-            "--epoch: {} records its own epoch ({}); --epoch is for recordings without one",
-            path.display(),
-            own.iso8601()
-        )));
+        return Err(ReadError::Conflict(Conflict::OwnEpoch {
+            path: path.into(),
+            epoch: own,
+        }));
     }
     let mut header = source.header().clone();
     header.origin = TimeOrigin {

@@ -11,7 +11,9 @@ use super::format::{Detection, Format, SelectorFlag, WriteOption};
 use super::input;
 use super::output;
 pub use super::output::names_directory;
-use super::{elodin, export, icarus, nanover, tes, xrec, ReadError, ReadOptions, Source};
+use super::{
+    elodin, export, icarus, nanover, tes, xrec, ReadError, ReadOptions, Source, Unreadable,
+};
 
 /// Every family simrec knows, each with its formats. Adding a family is one line here.
 /// Detection tries the formats in this order, family by family: of formats equally sure of a
@@ -50,11 +52,7 @@ const HEAD: usize = 4096;
 /// tells a `.traj` from a `.state` by content.
 pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
     if output::is_partial(path) {
-        return Err(ReadError::Unsupported(format!(
-            "{} is the unfinished output of a simrec run that was interrupted or is still \
-             running, not a recording (delete it once no simrec run writes it)",
-            path.display()
-        )));
+        return Err(ReadError::Unsupported(Unreadable::Partial(path.into())));
     }
     let mut head = Vec::with_capacity(HEAD);
     if path == Path::new("-") {
@@ -63,7 +61,7 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
             .and_then(|_| file.take(HEAD as u64).read_to_end(&mut head))
             .map_err(|e| ReadError::from(e).in_file(path))?;
         if head.is_empty() {
-            return Err(ReadError::Unsupported("standard input is empty".into()));
+            return Err(ReadError::Unsupported(Unreadable::EmptyStdin));
         }
     } else if !path.is_dir() {
         // A directory has no bytes to peek at: directory formats look at what it holds.
@@ -77,20 +75,15 @@ pub fn detect(path: &Path) -> Result<&'static dyn Format, ReadError> {
         .max_by_key(|(d, _)| *d)
         .map(|(_, f)| f)
         .ok_or_else(|| {
-            ReadError::Unsupported(format!(
-                "cannot tell the format of {} from its bytes or its name (simrec reads: {})",
-                path.display(),
-                readable_names()
-            ))
+            ReadError::Unsupported(Unreadable::UnknownFormat {
+                path: path.into(),
+                reads: readable_names(),
+            })
         })
 }
 
-fn readable_names() -> String {
-    formats()
-        .filter(|f| f.reads())
-        .map(|f| f.name())
-        .collect::<Vec<_>>()
-        .join(", ")
+fn readable_names() -> Vec<&'static str> {
+    formats().filter(|f| f.reads()).map(|f| f.name()).collect()
 }
 
 /// Opens an input with the format its bytes or name say (`-` is standard input).

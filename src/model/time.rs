@@ -118,10 +118,52 @@ impl fmt::Display for TimeSpec {
 // is refused (a usage error: nothing is written). A window between two records is not: it
 // holds the recording's state at its start.
 
+/// Why a window is refused: its bounds as given (`#N`, a time, a time from the end).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowRefusal {
+    /// It ends where it starts.
+    Empty { start: TimeSpec, end: TimeSpec },
+    /// It ends before it starts.
+    Backwards { start: TimeSpec, end: TimeSpec },
+    /// It lies wholly before the first record or after the last (`None`: open to the end).
+    Outside {
+        start: TimeSpec,
+        end: Option<TimeSpec>,
+    },
+}
+
+impl fmt::Display for WindowRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            WindowRefusal::Empty { start, end } => write!(
+                f,
+                "the window [{start}, {end}) is empty: it ends where it starts"
+            ),
+            WindowRefusal::Backwards { start, end } => {
+                write!(f, "the window ends ({end}) before it starts ({start})")
+            }
+            WindowRefusal::Outside { start, end } => {
+                let end = end.map_or("the end".to_string(), |e| e.to_string());
+                write!(
+                    f,
+                    "the window [{start}, {end}) lies outside the recording: it holds no record"
+                )
+            }
+        }
+    }
+}
+
+/// A time on the recording's axis as a bound, as `Seconds` shows it.
+impl From<Seconds> for TimeSpec {
+    fn from(s: Seconds) -> TimeSpec {
+        TimeSpec::At(s.0)
+    }
+}
+
 /// Why a window is refused before the recording is read: its bounds are of one kind (two
 /// times, two frames, two times from the end; no start is time 0 or frame 0) and it ends
 /// where or before it starts. `None` when that shows only once the bounds are resolved.
-pub fn unordered_window(start: Option<TimeSpec>, end: Option<TimeSpec>) -> Option<String> {
+pub fn unordered_window(start: Option<TimeSpec>, end: Option<TimeSpec>) -> Option<WindowRefusal> {
     let end = end?;
     let start = match (start, end) {
         (Some(s), _) => s,
@@ -134,29 +176,25 @@ pub fn unordered_window(start: Option<TimeSpec>, end: Option<TimeSpec>) -> Optio
         (TimeSpec::FromEnd(a), TimeSpec::FromEnd(b)) => a.cmp(&b),
         _ => return None,
     };
-    unordered_message(start, end, order)
+    unordered(start, end, order)
 }
 
 /// Why a window resolved to times on the recording's axis is refused for its bounds alone.
-pub fn unordered_span(start: Nanos, end: Option<Nanos>) -> Option<String> {
+pub fn unordered_span(start: Nanos, end: Option<Nanos>) -> Option<WindowRefusal> {
     let end = end?;
-    unordered_message(Seconds(start), Seconds(end), end.cmp(&start))
+    unordered(TimeSpec::At(start), TimeSpec::At(end), end.cmp(&start))
 }
 
-/// What a window whose end is `order` from its start is refused with (`None`: after it).
-pub fn unordered_message(
-    start: impl fmt::Display,
-    end: impl fmt::Display,
+/// Why a window whose end is `order` from its start is refused (`None`: it ends after it).
+pub fn unordered(
+    start: TimeSpec,
+    end: TimeSpec,
     order: std::cmp::Ordering,
-) -> Option<String> {
+) -> Option<WindowRefusal> {
     match order {
         std::cmp::Ordering::Greater => None,
-        std::cmp::Ordering::Equal => Some(format!(
-            "the window [{start}, {end}) is empty: it ends where it starts"
-        )),
-        std::cmp::Ordering::Less => Some(format!(
-            "the window ends ({end}) before it starts ({start})"
-        )),
+        std::cmp::Ordering::Equal => Some(WindowRefusal::Empty { start, end }),
+        std::cmp::Ordering::Less => Some(WindowRefusal::Backwards { start, end }),
     }
 }
 
@@ -166,10 +204,12 @@ pub fn window_outside(start: Nanos, end: Option<Nanos>, first: Nanos, last: Nano
     start > last || end.is_some_and(|e| e <= first)
 }
 
-/// What a window outside the recording is refused with.
-pub fn outside_message(start: impl fmt::Display, end: Option<impl fmt::Display>) -> String {
-    let end = end.map_or("the end".to_string(), |e| e.to_string());
-    format!("the window [{start}, {end}) lies outside the recording: it holds no record")
+/// The refusal of a window outside the recording.
+pub fn outside(start: impl Into<TimeSpec>, end: Option<impl Into<TimeSpec>>) -> WindowRefusal {
+    WindowRefusal::Outside {
+        start: start.into(),
+        end: end.map(Into::into),
+    }
 }
 
 /// Formats nanoseconds as seconds with microsecond precision (`5.380761s`).

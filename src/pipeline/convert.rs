@@ -5,7 +5,7 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use crate::formats::export::jsonl::JsonlWriter;
-use crate::formats::{ReadError, ReadOptions, SliceRequest, Source, WriteError};
+use crate::formats::{Conflict, ReadError, ReadOptions, SliceRequest, Source, WriteError};
 use crate::model::time_scale::{self, TimeFormat};
 use crate::report::render::record_text;
 use crate::report::{Findings, LossReport};
@@ -106,7 +106,7 @@ fn open(read: ReadRequest) -> Result<(Box<dyn Source>, SelectionHandle), ReadErr
 
 /// `convert`, `merge` and `slice`: reads what was opened and writes it as `write` asks (atomically;
 /// nothing is left behind on failure). The notes come back with the result either way.
-pub fn convert(
+pub fn write_opened(
     opened: Opened,
     request: WriteRequest,
     progress: &mut dyn FnMut(u64, u64),
@@ -183,10 +183,7 @@ fn print_text(
 ) -> Result<(LossReport, u64), PipelineError> {
     let epoch = source.header().origin.epoch;
     if let Some(scale) = scale.filter(|s| s.needs_epoch() && epoch.is_none()) {
-        return Err(ReadError::Conflict(format!(
-            "--time-format {scale}: the recording has no absolute start (give it with --epoch)"
-        ))
-        .into());
+        return Err(ReadError::Conflict(Conflict::NoEpoch { scale, path: None }).into());
     }
     let mut frames = FrameCounter::default();
     let mut records = 0;

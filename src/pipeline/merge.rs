@@ -4,8 +4,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashSet};
 use std::path::Path;
 
-use crate::formats::{ReadError, Source};
-use crate::model::{Channel, ChannelId, Composition, Epoch, Header, Nanos, Record, Seconds};
+use crate::formats::{Conflict, ReadError, Source, Unreadable};
+use crate::model::{Channel, ChannelId, Composition, Epoch, Header, Nanos, Record};
 use crate::report::Findings;
 
 /// Order of channels on equal times: a frame before the state that goes with it.
@@ -119,12 +119,10 @@ impl Merged {
         }
         if let Some(i) = epochs.iter().position(Option::is_none) {
             let with = epochs.iter().position(Option::is_some).unwrap_or(0);
-            return Err(ReadError::Conflict(format!(
-                "{} has an absolute start time and {} has none, so they cannot be lined up in \
-                 time; --align start takes each input's time zero as the same instant",
-                merged.path(with),
-                merged.path(i)
-            )));
+            return Err(ReadError::Conflict(Conflict::StartMissing {
+                with: merged.path(with),
+                without: merged.path(i),
+            }));
         }
         let earliest = epochs.iter().flatten().min_by_key(|e| e.unix_ns).copied();
         let Some(earliest) = earliest else {
@@ -140,15 +138,8 @@ impl Merged {
             })
             .collect();
         if systems.iter().any(|s| *s != systems[0]) {
-            return Err(ReadError::Conflict(format!(
-                "the inputs count time in different systems ({}): simrec does not convert \
-                 between time systems; --align start takes each input's time zero as the same \
-                 instant",
-                systems
-                    .iter()
-                    .map(|s| s.unwrap_or("unknown"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+            return Err(ReadError::Conflict(Conflict::TimeSystems(
+                systems.iter().map(|s| s.map(str::to_string)).collect(),
             )));
         }
         for (input, epoch) in merged.inputs.iter_mut().zip(&epochs) {
@@ -180,11 +171,10 @@ impl Merged {
                 }
                 let Some(&id) = input.channels.get(record.channel as usize) else {
                     // A reader's fault, not the command line's: an error (exit 1).
-                    return Err(ReadError::Unsupported(format!(
-                        "{}: a record names channel {} that its reader never declared",
-                        self.path(i),
-                        record.channel
-                    )));
+                    return Err(ReadError::Unsupported(Unreadable::UndeclaredChannel {
+                        input: self.path(i),
+                        channel: record.channel,
+                    }));
                 };
                 record.channel = id;
                 record.shift_time(input.offset);
@@ -224,14 +214,12 @@ impl Merged {
         if self.header.channels[c as usize].composition == Composition::FrameDelta {
             if self.frames_closed.contains(&(c, i)) {
                 let (owner, since) = self.frame_owner[c as usize].unwrap_or((i, record.time));
-                return Err(ReadError::Conflict(format!(
-                    "cannot merge frame streams that overlap in time: {} has frames from {} but {} still has one at {}; \
-                     frame deltas cannot be interleaved (slice them apart first)",
-                    self.path(owner),
-                    Seconds(since),
-                    self.path(i),
-                    Seconds(record.time)
-                )));
+                return Err(ReadError::Conflict(Conflict::FramesOverlap {
+                    owner: self.path(owner),
+                    since,
+                    other: self.path(i),
+                    at: record.time,
+                }));
             }
             match self.frame_owner[c as usize] {
                 Some((owner, _)) if owner != i => {

@@ -8,6 +8,12 @@ pub enum PipelineError {
     Read(#[from] ReadError),
     #[error(transparent)]
     Write(#[from] WriteError),
+    /// The command line names no output, or no format simrec writes.
+    #[error(transparent)]
+    Request(#[from] super::request::RequestError),
+    /// The output format does not take a writer flag given, or not with that value.
+    #[error(transparent)]
+    Option(#[from] crate::formats::OptionError),
     /// The output could not be created. The message names the path once: the error is
     /// said after it, without it.
     #[error("cannot write {}: {}", path.display(), error.after_path(path))]
@@ -26,7 +32,9 @@ impl PipelineError {
         match self {
             PipelineError::Read(e) => e.kind(),
             PipelineError::Write(e) | PipelineError::Output { error: e, .. } => e.kind(),
-            PipelineError::Empty(_) => ErrorKind::Usage,
+            PipelineError::Empty(_) | PipelineError::Request(_) | PipelineError::Option(_) => {
+                ErrorKind::Usage
+            }
         }
     }
 }

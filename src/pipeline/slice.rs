@@ -4,7 +4,7 @@
 use std::path::PathBuf;
 
 use crate::formats::origin::with_origin;
-use crate::formats::{registry, ReadError, ReadOptions, SliceRequest, Source};
+use crate::formats::{registry, Conflict, ReadError, ReadOptions, SliceRequest, Source};
 use crate::model::time::unordered_window;
 
 use super::select::{Selected, Selection, SelectionHandle};
@@ -26,7 +26,7 @@ pub fn open_slice(
     selection: Selection,
 ) -> Result<(Box<dyn Source>, SelectionHandle), ReadError> {
     if let Some(why) = unordered_window(request.start, request.end) {
-        return Err(ReadError::Conflict(why));
+        return Err(why.into());
     }
     let format = paths.first().map(|p| registry::detect(p)).transpose()?;
     if let Some(format) = format {
@@ -46,8 +46,8 @@ pub fn open_slice(
         }
     }
     if let Some((name, _)) = request.selectors.first() {
-        return Err(ReadError::Conflict(format!(
-            "--{name} applies to one XREC input; these inputs have no such selector"
+        return Err(ReadError::Conflict(Conflict::SelectorNotXrec(
+            name.to_string(),
         )));
     }
     let walk = ReadOptions {

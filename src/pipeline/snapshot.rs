@@ -12,7 +12,7 @@ use serde_json::Value as Json;
 use super::frames::FrameCounter;
 use crate::formats::icarus::{compat, snapshot as values};
 use crate::formats::origin::with_origin;
-use crate::formats::{registry, Format, ReadError, ReadOptions, SliceRequest};
+use crate::formats::{registry, Format, ReadError, ReadOptions, SliceRequest, Unreadable};
 use crate::model::{Header, Nanos, TimeSpec, Value};
 use crate::report::{Finding, Findings, Severity};
 
@@ -59,11 +59,10 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
     let mut times = registry::open_as(format, req.path, walk)?;
     let header = times.header().clone();
     let schema = compat::schema_of(&header).ok_or_else(|| {
-        ReadError::Unsupported(format!(
-            "{}: a {} recording has no warm-start state; snapshot reads Icarus recordings",
-            req.path.display(),
-            format.name()
-        ))
+        ReadError::Unsupported(Unreadable::NoWarmStart {
+            path: req.path.into(),
+            format: format.name(),
+        })
     })?;
 
     // Frames as `#N` counts them (pipeline::frames).
@@ -126,9 +125,8 @@ pub fn snapshot(req: &SnapshotRequest) -> Result<Snapshot, ReadError> {
         }
     };
     let (Some(chosen), Some(first)) = (chosen, first) else {
-        return Err(ReadError::Unsupported(format!(
-            "{}: the recording has no frames",
-            req.path.display()
+        return Err(ReadError::Unsupported(Unreadable::NoFrames(
+            req.path.into(),
         )));
     };
     // `last` is the last frame read: the recording's last unless the walk stopped after T.

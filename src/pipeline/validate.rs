@@ -8,7 +8,7 @@ use serde_json::Value as Json;
 
 use crate::formats::icarus::compat;
 use crate::formats::input::display_name;
-use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange};
+use crate::formats::{registry, Format, ReadError, ReadOptions, TimeRange, Unreadable};
 use crate::model::Header;
 use crate::report::render::error_text;
 use crate::report::{Finding, Findings, Severity};
@@ -152,7 +152,10 @@ pub fn current_schema(current: &Path, options: ReadOptions) -> Result<Json, Read
     if is_json_file {
         let bytes = std::fs::read(current).map_err(|e| ReadError::from(e).in_file(current))?;
         return serde_json::from_slice(&bytes).map_err(|e| {
-            ReadError::Unsupported(format!("{}: not a schema document: {e}", current.display()))
+            ReadError::Unsupported(Unreadable::NotASchema {
+                path: current.into(),
+                error: e,
+            })
         });
     }
     let format = registry::detect(current)?;
@@ -162,12 +165,10 @@ pub fn current_schema(current: &Path, options: ReadOptions) -> Result<Json, Read
     };
     let source = registry::open_as(format, current, header_only)?;
     compat::schema_of(source.header()).ok_or_else(|| {
-        ReadError::Unsupported(format!(
-            "{} is a {} recording, which has no schema to check compatibility against (a \
-             schema.json, an .icarec or an Icarus HDF5 file has)",
-            current.display(),
-            format.name()
-        ))
+        ReadError::Unsupported(Unreadable::NoSchema {
+            path: current.into(),
+            format: format.name(),
+        })
     })
 }
 

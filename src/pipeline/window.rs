@@ -4,8 +4,8 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use crate::formats::{ReadError, Source};
-use crate::model::time::{outside_message, unordered_span};
+use crate::formats::{Conflict, ReadError, Source};
+use crate::model::time::{outside, unordered_span};
 use crate::model::{Composition, Context, Header, Nanos, Record, Seconds, TimeSpec};
 use crate::report::Findings;
 
@@ -62,10 +62,10 @@ pub fn resolve(
             TimeSpec::Frame(n) => match frame_times.iter().find(|(k, _)| *k == n) {
                 Some((_, t)) => Some(*t),
                 None if is_start => {
-                    return Err(ReadError::Conflict(format!(
-                    "frame #{n} does not exist: the recording has {frame_count} frames (#0..#{})",
-                    frame_count.saturating_sub(1)
-                )))
+                    return Err(ReadError::Conflict(Conflict::NoSuchFrame {
+                        frame: n,
+                        frames: frame_count,
+                    }))
                 }
                 None => None,
             },
@@ -80,7 +80,7 @@ pub fn resolve(
         None => None,
     };
     if let Some(why) = unordered_span(start, end) {
-        return Err(ReadError::Conflict(why));
+        return Err(why.into());
     }
     Ok(Span { start, end })
 }
@@ -208,10 +208,7 @@ impl<S: Source> Window<S> {
                             .is_none_or(|r| past_end(r.time) && !self.before)
                         {
                             let span = self.span;
-                            return Err(ReadError::Conflict(outside_message(
-                                Seconds(span.start),
-                                span.end.map(Seconds),
-                            )));
+                            return Err(outside(Seconds(span.start), span.end.map(Seconds)).into());
                         }
                         self.started = true;
                         let first = next.filter(|r| !past_end(r.time));

@@ -51,10 +51,6 @@ struct Survey {
     ticks: u64,
 }
 
-fn conflict(message: String) -> ReadError {
-    ReadError::Conflict(message)
-}
-
 fn survey(path: &Path, options: ReadOptions) -> Result<Survey, ReadError> {
     let walk = ReadOptions {
         decode: false,
@@ -136,19 +132,19 @@ enum Mode {
 }
 
 /// Why inputs `a` and `b` are not end to end, or `None` when they are.
-fn not_end_to_end(a: &Survey, b: &Survey) -> Option<String> {
+fn not_end_to_end(a: &Survey, b: &Survey) -> Option<Difference> {
     let (ca, cb) = (components(&a.metadata), components(&b.metadata));
     if ca.keys().ne(cb.keys()) {
-        return Some("they have different archetypes".into());
+        return Some(Difference::Archetypes);
     }
     for (name, list) in &ca {
         if cb.get(name) != Some(list) {
-            return Some(format!("archetype `{name}` has different components"));
+            return Some(Difference::Components(name.clone()));
         }
         let ea = a.rows.get(name).map(|r| &r.entities);
         let eb = b.rows.get(name).map(|r| &r.entities);
         if ea != eb {
-            return Some(format!("archetype `{name}` has different entities"));
+            return Some(Difference::Entities(name.clone()));
         }
     }
     None
@@ -158,28 +154,28 @@ fn not_end_to_end(a: &Survey, b: &Survey) -> Option<String> {
 type ComponentList = Vec<(String, String)>;
 
 /// Checks that side-by-side inputs can be united; the conflict otherwise.
-fn side_by_side_conflict(surveys: &[Survey]) -> Option<String> {
+fn side_by_side_conflict(surveys: &[Survey]) -> Option<Clash> {
     let mut owner: HashMap<String, (String, String, &Path)> = HashMap::new();
     let mut archetypes: HashMap<String, (ComponentList, &Path)> = HashMap::new();
     for s in surveys {
         for (name, list) in components(&s.metadata) {
             if let Some((other, p)) = archetypes.get(&name) {
                 if *other != list {
-                    return Some(format!(
-                        "archetype `{name}` has different components in {} and {}",
-                        p.display(),
-                        s.path.display()
-                    ));
+                    return Some(Clash::Components {
+                        archetype: name,
+                        paths: [p.to_path_buf(), s.path.clone()],
+                    });
                 }
                 continue;
             }
             for (c, ty) in &list {
                 if let Some((arch, other_ty, p)) = owner.get(c) {
-                    return Some(format!(
-                        "component `{c}` is {other_ty} of `{arch}` in {} but {ty} of `{name}` in {}",
-                        p.display(),
-                        s.path.display()
-                    ));
+                    return Some(Clash::Owners {
+                        component: c.clone(),
+                        archetypes: [arch.clone(), name],
+                        types: [other_ty.clone(), ty.clone()],
+                        paths: [p.to_path_buf(), s.path.clone()],
+                    });
                 }
                 owner.insert(c.clone(), (name.clone(), ty.clone(), &s.path));
             }
@@ -222,13 +218,10 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<ElodinMerge, Read
     let first = &surveys[0];
     for s in &surveys[1..] {
         if s.metadata.step_ns != first.metadata.step_ns {
-            return Err(conflict(format!(
-                "cannot merge replays with different time steps: {} has {} ns, {} has {} ns",
-                first.path.display(),
-                first.metadata.step_ns,
-                s.path.display(),
-                s.metadata.step_ns
-            )));
+            return Err(ReadError::family_conflict(MergeConflict::Steps {
+                paths: [first.path.clone(), s.path.clone()],
+                steps: [first.metadata.step_ns, s.metadata.step_ns],
+            }));
         }
     }
     let end_to_end = surveys[1..].iter().find_map(|s| not_end_to_end(first, s));
@@ -237,19 +230,16 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<ElodinMerge, Read
         (None, _) => Mode::EndToEnd,
         (Some(_), None) => {
             if let Some(why) = side_by_side_conflict(&surveys) {
-                return Err(conflict(format!("cannot merge side by side: {why}")));
+                return Err(ReadError::family_conflict(MergeConflict::SideBySide(why)));
             }
             Mode::SideBySide
         }
         (Some(why), Some(other)) => {
-            return Err(conflict(format!(
-                "cannot merge {} and {}: not end to end ({why}) and not side by side (ticks 0..={} and 0..={}); \
-                 Elodin replays merge end to end (same archetypes and entities) or side by side (same ticks)",
-                first.path.display(),
-                other.path.display(),
-                first.ticks.saturating_sub(1),
-                other.ticks.saturating_sub(1)
-            )))
+            return Err(ReadError::family_conflict(MergeConflict::Neither {
+                paths: [first.path.clone(), other.path.clone()],
+                why,
+                ticks: [first.ticks, other.ticks],
+            }))
         }
     };
     // Assets: one store when they are all the same (end to end), else all of them, each
@@ -485,4 +475,67 @@ impl Source for ElodinMerge {
             (d + a, t + b)
         })
     }
+}
+
+/// Why replays cannot be merged.
+#[derive(Debug, thiserror::Error)]
+enum MergeConflict {
+    #[error(
+        "cannot merge replays with different time steps: {} has {} ns, {} has {} ns",
+        paths[0].display(), steps[0], paths[1].display(), steps[1]
+    )]
+    Steps {
+        paths: [PathBuf; 2],
+        steps: [i64; 2],
+    },
+    #[error("cannot merge side by side: {0}")]
+    SideBySide(Clash),
+    /// Neither end to end (`why`) nor side by side (`ticks`: each input's tick count).
+    #[error(
+        "cannot merge {} and {}: not end to end ({why}) and not side by side (ticks 0..={} and \
+         0..={}); Elodin replays merge end to end (same archetypes and entities) or side by \
+         side (same ticks)",
+        paths[0].display(), paths[1].display(),
+        ticks[0].saturating_sub(1), ticks[1].saturating_sub(1)
+    )]
+    Neither {
+        paths: [PathBuf; 2],
+        why: Difference,
+        ticks: [u64; 2],
+    },
+}
+
+/// Why two replays do not follow each other.
+#[derive(Debug, thiserror::Error)]
+enum Difference {
+    #[error("they have different archetypes")]
+    Archetypes,
+    #[error("archetype `{0}` has different components")]
+    Components(String),
+    #[error("archetype `{0}` has different entities")]
+    Entities(String),
+}
+
+/// Why replays cannot be united side by side.
+#[derive(Debug, thiserror::Error)]
+enum Clash {
+    #[error(
+        "archetype `{archetype}` has different components in {} and {}",
+        paths[0].display(), paths[1].display()
+    )]
+    Components {
+        archetype: String,
+        paths: [PathBuf; 2],
+    },
+    /// A component of two archetypes (`types`: its type in each).
+    #[error(
+        "component `{component}` is {} of `{}` in {} but {} of `{}` in {}",
+        types[0], archetypes[0], paths[0].display(), types[1], archetypes[1], paths[1].display()
+    )]
+    Owners {
+        component: String,
+        archetypes: [String; 2],
+        types: [String; 2],
+        paths: [PathBuf; 2],
+    },
 }

@@ -8,8 +8,8 @@
 use std::fmt;
 
 use crate::formats::frames::{le_bytes, Packed};
-use crate::formats::{ReadError, SliceRequest, Source};
-use crate::model::time::{outside_message, unordered_span, window_outside};
+use crate::formats::{Conflict, ReadError, SliceRequest, Source};
+use crate::model::time::{outside, unordered_span, window_outside};
 use crate::model::{DType, FieldSpec, Nanos, Seconds, TimeSpec};
 
 /// Key of `Header::metadata` under which the `.icarec` reader keeps the source's
@@ -297,10 +297,10 @@ pub fn frame_window(
             }
             TimeSpec::Frame(i) if i < frames => (i, time(i)?),
             TimeSpec::Frame(i) if is_start => {
-                return Err(ReadError::Conflict(format!(
-                    "frame #{i} does not exist: the recording has {frames} frames (#0..#{})",
-                    frames.saturating_sub(1)
-                )))
+                return Err(ReadError::Conflict(Conflict::NoSuchFrame {
+                    frame: i,
+                    frames,
+                }))
             }
             // A frame past the last: to the end.
             TimeSpec::Frame(_) => (frames, Nanos::MAX),
@@ -316,13 +316,10 @@ pub fn frame_window(
     };
     let open_end = (end_ns != Nanos::MAX).then_some(end_ns);
     if let Some(why) = unordered_span(start_ns, open_end) {
-        return Err(ReadError::Conflict(why));
+        return Err(why.into());
     }
     if frames == 0 || window_outside(start_ns, open_end, time(0)?, last) {
-        return Err(ReadError::Conflict(outside_message(
-            Seconds(start_ns),
-            open_end.map(Seconds),
-        )));
+        return Err(outside(Seconds(start_ns), open_end.map(Seconds)).into());
     }
     let first = first.min(frames);
     Ok(FrameWindow {

@@ -15,7 +15,7 @@ use super::decode::{self, Ctx, Sem};
 use super::packet::{self, PacketHeader};
 use super::reader::{TesReader, DEFAULT_FRAME_TIME, DEFAULT_TIME_UNIT};
 use super::{packet_record, RAW_FORMAT};
-use crate::formats::{ReadError, ReadOptions, Source};
+use crate::formats::{ReadError, ReadOptions, Source, Unreadable};
 use crate::model::{Header, Record};
 use crate::report::{Finding, Findings, Severity};
 
@@ -314,10 +314,11 @@ fn plan(scans: &[Scan]) -> Result<Vec<Maps>, ReadError> {
                     continue;
                 }
                 let new = alloc.take().ok_or_else(|| {
-                    ReadError::Unsupported(format!(
-                        "cannot merge: no free id left for {ns:?} (needed to remap id {id} of input {})",
-                        k + 1
-                    ))
+                    ReadError::Unsupported(Unreadable::Family(Box::new(NoFreeId {
+                        namespace: ns,
+                        id,
+                        input: k,
+                    })))
                 })?;
                 map.insert(id, new);
             }
@@ -758,4 +759,16 @@ mod tests {
         assert_eq!(m.get(&1), Some(&3));
         assert_eq!(m.get(&2), Some(&4));
     }
+}
+
+/// A merge that runs out of ids in `namespace` remapping `id` of input `input` (from 0).
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "cannot merge: no free id left for {namespace:?} (needed to remap id {id} of input {})",
+    input + 1
+)]
+struct NoFreeId {
+    namespace: Ns,
+    id: u32,
+    input: usize,
 }

@@ -219,15 +219,7 @@ impl Slicer for Tes {
         let [path] = paths else {
             // The generic window over a merge would cut without the world state (every 3es
             // channel is a stream of independent messages), so the slice would not play.
-            return Some(Err(ReadError::Conflict(format!(
-                "slicing {} 3es captures at once is not supported: merge them first (`simrec merge {} -o merged.3es`), then slice merged.3es",
-                paths.len(),
-                paths
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            ))));
+            return Some(Err(ReadError::family_conflict(SliceOfMany(paths.to_vec()))));
         };
         Some(
             TesSlice::open(path, slice.start, slice.end, slice.rebase, options)
@@ -263,3 +255,13 @@ impl Recovery for Tes {
         flags
     }
 }
+
+/// A slice of several captures: the generic window over their merge would not play.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "slicing {} 3es captures at once is not supported: merge them first (`simrec merge {} -o \
+     merged.3es`), then slice merged.3es",
+    .0.len(),
+    .0.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" ")
+)]
+struct SliceOfMany(Vec<PathBuf>);

@@ -15,7 +15,7 @@ use super::walk;
 use super::world::World;
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
-use crate::model::time::{outside_message, unordered_message};
+use crate::model::time::{outside, unordered, WindowRefusal};
 use crate::model::{Header, Nanos, Record, TimeSpec};
 use crate::report::{Finding, Findings, Severity};
 
@@ -187,7 +187,7 @@ impl TesSlice {
     /// Why the window is refused for ending where or before it starts, when its bounds are
     /// of two kinds (a frame and a time): known at `first`, the first record at or after the
     /// start (in frame `frame`).
-    fn unordered(&self, first: &Record, frame: u64) -> Option<String> {
+    fn unordered(&self, first: &Record, frame: u64) -> Option<WindowRefusal> {
         let end = self.end?;
         if !end.reached(first, frame) {
             return None;
@@ -203,7 +203,7 @@ impl TesSlice {
             Bound::Frame(_) => first.time.cmp(&start),
         };
         let (asked_start, asked_end) = self.asked;
-        unordered_message(asked_start, asked_end?, order)
+        unordered(asked_start, asked_end?, order)
     }
 
     fn keep(&mut self, mut r: Record) {
@@ -237,7 +237,7 @@ impl TesSlice {
                 }
                 Some(r) if !self.opened => {
                     if let Some(why) = self.unordered(&r, frame) {
-                        return Err(ReadError::Conflict(why));
+                        return Err(why.into());
                     }
                     let first = (!past_end(&r, self.end)).then_some((r, frame));
                     let empty = first.is_none();
@@ -247,7 +247,7 @@ impl TesSlice {
                 // The capture ends before the window starts.
                 None if !self.opened => {
                     let (start, end) = self.asked;
-                    return Err(ReadError::Conflict(outside_message(start, end)));
+                    return Err(outside(start, end).into());
                 }
                 None => self.done = true,
                 Some(r) if past_end(&r, self.end) => self.done = true,

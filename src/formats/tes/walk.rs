@@ -38,6 +38,32 @@ enum Loc {
     Bytes(Vec<u8>),
 }
 
+/// A packet as the walk meets it: its place in the sequence, where it is in the file, and
+/// its bytes when it is already in memory (from a gzip body).
+struct Met<'b> {
+    seq: u64,
+    at: u64,
+    len: usize,
+    full: Option<&'b [u8]>,
+}
+
+impl Met<'_> {
+    fn needed(&self) -> Needed {
+        let loc = match self.full {
+            Some(b) => Loc::Bytes(b.to_vec()),
+            None => Loc::File(self.at, self.len),
+        };
+        Needed { seq: self.seq, loc }
+    }
+}
+
+/// The object or resource id that starts a payload.
+fn id32(payload: &[u8]) -> Option<u32> {
+    payload
+        .get(..4)
+        .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
 struct Needed {
     seq: u64,
     loc: Loc,
@@ -135,207 +161,219 @@ impl Walker<'_> {
     /// Looks at one (non-collated) packet; `full` is the whole packet when it is already in
     /// memory (from a gzip body), `at` its file offset otherwise.
     fn packet(&mut self, head: &[u8], h: &PacketHeader, at: u64, full: Option<&[u8]>) -> Step {
-        let len = h.packet_len();
-        let loc = |full: Option<&[u8]>| match full {
-            Some(b) => Loc::Bytes(b.to_vec()),
-            None => Loc::File(at, len),
-        };
         let payload_peek = &head[HEADER_LEN.min(head.len())..];
-        let id32 = || {
-            payload_peek
-                .get(..4)
-                .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
-        };
         self.version = h.version_minor;
         let (routing, message) = (h.routing_id, h.message_id);
-        let seq = self.next_seq();
-        let needed = |l| Needed { seq, loc: l };
+        let met = Met {
+            seq: self.next_seq(),
+            at,
+            len: h.packet_len(),
+            full,
+        };
         match routing {
             decode::R_SERVER_INFO | decode::R_CONTROL => {
                 // Small: read whole, they decide frames and time.
-                let bytes = match full {
-                    Some(b) => b.to_vec(),
-                    None => match self.fetch(at, len) {
-                        Some(b) => b,
-                        None => return Step::GiveUp,
-                    },
+                let Some(bytes) = self.whole(&met) else {
+                    return Step::GiveUp;
                 };
-                let payload =
-                    &bytes[h.payload_start()..h.payload_start() + h.payload_size as usize];
-                let d = decode::decode(routing, message, payload, self.ctx());
-                match d.sem {
-                    Sem::ServerInfo {
-                        time_unit,
-                        frame_time,
-                        ..
-                    } => {
-                        self.time_unit = if time_unit == 0 {
-                            DEFAULT_TIME_UNIT
-                        } else {
-                            time_unit
-                        };
-                        self.frame_time = frame_time;
-                        self.plan.server_info = Some(needed(Loc::Bytes(bytes)));
-                        self.plan.coordinate_frame = None;
-                    }
-                    Sem::Control {
-                        id, flags, value32, ..
-                    } => match id {
-                        decode::C_FRAME => {
-                            let units = if value32 == 0 || value32 == u32::MAX {
-                                self.frame_time
-                            } else {
-                                value32
-                            };
-                            self.time_us = self
-                                .time_us
-                                .saturating_add(u64::from(units).saturating_mul(self.time_unit));
-                            self.frame += 1;
-                            if flags & 1 == 0 {
-                                self.plan.transients.clear();
-                            }
-                            return Step::FrameEnded;
-                        }
-                        decode::C_COORDINATE_FRAME => {
-                            self.plan.coordinate_frame = Some(needed(Loc::Bytes(bytes)));
-                        }
-                        decode::C_RESET => {
-                            let p = &mut self.plan;
-                            p.shapes.clear();
-                            p.transients.clear();
-                            p.resources.clear();
-                            p.categories.clear();
-                        }
-                        _ => {}
-                    },
-                    _ => {}
-                }
+                return self.control(h, bytes, met.seq);
             }
             decode::R_CATEGORY if message == 0 => {
                 if let Some(b) = payload_peek.get(..2) {
                     let id = u16::from_be_bytes([b[0], b[1]]);
-                    self.plan.categories.insert(id, needed(loc(full)));
+                    self.plan.categories.insert(id, met.needed());
                 }
             }
             decode::R_CAMERA if message == 0 => {
                 if let Some(id) = payload_peek.first() {
-                    self.plan.cameras.insert(*id, needed(loc(full)));
+                    self.plan.cameras.insert(*id, met.needed());
                 }
             }
             decode::R_MESH => {
-                if let Some(id) = id32() {
-                    match message {
-                        decode::M_CREATE => {
-                            self.plan.resources.insert(id, vec![needed(loc(full))]);
-                        }
-                        decode::M_DESTROY => {
-                            self.plan.resources.remove(&id);
-                        }
-                        _ => {
-                            if let Some(v) = self.plan.resources.get_mut(&id) {
-                                v.push(needed(loc(full)));
-                            }
-                        }
-                    }
+                if let Some(id) = id32(payload_peek) {
+                    self.mesh(message, id, &met);
                 }
             }
             decode::R_SHAPE_FIRST..=decode::R_SHAPE_LAST => {
-                let Some(id) = id32() else {
+                let Some(id) = id32(payload_peek) else {
                     return Step::Go;
                 };
-                match (message, id) {
-                    (decode::S_CREATE | decode::S_DATA, 0) => {
-                        self.plan.transients.push(needed(loc(full)))
-                    }
-                    (decode::S_CREATE, _) => {
-                        // Read whole: only a Create that decodes replaces a shape.
-                        let bytes = match full {
-                            Some(b) => b.to_vec(),
-                            None => match self.fetch(at, len) {
-                                Some(b) => b,
-                                None => return Step::GiveUp,
-                            },
-                        };
-                        let start = h.payload_start();
-                        let payload = &bytes[start..start + h.payload_size as usize];
-                        let d = decode::decode(routing, message, payload, self.ctx());
-                        if matches!(d.sem, Sem::ShapeCreate { .. }) {
-                            let l = match full {
-                                Some(_) => Loc::Bytes(bytes),
-                                None => Loc::File(at, len),
-                            };
-                            self.plan.shapes.insert(
-                                (routing, id),
-                                ShapePlan {
-                                    create: Some(needed(l)),
-                                    ..ShapePlan::default()
-                                },
-                            );
-                        }
-                    }
-                    (decode::S_DATA, _) => {
-                        if let Some(s) = self.plan.shapes.get_mut(&(routing, id)) {
-                            s.data.push(needed(loc(full)));
-                        }
-                    }
-                    (decode::S_DESTROY, _) => {
-                        self.plan.shapes.remove(&(routing, id));
-                    }
-                    (decode::S_UPDATE, _) => {
-                        let Some(f) = payload_peek.get(4..6) else {
-                            return Step::Go;
-                        };
-                        let flags = u16::from_be_bytes([f[0], f[1]]);
-                        let size = h.payload_size as usize;
-                        let legacy = self.version < 3;
-                        let dp = !legacy
-                            && (flags & F_DOUBLE != 0
-                                || (self.version == 3
-                                    && flags & 64 != 0
-                                    && size >= 6 + decode::ATTR_F64));
-                        let attr = if dp {
-                            decode::ATTR_F64
-                        } else {
-                            decode::ATTR_F32
-                        };
-                        if size < 6 + attr {
-                            // Too short to decode: the fold ignores it too.
-                            return Step::Go;
-                        }
-                        let Some(s) = self.plan.shapes.get_mut(&(routing, id)) else {
-                            return Step::Go;
-                        };
-                        let n = || Needed {
-                            seq,
-                            loc: loc(full),
-                        };
-                        if s.first_update.is_none() {
-                            s.first_update = Some(n());
-                        }
-                        if dp && s.first_dp_update.is_none() {
-                            s.first_dp_update = Some(n());
-                        }
-                        if flags & F_UPDATE_MODE == 0 {
-                            s.last_full = Some(n());
-                            s.partials.clear();
-                        } else {
-                            let bits = flags & COMPONENTS;
-                            for p in &mut s.partials {
-                                p.0 &= !bits;
-                            }
-                            s.partials.retain(|p| p.0 != 0);
-                            if bits != 0 {
-                                s.partials.push((bits, n()));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
+                return self.shape(h, id, payload_peek, &met);
             }
             1..=7 => {}
             _ => self.plan.not_carried += 1,
         }
         Step::Go
+    }
+
+    /// The whole packet, from memory or read from the file; `None` past the file's end.
+    fn whole(&mut self, met: &Met) -> Option<Vec<u8>> {
+        match met.full {
+            Some(b) => Some(b.to_vec()),
+            None => self.fetch(met.at, met.len),
+        }
+    }
+
+    /// A server-info or control packet (`bytes`, whole): the time base, frame ends, the
+    /// coordinate frame and resets.
+    fn control(&mut self, h: &PacketHeader, bytes: Vec<u8>, seq: u64) -> Step {
+        let payload = &bytes[h.payload_start()..h.payload_start() + h.payload_size as usize];
+        let d = decode::decode(h.routing_id, h.message_id, payload, self.ctx());
+        let needed = |l| Needed { seq, loc: l };
+        match d.sem {
+            Sem::ServerInfo {
+                time_unit,
+                frame_time,
+                ..
+            } => {
+                self.time_unit = if time_unit == 0 {
+                    DEFAULT_TIME_UNIT
+                } else {
+                    time_unit
+                };
+                self.frame_time = frame_time;
+                self.plan.server_info = Some(needed(Loc::Bytes(bytes)));
+                self.plan.coordinate_frame = None;
+            }
+            Sem::Control {
+                id, flags, value32, ..
+            } => match id {
+                decode::C_FRAME => {
+                    let units = if value32 == 0 || value32 == u32::MAX {
+                        self.frame_time
+                    } else {
+                        value32
+                    };
+                    self.time_us = self
+                        .time_us
+                        .saturating_add(u64::from(units).saturating_mul(self.time_unit));
+                    self.frame += 1;
+                    if flags & 1 == 0 {
+                        self.plan.transients.clear();
+                    }
+                    return Step::FrameEnded;
+                }
+                decode::C_COORDINATE_FRAME => {
+                    self.plan.coordinate_frame = Some(needed(Loc::Bytes(bytes)));
+                }
+                decode::C_RESET => {
+                    let p = &mut self.plan;
+                    p.shapes.clear();
+                    p.transients.clear();
+                    p.resources.clear();
+                    p.categories.clear();
+                }
+                _ => {}
+            },
+            _ => {}
+        }
+        Step::Go
+    }
+
+    /// A mesh resource's packet: its Create starts what it needs, its Destroy drops it.
+    fn mesh(&mut self, message: u16, id: u32, met: &Met) {
+        match message {
+            decode::M_CREATE => {
+                self.plan.resources.insert(id, vec![met.needed()]);
+            }
+            decode::M_DESTROY => {
+                self.plan.resources.remove(&id);
+            }
+            _ => {
+                if let Some(v) = self.plan.resources.get_mut(&id) {
+                    v.push(met.needed());
+                }
+            }
+        }
+    }
+
+    /// A shape's packet (object `id`, its payload starting `payload_peek`).
+    fn shape(&mut self, h: &PacketHeader, id: u32, payload_peek: &[u8], met: &Met) -> Step {
+        let (routing, message) = (h.routing_id, h.message_id);
+        match (message, id) {
+            (decode::S_CREATE | decode::S_DATA, 0) => self.plan.transients.push(met.needed()),
+            (decode::S_CREATE, _) => {
+                // Read whole: only a Create that decodes replaces a shape.
+                let Some(bytes) = self.whole(met) else {
+                    return Step::GiveUp;
+                };
+                let start = h.payload_start();
+                let payload = &bytes[start..start + h.payload_size as usize];
+                let d = decode::decode(routing, message, payload, self.ctx());
+                if matches!(d.sem, Sem::ShapeCreate { .. }) {
+                    let l = match met.full {
+                        Some(_) => Loc::Bytes(bytes),
+                        None => Loc::File(met.at, met.len),
+                    };
+                    self.plan.shapes.insert(
+                        (routing, id),
+                        ShapePlan {
+                            create: Some(Needed {
+                                seq: met.seq,
+                                loc: l,
+                            }),
+                            ..ShapePlan::default()
+                        },
+                    );
+                }
+            }
+            (decode::S_DATA, _) => {
+                if let Some(s) = self.plan.shapes.get_mut(&(routing, id)) {
+                    s.data.push(met.needed());
+                }
+            }
+            (decode::S_DESTROY, _) => {
+                self.plan.shapes.remove(&(routing, id));
+            }
+            (decode::S_UPDATE, _) => self.shape_update(h, id, payload_peek, met),
+            _ => {}
+        }
+        Step::Go
+    }
+
+    /// A shape's Update: which of them a window that starts later needs (the first, the
+    /// first in double precision, the last full one and the partial ones after it).
+    fn shape_update(&mut self, h: &PacketHeader, id: u32, payload_peek: &[u8], met: &Met) {
+        let Some(f) = payload_peek.get(4..6) else {
+            return;
+        };
+        let flags = u16::from_be_bytes([f[0], f[1]]);
+        let size = h.payload_size as usize;
+        let legacy = self.version < 3;
+        let dp = !legacy
+            && (flags & F_DOUBLE != 0
+                || (self.version == 3 && flags & 64 != 0 && size >= 6 + decode::ATTR_F64));
+        let attr = if dp {
+            decode::ATTR_F64
+        } else {
+            decode::ATTR_F32
+        };
+        if size < 6 + attr {
+            // Too short to decode: the fold ignores it too.
+            return;
+        }
+        let Some(s) = self.plan.shapes.get_mut(&(h.routing_id, id)) else {
+            return;
+        };
+        if s.first_update.is_none() {
+            s.first_update = Some(met.needed());
+        }
+        if dp && s.first_dp_update.is_none() {
+            s.first_dp_update = Some(met.needed());
+        }
+        if flags & F_UPDATE_MODE == 0 {
+            s.last_full = Some(met.needed());
+            s.partials.clear();
+        } else {
+            let bits = flags & COMPONENTS;
+            for p in &mut s.partials {
+                p.0 &= !bits;
+            }
+            s.partials.retain(|p| p.0 != 0);
+            if bits != 0 {
+                s.partials.push((bits, met.needed()));
+            }
+        }
     }
 
     fn ctx(&self) -> Ctx {

@@ -5,6 +5,7 @@
 
 pub mod body;
 pub mod codes;
+mod examine;
 mod inflate;
 pub mod layout;
 pub mod mapping;
@@ -29,7 +30,7 @@ use crate::formats::output::Outputs;
 use crate::formats::{
     Family, GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError,
 };
-use crate::model::time::{outside_message, unordered_span, window_outside};
+use crate::model::time::{outside, unordered_span, window_outside};
 use crate::model::{Header, Seconds, TimeSpec};
 
 pub const NAME: &str = "xrec";
@@ -102,7 +103,12 @@ pub fn type_globs<'a>(
             .literal_separator(false)
             .backslash_escape(true)
             .build()
-            .map_err(|e| ReadError::Conflict(format!("--type `{p}`: {}", e.kind())))?;
+            .map_err(|error| {
+                ReadError::family_conflict(QueryConflict::TypePattern {
+                    pattern: p.to_string(),
+                    error,
+                })
+            })?;
         set.add(glob);
         any = true;
     }
@@ -111,7 +117,7 @@ pub fn type_globs<'a>(
     }
     set.build()
         .map(Some)
-        .map_err(|e| ReadError::Conflict(format!("--type: {e}")))
+        .map_err(|e| ReadError::family_conflict(QueryConflict::Types(e)))
 }
 
 /// The reader `slice` asks for (spec §12, §16): the window as record times or create_frame
@@ -155,17 +161,14 @@ pub fn open_query(
     }
     if let Some(t0) = q.t0 {
         if let Some(why) = unordered_span(t0, q.t1) {
-            return Err(ReadError::Conflict(why));
+            return Err(why.into());
         }
     }
     if let Some((lo, hi)) = reader.packet_scan().rtss {
         let (first, last) = (reader.record_time(lo), reader.record_time(hi));
         let start = q.t0.unwrap_or(first);
         if window_outside(start, q.t1, first, last) {
-            return Err(ReadError::Conflict(outside_message(
-                Seconds(start),
-                q.t1.map(Seconds),
-            )));
+            return Err(outside(Seconds(start), q.t1.map(Seconds)).into());
         }
     }
     if slice.rebase && q.t0.is_none() && q.f0.is_some() {
@@ -235,16 +238,11 @@ fn chapter_span(
     chapters.extend(reader.chapters().iter().map(|(n, t, _)| (n.clone(), *t)));
     chapters.sort_by_key(|(_, t)| *t);
     let Some(i) = chapters.iter().position(|(n, _)| n == name) else {
-        let names: Vec<&str> = chapters.iter().map(|(n, _)| n.as_str()).collect();
-        return Err(ReadError::Conflict(format!(
-            "--chapter `{name}`: {} has no such chapter (its chapters: {})",
-            path.display(),
-            if names.is_empty() {
-                "none".to_string()
-            } else {
-                names.join(", ")
-            }
-        )));
+        return Err(ReadError::family_conflict(QueryConflict::NoChapter {
+            name: name.to_string(),
+            path: path.into(),
+            chapters: chapters.into_iter().map(|(n, _)| n).collect(),
+        }));
     };
     let t0 = chapters[i].1;
     let t1 = chapters[i + 1..].iter().map(|(_, t)| *t).find(|t| *t > t0);
@@ -370,4 +368,29 @@ impl Recovery for Xrec {
     fn recover_flags(&self, _input: &Path) -> GivenFlags {
         GivenFlags::repairing()
     }
+}
+
+/// Why `--type` or `--chapter` cannot select in an XREC input.
+#[derive(Debug, thiserror::Error)]
+enum QueryConflict {
+    #[error("--type `{pattern}`: {}", .error.kind())]
+    TypePattern {
+        pattern: String,
+        error: globset::Error,
+    },
+    #[error("--type: {0}")]
+    Types(globset::Error),
+    #[error(
+        "--chapter `{name}`: {} has no such chapter (its chapters: {})",
+        path.display(),
+        match chapters.is_empty() {
+            true => "none".to_string(),
+            false => chapters.join(", "),
+        }
+    )]
+    NoChapter {
+        name: String,
+        path: PathBuf,
+        chapters: Vec<String>,
+    },
 }

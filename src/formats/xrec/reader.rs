@@ -4,6 +4,7 @@
 //! 40-byte bounds cannot hold a match without reading its events (spec §12).
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -12,8 +13,11 @@ use serde_json::{json, Map, Value as Json};
 
 use super::body;
 use super::codes::*;
+use super::examine::*;
 use super::inflate::{self, Inflating};
-use super::layout::{self, Bounds, End, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN, SPAN_LEN};
+use super::layout::{
+    self, Bounds, End, Event, PacketHeader, Start, BOUNDS_LEN, HEADER_LEN, SPAN_LEN,
+};
 use super::{HEADER_KEY, RAW};
 use crate::formats::input::Input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -113,6 +117,54 @@ struct Packet {
     frames: Option<(i64, i64)>,
     times: Option<(f64, f64)>,
     last_time: Option<f64>,
+}
+
+impl Packet {
+    /// Passes over the rest of the area after an event that does not parse: its later
+    /// events cannot be found.
+    fn abandon(&mut self, held: usize) {
+        self.base = self.len.saturating_sub(held as u64);
+        self.at = held;
+        self.decoded = self.bounds.event_count;
+    }
+
+    /// Moves past an event of `len` bytes (its body of `passed` bytes not held); where its
+    /// bytes are in the area held, when they all are.
+    fn step(&mut self, len: usize, passed: Option<usize>) -> Option<Range<usize>> {
+        let held = len - passed.unwrap_or(0);
+        let raw = passed.is_none().then_some(self.at..self.at + held);
+        self.at += held;
+        self.base += passed.unwrap_or(0) as u64;
+        self.decoded += 1;
+        raw
+    }
+
+    /// Counts an event into the packet's extent; whether its time goes back.
+    fn track(&mut self, ev: &Event) -> bool {
+        self.frames = minmax(self.frames, ev.create_frame);
+        self.times = minmax(self.times, ev.create_time);
+        let out_of_order = self.last_time.is_some_and(|t| ev.create_time < t);
+        self.last_time = Some(ev.create_time);
+        out_of_order
+    }
+}
+
+/// Where an event is: its packet and its place in it, for its findings.
+#[derive(Clone, Copy)]
+struct EventAt {
+    off: u64,
+    index: u64,
+    event: u32,
+}
+
+impl EventAt {
+    fn place(self, f: Finding) -> Finding {
+        Finding {
+            message: format!("event {}: {}", self.event, f.message),
+            ..f
+        }
+        .at(self.off, self.index)
+    }
 }
 
 /// What the walk at open reads at a time: a packet's header and its Event span (more would
@@ -465,13 +517,15 @@ impl XrecReader {
         Ok(true)
     }
 
+    /// Whether the packet's payload is compressed; `None`: its flags are refused (reported),
+    /// so the packet is skipped.
     fn flags(
         &mut self,
         off: u64,
         index: u64,
         h: PacketHeader,
         event: bool,
-    ) -> Result<bool, ReadError> {
+    ) -> Result<Option<bool>, ReadError> {
         if h.flags & !layout::FLAG_COMPRESSED != 0 {
             self.report(
                 err(RESERVED, format!("undefined flag bits 0x{:02x}", h.flags)).at(off, index),
@@ -485,9 +539,9 @@ impl XrecReader {
                 "a Start or End packet is marked compressed"
             };
             self.report(err(COMPRESSED_WITHOUT_CODEC, why).at(off, index))?;
-            return Err(ReadError::Unsupported(String::new()));
+            return Ok(None);
         }
-        Ok(compressed)
+        Ok(Some(compressed))
     }
 
     fn end_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
@@ -495,9 +549,9 @@ impl XrecReader {
             self.report(err(ORDER, "a second End packet").at(off, index))?;
         }
         match self.flags(off, index, h, false) {
-            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Ok(None) => return Ok(()),
             Err(e) => return Err(e),
-            Ok(_) => {}
+            Ok(Some(_)) => {}
         }
         let payload = self
             .input
@@ -562,9 +616,9 @@ impl XrecReader {
 
     fn event_packet(&mut self, off: u64, index: u64, h: PacketHeader) -> Result<(), ReadError> {
         let compressed = match self.flags(off, index, h, true) {
-            Err(ReadError::Unsupported(_)) => return Ok(()),
+            Ok(None) => return Ok(()),
             Err(e) => return Err(e),
-            Ok(c) => c,
+            Ok(Some(c)) => c,
         };
         if (h.payload_len as usize) < BOUNDS_LEN {
             return self.report(
@@ -581,43 +635,20 @@ impl XrecReader {
         let walked = self.walked(off, index).and_then(|w| w.span);
         let b = match walked {
             Some(span) => span,
-            None => {
-                self.bytes_read += BOUNDS_LEN as u64;
-                Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?)
-            }
+            None => self.bounds(off)?,
         };
         self.event_packets += 1;
-        if !(b.rtss_begin.is_finite() && b.rtss_end.is_finite()) {
-            return self.report(
-                err(NONFINITE_TIME, "a packet's rtss bounds are not finite").at(off, index),
-            );
+        if let Some(f) = examine_finite_bounds(&b) {
+            return self.report(f.at(off, index));
         }
-        if b.frame_begin > b.frame_end || b.rtss_begin > b.rtss_end {
-            self.report(
-                err(
-                    BOUNDS_VIOLATION,
-                    format!(
-                        "bounds begin after they end (frames {}..{}, rtss {}..{})",
-                        b.frame_begin, b.frame_end, b.rtss_begin, b.rtss_end
-                    ),
-                )
-                .at(off, index),
-            )?;
-        }
-        if let Some(prev) = self.prev_rtss_begin {
-            if b.rtss_begin < prev {
-                self.report(
-                    Finding::new(
-                        Severity::Info,
-                        PACKET_OVERLAP,
-                        format!(
-                            "rtss_begin {} is before the previous packet's {prev}",
-                            b.rtss_begin
-                        ),
-                    )
-                    .at(off, index),
-                )?;
-            }
+        for f in [
+            examine_bounds_order(&b),
+            examine_packet_order(&b, self.prev_rtss_begin),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.report(f.at(off, index))?;
         }
         self.prev_rtss_begin = Some(b.rtss_begin);
         if !self.query.overlaps(&b, self.start.begin_rtss) {
@@ -626,96 +657,28 @@ impl XrecReader {
         }
         // The walk kept the span only: the counts are read for the packets decoded.
         let b = match walked {
-            Some(_) => {
-                self.bytes_read += BOUNDS_LEN as u64;
-                Bounds::parse(self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?)
-            }
+            Some(_) => self.bounds(off)?,
             None => b,
         };
         let area_len = h.payload_len as usize - BOUNDS_LEN;
-        let area_off = off + (HEADER_LEN + BOUNDS_LEN) as u64;
-        self.area.clear();
-        let mut inflating = None;
-        if compressed {
-            if b.events_bytes > layout::MAX_EVENTS_BYTES {
-                return self.report(
-                    err(
-                        DECOMPRESS,
-                        format!(
-                            "events_bytes {} is above simrec's limit of 1 GiB per packet",
-                            b.events_bytes
-                        ),
-                    )
-                    .at(off, index),
-                );
-            }
-            let stored = self.input.bytes(area_off, area_len)?;
-            self.bytes_read += area_len as u64;
-            let declared = b.events_bytes as usize;
-            let read = if b.events_bytes > INFLATE_ABOVE {
-                // Counted first, so that a member that does not hold what the packet
-                // declares is refused before any event, as when it is held whole.
-                inflating = Some(Inflating::new(stored));
-                inflate::length(stored, declared as u64 + 1).map(|n| n as usize)
-            } else {
-                inflate::exact(stored, declared, &mut self.area)
-            };
-            match read {
-                Err(e) => {
-                    return self.report(
-                        err(
-                            DECOMPRESS,
-                            format!("the gzip member does not decompress: {e}"),
-                        )
-                        .at(off, index),
-                    )
-                }
-                Ok(n) if n != b.events_bytes as usize => {
-                    return self.report(
-                        err(
-                            DECOMPRESS,
-                            format!(
-                                "the gzip member holds {}{} bytes; events_bytes says {}",
-                                if n > b.events_bytes as usize {
-                                    "more than "
-                                } else {
-                                    ""
-                                },
-                                n.min(b.events_bytes as usize),
-                                b.events_bytes
-                            ),
-                        )
-                        .at(off, index),
-                    )
-                }
-                Ok(_) => {}
-            }
-        } else {
-            if area_len != b.events_bytes as usize {
-                return self.report(
-                    err(
-                        EVENTS_BYTES,
-                        format!(
-                            "the events area has {area_len} bytes; events_bytes says {}",
-                            b.events_bytes
-                        ),
-                    )
-                    .at(off, index),
-                );
-            }
-            let stored = self.input.bytes(area_off, area_len)?;
-            self.bytes_read += area_len as u64;
-            self.area.extend_from_slice(stored);
+        let refused = match compressed {
+            true => examine_events_bytes(&b),
+            false => examine_stored_area(area_len, &b),
+        };
+        if let Some(f) = refused {
+            return self.report(f.at(off, index));
         }
-        if b.event_count == 0 {
-            self.report(
-                Finding::new(
-                    Severity::Warning,
-                    EMPTY_PACKET,
-                    "an Event packet with no events",
-                )
-                .at(off, index),
-            )?;
+        let inflating = match self.load_area(
+            off + (HEADER_LEN + BOUNDS_LEN) as u64,
+            area_len,
+            &b,
+            compressed,
+        )? {
+            Ok(inflating) => inflating,
+            Err(f) => return self.report(f.at(off, index)),
+        };
+        if let Some(f) = examine_event_count(&b) {
+            self.report(f.at(off, index))?;
         }
         self.packet = Some(Packet {
             offset: off,
@@ -731,6 +694,47 @@ impl XrecReader {
             last_time: None,
         });
         Ok(())
+    }
+
+    /// An Event packet's bounds, read from the file.
+    fn bounds(&mut self, off: u64) -> Result<Bounds, ReadError> {
+        self.bytes_read += BOUNDS_LEN as u64;
+        Ok(Bounds::parse(
+            self.input.bytes(off + HEADER_LEN as u64, BOUNDS_LEN)?,
+        ))
+    }
+
+    /// Puts a packet's events area of `len` bytes at `off` into `area`, decompressed, or
+    /// starts decompressing a large one (returned, to go on as its events are read); the
+    /// finding that refuses the packet when the gzip member does not give the area.
+    fn load_area(
+        &mut self,
+        off: u64,
+        len: usize,
+        b: &Bounds,
+        compressed: bool,
+    ) -> Result<Result<Option<Inflating>, Finding>, ReadError> {
+        self.area.clear();
+        let stored = self.input.bytes(off, len)?;
+        self.bytes_read += len as u64;
+        if !compressed {
+            self.area.extend_from_slice(stored);
+            return Ok(Ok(None));
+        }
+        let declared = b.events_bytes as usize;
+        let mut inflating = None;
+        let read = if b.events_bytes > INFLATE_ABOVE {
+            // Counted first, so that a member that does not hold what the packet
+            // declares is refused before any event, as when it is held whole.
+            inflating = Some(Inflating::new(stored));
+            inflate::length(stored, declared as u64 + 1).map(|n| n as usize)
+        } else {
+            inflate::exact(stored, declared, &mut self.area)
+        };
+        Ok(match examine_inflated(read, b) {
+            Some(f) => Err(f),
+            None => Ok(inflating),
+        })
     }
 
     /// The checks that need every event of the packet (counts, tight bounds).
@@ -898,72 +902,36 @@ impl XrecReader {
         let ev = match parsed {
             Ok(ev) => ev,
             Err(f) => {
-                let at = p.decoded;
-                p.base = p.len.saturating_sub(area.len() as u64);
-                p.at = area.len();
-                p.decoded = b.event_count;
-                let f = Finding {
-                    message: format!("event {at}: {}", f.message),
-                    ..f
+                let at = EventAt {
+                    off,
+                    index,
+                    event: p.decoded,
                 };
-                self.report(f.at(off, index))?;
+                p.abandon(area.len());
+                self.report(at.place(f))?;
                 return Ok(None);
             }
         };
-        let event_at = p.decoded;
-        let held = ev.len - passed.unwrap_or(0);
-        let raw_range = passed.is_none().then_some(p.at..p.at + held);
-        p.at += held;
-        p.base += passed.unwrap_or(0) as u64;
-        p.decoded += 1;
+        let at = EventAt {
+            off,
+            index,
+            event: p.decoded,
+        };
+        let raw_range = p.step(ev.len, passed);
         self.events += 1;
-        let where_ = |m: String| format!("event {event_at}: {m}");
-        if ev.type_name.is_empty() {
-            self.report(err(EMPTY_TYPE, where_("an empty type name".into())).at(off, index))?;
+        if let Some(f) = examine_event(&ev) {
+            self.report(at.place(f))?;
             return Ok(None);
         }
-        if !(ev.create_time.is_finite() && ev.capture_time.is_finite()) {
-            self.report(
-                err(
-                    NONFINITE_TIME,
-                    where_(format!(
-                        "create_time {} or capture_time {} is not finite",
-                        ev.create_time, ev.capture_time
-                    )),
-                )
-                .at(off, index),
-            )?;
-            return Ok(None);
-        }
-        p.frames = minmax(p.frames, ev.create_frame);
-        p.times = minmax(p.times, ev.create_time);
-        let out_of_order = p.last_time.is_some_and(|t| ev.create_time < t);
-        p.last_time = Some(ev.create_time);
-        let outside = ev.create_frame < b.frame_begin
-            || ev.create_frame > b.frame_end
-            || ev.create_time < b.rtss_begin
-            || ev.create_time > b.rtss_end;
-        if outside {
-            self.report(
-                err(
-                    BOUNDS_VIOLATION,
-                    where_(format!(
-                        "frame {} at rtss {} is outside the packet's bounds (frames {}..{}, rtss {}..{})",
-                        ev.create_frame, ev.create_time, b.frame_begin, b.frame_end, b.rtss_begin, b.rtss_end
-                    )),
-                )
-                .at(off, index),
-            )?;
-        }
-        if out_of_order {
-            self.report(
-                Finding::new(
-                    Severity::Warning,
-                    EVENT_ORDER,
-                    where_("create_time decreases inside the packet".into()),
-                )
-                .at(off, index),
-            )?;
+        let out_of_order = self.packet.as_mut().is_some_and(|p| p.track(&ev));
+        for f in [
+            examine_event_bounds(&ev, &b),
+            examine_event_order(out_of_order),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            self.report(at.place(f))?;
         }
         self.frames = minmax(self.frames, ev.create_frame);
         self.last_create_time = Some(
@@ -981,53 +949,88 @@ impl XrecReader {
         if !keep && !chapter {
             return Ok(None);
         }
-        let type_name = ev.type_name;
-        let mut record = self.spare.pop().unwrap_or_else(|| Record::new(0, 0));
-        set_times(&mut record.values, ev.create_time, ev.capture_time);
-        // A transform's id becomes the entity: it is decoded aside, not into the values.
-        let transform = self.options.decode && type_name == super::TRANSFORM;
-        let mut id_at = None;
-        if self.options.decode || chapter {
-            let aside = transform.then_some(("id", &mut self.id));
-            match body::decode_into(ev.body, &mut record.values, TIMES, aside) {
-                Ok(at) => id_at = at,
-                Err(why) => {
-                    self.spare.push(record);
-                    self.report(err(BODY_DECODE, where_(why)).at(off, index))?;
-                    return Ok(None);
-                }
-            }
-        } else {
-            record.values.truncate(TIMES);
-        }
+        let Some((mut record, id_at)) = self.decode_body(&ev, chapter, at)? else {
+            return Ok(None);
+        };
         if chapter {
-            let name = body_fields(&record.values)
-                .iter()
-                .find_map(|(k, v)| match v {
-                    Value::Str(name) if k == "name" => Some(name),
-                    _ => None,
-                });
-            match name {
-                Some(name) => {
-                    if self.chapters.len() < 100_000 {
-                        self.chapters.push((name.clone(), time, ev.create_frame));
-                    }
-                }
-                None => self.report(
-                    Finding::new(
-                        Severity::Warning,
-                        WELL_KNOWN_BODY,
-                        where_("an xrec.Chapter body without a string `name`".into()),
-                    )
-                    .at(off, index),
-                )?,
-            }
+            self.note_chapter(&record, time, ev.create_frame, at)?;
             if !keep {
                 self.spare.push(record);
                 return Ok(None);
             }
         }
-        let channel = self.channel(type_name);
+        self.fill_record(&mut record, &ev, time);
+        if self.options.decode {
+            self.shape_well_known(&mut record, ev.type_name, id_at, at)?;
+        }
+        match raw_range {
+            Some(range) => set_raw(&mut record.raw, &area[range]),
+            None => record.raw = None,
+        }
+        Ok(Some(record))
+    }
+
+    /// A recycled record with the event's times and, when they are read, its body's
+    /// values, and where the transform's id is among them; `None` when the body does not
+    /// decode (reported).
+    fn decode_body(
+        &mut self,
+        ev: &Event,
+        chapter: bool,
+        at: EventAt,
+    ) -> Result<Option<(Record, Option<usize>)>, ReadError> {
+        let mut record = self.spare.pop().unwrap_or_else(|| Record::new(0, 0));
+        set_times(&mut record.values, ev.create_time, ev.capture_time);
+        if !(self.options.decode || chapter) {
+            record.values.truncate(TIMES);
+            return Ok(Some((record, None)));
+        }
+        // A transform's id becomes the entity: it is decoded aside, not into the values.
+        let transform = self.options.decode && ev.type_name == super::TRANSFORM;
+        let aside = transform.then_some(("id", &mut self.id));
+        match body::decode_into(ev.body, &mut record.values, TIMES, aside) {
+            Ok(id_at) => Ok(Some((record, id_at))),
+            Err(why) => {
+                self.spare.push(record);
+                self.report(at.place(err(BODY_DECODE, why)))?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Keeps a chapter's name, time and frame for `inspect`; a chapter without one is
+    /// reported.
+    fn note_chapter(
+        &mut self,
+        record: &Record,
+        time: i64,
+        frame: i64,
+        at: EventAt,
+    ) -> Result<(), ReadError> {
+        let name = body_fields(&record.values)
+            .iter()
+            .find_map(|(k, v)| match v {
+                Value::Str(name) if k == "name" => Some(name),
+                _ => None,
+            });
+        match name {
+            Some(name) => {
+                if self.chapters.len() < 100_000 {
+                    self.chapters.push((name.clone(), time, frame));
+                }
+                Ok(())
+            }
+            None => self.report(at.place(Finding::new(
+                Severity::Warning,
+                WELL_KNOWN_BODY,
+                "an xrec.Chapter body without a string `name`",
+            ))),
+        }
+    }
+
+    /// The record's time, channel and frame from the event (its channel counted).
+    fn fill_record(&mut self, record: &mut Record, ev: &Event, time: i64) {
+        let channel = self.channel(ev.type_name);
         self.per_type[channel as usize] += 1;
         record.time = time.saturating_sub(self.query.shift);
         // Seconds from the begin, as a writer of float seconds takes them back (exact when
@@ -1038,29 +1041,31 @@ impl XrecReader {
         record.frame = Some(ev.create_frame);
         record.entity = None;
         record.group = None;
-        if self.options.decode {
-            let problem = match type_name {
-                super::TRANSFORM => self.transform(&mut record, id_at),
-                super::CLIENT_ENTER => missing(&record.values, &["ClientName", "ClientNumber"]),
-                super::SCENE_GRAPH => missing(&record.values, &["ID", "Type", "Skipped"]),
-                _ => None,
-            };
-            if let Some(problem) = problem {
-                self.report(
-                    Finding::new(
-                        Severity::Warning,
-                        WELL_KNOWN_BODY,
-                        where_(format!("{type_name}: {problem}")),
-                    )
-                    .at(off, index),
-                )?;
-            }
+    }
+
+    /// A well-known event's body in its typed form (a transform's entity and arrays); what
+    /// lacks from it is a warning.
+    fn shape_well_known(
+        &mut self,
+        record: &mut Record,
+        type_name: &str,
+        id_at: Option<usize>,
+        at: EventAt,
+    ) -> Result<(), ReadError> {
+        let problem = match type_name {
+            super::TRANSFORM => self.transform(record, id_at),
+            super::CLIENT_ENTER => missing(&record.values, &["ClientName", "ClientNumber"]),
+            super::SCENE_GRAPH => missing(&record.values, &["ID", "Type", "Skipped"]),
+            _ => None,
+        };
+        match problem {
+            Some(problem) => self.report(at.place(Finding::new(
+                Severity::Warning,
+                WELL_KNOWN_BODY,
+                format!("{type_name}: {problem}"),
+            ))),
+            None => Ok(()),
         }
-        match raw_range {
-            Some(range) => set_raw(&mut record.raw, &area[range]),
-            None => record.raw = None,
-        }
-        Ok(Some(record))
     }
 
     /// A transform's id (decoded aside, at `id_at` among the body's fields) becomes the

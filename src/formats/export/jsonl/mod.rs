@@ -14,7 +14,7 @@ use crate::formats::format::{
     Detection, Format, KeepsEpoch, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
 
 pub struct JsonLines;
@@ -48,10 +48,10 @@ impl Format for JsonLines {
     }
 
     fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Err(ReadError::Unsupported(format!(
-            "{}: simrec writes JSON Lines but does not read them back",
-            path.display()
-        )))
+        Err(ReadError::Unsupported(Unreadable::WriteOnly {
+            path: path.into(),
+            why: "simrec writes JSON Lines but does not read them back",
+        }))
     }
 
     fn create(

@@ -35,7 +35,7 @@ impl McapWriteOptions {
 
 use crate::formats::format::{Detection, Format, KeepsEpoch, WriteOption, WriterTraits};
 use crate::formats::output::Outputs;
-use crate::formats::{OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{OptionError, ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
 
 /// The first bytes of every MCAP file (and its last).
@@ -69,10 +69,10 @@ impl Format for Mcap {
     }
 
     fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Err(ReadError::Unsupported(format!(
-            "{}: simrec writes MCAP but does not read it (try `mcap info`)",
-            path.display()
-        )))
+        Err(ReadError::Unsupported(Unreadable::WriteOnly {
+            path: path.into(),
+            why: "simrec writes MCAP but does not read it (try `mcap info`)",
+        }))
     }
 
     fn write_options(&self) -> &'static [WriteOption] {

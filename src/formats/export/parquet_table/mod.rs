@@ -47,7 +47,7 @@ use crate::formats::format::{
 };
 use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
-use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
+use crate::formats::{ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
 
 pub struct ParquetTable;
@@ -102,11 +102,11 @@ impl Format for ParquetTable {
     }
 
     fn open(&self, path: &Path, _options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Err(ReadError::Unsupported(format!(
-            "{}: simrec writes Parquet tables but does not read them back (Elodin replays are \
+        Err(ReadError::Unsupported(Unreadable::WriteOnly {
+            path: path.into(),
+            why: "simrec writes Parquet tables but does not read them back (Elodin replays are \
              read as directories)",
-            path.display()
-        )))
+        }))
     }
 
     fn create(

@@ -42,15 +42,13 @@ pub fn open(paths: &[PathBuf], options: ReadOptions) -> Result<Box<dyn Source>, 
         return Ok(Box::new(Union::new(paths, readers)?));
     }
     shared.dedup();
-    Err(ReadError::Conflict(format!(
-        "{} and {} cannot be merged: their schemas differ ({} and {}) and they share signals \
-         ({}); a continuation needs the same schema, a union disjoint signals",
-        paths[0].display(),
-        paths[1].display(),
-        checksums[0],
-        checksums[1],
-        shared.join(", ")
-    )))
+    Err(ReadError::family_conflict(
+        MergeConflict::SchemasShareSignals {
+            paths: [paths[0].clone(), paths[1].clone()],
+            checksums: [checksums[0].to_string(), checksums[1].to_string()],
+            shared,
+        },
+    ))
 }
 
 /// Inputs read one after another.
@@ -81,14 +79,12 @@ impl Continuation {
             let (first, last) = (first + shifts[i], last + shifts[i]);
             if let Some((p, p_last)) = previous {
                 if p_last >= first {
-                    return Err(ReadError::Conflict(format!(
-                        "{} continues {} but starts at {} s, not after its last frame at {} s; \
-                         cut the first with `simrec slice --end` before merging",
-                        paths[i].display(),
-                        paths[p].display(),
-                        first as f64 / 1e9,
-                        p_last as f64 / 1e9
-                    )));
+                    return Err(ReadError::family_conflict(MergeConflict::NotAfter {
+                        path: paths[i].clone(),
+                        continues: paths[p].clone(),
+                        first,
+                        previous_last: p_last,
+                    }));
                 }
             }
             previous = Some((i, last));
@@ -232,14 +228,6 @@ impl Union {
         }
         Ok(())
     }
-
-    fn mismatch(&self, i: usize, what: String) -> ReadError {
-        ReadError::Conflict(format!(
-            "{} and {} cannot be merged as a union of signals: {what}",
-            self.paths[0].display(),
-            self.paths[i].display()
-        ))
-    }
 }
 
 impl Iterator for Union {
@@ -263,16 +251,12 @@ impl Iterator for Union {
                     for i in 1..self.heads.len() {
                         let other = self.heads[i].as_ref().map(|r| r.time);
                         if other != first {
-                            let show = |t: Option<i64>| {
-                                t.map_or("the end".into(), |t| format!("{} s", t as f64 / 1e9))
-                            };
-                            return Some(Err(self.mismatch(
-                                i,
-                                format!(
-                                    "their frame times differ ({} against {})",
-                                    show(first),
-                                    show(other)
-                                ),
+                            return Some(Err(ReadError::family_conflict(
+                                MergeConflict::FrameTimes {
+                                    paths: [self.paths[0].clone(), self.paths[i].clone()],
+                                    first,
+                                    other,
+                                },
                             )));
                         }
                     }
@@ -333,12 +317,10 @@ fn shifts(paths: &[PathBuf], readers: &[IcarecReader]) -> Result<Vec<i64>, ReadE
                 (Some(a), Some(b)) if origin.system == first.system => {
                     Ok(b.unix_ns.saturating_sub(a.unix_ns))
                 }
-                _ => Err(ReadError::Conflict(format!(
-                    "{} and {} cannot be lined up in time: their origins differ and are not \
-                     two epochs in one time system",
-                    paths[0].display(),
-                    paths[i].display()
-                ))),
+                _ => Err(ReadError::family_conflict(MergeConflict::Origins([
+                    paths[0].clone(),
+                    paths[i].clone(),
+                ]))),
             }
         })
         .collect()
@@ -349,4 +331,58 @@ fn sum_progress(readers: &[IcarecReader]) -> (u64, u64) {
         .iter()
         .map(|r| r.progress())
         .fold((0, 0), |(a, b), (c, d)| (a + c, b + d))
+}
+
+/// Why .icarec inputs cannot be merged.
+#[derive(Debug, thiserror::Error)]
+enum MergeConflict {
+    #[error(
+        "{} and {} cannot be merged: their schemas differ ({} and {}) and they share signals \
+         ({}); a continuation needs the same schema, a union disjoint signals",
+        paths[0].display(), paths[1].display(), checksums[0], checksums[1], shared.join(", ")
+    )]
+    SchemasShareSignals {
+        paths: [PathBuf; 2],
+        checksums: [String; 2],
+        shared: Vec<String>,
+    },
+    /// A continuation's input starts at `first`, not after `previous_last` of the one it
+    /// continues.
+    #[error(
+        "{} continues {} but starts at {} s, not after its last frame at {} s; cut the first \
+         with `simrec slice --end` before merging",
+        path.display(), continues.display(), as_seconds(*first), as_seconds(*previous_last)
+    )]
+    NotAfter {
+        path: PathBuf,
+        continues: PathBuf,
+        first: i64,
+        previous_last: i64,
+    },
+    /// A union's inputs have frames at different times (`None`: the input has ended).
+    #[error(
+        "{} and {} cannot be merged as a union of signals: their frame times differ ({} \
+         against {})",
+        paths[0].display(), paths[1].display(), frame_time(*first), frame_time(*other)
+    )]
+    FrameTimes {
+        paths: [PathBuf; 2],
+        first: Option<i64>,
+        other: Option<i64>,
+    },
+    #[error(
+        "{} and {} cannot be lined up in time: their origins differ and are not two epochs in \
+         one time system",
+        .0[0].display(), .0[1].display()
+    )]
+    Origins([PathBuf; 2]),
+}
+
+/// Nanoseconds as the merge's messages say them: plain seconds, as many digits as needed.
+fn as_seconds(ns: i64) -> f64 {
+    ns as f64 / 1e9
+}
+
+fn frame_time(t: Option<i64>) -> String {
+    t.map_or("the end".into(), |t| format!("{} s", as_seconds(t)))
 }

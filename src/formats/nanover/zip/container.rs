@@ -79,61 +79,80 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
         return Err(Finding::new(Severity::Error, EMPTY_FILE,
             "the file is empty: the recorder was stopped before it wrote anything; nothing is recoverable"));
     }
+    let Some((eocd_offset, eocd)) = find_eocd(input)? else {
+        return unfinished_or_not_zip(input);
+    };
+    let dir = directory_place(input, eocd_offset, &eocd)?;
+    let members = central_entries(input, dir, notes)?;
+    let messages = member(input, &members, MESSAGES, notes)?;
+    let index = member(input, &members, INDEX, notes)?;
+    for m in &members {
+        if m.name != MESSAGES && m.name != INDEX {
+            notes.push(
+                Finding::new(
+                    Severity::Info,
+                    EXTRA_MEMBER,
+                    format!("member `{}` is not part of a recording; ignored", m.name),
+                )
+                .offset(m.at),
+            );
+        }
+    }
+    for m in [&messages, &index] {
+        examine_method(m, notes)?;
+    }
+    Ok(Layout::Finished { messages, index })
+}
+
+/// Where the central directory is, and how many entries it has.
+#[derive(Clone, Copy)]
+struct DirectoryPlace {
+    entries: u64,
+    size: u64,
+    offset: u64,
+}
+
+/// A central directory entry: what the reader keeps of it, and where it is (`at`).
+struct Central {
+    name: String,
+    method: u16,
+    crc: u32,
+    size: u64,
+    uncompressed: u64,
+    local: u64,
+    at: u64,
+}
+
+/// The end of central directory record (from its signature to the file's end) and its
+/// offset; `None` when the file's tail has none.
+fn find_eocd(input: &mut Input) -> Result<Option<(u64, Vec<u8>)>, Finding> {
+    let len = input.len();
     let tail_start = len.saturating_sub(EOCD_SEARCH);
     let tail = input
         .bytes(tail_start, (len - tail_start) as usize)
-        .map_err(|e| bad(0, format!("cannot read: {e}")))?
-        .to_vec();
+        .map_err(|e| bad(0, format!("cannot read: {e}")))?;
     let eocd = (0..tail.len().saturating_sub(21))
         .rev()
-        .find(|&i| le32(&tail, i) == EOCD_SIG);
-    let Some(eocd) = eocd else {
-        return unfinished_or_not_zip(input);
+        .find(|&i| le32(tail, i) == EOCD_SIG);
+    Ok(eocd.map(|eocd| (tail_start + eocd as u64, tail[eocd..].to_vec())))
+}
+
+/// The central directory's place from the EOCD record `e` (at `eocd_offset`), through the
+/// zip64 records when its fields are saturated; it must end before the EOCD.
+fn directory_place(
+    input: &mut Input,
+    eocd_offset: u64,
+    e: &[u8],
+) -> Result<DirectoryPlace, Finding> {
+    let mut dir = DirectoryPlace {
+        entries: u64::from(le16(e, 10)),
+        size: u64::from(le32(e, 12)),
+        offset: u64::from(le32(e, 16)),
     };
-    let eocd_offset = tail_start + eocd as u64;
-    let e = &tail[eocd..];
-    let mut entries = u64::from(le16(e, 10));
-    let mut cd_size = u64::from(le32(e, 12));
-    let mut cd_offset = u64::from(le32(e, 16));
-    if entries == 0xFFFF || cd_size == MAX32 || cd_offset == MAX32 {
-        // zip64: the locator sits just before the EOCD.
-        let loc = eocd_offset.checked_sub(20).ok_or_else(|| {
-            bad(
-                eocd_offset,
-                "saturated EOCD fields but no zip64 locator".into(),
-            )
-        })?;
-        let l = input
-            .bytes(loc, 20)
-            .map_err(|e| bad(loc, e.to_string()))?
-            .to_vec();
-        if le32(&l, 0) != ZIP64_LOCATOR_SIG {
-            return Err(bad(
-                loc,
-                "saturated EOCD fields but no zip64 EOCD locator before it".into(),
-            ));
-        }
-        let z = le64(&l, 8);
-        if z.checked_add(56).is_none_or(|end| end > loc) {
-            return Err(bad(
-                loc,
-                format!("the zip64 EOCD locator points to byte {z}, outside the file"),
-            ));
-        }
-        let r = input
-            .bytes(z, 56)
-            .map_err(|e| bad(z, e.to_string()))?
-            .to_vec();
-        if le32(&r, 0) != ZIP64_EOCD_SIG {
-            return Err(bad(
-                z,
-                "no zip64 EOCD record where the locator points".into(),
-            ));
-        }
-        entries = le64(&r, 32);
-        cd_size = le64(&r, 40);
-        cd_offset = le64(&r, 48);
+    if dir.entries == 0xFFFF || dir.size == MAX32 || dir.offset == MAX32 {
+        dir = zip64_directory_place(input, eocd_offset)?;
     }
+    let (cd_size, cd_offset) = (dir.size, dir.offset);
     if cd_offset
         .checked_add(cd_size)
         .is_none_or(|end| end > eocd_offset)
@@ -142,140 +161,213 @@ pub fn read(input: &mut Input, notes: &mut Vec<Finding>) -> Result<Layout, Findi
             "the central directory ({cd_size} bytes at byte {cd_offset}) does not end before the EOCD at byte {eocd_offset}"
         )));
     }
+    Ok(dir)
+}
+
+/// The central directory's place from the zip64 EOCD record, found through the locator
+/// just before the EOCD.
+fn zip64_directory_place(input: &mut Input, eocd_offset: u64) -> Result<DirectoryPlace, Finding> {
+    let loc = eocd_offset.checked_sub(20).ok_or_else(|| {
+        bad(
+            eocd_offset,
+            "saturated EOCD fields but no zip64 locator".into(),
+        )
+    })?;
+    let l = input
+        .bytes(loc, 20)
+        .map_err(|e| bad(loc, e.to_string()))?
+        .to_vec();
+    if le32(&l, 0) != ZIP64_LOCATOR_SIG {
+        return Err(bad(
+            loc,
+            "saturated EOCD fields but no zip64 EOCD locator before it".into(),
+        ));
+    }
+    let z = le64(&l, 8);
+    if z.checked_add(56).is_none_or(|end| end > loc) {
+        return Err(bad(
+            loc,
+            format!("the zip64 EOCD locator points to byte {z}, outside the file"),
+        ));
+    }
+    let r = input
+        .bytes(z, 56)
+        .map_err(|e| bad(z, e.to_string()))?
+        .to_vec();
+    if le32(&r, 0) != ZIP64_EOCD_SIG {
+        return Err(bad(
+            z,
+            "no zip64 EOCD record where the locator points".into(),
+        ));
+    }
+    Ok(DirectoryPlace {
+        entries: le64(&r, 32),
+        size: le64(&r, 40),
+        offset: le64(&r, 48),
+    })
+}
+
+/// Every entry of the central directory.
+fn central_entries(
+    input: &mut Input,
+    dir: DirectoryPlace,
+    notes: &mut Vec<Finding>,
+) -> Result<Vec<Central>, Finding> {
     let cd = input
-        .bytes(cd_offset, cd_size as usize)
-        .map_err(|e| bad(cd_offset, e.to_string()))?
+        .bytes(dir.offset, dir.size as usize)
+        .map_err(|e| bad(dir.offset, e.to_string()))?
         .to_vec();
     let mut members = Vec::new();
     let mut p = 0usize;
-    for i in 0..entries {
-        let at = cd_offset + p as u64;
-        if p + 46 > cd.len() || le32(&cd, p) != CENTRAL_SIG {
-            return Err(bad(
-                at,
-                format!("central directory entry {i} is missing or truncated"),
-            ));
-        }
-        let flags = le16(&cd, p + 8);
-        let method = le16(&cd, p + 10);
-        let crc = le32(&cd, p + 16);
-        let mut csize = u64::from(le32(&cd, p + 20));
-        let mut uncompressed = u64::from(le32(&cd, p + 24));
-        let (n, x, c) = (
-            le16(&cd, p + 28) as usize,
-            le16(&cd, p + 30) as usize,
-            le16(&cd, p + 32) as usize,
-        );
-        let mut local = u64::from(le32(&cd, p + 42));
-        let end = p + 46 + n + x + c;
-        if end > cd.len() {
-            return Err(bad(
-                at,
-                format!("central directory entry {i} runs past the directory"),
-            ));
-        }
-        let name = String::from_utf8_lossy(&cd[p + 46..p + 46 + n]).into_owned();
-        // zip64 extra: only the saturated fields are present, in this order.
-        let mut q = p + 46 + n;
-        while q + 4 <= p + 46 + n + x {
-            let (id, size) = (le16(&cd, q), le16(&cd, q + 2) as usize);
-            let data = (q + 4)..(q + 4 + size).min(p + 46 + n + x);
-            if id == 1 {
-                let mut d = data.start;
-                for field in [&mut uncompressed, &mut csize, &mut local] {
-                    if *field == MAX32 && d + 8 <= data.end {
-                        *field = le64(&cd, d);
-                        d += 8;
-                    }
-                }
-            }
-            q += 4 + size;
-        }
-        if flags & 1 != 0 {
-            return Err(Finding::new(
-                Severity::Error,
-                ENCRYPTED,
-                format!("member `{name}` is encrypted"),
-            )
-            .offset(at));
-        }
-        if flags & 8 != 0 {
-            notes.push(
-                Finding::new(
-                    Severity::Info,
-                    LOCAL_CENTRAL_MISMATCH,
-                    format!(
-                "member `{name}` has a data descriptor; the central directory's sizes are used"),
-                )
-                .offset(at),
-            );
-        }
-        members.push((name, method, crc, csize, uncompressed, local, at));
+    for i in 0..dir.entries {
+        let (entry, end) = central_entry(&cd, p, i, dir.offset + p as u64)?;
+        examine_entry_flags(&entry, le16(&cd, p + 8), notes)?;
+        members.push(entry);
         p = end;
     }
-    let mut find = |wanted: &str| -> Result<Member, Finding> {
-        let Some(&(ref name, method, crc, size, uncompressed, local, at)) =
-            members.iter().find(|m| m.0 == wanted)
-        else {
-            return Err(Finding::new(
-                Severity::Error,
-                MISSING_MEMBER,
-                format!("the archive has no `{wanted}` member: it is not a NanoVer recording"),
-            ));
-        };
-        let data_offset = local_data_offset(input, name, method, local, size, at, notes)?;
-        Ok(Member {
-            name: name.clone(),
-            method,
-            crc,
-            size,
-            uncompressed,
-            local_offset: local,
-            data_offset,
-        })
-    };
-    let messages = find(MESSAGES)?;
-    let index = find(INDEX)?;
-    for (name, _, _, _, _, _, at) in &members {
-        if name != MESSAGES && name != INDEX {
-            notes.push(
-                Finding::new(
-                    Severity::Info,
-                    EXTRA_MEMBER,
-                    format!("member `{name}` is not part of a recording; ignored"),
-                )
-                .offset(*at),
-            );
-        }
+    Ok(members)
+}
+
+/// Entry `i` of the central directory `cd`, starting at `p` (byte `at` of the file), and
+/// where the next one starts.
+fn central_entry(cd: &[u8], p: usize, i: u64, at: u64) -> Result<(Central, usize), Finding> {
+    if p + 46 > cd.len() || le32(cd, p) != CENTRAL_SIG {
+        return Err(bad(
+            at,
+            format!("central directory entry {i} is missing or truncated"),
+        ));
     }
-    for m in [&messages, &index] {
-        match m.method {
-            STORED => {}
-            DEFLATED => notes.push(
-                Finding::new(
-                    Severity::Warning,
-                    COMPRESSED_MEMBER,
-                    format!(
-                        "member `{}` is deflated (NanoVer stores its members): it is decompressed to a temporary file to be read, and byte offsets in it are counted in the decompressed member",
-                        m.name
-                    ),
-                )
-                .offset(m.local_offset),
-            ),
-            other => {
-                return Err(Finding::new(
-                    Severity::Error,
-                    COMPRESSED_MEMBER,
-                    format!(
-                        "member `{}` uses compression method {other}; simrec reads stored and deflated members (re-zip it with `zip -0`)",
-                        m.name
-                    ),
-                )
-                .offset(m.local_offset))
+    let method = le16(cd, p + 10);
+    let crc = le32(cd, p + 16);
+    let mut csize = u64::from(le32(cd, p + 20));
+    let mut uncompressed = u64::from(le32(cd, p + 24));
+    let (n, x, c) = (
+        le16(cd, p + 28) as usize,
+        le16(cd, p + 30) as usize,
+        le16(cd, p + 32) as usize,
+    );
+    let mut local = u64::from(le32(cd, p + 42));
+    let end = p + 46 + n + x + c;
+    if end > cd.len() {
+        return Err(bad(
+            at,
+            format!("central directory entry {i} runs past the directory"),
+        ));
+    }
+    let name = String::from_utf8_lossy(&cd[p + 46..p + 46 + n]).into_owned();
+    // zip64 extra: only the saturated fields are present, in this order.
+    let mut q = p + 46 + n;
+    while q + 4 <= p + 46 + n + x {
+        let (id, size) = (le16(cd, q), le16(cd, q + 2) as usize);
+        let data = (q + 4)..(q + 4 + size).min(p + 46 + n + x);
+        if id == 1 {
+            let mut d = data.start;
+            for field in [&mut uncompressed, &mut csize, &mut local] {
+                if *field == MAX32 && d + 8 <= data.end {
+                    *field = le64(cd, d);
+                    d += 8;
+                }
             }
         }
+        q += 4 + size;
     }
-    Ok(Layout::Finished { messages, index })
+    let entry = Central {
+        name,
+        method,
+        crc,
+        size: csize,
+        uncompressed,
+        local,
+        at,
+    };
+    Ok((entry, end))
+}
+
+/// An encrypted member stops reading; a data descriptor is noted.
+fn examine_entry_flags(
+    entry: &Central,
+    flags: u16,
+    notes: &mut Vec<Finding>,
+) -> Result<(), Finding> {
+    let (name, at) = (&entry.name, entry.at);
+    if flags & 1 != 0 {
+        return Err(Finding::new(
+            Severity::Error,
+            ENCRYPTED,
+            format!("member `{name}` is encrypted"),
+        )
+        .offset(at));
+    }
+    if flags & 8 != 0 {
+        notes.push(
+            Finding::new(
+                Severity::Info,
+                LOCAL_CENTRAL_MISMATCH,
+                format!(
+                    "member `{name}` has a data descriptor; the central directory's sizes are used"
+                ),
+            )
+            .offset(at),
+        );
+    }
+    Ok(())
+}
+
+/// The member named `wanted`, with where its data starts (from its local header).
+fn member(
+    input: &mut Input,
+    members: &[Central],
+    wanted: &str,
+    notes: &mut Vec<Finding>,
+) -> Result<Member, Finding> {
+    let Some(m) = members.iter().find(|m| m.name == wanted) else {
+        return Err(Finding::new(
+            Severity::Error,
+            MISSING_MEMBER,
+            format!("the archive has no `{wanted}` member: it is not a NanoVer recording"),
+        ));
+    };
+    let data_offset = local_data_offset(input, &m.name, m.method, m.local, m.size, m.at, notes)?;
+    Ok(Member {
+        name: m.name.clone(),
+        method: m.method,
+        crc: m.crc,
+        size: m.size,
+        uncompressed: m.uncompressed,
+        local_offset: m.local,
+        data_offset,
+    })
+}
+
+/// A member deflated is noted (it is read through a temporary file); any other method
+/// stops reading.
+fn examine_method(m: &Member, notes: &mut Vec<Finding>) -> Result<(), Finding> {
+    match m.method {
+        STORED => {}
+        DEFLATED => notes.push(
+            Finding::new(
+                Severity::Warning,
+                COMPRESSED_MEMBER,
+                format!(
+                    "member `{}` is deflated (NanoVer stores its members): it is decompressed to a temporary file to be read, and byte offsets in it are counted in the decompressed member",
+                    m.name
+                ),
+            )
+            .offset(m.local_offset),
+        ),
+        other => {
+            return Err(Finding::new(
+                Severity::Error,
+                COMPRESSED_MEMBER,
+                format!(
+                    "member `{}` uses compression method {other}; simrec reads stored and deflated members (re-zip it with `zip -0`)",
+                    m.name
+                ),
+            )
+            .offset(m.local_offset))
+        }
+    }
+    Ok(())
 }
 
 /// Both members decompressed into one unnamed temporary file (messages, then index), as
