@@ -22,7 +22,9 @@ use super::reader::HEADER_KEY;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::pose::entity_names;
-use crate::model::{iso8601, Channel, ChannelKind, Entity, FieldSpec, Header, Record, Value};
+use crate::model::{
+    iso8601, Channel, ChannelKind, DType, Entity, FieldSpec, Header, Record, Value,
+};
 
 /// Bytes all logs may hold in memory before every one is appended to its file.
 const BUDGET: usize = 32 << 20;
@@ -173,6 +175,10 @@ impl DbWriter {
             return Ok(found.1);
         }
         let made = self.make_component(ch, entity, key, value)?;
+        if made.is_none() && is_empty_array(value) {
+            // Not remembered: a later value of the key may start its component.
+            return Ok(None);
+        }
         self.channels[ch]
             .slots
             .entry(entity.clone())
@@ -195,6 +201,11 @@ impl DbWriter {
         let Some((prim, shape)) = declared.or_else(|| schema_of(value)) else {
             return Ok(None);
         };
+        let elements = shape.iter().product::<usize>();
+        // Elodin cannot serve a component whose rows are empty (its reader stops).
+        if elements == 0 {
+            return Ok(None);
+        }
         let name = component_name(&channel.name, entity, key, &self.entity_names);
         if let Some(&c) = self.by_name.get(&name) {
             return Ok(Some(c));
@@ -210,7 +221,6 @@ impl DbWriter {
             prim,
             shape: shape.iter().map(|&d| d as u64).collect(),
         };
-        let elements = shape.iter().product::<usize>();
         let mut metadata = self.source_map("components", &name);
         let elements_named = spec
             .and_then(|f| f.elements.as_ref())
@@ -447,6 +457,10 @@ fn component_name(
     }
 }
 
+fn is_empty_array(value: &Value) -> bool {
+    matches!(value, Value::Array(a) if a.is_empty() && a.dtype() != DType::Str)
+}
+
 fn write(path: &Path, bytes: &[u8]) -> Result<(), WriteError> {
     fs::write(path, bytes).map_err(|e| WriteError::io(path, e))
 }
@@ -476,6 +490,9 @@ impl Sink for DbWriter {
                 None => {
                     let why = match value {
                         Value::Removed => "a removal: Elodin rows cannot remove a value",
+                        v if is_empty_array(v) => {
+                            "an empty array: an Elodin row holds at least one element"
+                        }
                         _ => NOT_NUMERIC,
                     };
                     let name = self.channels[ch].name.clone();

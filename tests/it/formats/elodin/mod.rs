@@ -2,6 +2,7 @@
 
 mod cli;
 mod cli_write;
+mod db_write;
 mod library;
 mod parquet_damage;
 mod truncation;
