@@ -56,7 +56,7 @@ fi
 
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
-export SIMREC TOOLS="$tools" NANOVER_PY FIXTURES="$root/fixtures"
+export SIMREC TOOLS="$tools" NANOVER_PY FIXTURES="$root/fixtures" SHARED="$shared"
 failed=0
 for part in scripts/interop/*.sh; do
   name="$(basename "$part" .sh)"

@@ -1,30 +1,34 @@
 //! Elodin DB directories, what Elodin records into since 0.11: `db_state`, a directory per
 //! component (named by the hash of its name) with `schema`, `metadata` and the append logs
 //! `index` and `data`, and `msgs/` message logs; also the 0.12 – 0.14 layout with entity
-//! directories. Read only (the replay stays the family's writer). Spec:
+//! directories. Written in the 0.15 – 0.18 layout (`writer.rs`). Spec:
 //! `docs/formats/elodin-db.md`.
 
+mod append;
 pub mod codes;
 mod dir;
+mod encode;
 pub mod layout;
 mod reader;
 mod summary;
+mod writer;
 
 use std::path::Path;
 
 pub use dir::{catalogue, Catalogue, Layout};
 pub use reader::{DbReader, HEADER_KEY};
+pub use writer::DbWriter;
 
-use crate::formats::format::{Detection, Format};
+use crate::formats::format::{path_names, Detection, Directory, Format, KeepsEpoch, WriterTraits};
 use crate::formats::output::Outputs;
-use crate::formats::{ReadError, ReadOptions, Sink, Source, Unsupported, WriteError};
+use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
 
 pub struct ElodinDb;
 
 impl Format for ElodinDb {
     fn title(&self) -> &'static str {
-        "Elodin DB directories (Elodin 0.12 – 0.18, read only)"
+        "Elodin DB directories (Elodin 0.12 – 0.18; written as 0.15 – 0.18)"
     }
 
     fn name(&self) -> &'static str {
@@ -54,13 +58,38 @@ impl Format for ElodinDb {
 
     fn create(
         &self,
-        _target: &Path,
-        _header: &Header,
-        _outputs: &mut Outputs,
+        target: &Path,
+        header: &Header,
+        outputs: &mut Outputs,
     ) -> Result<Box<dyn Sink>, WriteError> {
-        Err(WriteError::Unsupported(Unsupported::Limit(
-            "simrec reads Elodin DB directories but does not write them yet",
-        )))
+        Ok(Box::new(DbWriter::create(target, header, outputs)?))
+    }
+
+    fn writer(&self) -> WriterTraits {
+        WriterTraits {
+            // NanoVer's particles become bodies (`mapping.rs`), as for the replay.
+            takes_family_model: true,
+            // Elodin's index never goes back.
+            needs_time_order: true,
+            keeps_epoch: KeepsEpoch::Always,
+            ..WriterTraits::DEFAULT
+        }
+    }
+
+    fn directory(&self) -> Option<&dyn Directory> {
+        Some(self)
+    }
+}
+
+impl Directory for ElodinDb {
+    /// `db_state`, the component directories (named by a number), `msgs/` and `assets/`.
+    fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
+        match path_names(relative).as_deref() {
+            Some(["db_state"]) => path.is_file(),
+            Some(["msgs" | "assets", ..]) => true,
+            Some([dir, ..]) => dir.parse::<u64>().is_ok(),
+            _ => false,
+        }
     }
 }
 

@@ -6,6 +6,7 @@ mod cli_write;
 mod db_cli;
 mod db_damage;
 mod db_read;
+mod db_write;
 mod library;
 mod parquet_damage;
 mod truncation;
