@@ -6,80 +6,9 @@
 use serde_json::{Map, Value as Json};
 
 use super::codes::*;
-use crate::model::DType;
 use crate::report::{Finding, Severity};
 
-/// A component's element type: the Rust variant names Elodin writes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Primitive {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    Bool,
-    F32,
-    F64,
-}
-
-impl Primitive {
-    pub const ALL: [Primitive; 11] = [
-        Primitive::U8,
-        Primitive::U16,
-        Primitive::U32,
-        Primitive::U64,
-        Primitive::I8,
-        Primitive::I16,
-        Primitive::I32,
-        Primitive::I64,
-        Primitive::Bool,
-        Primitive::F32,
-        Primitive::F64,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Primitive::U8 => "U8",
-            Primitive::U16 => "U16",
-            Primitive::U32 => "U32",
-            Primitive::U64 => "U64",
-            Primitive::I8 => "I8",
-            Primitive::I16 => "I16",
-            Primitive::I32 => "I32",
-            Primitive::I64 => "I64",
-            Primitive::Bool => "Bool",
-            Primitive::F32 => "F32",
-            Primitive::F64 => "F64",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Primitive> {
-        Primitive::ALL.into_iter().find(|p| p.name() == name)
-    }
-
-    pub fn dtype(self) -> DType {
-        match self {
-            Primitive::U8 => DType::U8,
-            Primitive::U16 => DType::U16,
-            Primitive::U32 => DType::U32,
-            Primitive::U64 => DType::U64,
-            Primitive::I8 => DType::I8,
-            Primitive::I16 => DType::I16,
-            Primitive::I32 => DType::I32,
-            Primitive::I64 => DType::I64,
-            Primitive::Bool => DType::Bool,
-            Primitive::F32 => DType::F32,
-            Primitive::F64 => DType::F64,
-        }
-    }
-
-    pub fn from_dtype(dtype: DType) -> Option<Primitive> {
-        Primitive::ALL.into_iter().find(|p| p.dtype() == dtype)
-    }
-}
+pub use super::primitive::Primitive;
 
 /// One component of an archetype.
 #[derive(Debug, Clone, PartialEq)]

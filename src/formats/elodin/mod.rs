@@ -16,6 +16,7 @@ pub mod metadata;
 mod pages;
 mod parquet_in;
 mod parquet_out;
+pub mod primitive;
 mod reader;
 mod summary;
 mod thrift;

@@ -514,7 +514,7 @@ fn component(
         let message = format!(
             "{owner}: {} says rows of {stated} bytes, the schema ({} {:?}) {row_size}",
             walk.relative(&data.path),
-            schema.prim.name(),
+            schema.prim.client_name(),
             schema.shape
         );
         walk.problems.push((

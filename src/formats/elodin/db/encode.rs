@@ -6,19 +6,19 @@ use base64::engine::general_purpose::STANDARD as BASE64;
 use base64::Engine as _;
 use serde_json::{Map, Value as Json};
 
-use super::layout::PrimType;
+use super::layout::Primitive;
 use crate::model::{Array, ArrayData, Field, Value};
 
 /// The type and shape a value gives the component it starts: an array its own, a scalar
 /// its type with shape `[]`; `None` for what is no number (Elodin has no strings).
-pub fn schema_of(value: &Value) -> Option<(PrimType, Vec<usize>)> {
+pub fn schema_of(value: &Value) -> Option<(Primitive, Vec<usize>)> {
     Some(match value {
-        Value::Array(a) => (PrimType::of(a.dtype())?, a.checked_shape()),
-        Value::Bool(_) => (PrimType::Bool, Vec::new()),
-        Value::Int(_) => (PrimType::I64, Vec::new()),
-        Value::UInt(_) => (PrimType::U64, Vec::new()),
-        Value::Float(_) => (PrimType::F64, Vec::new()),
-        Value::F32(_) => (PrimType::F32, Vec::new()),
+        Value::Array(a) => (Primitive::from_dtype(a.dtype())?, a.checked_shape()),
+        Value::Bool(_) => (Primitive::Bool, Vec::new()),
+        Value::Int(_) => (Primitive::I64, Vec::new()),
+        Value::UInt(_) => (Primitive::U64, Vec::new()),
+        Value::Float(_) => (Primitive::F64, Vec::new()),
+        Value::F32(_) => (Primitive::F32, Vec::new()),
         _ => return None,
     })
 }
@@ -26,7 +26,7 @@ pub fn schema_of(value: &Value) -> Option<(PrimType, Vec<usize>)> {
 /// Appends `value` as one row of `elements` elements of `prim`: an array of that type and
 /// size as it is, a scalar where it holds exactly (an int32 signal's values arrive as
 /// `Int`). `false`, with nothing appended, when it does not fit.
-pub fn put_row(out: &mut Vec<u8>, value: &Value, prim: PrimType, elements: usize) -> bool {
+pub fn put_row(out: &mut Vec<u8>, value: &Value, prim: Primitive, elements: usize) -> bool {
     macro_rules! le {
         ($v:expr) => {{
             out.reserve($v.len() * prim.size());
@@ -37,7 +37,7 @@ pub fn put_row(out: &mut Vec<u8>, value: &Value, prim: PrimType, elements: usize
         }};
     }
     if let Value::Array(Array { data, .. }) = value {
-        if data.len() != elements || PrimType::of(data.dtype()) != Some(prim) {
+        if data.len() != elements || Primitive::from_dtype(data.dtype()) != Some(prim) {
             return false;
         }
         return match data {
@@ -71,7 +71,7 @@ pub fn put_row(out: &mut Vec<u8>, value: &Value, prim: PrimType, elements: usize
 }
 
 /// A scalar as `prim`'s bytes (and how many), when it holds there exactly.
-fn scalar_bytes(value: &Value, prim: PrimType) -> Option<([u8; 8], usize)> {
+fn scalar_bytes(value: &Value, prim: Primitive) -> Option<([u8; 8], usize)> {
     let mut out = [0; 8];
     let mut put = |b: &[u8]| {
         out[..b.len()].copy_from_slice(b);
@@ -83,21 +83,21 @@ fn scalar_bytes(value: &Value, prim: PrimType) -> Option<([u8; 8], usize)> {
         _ => None,
     };
     match (value, prim, int) {
-        (Value::Bool(b), PrimType::Bool, _) => put(&[u8::from(*b)]),
-        (Value::Float(f), PrimType::F64, _) => put(&f.to_le_bytes()),
-        (Value::Float(f), PrimType::F32, _) if f64::from(*f as f32) == *f => {
+        (Value::Bool(b), Primitive::Bool, _) => put(&[u8::from(*b)]),
+        (Value::Float(f), Primitive::F64, _) => put(&f.to_le_bytes()),
+        (Value::Float(f), Primitive::F32, _) if f64::from(*f as f32) == *f => {
             put(&(*f as f32).to_le_bytes())
         }
-        (Value::F32(f), PrimType::F32, _) => put(&f.to_le_bytes()),
-        (Value::F32(f), PrimType::F64, _) => put(&f64::from(*f).to_le_bytes()),
-        (_, PrimType::U8, Some(i)) => put(&u8::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::U16, Some(i)) => put(&u16::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::U32, Some(i)) => put(&u32::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::U64, Some(i)) => put(&u64::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::I8, Some(i)) => put(&i8::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::I16, Some(i)) => put(&i16::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::I32, Some(i)) => put(&i32::try_from(i).ok()?.to_le_bytes()),
-        (_, PrimType::I64, Some(i)) => put(&i64::try_from(i).ok()?.to_le_bytes()),
+        (Value::F32(f), Primitive::F32, _) => put(&f.to_le_bytes()),
+        (Value::F32(f), Primitive::F64, _) => put(&f64::from(*f).to_le_bytes()),
+        (_, Primitive::U8, Some(i)) => put(&u8::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::U16, Some(i)) => put(&u16::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::U32, Some(i)) => put(&u32::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::U64, Some(i)) => put(&u64::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::I8, Some(i)) => put(&i8::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::I16, Some(i)) => put(&i16::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::I32, Some(i)) => put(&i32::try_from(i).ok()?.to_le_bytes()),
+        (_, Primitive::I64, Some(i)) => put(&i64::try_from(i).ok()?.to_le_bytes()),
         _ => None,
     }
 }

@@ -7,7 +7,8 @@
 //! any input gives a value or a [`LayoutError`] naming the byte where it went wrong.
 
 use crate::formats::cursor::{Cursor, OutOfBounds};
-use crate::model::DType;
+
+pub use crate::formats::elodin::primitive::Primitive;
 
 /// What is wrong with a record's bytes, at a byte offset into the record (the file).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -271,97 +272,10 @@ impl LogHeader {
 /// The index's start timestamp Elodin writes when it creates a component: "none yet".
 pub const NO_START: i64 = i64::MAX;
 
-/// Elodin's primitive types, in the order of their postcard index.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PrimType {
-    U8,
-    U16,
-    U32,
-    U64,
-    I8,
-    I16,
-    I32,
-    I64,
-    Bool,
-    F32,
-    F64,
-}
-
-const PRIMS: [PrimType; 11] = [
-    PrimType::U8,
-    PrimType::U16,
-    PrimType::U32,
-    PrimType::U64,
-    PrimType::I8,
-    PrimType::I16,
-    PrimType::I32,
-    PrimType::I64,
-    PrimType::Bool,
-    PrimType::F32,
-    PrimType::F64,
-];
-
-impl PrimType {
-    pub fn from_index(index: u64) -> Option<PrimType> {
-        PRIMS.get(usize::try_from(index).ok()?).copied()
-    }
-
-    pub fn index(self) -> u64 {
-        PRIMS.iter().position(|&p| p == self).unwrap_or(0) as u64
-    }
-
-    pub fn size(self) -> usize {
-        match self {
-            PrimType::U8 | PrimType::I8 | PrimType::Bool => 1,
-            PrimType::U16 | PrimType::I16 => 2,
-            PrimType::U32 | PrimType::I32 | PrimType::F32 => 4,
-            PrimType::U64 | PrimType::I64 | PrimType::F64 => 8,
-        }
-    }
-
-    /// Elodin's name (`f64`), as its client reports it.
-    pub fn name(self) -> &'static str {
-        match self {
-            PrimType::U8 => "u8",
-            PrimType::U16 => "u16",
-            PrimType::U32 => "u32",
-            PrimType::U64 => "u64",
-            PrimType::I8 => "i8",
-            PrimType::I16 => "i16",
-            PrimType::I32 => "i32",
-            PrimType::I64 => "i64",
-            PrimType::Bool => "bool",
-            PrimType::F32 => "f32",
-            PrimType::F64 => "f64",
-        }
-    }
-
-    pub fn dtype(self) -> DType {
-        match self {
-            PrimType::U8 => DType::U8,
-            PrimType::U16 => DType::U16,
-            PrimType::U32 => DType::U32,
-            PrimType::U64 => DType::U64,
-            PrimType::I8 => DType::I8,
-            PrimType::I16 => DType::I16,
-            PrimType::I32 => DType::I32,
-            PrimType::I64 => DType::I64,
-            PrimType::Bool => DType::Bool,
-            PrimType::F32 => DType::F32,
-            PrimType::F64 => DType::F64,
-        }
-    }
-
-    /// The type that holds `dtype`, where Elodin has one (it has no strings).
-    pub fn of(dtype: DType) -> Option<PrimType> {
-        PRIMS.iter().copied().find(|p| p.dtype() == dtype)
-    }
-}
-
 /// A component's `schema`: its primitive type and shape (`[]` for a scalar).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Schema {
-    pub prim: PrimType,
+    pub prim: Primitive,
     pub shape: Vec<u64>,
 }
 
@@ -370,7 +284,7 @@ impl Schema {
         let mut p = Postcard::new(bytes);
         let at = p.pos();
         let index = p.u64("schema's type")?;
-        let prim = PrimType::from_index(index).ok_or(LayoutError::Value {
+        let prim = Primitive::from_index(index).ok_or(LayoutError::Value {
             what: "schema's type",
             at,
             value: index,
@@ -759,7 +673,7 @@ mod tests {
         let id = component_id("a.world_pos");
         let schema = fixture(&format!("three_body_v0180/{id}/schema"));
         let s = Schema::decode(&schema).unwrap();
-        assert_eq!((s.prim, s.shape.clone()), (PrimType::F64, vec![7]));
+        assert_eq!((s.prim, s.shape.clone()), (Primitive::F64, vec![7]));
         assert_eq!(s.row_size(), Some(56));
         assert_eq!(s.encode(), schema);
 

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::codes;
 use super::dir::{self, read_at, Catalogue, Component, Log, MsgLog};
-use super::layout::{PrimType, UmbraBuf, UMBRA_SIZE};
+use super::layout::{Primitive, UmbraBuf, UMBRA_SIZE};
 use crate::formats::{ReadError, ReadOptions, Source};
 use crate::model::{
     Array, ArrayData, Channel, ChannelId, ChannelKind, Composition, Entity, Epoch, Field,
@@ -150,7 +150,7 @@ struct Rows {
     name: String,
     entity: Option<Entity>,
     field: String,
-    prim: PrimType,
+    prim: Primitive,
     shape: Vec<usize>,
     row_size: usize,
     times: Times,
@@ -229,19 +229,19 @@ impl Rows {
     }
 }
 
-fn empty(prim: PrimType) -> ArrayData {
+fn empty(prim: Primitive) -> ArrayData {
     match prim {
-        PrimType::U8 => ArrayData::U8(Vec::new()),
-        PrimType::U16 => ArrayData::U16(Vec::new()),
-        PrimType::U32 => ArrayData::U32(Vec::new()),
-        PrimType::U64 => ArrayData::U64(Vec::new()),
-        PrimType::I8 => ArrayData::I8(Vec::new()),
-        PrimType::I16 => ArrayData::I16(Vec::new()),
-        PrimType::I32 => ArrayData::I32(Vec::new()),
-        PrimType::I64 => ArrayData::I64(Vec::new()),
-        PrimType::Bool => ArrayData::Bool(Vec::new()),
-        PrimType::F32 => ArrayData::F32(Vec::new()),
-        PrimType::F64 => ArrayData::F64(Vec::new()),
+        Primitive::U8 => ArrayData::U8(Vec::new()),
+        Primitive::U16 => ArrayData::U16(Vec::new()),
+        Primitive::U32 => ArrayData::U32(Vec::new()),
+        Primitive::U64 => ArrayData::U64(Vec::new()),
+        Primitive::I8 => ArrayData::I8(Vec::new()),
+        Primitive::I16 => ArrayData::I16(Vec::new()),
+        Primitive::I32 => ArrayData::I32(Vec::new()),
+        Primitive::I64 => ArrayData::I64(Vec::new()),
+        Primitive::Bool => ArrayData::Bool(Vec::new()),
+        Primitive::F32 => ArrayData::F32(Vec::new()),
+        Primitive::F64 => ArrayData::F64(Vec::new()),
     }
 }
 
@@ -519,7 +519,7 @@ fn header(catalogue: &Catalogue, epoch_us: i64) -> Header {
             json!({
                 "id": c.id,
                 "entity_id": c.entity_id,
-                "type": c.schema.prim.name(),
+                "type": c.schema.prim.client_name(),
                 "shape": c.schema.shape,
                 "metadata": string_map(&c.metadata.metadata),
                 "asset": c.metadata.asset,

@@ -42,7 +42,7 @@ pub(super) fn facts(c: &Catalogue) -> Vec<Fact> {
             format!(
                 "{}: {}{:?}, {} rows",
                 x.name,
-                x.schema.prim.name(),
+                x.schema.prim.client_name(),
                 x.schema.shape,
                 x.rows
             )
@@ -60,7 +60,7 @@ pub(super) fn facts(c: &Catalogue) -> Vec<Fact> {
                     json!({
                         "name": x.name,
                         "id": x.id,
-                        "type": x.schema.prim.name(),
+                        "type": x.schema.prim.client_name(),
                         "shape": x.schema.shape,
                         "rows": x.rows,
                         "first_us": x.first_us,

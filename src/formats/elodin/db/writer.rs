@@ -15,7 +15,7 @@ use serde_json::Value as Json;
 use super::append::AppendLog;
 use super::encode::{payload, put_row, schema_of};
 use super::layout::{
-    component_id, msg_id, ComponentMetadata, DbState, Duration, MsgMetadata, PrimType, Schema,
+    component_id, msg_id, ComponentMetadata, DbState, Duration, MsgMetadata, Primitive, Schema,
     UmbraBuf, BYTES_SCHEMA, NO_START,
 };
 use super::reader::HEADER_KEY;
@@ -51,7 +51,7 @@ struct ChannelInfo {
 
 struct Component {
     name: String,
-    prim: PrimType,
+    prim: Primitive,
     elements: usize,
     index: AppendLog,
     data: AppendLog,
@@ -197,7 +197,8 @@ impl DbWriter {
         let channel = &self.channels[ch];
         let spec = channel.fields.iter().find(|f| f.name == key);
         // What the source declares wins (an int32 signal stays int32), else the value's.
-        let declared = spec.and_then(|f| Some((PrimType::of(f.dtype?)?, f.shape.clone()?)));
+        let declared =
+            spec.and_then(|f| Some((Primitive::from_dtype(f.dtype?)?, f.shape.clone()?)));
         let Some((prim, shape)) = declared.or_else(|| schema_of(value)) else {
             return Ok(None);
         };

@@ -109,7 +109,7 @@ fn a_committed_length_past_the_end_is_an_error_with_component_file_and_offset() 
 fn a_schema_that_does_not_match_the_row_size_is_an_error() {
     let (_tmp, dir) = copy("types_v0180");
     let schema = layout::Schema {
-        prim: layout::PrimType::F64,
+        prim: layout::Primitive::F64,
         shape: vec![4],
     };
     std::fs::write(component(&dir, "probe.imu", "schema"), schema.encode()).unwrap();
