@@ -153,7 +153,8 @@ impl SelectArgs {
 pub struct WriteArgs {
     /// Output file or directory; `-` is standard output. A NanoVer pair is written as STEM.traj
     /// and STEM.state. `DIR/` (or an existing directory) is the default directory output, an
-    /// Elodin replay; for `slice --split-at-resets` it is the directory of the parts, in the
+    /// Elodin DB (`--to elodin` writes the legacy replay); for `slice --split-at-resets` it is
+    /// the directory of the parts, in the
     /// input's format unless --to says otherwise. Missing directories are created. `convert`
     /// also takes it as its last argument (`simrec convert run.icarec out/`)
     #[arg(short = 'o', long = "output", value_name = "OUT")]

@@ -72,7 +72,7 @@ pub struct Elodin;
 
 impl Format for Elodin {
     fn title(&self) -> &'static str {
-        "Elodin replay directories"
+        "Elodin replay directories (legacy: Elodin 0.3.23 – 0.10)"
     }
 
     fn name(&self) -> &'static str {
@@ -147,10 +147,6 @@ impl Merger for Elodin {
 }
 
 impl Directory for Elodin {
-    fn default_for_directories(&self) -> bool {
-        true
-    }
-
     /// A world (`metadata.json`, `assets.bin`, Parquet tables) at the top or in `world/`,
     /// and `tick_exec/` and `startup_exec/` as copied whole from an Elodin source.
     fn writes_entry(&self, relative: &Path, path: &Path) -> bool {

@@ -82,6 +82,12 @@ impl Format for ElodinDb {
 }
 
 impl Directory for ElodinDb {
+    /// What Elodin records into and opens since 0.11; the replay (`--to elodin`) is its
+    /// legacy form.
+    fn default_for_directories(&self) -> bool {
+        true
+    }
+
     /// `db_state`, the component directories (named by a number), `msgs/` and `assets/`.
     fn writes_entry(&self, relative: &Path, path: &Path) -> bool {
         match path_names(relative).as_deref() {
