@@ -153,10 +153,11 @@ impl SelectArgs {
 pub struct WriteArgs {
     /// Output file or directory; `-` is standard output. A NanoVer pair is written as STEM.traj
     /// and STEM.state. `DIR/` (or an existing directory) is the default directory output, an
-    /// Elodin DB (`--to elodin` writes the legacy replay); for `slice --split-at-resets` it is
-    /// the directory of the parts, in the
-    /// input's format unless --to says otherwise. Missing directories are created. `convert`
-    /// also takes it as its last argument (`simrec convert run.icarec out/`)
+    /// Elodin DB (`--to elodin` writes the legacy replay), except that `slice` and `merge` of
+    /// directory recordings of one format (Elodin replays) keep it; for `slice
+    /// --split-at-resets` it is the directory of the parts, in the input's format unless --to
+    /// says otherwise. Missing directories are created. `convert` also takes it as its last
+    /// argument (`simrec convert run.icarec out/`)
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub output_arg: Option<PathBuf>,
     #[arg(long, value_name = "FORMAT", help = to_help())]

@@ -36,16 +36,20 @@ pub fn recover(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Recovered, PipelineError> {
     let format = registry::detect(input)?;
-    if let Some(named) = registry::format_for_output(output) {
-        if named.name() != format.name() {
-            return Err(PipelineError::Write(WriteError::Refused {
-                path: output.to_path_buf(),
-                reason: Refusal::OtherFormat {
-                    input: format.name(),
-                    output: named.name(),
-                },
-            }));
-        }
+    // `DIR/` names the default directory format; for a recording that is a directory (an
+    // Elodin replay, an .icarec directory) it means the input's own.
+    let other = registry::format_for_output(output).filter(|named| {
+        named.name() != format.name()
+            && !(registry::default_for_directories(*named) && format.directory().is_some())
+    });
+    if let Some(named) = other {
+        return Err(PipelineError::Write(WriteError::Refused {
+            path: output.to_path_buf(),
+            reason: Refusal::OtherFormat {
+                input: format.name(),
+                output: named.name(),
+            },
+        }));
     }
     let recovery = format.recovery();
     let opened = match recovery.and_then(|r| r.open_recover(input, options)) {

@@ -89,7 +89,7 @@ pub fn convert(
     say: Say,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Converted, PipelineError> {
-    run(request, true, say, progress)
+    run(request, Command::Convert, say, progress)
 }
 
 /// `merge`: several inputs, k-way by time, into the output `-o` names.
@@ -98,7 +98,7 @@ pub fn merge(
     say: Say,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Converted, PipelineError> {
-    run(request, false, say, progress)
+    run(request, Command::Merge, say, progress)
 }
 
 /// `slice`: a window of `request`'s inputs, or (`split`) each reset-delimited part of them;
@@ -113,17 +113,27 @@ pub fn slice(
         say(&format!("note: {note}"));
     }
     request.output.path = Some(output);
-    run(request, false, say, progress)
+    run(request, Command::Slice, say, progress)
+}
+
+/// Which command runs: `convert` takes its last input as the output when `-o` is missing;
+/// `slice` and `merge` keep their inputs' directory format for `DIR/` ([`target_format`]).
+#[derive(Clone, Copy, PartialEq)]
+enum Command {
+    Convert,
+    Merge,
+    Slice,
 }
 
 fn run(
     mut request: Request,
-    last_input_is_output: bool,
+    command: Command,
     say: Say,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Converted, PipelineError> {
     let path = request.output.path.take();
-    let output_path = name_output(&mut request.inputs, path, last_input_is_output)?;
+    let output_path = name_output(&mut request.inputs, path, command == Command::Convert)?;
+    let keeps_format = command != Command::Convert;
     let output = &request.output;
     // A window's output format is known before reading: whether the window is rebased
     // decides how it is read.
@@ -131,7 +141,7 @@ fn run(
     let window = match request.window.take() {
         Some(mut window) if !output.split => {
             if window.start.is_some() || window.end.is_some() {
-                let format = output_format(output.format.as_deref(), &output_path)?;
+                let format = target_format(output, &output_path, &request.inputs, keeps_format)?;
                 rebase_for(&mut window, format, say);
                 target = Some(format);
             }
@@ -147,13 +157,9 @@ fn run(
         window,
     };
     let opened = read.open()?;
-    let format = match (target, &output.format, output.split) {
-        (Some(format), _, _) => format,
-        // Parts in a directory keep the input's format unless --to names another.
-        (None, None, true) if registry::names_directory(&output_path) => {
-            registry::detect(&request.inputs[0])?
-        }
-        _ => output_format(output.format.as_deref(), &output_path)?,
+    let format = match target {
+        Some(format) => format,
+        None => target_format(output, &output_path, &request.inputs, keeps_format)?,
     };
     let flags = checked_flags(&output.flags, format)?;
     let write = WriteRequest {
@@ -172,6 +178,35 @@ fn run(
         written,
         notes,
     })
+}
+
+/// The output format: `--to`, else the output's extension, else for `DIR/` the default
+/// directory format (an Elodin DB). Where `keeps_format` (`slice`, `merge`), `DIR/` keeps
+/// the inputs' format when they are all recordings of one directory format (Elodin
+/// replays), and the parts of `--split-at-resets` keep their input's format, whatever it is.
+fn target_format(
+    output: &OutputRequest,
+    path: &Path,
+    inputs: &[PathBuf],
+    keeps_format: bool,
+) -> Result<&'static dyn Format, PipelineError> {
+    let default_directory =
+        registry::format_for_output(path).is_some_and(registry::default_for_directories);
+    if output.format.is_none() && keeps_format {
+        if output.split && registry::names_directory(path) {
+            return Ok(registry::detect(&inputs[0])?);
+        }
+        if default_directory {
+            let first = registry::detect(&inputs[0])?;
+            let all_first = inputs[1..]
+                .iter()
+                .all(|i| registry::detect(i).is_ok_and(|f| f.name() == first.name()));
+            if first.directory().is_some() && all_first {
+                return Ok(first);
+            }
+        }
+    }
+    Ok(output_format(output.format.as_deref(), path)?)
 }
 
 /// Rebases `window` to start at 0 (and says so) when `target`'s times cannot start

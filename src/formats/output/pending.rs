@@ -49,10 +49,24 @@ pub(super) fn unregister_dirs(dirs: &[PathBuf]) {
 
 fn remove(path: &Path) {
     let _ = match fs::symlink_metadata(path) {
-        Ok(m) if m.is_dir() => fs::remove_dir_all(path),
+        Ok(m) if m.is_dir() => remove_dir_all(path),
         Ok(_) => fs::remove_file(path),
         Err(_) => Ok(()),
     };
+}
+
+/// `fs::remove_dir_all`, again while it fails: the writer's thread keeps adding entries (an
+/// Elodin DB's component folders) until the process ends, and one added after its folder
+/// was emptied makes the folder's removal fail.
+fn remove_dir_all(path: &Path) -> std::io::Result<()> {
+    let mut result = fs::remove_dir_all(path);
+    for _ in 0..100 {
+        if result.is_ok() || !path.exists() {
+            return Ok(());
+        }
+        result = fs::remove_dir_all(path);
+    }
+    result
 }
 
 /// Removes every temporary output of this process, then the directories it created that are

@@ -21,21 +21,24 @@ const SOURCES: &[(&str, &[&str])] = &[
     ("Elodin replay", &["elodin/ball_1200"]),
     ("`.3es`", &["tes/small_plain.3es"]),
     ("`.xrec`", &["xrec/session.xrec"]),
+    ("Elodin DB", &["elodin-db/three_body_v0180"]),
 ];
 
-/// The output of each column of the table, in its order, and whether simrec reads it back.
-const TARGETS: &[(&str, bool)] = &[
-    ("out.traj", true),
-    ("out.nanover.zip", true),
-    ("out.icarec", true),
-    ("out.h5", true),
-    ("out.csv", true),
-    ("out/", true),
-    ("out.3es", true),
-    ("out.xrec", true),
-    ("out.jsonl", false),
-    ("out.parquet", false),
-    ("out.mcap", false),
+/// The output of each column of the table, in its order, the `--to` it needs (none: the
+/// output's name says), and whether simrec reads it back.
+const TARGETS: &[(&str, Option<&str>, bool)] = &[
+    ("out.traj", None, true),
+    ("out.nanover.zip", None, true),
+    ("out.icarec", None, true),
+    ("out.h5", None, true),
+    ("out.csv", None, true),
+    ("out/", None, true),
+    ("replay/", Some("elodin"), true),
+    ("out.3es", None, true),
+    ("out.xrec", None, true),
+    ("out.jsonl", None, false),
+    ("out.parquet", None, false),
+    ("out.mcap", None, false),
 ];
 
 /// The exit codes of docs/commands.md's table, row by row.
@@ -67,7 +70,7 @@ fn every_pair_converts_as_the_table_says_and_validates() {
     for ((row, codes), (name, inputs)) in table.iter().zip(SOURCES) {
         assert_eq!(row, name);
         assert_eq!(codes.len(), TARGETS.len(), "{row}");
-        for (&code, (target, reads)) in codes.iter().zip(TARGETS) {
+        for (&code, (target, to, reads)) in codes.iter().zip(TARGETS) {
             assert!(
                 code == 0 || code == 3,
                 "{row} → {target}: the table says {code}"
@@ -77,6 +80,9 @@ fn every_pair_converts_as_the_table_says_and_validates() {
             let mut args = vec!["convert".to_string()];
             args.extend(inputs.iter().map(|i| any_fixture(i).display().to_string()));
             args.extend(["-o".into(), output.display().to_string(), "-q".into()]);
+            if let Some(to) = to {
+                args.extend(["--to".into(), to.to_string()]);
+            }
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let run = run_in(dir.path(), &args);
             if run.code != code {

@@ -36,7 +36,7 @@ fn force_refuses_a_directory_of_other_files_and_removes_nothing() {
     let r = run_in(dir.path(), &["convert", s(&small), "-o", "dir", "--force"]).expect_code(2);
     assert!(
         r.stderr
-            .contains("dir: holds notes.txt, which an elodin output does not have")
+            .contains("dir: holds notes.txt, which an elodin-db output does not have")
             && r.stderr.contains("nothing was written"),
         "{}",
         r.stderr
@@ -86,7 +86,7 @@ fn force_never_writes_over_an_input() {
         assert_eq!(fs::read(&input).unwrap(), fixture_bytes("small.traj"));
         assert_eq!(dir_entries(dir.path()), ["small.traj"], "{args:?}");
     }
-    // An Elodin replay converted onto itself.
+    // A directory output (an Elodin DB) converted onto itself.
     let replay = dir.path().join("replay");
     run_in(dir.path(), &["convert", "small.traj", "-o", "replay/"]).expect_code(3);
     let before = tree_bytes(&replay);
@@ -107,21 +107,17 @@ fn force_replaces_an_empty_directory_or_a_recording_of_the_output_format() {
     // Without --force even an empty directory is kept (exit 1, as for any existing output).
     run_in(dir.path(), &["convert", s(&small), "-o", "out/"]).expect_code(2);
     run_in(dir.path(), &["convert", s(&small), "-o", "out/", "--force"]).expect_code(3);
-    assert!(out.join("metadata.json").is_file());
+    assert!(out.join("db_state").is_file());
     let first = tree_bytes(&out);
-    // Now an Elodin replay: replaced by the new one, whole.
+    // Now an Elodin DB: replaced by the new one, whole.
     let state = fixture("small.state");
     run_in(
         dir.path(),
         &["convert", s(&small), s(&state), "-o", "out/", "--force"],
     )
     .expect_code(3);
-    assert!(out.join("metadata.json").is_file());
-    assert_ne!(
-        tree_bytes(&out),
-        first,
-        "the new replay replaced the old one"
-    );
+    assert!(out.join("db_state").is_file());
+    assert_ne!(tree_bytes(&out), first, "the new DB replaced the old one");
     assert_eq!(
         dir_entries(dir.path()),
         ["out"],
@@ -401,7 +397,15 @@ fn force_replaces_a_directory_only_when_it_holds_nothing_the_writer_would_not_wr
             "notes.txt",
         ),
         (
-            vec!["convert", s(&small), "-o", "replay/", "--force"],
+            vec![
+                "convert",
+                s(&small),
+                "-o",
+                "replay/",
+                "--to",
+                "elodin",
+                "--force",
+            ],
             "world/README",
         ),
         (
@@ -440,7 +444,15 @@ fn force_replaces_a_directory_only_when_it_holds_nothing_the_writer_would_not_wr
     .expect_code(0);
     for args in [
         vec!["convert", s(&small), "-o", "out.icarec", "--force"],
-        vec!["convert", s(&tar), "-o", "replay/", "--force"],
+        vec![
+            "convert",
+            s(&tar),
+            "-o",
+            "replay/",
+            "--to",
+            "elodin",
+            "--force",
+        ],
         vec![
             "convert",
             s(&tar),

@@ -729,7 +729,7 @@ fn a_window_keeps_the_recordings_times_in_every_output_that_can() {
         ("w.3es", 0),
     ] {
         let path = dir.path().join(out);
-        let r = run(&[
+        let mut args = vec![
             "slice",
             "small.traj",
             "small.state",
@@ -739,7 +739,11 @@ fn a_window_keeps_the_recordings_times_in_every_output_that_can() {
             "4s",
             "-o",
             s(&path),
-        ]);
+        ];
+        if out == "w/" {
+            args.extend(["--to", "elodin"]);
+        }
+        let r = run(&args);
         assert!(matches!(r.code, 0 | 3), "{out}: {}", r.stderr);
         let rebased = r
             .stderr
@@ -753,6 +757,29 @@ fn a_window_keeps_the_recordings_times_in_every_output_that_can() {
         let j = run(&inspect).expect_code(0).json_lines();
         assert_eq!(j[0]["start_ns"], start_ns, "{out}");
     }
+    // An Elodin DB (the default `DIR/`) stamps rows in absolute time: the window's first row
+    // is 2 s after the recording's start, and the DB's epoch is its first row.
+    let db = dir.path().join("db/");
+    let r = run(&[
+        "slice",
+        "small.traj",
+        "small.state",
+        "--epoch",
+        "2026-01-01T00:00:00Z",
+        "--start",
+        "2s",
+        "--end",
+        "4s",
+        "-o",
+        s(&db),
+    ]);
+    assert!(!r.stderr.contains("rebased"), "{}", r.stderr);
+    let j = run(&["inspect", "--format", "json", s(&db)])
+        .expect_code(0)
+        .json_lines();
+    assert_eq!(j[0]["format"], "elodin-db");
+    assert_eq!(j[0]["start_ns"], 0);
+    assert_eq!(j[0]["origin"]["epoch"], "2026-01-01T00:00:02.000000Z");
     // The text table too: frames 20 and 30 ms of an Icarus run are at 0.02 and 0.03 s (its
     // absolute start has no place in a CSV of relative times: exit 3).
     let r = run(&[

@@ -15,7 +15,11 @@ fn the_a2_recording_becomes_a_replay_with_one_entity_per_component() {
     for input in ["a2.icarec", "a2.icarec.tar"] {
         let tmp = tempfile::tempdir().unwrap();
         // A replay has no place for the run's absolute start (exit 3).
-        let r = run_in(tmp.path(), &["convert", s(&icarec(input)), "-o", "out/"]).expect_code(3);
+        let r = run_in(
+            tmp.path(),
+            &["convert", s(&icarec(input)), "-o", "out/", "--to", "elodin"],
+        )
+        .expect_code(3);
         assert!(
             r.stderr.starts_with("wrote 7 records to out/\n"),
             "{}",
@@ -91,7 +95,14 @@ fn every_type_of_the_profile_converts_without_loss() {
     let tmp = tempfile::tempdir().unwrap();
     let r = run_in(
         tmp.path(),
-        &["convert", s(&icarec("types.icarec")), "-o", "out/"],
+        &[
+            "convert",
+            s(&icarec("types.icarec")),
+            "-o",
+            "out/",
+            "--to",
+            "elodin",
+        ],
     )
     .expect_code(0);
     assert!(
@@ -157,18 +168,33 @@ fn every_type_of_the_profile_converts_without_loss() {
 }
 
 /// The command simrec is known by, as written: the output as the last argument, no `-o`.
+/// It writes today's Elodin, a DB directory, stamped with the run's absolute start.
 #[test]
 fn convert_run_icarec_out_as_written() {
     let tmp = tempfile::tempdir().unwrap();
     let a2 = util::any_fixture("icarec/a2.icarec");
-    let r = util::run_in(tmp.path(), &["convert", util::s(&a2), "out/"]).expect_code(3);
-    assert!(
-        r.stderr.starts_with("wrote 7 records to out/\n"),
-        "{}",
-        r.stderr
+    let r = util::run_in(tmp.path(), &["convert", util::s(&a2), "out/"]).expect_code(0);
+    assert_eq!(r.stderr, "wrote 7 records to out/\n");
+    assert!(tmp.path().join("out/db_state").is_file());
+    let r = util::run_in(tmp.path(), &["inspect", "--format", "json", "out"]).expect_code(0);
+    let j = &r.json_lines()[0];
+    assert_eq!(j["format"], "elodin-db");
+    // The DB's epoch is its first row's instant: a2's first frame, 10 ms after its start.
+    assert_eq!(j["origin"]["epoch"], "2026-03-01T12:00:00.010000Z");
+    let channels: Vec<(&str, u64)> = j["channels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(
+        channels,
+        [
+            ("Vehicle.Mass.dry", 1),
+            ("Vehicle.Nav.position", 3),
+            ("Vehicle.Aero.alpha", 3)
+        ]
     );
-    assert!(tmp.path().join("out/metadata.json").is_file());
-    assert!(tmp.path().join("out/Vehicle.Nav.parquet").is_file());
     let r = util::run_in(tmp.path(), &["convert", util::s(&a2)]).expect_code(2);
     assert_eq!(
         r.stderr,

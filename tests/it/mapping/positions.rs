@@ -133,7 +133,16 @@ fn nanover_particles_become_elodin_bodies() {
     let out_dir = format!("{}/", out.display());
     run_in(
         dir.path(),
-        &["convert", s(&traj), s(&state), "-o", &out_dir, "-q"],
+        &[
+            "convert",
+            s(&traj),
+            s(&state),
+            "-o",
+            &out_dir,
+            "--to",
+            "elodin",
+            "-q",
+        ],
     )
     .expect_code(3);
     run_in(dir.path(), &["validate", s(&out)]).expect_code(0);

@@ -327,7 +327,11 @@ fn validate_finds_directory_level_damage() {
 fn convert_and_slice_write_replay_directories() {
     let tmp = tempfile::tempdir().unwrap();
     let fx = elodin_fixture("ball_1200");
-    let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy/"]).expect_code(0);
+    let r = run_in(
+        tmp.path(),
+        &["convert", s(&fx), "-o", "copy/", "--to", "elodin"],
+    )
+    .expect_code(0);
     assert_eq!(r.stderr, "wrote 10809 records to copy/\n");
     assert_eq!(
         dir_entries(&tmp.path().join("copy")),
@@ -335,7 +339,11 @@ fn convert_and_slice_write_replay_directories() {
     );
     run_in(tmp.path(), &["validate", "copy"]).expect_code(0);
     // An existing directory is refused without --force, replaced with it.
-    let r = run_in(tmp.path(), &["convert", s(&fx), "-o", "copy"]).expect_code(2);
+    let r = run_in(
+        tmp.path(),
+        &["convert", s(&fx), "-o", "copy", "--to", "elodin"],
+    )
+    .expect_code(2);
     assert_eq!(
         r.stderr,
         "error: cannot write copy: exists (use --force to overwrite)\n"
@@ -350,6 +358,8 @@ fn convert_and_slice_write_replay_directories() {
             "-o",
             "copy",
             "--force",
+            "--to",
+            "elodin",
         ],
     )
     .expect_code(0);
@@ -371,6 +381,8 @@ fn convert_and_slice_write_replay_directories() {
             "0.6s",
             "-o",
             "t/",
+            "--to",
+            "elodin",
         ],
     )
     .expect_code(0);
@@ -382,7 +394,19 @@ fn convert_and_slice_write_replay_directories() {
         full.column("world_pos").slice(61, 12).to_data()
     );
     // --dry-run writes nothing.
-    let r = run_in(tmp.path(), &["convert", "--dry-run", s(&fx), "-o", "dry/"]).expect_code(0);
+    let r = run_in(
+        tmp.path(),
+        &[
+            "convert",
+            "--dry-run",
+            s(&fx),
+            "-o",
+            "dry/",
+            "--to",
+            "elodin",
+        ],
+    )
+    .expect_code(0);
     assert_eq!(
         r.stdout,
         "10809 records would be written as elodin\nnothing would be lost\n"
@@ -391,7 +415,7 @@ fn convert_and_slice_write_replay_directories() {
 }
 
 #[test]
-fn nanover_pair_to_a_directory_defaults_to_elodin_and_counts_loss() {
+fn nanover_pair_to_a_replay_counts_loss() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("replay");
     let r = run(&[
@@ -400,6 +424,8 @@ fn nanover_pair_to_a_directory_defaults_to_elodin_and_counts_loss() {
         "small.state",
         "-o",
         &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
     ])
     .expect_code(3);
     assert!(

@@ -83,6 +83,8 @@ fn nanover_and_3es_conversions_widen_small_scalars_and_report_it() {
         s(&fx("nanover-legacy/small.state")),
         "-o",
         &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
     ])
     .expect_code(3);
     // A bool in the state, on all 47 rows: kept as 0/1 in a U32 (the loss table lists other
@@ -118,6 +120,8 @@ fn nanover_and_3es_conversions_widen_small_scalars_and_report_it() {
         s(&fx("tes/small_collate.3es")),
         "-o",
         &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
     ])
     .expect_code(3);
     assert!(r.stderr.contains("default_active"), "{}", r.stderr);
@@ -190,7 +194,15 @@ fn a_widening_alone_is_reported_and_exits_0() {
     small_int_world(&src);
     run(&["validate", s(&src)]).expect_code(0);
     let out = tmp.path().join("out");
-    let r = run(&["convert", s(&src), "-o", &format!("{}/", s(&out))]).expect_code(0);
+    let r = run(&[
+        "convert",
+        s(&src),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(0);
     assert!(!r.stderr.contains("could not be kept"), "{}", r.stderr);
     for (field, why) in [
         ("c8", "U8 scalar stored as U32"),
@@ -232,6 +244,8 @@ fn a_widening_alone_is_reported_and_exits_0() {
         s(&src),
         "-o",
         &format!("{}/", s(&dry)),
+        "--to",
+        "elodin",
     ])
     .expect_code(0);
     assert!(r.stdout.contains("U8 scalar stored as U32"), "{}", r.stdout);
@@ -247,6 +261,8 @@ fn a_recording_without_records_is_refused_and_nothing_written() {
         s(&fx("nanover-zip/split/small.nanover-00.nanover.zip")),
         "-o",
         &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
     ])
     .expect_code(2);
     assert!(
@@ -274,7 +290,16 @@ fn merge_end_to_end_follows_the_first_replays_ticks() {
     let tmp = tempfile::tempdir().unwrap();
     let spin = elodin_fixture("spin_120");
     let out = tmp.path().join("twice");
-    run(&["merge", s(&spin), s(&spin), "-o", &format!("{}/", s(&out))]).expect_code(0);
+    run(&[
+        "merge",
+        s(&spin),
+        s(&spin),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(0);
     let v = run(&["validate", s(&out)]).expect_code(0);
     assert!(v.stdout.contains("0 errors, 0 warnings"), "{}", v.stdout);
     let src = read_table(&spin.join("world/body.parquet"));
@@ -309,10 +334,21 @@ fn merge_side_by_side_moves_colliding_entities_and_asset_handles() {
         "0..121",
         "-o",
         &format!("{}/", s(&ball)),
+        "--to",
+        "elodin",
     ])
     .expect_code(0);
     let out = tmp.path().join("both");
-    run(&["merge", s(&spin), s(&ball), "-o", &format!("{}/", s(&out))]).expect_code(0);
+    run(&[
+        "merge",
+        s(&spin),
+        s(&ball),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(0);
     let v = run(&["validate", s(&out)]).expect_code(0);
     assert!(v.stdout.contains("0 errors, 0 warnings"), "{}", v.stdout);
     let r = run(&["inspect", "--format", "json", s(&out)]).expect_code(0);
@@ -377,6 +413,8 @@ fn merges_that_are_neither_are_refused_before_writing() {
         s(&elodin_fixture("ball_1200")),
         "-o",
         &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
     ])
     .expect_code(2);
     assert!(r.stderr.contains("not end to end"), "{}", r.stderr);
@@ -387,7 +425,16 @@ fn merges_that_are_neither_are_refused_before_writing() {
     let meta_path = other.join("world/metadata.json");
     let text = std::fs::read_to_string(&meta_path).unwrap();
     std::fs::write(&meta_path, text.replace("0.008333333", "0.01")).unwrap();
-    let r = run(&["merge", s(&spin), s(&other), "-o", &format!("{}/", s(&out))]).expect_code(2);
+    let r = run(&[
+        "merge",
+        s(&spin),
+        s(&other),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(2);
     assert!(
         r.stderr.contains("different time steps: ") && r.stderr.contains("10000000 ns"),
         "{}",
@@ -404,7 +451,16 @@ fn merges_that_are_neither_are_refused_before_writing() {
         clash.join("world/rigid.parquet"),
     )
     .unwrap();
-    let r = run(&["merge", s(&spin), s(&clash), "-o", &format!("{}/", s(&out))]).expect_code(2);
+    let r = run(&[
+        "merge",
+        s(&spin),
+        s(&clash),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(2);
     assert!(r.stderr.contains("component `"), "{}", r.stderr);
     assert!(!out.exists());
 }
@@ -415,7 +471,16 @@ fn a_v0_9_replay_keeps_its_metadata_flavour_through_merge_and_slice() {
     let v09 = elodin_fixture("ball_1200_v0.9.0");
     let source = metadata(&v09.join("world"));
     let out = tmp.path().join("twice");
-    run(&["merge", s(&v09), s(&v09), "-o", &format!("{}/", s(&out))]).expect_code(0);
+    run(&[
+        "merge",
+        s(&v09),
+        s(&v09),
+        "-o",
+        &format!("{}/", s(&out)),
+        "--to",
+        "elodin",
+    ])
+    .expect_code(0);
     let meta = metadata(&out);
     assert_eq!(meta["output_time_step"], source["output_time_step"]);
     assert!(meta.get("default_playback_speed").is_none(), "{meta}");
@@ -434,6 +499,8 @@ fn a_v0_9_replay_keeps_its_metadata_flavour_through_merge_and_slice() {
         "5..10",
         "-o",
         &format!("{}/", s(&cut)),
+        "--to",
+        "elodin",
     ])
     .expect_code(0);
     let meta = metadata(&cut.join("world"));
@@ -455,6 +522,8 @@ fn a_window_into_an_elodin_output_is_rebased_and_says_so() {
             "0.1",
             "-o",
             &format!("{}/", s(&out)),
+            "--to",
+            "elodin",
             "--force",
         ]);
         assert!(matches!(r.code, 0 | 3), "{}", r.stderr);

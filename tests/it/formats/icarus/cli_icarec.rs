@@ -230,7 +230,7 @@ fn convert_directory_to_archive_to_directory_keeps_every_byte() {
     );
     assert!(
         r.stdout
-            .starts_with("7 records would be written as elodin\n"),
+            .starts_with("7 records would be written as elodin-db\n"),
         "{}",
         r.stdout
     );
