@@ -28,7 +28,7 @@ make_inputs() {
     [ -f "$rec/metadata.json" ] || python3 "$here/icarec_gen.py" "$rec" 60000 >/dev/null
     [ -f "$work/run.h5" ] || "$a" convert "$rec" -o "$work/run.h5" >/dev/null 2>&1
     [ -f "$work/run.csv" ] || "$a" convert "$rec" -o "$work/run.csv" >/dev/null 2>&1 || true
-    [ -d "$work/elodin" ] || "$a" convert "$rec" -o "$work/elodin/" >/dev/null 2>&1 || true
+    [ -d "$work/elodin" ] || "$a" convert "$rec" -o "$work/elodin/" --to elodin >/dev/null 2>&1 || true
     [ -f "$work/run.3es" ] || python3 "$here/tes_gen.py" "$work/run.3es" 1000 >/dev/null
     [ -f "$work/run.xrec" ] || python3 "$here/xrec_gen.py" "$work/run.xrec" 600000 >/dev/null
 }

@@ -43,7 +43,7 @@ measure() { # label, command...
 }
 
 measure read "$bin" validate "$data/gen"
-measure write "$bin" convert "$data/gen" -o "$data/out/" --force
+measure write "$bin" convert "$data/gen" -o "$data/out/" --to elodin --force
 out=$(stat -c %s "$data/out/body.parquet")
 echo "written body.parquet: $out bytes"
 "$bin" validate "$data/out" | head -1

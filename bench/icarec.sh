@@ -43,7 +43,7 @@ for frames in ${SIZES:-60000 600000}; do
     measure "convert -> HDF5" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames.h5"
     measure "convert -> HDF5 (record path)" "$bytes" "$bin" convert --force --channel '*' "$rec" -o "$work/out-$frames.h5"
     rm -f "$work/out-$frames.h5"
-    measure "convert -> Elodin replay dir" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames-elodin/"
+    measure "convert -> Elodin replay dir" "$bytes" "$bin" convert --force "$rec" -o "$work/out-$frames-elodin/" --to elodin
     "$bin" inspect --format json "$work/out-$frames-elodin" | python3 -c '
 import json, sys
 a = json.load(sys.stdin)["archetypes"]

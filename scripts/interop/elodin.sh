@@ -86,7 +86,7 @@ check_convert() { # name, inputs...
     local log="$WORK/convert/$name.log"
     mkdir -p "$WORK/convert"
     local rc=0
-    "$SIMREC" convert "$@" -o "$out/" >"$log" 2>&1 || rc=$?
+    "$SIMREC" convert "$@" -o "$out/" --to elodin >"$log" 2>&1 || rc=$?
     if [ "$rc" != 0 ] && [ "$rc" != 3 ]; then
         fail "convert $name" "simrec exit $rc: $(tail -n 2 "$log" | tr '\n' ' ')"; return
     fi
@@ -116,7 +116,7 @@ for z in "$F"/nanover-zip/*.nanover.zip "$F"/nanover-zip/upstream/*.nanover.zip 
     name="zip-$(basename "$z" .nanover.zip)"
     if [ "$("$SIMREC" inspect --format json "$z" | python3 -c 'import json,sys; print(json.load(sys.stdin)["records"])')" = 0 ]; then
         # No records: refused, nothing written.
-        rc=0; "$SIMREC" convert "$z" -o "$WORK/convert/$name/" >/dev/null 2>&1 || rc=$?
+        rc=0; "$SIMREC" convert "$z" -o "$WORK/convert/$name/" --to elodin >/dev/null 2>&1 || rc=$?
         if [ "$rc" = 2 ] && [ ! -e "$WORK/convert/$name" ]; then pass "convert $name (no records: refused, exit 2, nothing written)"
         else fail "convert $name" "a recording without records gave exit $rc"; fi
         continue
