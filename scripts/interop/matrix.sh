@@ -3,7 +3,11 @@
 # output opened by the target format's own software where there is one:
 #   .nanover.zip  NanoVer's NanoverRecordingReader reads every message (NANOVER_PY)
 #   .3es          3es-core's tesplay replays it with no error and no bad CRC (TOOLS)
-#   DIR/          Elodin's loader (readcheck, World::read_from_dir) loads it (TOOLS)
+#   DIR/          an Elodin DB: Elodin 0.18's own server and client serve every component
+#                 (../shared/tools/elodin-db/dbcheck.py; simrec validate when its venv
+#                 cannot be had)
+#   DIR/ --to elodin  the legacy replay: Elodin's loader (readcheck, World::read_from_dir)
+#                 loads it (TOOLS)
 #   .h5           h5py reads every dataset (scripts/interop/icarus_hdf5_check.py)
 #   .icarec       a reader written from the spec (scripts/interop/icarec_check.py --written)
 #   .xrec         a reader written from the spec (scripts/interop/xrec_check.py)
@@ -28,6 +32,13 @@ python_with() { # venv, module: the venv's python when it imports the module, el
 H5PY="${H5PY:-$(python_with h5py-venv h5py)}"
 MCAP_PY="${MCAP_PY:-$(python_with mcap-venv mcap)}"
 ARROW_PY="$(python_with venv-analysis pyarrow)"
+db_tools="${SHARED:-$root/../shared}/tools/elodin-db"
+DB_PY=""
+if [ -f "$db_tools/setup.sh" ]; then
+    DB_PY="$(bash "$db_tools/setup.sh" 2>/dev/null | tail -1)" || DB_PY=""
+    [ -x "$DB_PY" ] || DB_PY=""
+fi
+[ -n "$DB_PY" ] || echo "PASS matrix-skipped: no Elodin 0.18 venv, so DIR/ (DB) outputs are checked by simrec validate only"
 for need in NANOVER_PY:.nanover.zip H5PY:.h5 MCAP_PY:.mcap ARROW_PY:.parquet; do
     var="${need%%:*}"
     [ -n "${!var}" ] || echo "PASS matrix-skipped: no $var, so ${need#*:} outputs are not opened"
@@ -42,8 +53,10 @@ sources=(
     "elodin:elodin/ball_1200"
     "3es:tes/small_plain.3es"
     "xrec:xrec/session.xrec"
+    "elodin-db:elodin-db/three_body_v0180"
 )
-targets=(out.traj out.nanover.zip out.icarec out.h5 out.csv out/ out.3es out.xrec out.jsonl out.parquet out.mcap)
+# A target, and after `:` the --to it needs (the name says the format otherwise).
+targets=(out.traj out.nanover.zip out.icarec out.h5 out.csv out/ replay/:elodin out.3es out.xrec out.jsonl out.parquet out.mcap)
 
 # Opens `out` with its format's own software; prints why not and fails when it cannot.
 opens() { # out
@@ -56,7 +69,10 @@ opens() { # out
             local r
             r=$("$TOOLS/tesplay" "$out" 2>&1) && grep -q '"errors":{}' <<<"$r" \
                 && grep -q '"crc_bad_outer":0' <<<"$r" && grep -q '"crc_bad_inner":0' <<<"$r" ;;
-        */)
+        */out/)
+            if [ -z "$DB_PY" ]; then "$SIMREC" validate "$out" >/dev/null; return; fi
+            "$DB_PY" "$db_tools/dbcheck.py" "$out" "$WORK/dbcheck.json" | grep -q '^LOADED' ;;
+        */replay/)
             # An Elodin export copied as it is keeps its world/ beside tick_exec/.
             local world="$out"
             [ -d "$out/world" ] && world="$out/world"
@@ -98,12 +114,15 @@ for entry in "${sources[@]}"; do
     read -r -a inputs <<<"${entry#*:}"
     paths=()
     for i in "${inputs[@]}"; do paths+=("$FIXTURES/$i"); done
-    for target in "${targets[@]}"; do
+    for spec in "${targets[@]}"; do
+        target="${spec%%:*}"
+        to=()
+        [ "$spec" != "$target" ] && to=(--to "${spec#*:}")
         dir="$WORK/$name-${target%/}"
         mkdir -p "$dir"
         out="$dir/$target"
         code=0
-        "$SIMREC" convert "${paths[@]}" -o "$out" -q >"$dir/log" 2>&1 || code=$?
+        "$SIMREC" convert "${paths[@]}" -o "$out" "${to[@]}" -q >"$dir/log" 2>&1 || code=$?
         label="$name -> ${target#out}"
         if [ "$code" -ne 0 ] && [ "$code" -ne 3 ]; then
             fail "$label" "convert exited $code: $(tail -1 "$dir/log")"
