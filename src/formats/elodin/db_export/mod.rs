@@ -40,6 +40,10 @@ impl Format for ElodinDbExport {
         &[]
     }
 
+    fn writes(&self) -> bool {
+        false
+    }
+
     /// A directory of export files of one kind whose first file's first column is a time
     /// column: the directory's and files' names do not matter beyond their extension.
     fn detect(&self, path: &Path, _head: &[u8]) -> Detection {
