@@ -30,8 +30,6 @@ struct Stream {
     series: Series,
     entity: Option<Entity>,
     field: String,
-    /// Bytes of a row (its time and elements), for progress.
-    row_bytes: u64,
     next: usize,
 }
 
@@ -45,8 +43,10 @@ pub struct ExportReader {
     started: bool,
     wanted: Vec<bool>,
     findings: Findings,
+    /// Rows handed out, of `rows`; progress is told in bytes of the files, `bytes`.
     done: u64,
-    total: u64,
+    rows: u64,
+    bytes: u64,
 }
 
 /// The export files of a directory, sorted by name, all of one kind: `None` when it holds
@@ -141,7 +141,6 @@ impl ExportReader {
                 }
                 let (entity, field) = split_name(&s.name);
                 streams.push(Stream {
-                    row_bytes: 8 + (s.data.byte_len() / s.rows().max(1)) as u64,
                     entity: entity.map(|e| Entity::Name(Arc::from(e))),
                     field,
                     series: s,
@@ -154,9 +153,11 @@ impl ExportReader {
             .filter_map(|s| s.series.times.first().copied())
             .min();
         let header = header(&streams, kind, epoch_ns, nanos);
-        let total = streams
+        let rows = streams.iter().map(|s| s.series.rows() as u64).sum();
+        let bytes = files
             .iter()
-            .map(|s| s.series.rows() as u64 * s.row_bytes)
+            .filter_map(|(_, f)| std::fs::metadata(f).ok())
+            .map(|m| m.len())
             .sum();
         Ok(ExportReader {
             path: path.to_path_buf(),
@@ -169,7 +170,8 @@ impl ExportReader {
             wanted: Vec::new(),
             findings,
             done: 0,
-            total,
+            rows,
+            bytes,
         })
     }
 
@@ -198,7 +200,7 @@ impl ExportReader {
         let n = s.series.elements();
         let row = s.next;
         s.next += 1;
-        self.done += s.row_bytes;
+        self.done += 1;
         if self.options.decode {
             let mut data = ArrayData::empty(s.series.dtype);
             data.extend_from_range(&s.series.data, row * n..(row + 1) * n);
@@ -266,7 +268,11 @@ impl Source for ExportReader {
     }
 
     fn progress(&self) -> (u64, u64) {
-        (self.done.min(self.total), self.total)
+        let done = u128::from(self.bytes) * u128::from(self.done) / u128::from(self.rows.max(1));
+        (
+            u64::try_from(done).unwrap_or(self.bytes).min(self.bytes),
+            self.bytes,
+        )
     }
 
     fn select_channels(&mut self, wanted: &[bool]) {

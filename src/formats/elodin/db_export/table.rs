@@ -120,10 +120,9 @@ pub fn from_batches(batches: &[RecordBatch]) -> Result<Table, Problem> {
         } else if schema.fields().len() != table.columns.len() + 1 {
             return Err(format!("record batch {b} has other columns than the first"));
         }
-        let first_row = table.times.len();
         table.times.extend(times);
         for (i, column) in table.columns.iter_mut().enumerate() {
-            append(column, batch.column(i + 1), b == 0 && first_row == 0)?;
+            append(column, batch.column(i + 1), b == 0)?;
         }
     }
     Ok(table)
