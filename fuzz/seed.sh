@@ -149,3 +149,9 @@ while IFS= read -r -d '' f; do
     n=$((n + 1))
 done < <(find "$here/../fixtures/elodin-db" -type f -print0)
 echo "seeded $n files into $corpus"
+
+# elodin-db export files: the small ones of each kind (one component each).
+corpus="$here/corpus/elodin_db_export"
+mkdir -p "$corpus"
+find "$here/../fixtures/elodin-db/exports" -type f -size -12k -exec cp {} "$corpus/" \;
+echo "seeded $(find "$corpus" -type f | wc -l) files into $corpus"

@@ -257,6 +257,12 @@ pub trait Format: Sync {
         true
     }
 
+    /// Whether simrec writes it (`elodin-db export` directories are read only: their
+    /// `create` says what to write instead).
+    fn writes(&self) -> bool {
+        true
+    }
+
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError>;
 
     fn create(

@@ -134,7 +134,11 @@ pub fn default_for_directories(format: &dyn Format) -> bool {
 pub fn formats_help() -> String {
     formats()
         .map(|f| {
-            let what = if f.reads() { "read, write" } else { "write" };
+            let what = match (f.reads(), f.writes()) {
+                (true, true) => "read, write",
+                (true, false) => "read",
+                _ => "write",
+            };
             let directory = if default_for_directories(f) {
                 "; the default for an output directory `out/`"
             } else {
@@ -185,7 +189,11 @@ pub fn formats_with_option(flag: &str) -> Vec<(&'static dyn Format, &'static Wri
 
 /// Every name `--to` accepts, for help and errors.
 pub fn writable_names() -> String {
-    formats().map(|f| f.name()).collect::<Vec<_>>().join(", ")
+    formats()
+        .filter(|f| f.writes())
+        .map(|f| f.name())
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 #[cfg(test)]

@@ -171,19 +171,28 @@ impl ArrayData {
     /// Appends `other`'s elements when it has the same dtype; `false` (nothing appended)
     /// when it does not.
     pub fn extend_from(&mut self, other: &ArrayData) -> bool {
+        self.extend_from_range(other, 0..other.len())
+    }
+
+    /// Appends `other`'s elements `range` when it has the same dtype and holds them;
+    /// `false` (nothing appended) when it does not.
+    pub fn extend_from_range(&mut self, other: &ArrayData, range: std::ops::Range<usize>) -> bool {
+        if range.start > range.end || range.end > other.len() {
+            return false;
+        }
         match (self, other) {
-            (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(s),
-            (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(s),
-            (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(s),
-            (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(s),
-            (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(s),
-            (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(s),
-            (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(s),
-            (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(s),
-            (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(s),
-            (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(s),
-            (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(s),
-            (ArrayData::Str(d), ArrayData::Str(s)) => d.extend_from_slice(s),
+            (ArrayData::Bool(d), ArrayData::Bool(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::U8(d), ArrayData::U8(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::U16(d), ArrayData::U16(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::U32(d), ArrayData::U32(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::U64(d), ArrayData::U64(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::I8(d), ArrayData::I8(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::I16(d), ArrayData::I16(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::I32(d), ArrayData::I32(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::I64(d), ArrayData::I64(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::F32(d), ArrayData::F32(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::F64(d), ArrayData::F64(s)) => d.extend_from_slice(&s[range]),
+            (ArrayData::Str(d), ArrayData::Str(s)) => d.extend_from_slice(&s[range]),
             _ => return false,
         }
         true

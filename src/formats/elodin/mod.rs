@@ -1,12 +1,14 @@
 //! The Elodin family: replay directories (world dirs and exec dirs: `metadata.json`,
 //! `assets.bin` and one Parquet file per archetype; spec `elodin.md`), here, and the DB
-//! directories Elodin records into since 0.11, in `db/` (spec `elodin-db.md`).
+//! directories Elodin records into since 0.11, in `db/` (spec `elodin-db.md`), and the
+//! tables `elodin-db export` makes of them, in `db_export/` (read only).
 
 mod arrow_meta;
 pub mod assets;
 pub mod codes;
 mod columns;
 pub mod db;
+pub mod db_export;
 mod dir;
 mod foreign;
 mod hybrid;
@@ -37,8 +39,9 @@ use crate::model::Header;
 /// The family, as the registry lists it.
 pub static FAMILY: Family = Family {
     name: "elodin",
-    // The DB first: detection tries it before the replay (the two never match one directory).
-    formats: &[&db::ElodinDb, &Elodin],
+    // The DB first: detection tries it before the replay (none of the three matches a
+    // directory another does).
+    formats: &[&db::ElodinDb, &db_export::ElodinDbExport, &Elodin],
     mapping: Some(&mapping::IntoElodin),
 };
 

@@ -67,8 +67,8 @@ fn a_file_of_no_known_format_lists_the_formats_simrec_reads() {
     // Only formats it reads: JSON Lines, Parquet tables and MCAP are written, not read.
     assert!(
         r.stderr.contains(
-            "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin-db, elodin, \
-             3es, xrec, icarus-hdf5, icarus-csv, icarec)"
+            "from its bytes or its name (simrec reads: nanover-legacy, nanover-zip, elodin-db, \
+             elodin-db-export, elodin, 3es, xrec, icarus-hdf5, icarus-csv, icarec)"
         ),
         "{}",
         r.stderr

@@ -380,7 +380,7 @@ fn entity_names(walk: &mut Walk, dir: &Path) -> Result<Vec<(u64, String)>, ReadE
 
 /// The entity and field of a component's full name: the entity is the part before the
 /// last dot.
-fn split_name(name: &str) -> (Option<String>, String) {
+pub(crate) fn split_name(name: &str) -> (Option<String>, String) {
     match name.rsplit_once('.') {
         Some((entity, field)) if !entity.is_empty() && !field.is_empty() => {
             (Some(entity.to_string()), field.to_string())

@@ -16,6 +16,8 @@ mod writer;
 use std::path::Path;
 
 pub use dir::{catalogue, Catalogue, Layout};
+// The export reader names its channels as the DB reader does.
+pub(crate) use dir::split_name;
 pub use reader::{DbReader, HEADER_KEY};
 pub use writer::DbWriter;
 

@@ -5,6 +5,7 @@ mod cli;
 mod cli_write;
 mod db_cli;
 mod db_damage;
+mod db_export;
 mod db_read;
 mod db_write;
 mod library;
