@@ -40,6 +40,7 @@ pub static FAMILY: Family = Family {
     // The DB first: detection tries it before the replay (the two never match one directory).
     formats: &[&db::ElodinDb, &Elodin],
     mapping: Some(&mapping::IntoElodin),
+    key_types: &[],
 };
 
 /// Parses `metadata.json` and `assets.bin` bytes as the reader does (for the fuzzer and
