@@ -6,11 +6,8 @@
 # the same load, so the ratio holds even when the machine is busy.
 #
 # Usage: bench/compare.sh A_BINARY B_BINARY [WORKDIR]
-# Inputs are generated into WORKDIR (default bench-data/compare) the first time, by the
-# generators the other bench scripts use (READS ../shared/bench/gen_traj.py), and converted
-# by binary A into the other formats: a ~109 MB NanoVer legacy pair, its .nanover.zip, a
-# ~100 MB .icarec (200 signals, 60,000 frames) and its HDF5, CSV and Elodin copies, a ~85 MB
-# 3es capture and a ~126 MB XREC recording.
+# Inputs are generated into WORKDIR (default bench-data/compare) the first time, and
+# converted by binary A into the other formats (bench/inputs.sh).
 set -euo pipefail
 a="$(realpath "$1")"
 b="$(realpath "$2")"
@@ -20,18 +17,6 @@ work="${3:-bench-data/compare}"
 runs="${RUNS:-5}"
 mkdir -p "$work"
 work="$(realpath "$work")"
-
-make_inputs() {
-    local nv="$work/legacy" rec="$work/run.icarec"
-    [ -f "$nv.traj" ] || python3 ../shared/bench/gen_traj.py "$nv" --waters 1000 --frames 3000 >/dev/null
-    [ -f "$work/run.nanover.zip" ] || "$a" convert "$nv.traj" "$nv.state" -o "$work/run.nanover.zip" >/dev/null 2>&1
-    [ -f "$rec/metadata.json" ] || python3 "$here/icarec_gen.py" "$rec" 60000 >/dev/null
-    [ -f "$work/run.h5" ] || "$a" convert "$rec" -o "$work/run.h5" >/dev/null 2>&1
-    [ -f "$work/run.csv" ] || "$a" convert "$rec" -o "$work/run.csv" >/dev/null 2>&1 || true
-    [ -d "$work/elodin" ] || "$a" convert "$rec" -o "$work/elodin/" --to elodin >/dev/null 2>&1 || true
-    [ -f "$work/run.3es" ] || python3 "$here/tes_gen.py" "$work/run.3es" 1000 >/dev/null
-    [ -f "$work/run.xrec" ] || python3 "$here/xrec_gen.py" "$work/run.xrec" 600000 >/dev/null
-}
 
 # label, command with BIN where the binary goes (a word of its own), OUT for an output path
 commands=(
@@ -68,7 +53,9 @@ once() { # binary, command template
     awk 'END { printf "%s %.2f\n", $1, $2 + $3 }' "$work/time.out"
 }
 
-make_inputs
+# shellcheck source=bench/inputs.sh
+. "$here/inputs.sh"
+make_inputs "$a" "$work"
 printf '%-34s %9s %9s %9s %9s %7s\n' "command" "A cpu s" "B cpu s" "A wall" "B wall" "B/A"
 for entry in "${commands[@]}"; do
     label="${entry%%|*}" template="${entry#*|}"

@@ -4,6 +4,19 @@
 
 use super::format::Format;
 use super::mapping::Mapping;
+use crate::model::DType;
+
+/// The type a key the family defines has, whichever of its formats a recording comes from
+/// and however one file stores it (NanoVer's `.traj` stores counts as doubles and names as
+/// string arrays, its `.nanover.zip` as integers and msgpack lists): writers that type their
+/// columns per file (the wide Parquet table) give the key this type, so that the files of
+/// one family agree.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyType {
+    Scalar(DType),
+    /// A list of this element type, whatever its shape.
+    List(DType),
+}
 
 /// A family of formats: `formats` in the order detection tries them (of formats equally
 /// sure of a file the last wins, `registry::detect`), and the `mapping` its writers that
@@ -14,6 +27,8 @@ pub struct Family {
     pub formats: &'static [&'static dyn Format],
     /// `None`: its writers take every channel as it is (the exports).
     pub mapping: Option<&'static dyn Mapping>,
+    /// The keys the family defines a type for, whatever a file stores ([`KeyType`]).
+    pub key_types: &'static [(&'static str, KeyType)],
 }
 
 impl Family {
@@ -25,6 +40,14 @@ impl Family {
                 .iter()
                 .any(|format| format.names().contains(&part))
         })
+    }
+
+    /// The type the family gives `key`, if it defines one.
+    pub fn key_type(&self, key: &str) -> Option<KeyType> {
+        self.key_types
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, t)| *t)
     }
 
     /// Whether `format` is one of this family's.

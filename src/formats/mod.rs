@@ -103,7 +103,7 @@ use std::path::Path;
 use crate::model::{Header, Nanos, Record};
 use crate::report::{Fact, Findings, LossReport};
 
-pub use family::Family;
+pub use family::{Family, KeyType};
 pub use format::{
     absolute_times, Collection, Detection, Directory, Format, Frames, KeepsEpoch, Merger,
     MultiFile, Recovery, SelectorFlag, SliceRequest, Slicer, TimeColumn, WriteOption, WriterTraits,

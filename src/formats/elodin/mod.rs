@@ -43,6 +43,7 @@ pub static FAMILY: Family = Family {
     // directory another does).
     formats: &[&db::ElodinDb, &db_export::ElodinDbExport, &Elodin],
     mapping: Some(&mapping::IntoElodin),
+    key_types: &[],
 };
 
 /// Parses `metadata.json` and `assets.bin` bytes as the reader does (for the fuzzer and

@@ -24,4 +24,5 @@ pub static FAMILY: Family = Family {
         &mcap::Mcap,
     ],
     mapping: None,
+    key_types: &[],
 };

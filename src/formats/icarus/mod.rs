@@ -21,4 +21,5 @@ pub static FAMILY: Family = Family {
     // archive is an `.icarec` before anything its first member's bytes may look like (spec §A1).
     formats: &[&hdf5::IcarusHdf5, &csv::IcarusCsv, &icarec::Icarec],
     mapping: Some(&mapping::IntoIcarus),
+    key_types: &[],
 };

@@ -7,8 +7,8 @@ pub mod legacy;
 pub mod mapping;
 pub mod zip;
 
-use crate::formats::Family;
-use crate::model::{FieldSpec, Record};
+use crate::formats::{Family, KeyType};
+use crate::model::{DType, FieldSpec, Record};
 use crate::report::LossReport;
 
 /// The family, as the registry lists it.
@@ -16,7 +16,30 @@ pub static FAMILY: Family = Family {
     name: "nanover",
     formats: &[&legacy::NanoverLegacy, &zip::NanoverZip],
     mapping: Some(&mapping::IntoNanover),
+    key_types: KEY_TYPES,
 };
+
+/// The conventional keys whose type the two formats store differently, as every NanoVer
+/// file's table types them (docs/formats/parquet.md): counts and indices as integers (a
+/// `.traj` stores them as doubles); names and residue ids as lists of strings (a
+/// `.nanover.zip` as msgpack lists; old recordings' residue ids are numbers); the arrays
+/// of small integers in the type that holds both formats' values (a `.traj` index array
+/// is uint32, a `.nanover.zip` packs them as uint8; its bond orders too, which a `.traj`
+/// stores as float32).
+const KEY_TYPES: &[(&str, KeyType)] = &[
+    ("frame.index", KeyType::Scalar(DType::I64)),
+    ("particle.count", KeyType::Scalar(DType::I64)),
+    ("residue.count", KeyType::Scalar(DType::I64)),
+    ("chain.count", KeyType::Scalar(DType::I64)),
+    ("system.simulation.counter", KeyType::Scalar(DType::I64)),
+    ("particle.names", KeyType::List(DType::Str)),
+    ("residue.names", KeyType::List(DType::Str)),
+    ("residue.ids", KeyType::List(DType::Str)),
+    ("chain.names", KeyType::List(DType::Str)),
+    ("particle.elements", KeyType::List(DType::U32)),
+    ("particle.colors", KeyType::List(DType::U32)),
+    ("bond.orders", KeyType::List(DType::F32)),
+];
 
 /// (key, unit) of every conventional frame key with a physical unit (NanoVer fixes nm,
 /// ps, kJ/mol).

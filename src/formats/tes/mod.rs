@@ -69,6 +69,7 @@ pub static FAMILY: Family = Family {
     name: "3es",
     formats: &[&Tes],
     mapping: Some(&mapping::IntoTes),
+    key_types: &[],
 };
 
 /// Raw-bytes tag: a whole packet (header, payload, CRC).

@@ -88,6 +88,7 @@ pub static FAMILY: Family = Family {
     name: "xrec",
     formats: &[&Xrec],
     mapping: Some(&mapping::IntoXrec),
+    key_types: &[],
 };
 
 pub struct Xrec;

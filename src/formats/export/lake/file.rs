@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use arrow_array::builder::{Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
 use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::SchemaRef;
+use arrow_schema::{DataType, SchemaRef};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::formats::export::parquet_table::Encoder;
 use crate::formats::output::Outputs;
@@ -20,6 +21,9 @@ use crate::model::Entity;
 
 /// Rows of a batch: small enough that two tables' batches stay a few MiB.
 pub const BATCH_ROWS: usize = 8192;
+/// Bytes of values of a batch, roughly: a NanoVer frame's positions are 72 KB, so a batch
+/// of rows alone held 800 of them (docs/performance.md, "Lake").
+pub const BATCH_BYTES: usize = 4 << 20;
 
 fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
     WriteError::io(path, std::io::Error::other(e.to_string()))
@@ -118,9 +122,19 @@ impl TableFile {
     ) -> Result<TableFile, WriteError> {
         let path = outputs.create_path(target)?;
         let file = File::create(&path).map_err(|e| WriteError::io(target, e))?;
-        let props = WriterProperties::builder()
+        // A dictionary on the text columns only (a recording's name, format, channels,
+        // entities and keys repeat on every row): tried on the numbers, it only costs time
+        // before the writer falls back to plain (docs/performance.md, "Lake").
+        let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
-            .set_key_value_metadata(Some(metadata));
+            .set_key_value_metadata(Some(metadata))
+            .set_dictionary_enabled(false);
+        for field in schema.fields() {
+            if field.data_type() == &DataType::Utf8 {
+                props = props
+                    .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), true);
+            }
+        }
         let encoder =
             Encoder::new(file, schema.clone(), props, false).map_err(|e| io(target, e))?;
         Ok(TableFile {

@@ -138,10 +138,10 @@ impl Poses {
         }
         if let Some(positions) = record.get(PARTICLES).and_then(floats) {
             let scale = declared.scale(PARTICLES, 1e-9);
+            let mut name = itoa::Buffer::new();
             for (i, p) in positions.chunks_exact(3).enumerate() {
-                let name = i.to_string();
                 let particle = Place {
-                    entity: Some(&name),
+                    entity: Some(name.format(i)),
                     ..place
                 };
                 let [x, y, z] = [p[0], p[1], p[2]].map(|x| Some(x * scale));

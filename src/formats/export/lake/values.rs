@@ -31,6 +31,8 @@ pub struct Values {
     bytes: BinaryBuilder,
     removed: BooleanBuilder,
     pub rows: usize,
+    /// Bytes of the batch's values, roughly.
+    pub size: usize,
     json: Vec<u8>,
 }
 
@@ -47,6 +49,7 @@ impl Values {
             bytes: BinaryBuilder::new(),
             removed: BooleanBuilder::new(),
             rows: 0,
+            size: 0,
             json: Vec::new(),
         }
     }
@@ -103,6 +106,7 @@ impl Values {
         match array {
             Some((numbers, shape)) => {
                 if let Some(a) = numbers {
+                    self.size += a.len() * 8;
                     if !extend_floats(self.values.values(), a) {
                         lost.push((key.to_string(), INEXACT_ELEMENT));
                     }
@@ -121,6 +125,7 @@ impl Values {
                 self.shape.append(false);
             }
         }
+        self.size += 64 + text.as_ref().map_or(0, String::len);
         self.text.append_option(text);
         self.bytes.append_option(bytes);
         self.removed.append_value(removed);
@@ -129,6 +134,7 @@ impl Values {
     /// The batch's columns, in the schema's order.
     pub fn finish(&mut self) -> Vec<ArrayRef> {
         self.rows = 0;
+        self.size = 0;
         let mut columns = self.common.finish();
         columns.extend([
             Arc::new(self.keys.finish()) as ArrayRef,

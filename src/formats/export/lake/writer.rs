@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_ROWS};
+use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_BYTES, BATCH_ROWS};
 use super::poses::Poses;
 use super::schema::{self, LAKE_VERSION};
 use super::values::Values;
@@ -85,8 +85,10 @@ impl LakeWriter {
         })
     }
 
+    /// Writes each table's batch that holds `at_least` rows (or, for `values`, its bytes).
     fn flush(&mut self, at_least: usize) -> Result<(), WriteError> {
-        if self.values.rows >= at_least {
+        let full = self.values.rows > 0 && self.values.size >= BATCH_BYTES;
+        if self.values.rows >= at_least || full {
             let columns = self.values.finish();
             self.files[0].write(columns)?;
         }

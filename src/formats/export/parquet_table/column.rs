@@ -1,6 +1,7 @@
 //! One field column of the table: its kind (from the field spec, else the first value), the
 //! rows of the batch being filled, and how a value goes in (exactly, widened, or lost).
 
+use std::borrow::Borrow;
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -412,10 +413,26 @@ impl Column {
                     let fit = if data.extend_from(&a.data) {
                         Fit::Exact
                     } else {
-                        extend_converting(data, &a.data)
+                        let n = a.data.len();
+                        extend_converting(
+                            data,
+                            (0..n).map(|i| element(&a.data, i).unwrap_or(Value::Null)),
+                        )
                     };
                     if !matches!(fit, Fit::Lost(_)) {
                         self.bytes += a.len() * 8;
+                        self.offsets
+                            .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
+                        self.valid.append_non_null();
+                    }
+                    fit
+                }
+                // A list of scalars, in a column of the type its family gives the key (a
+                // `.nanover.zip`'s msgpack list of names).
+                Value::List(items) => {
+                    let fit = extend_converting(data, items.iter());
+                    if !matches!(fit, Fit::Lost(_)) {
+                        self.bytes += items.len() * 8;
                         self.offsets
                             .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
                         self.valid.append_non_null();
@@ -573,17 +590,13 @@ fn set_element(data: &mut ArrayData, i: usize, block: &[u8], at: usize) {
     }
 }
 
-/// Appends an array's elements to a list column of another dtype, each converted as
-/// [`push_scalar`] would; nothing is appended unless every element fits.
-fn extend_converting(dst: &mut ArrayData, src: &ArrayData) -> Fit {
+/// Appends the elements of an array (or list) to a list column of another dtype, each
+/// converted as [`push_scalar`] would; nothing is appended unless every element fits.
+fn extend_converting<V: Borrow<Value>>(dst: &mut ArrayData, src: impl Iterator<Item = V>) -> Fit {
     let before = dst.len();
     let mut fit = Fit::Exact;
-    for i in 0..src.len() {
-        let element = match element(src, i) {
-            Some(v) => v,
-            None => Value::Null,
-        };
-        match push_scalar(dst, &element) {
+    for element in src {
+        match push_scalar(dst, element.borrow()) {
             Fit::Exact => {}
             Fit::Widened(why) => fit = Fit::Widened(why),
             lost => {
@@ -666,7 +679,24 @@ fn scalar(value: &Value) -> Option<Scalar<'_>> {
 }
 
 const INT_AS_DOUBLE: &str = "integer written as float64";
+const INT_AS_FLOAT: &str = "integer written as float32";
 const F32_AS_DOUBLE: &str = "float32 written as float64";
+const NUMBER_AS_TEXT: &str = "number written as its text";
+
+/// `x` as an integer, when it is one (and within the range of `i64`).
+fn whole(x: f64) -> Option<i64> {
+    // 2^63 itself is out of range; every float below it is a whole `i64`.
+    (x.fract() == 0.0 && x >= -(2f64.powi(63)) && x < 2f64.powi(63)).then_some(x as i64)
+}
+
+/// A number as text: a whole number without a fraction (`1`, not `1.0`), else the shortest
+/// text that reads back to it.
+fn number_text(x: f64) -> String {
+    match whole(x) {
+        Some(i) if i.unsigned_abs() <= 1 << 53 => i.to_string(),
+        _ => ryu::Buffer::new().format(x).to_string(),
+    }
+}
 
 /// Appends a scalar to a scalar column of another or the same type: exactly, widened, or
 /// not at all (`Lost`, nothing appended).
@@ -679,6 +709,9 @@ fn push_scalar(data: &mut ArrayData, value: &Value) -> Fit {
             let x = match s {
                 Scalar::I(i) => <$t>::try_from(i).ok(),
                 Scalar::U(u) => <$t>::try_from(u).ok(),
+                // A whole number a format stores as a double (a NanoVer `.traj`'s counts).
+                Scalar::F(x) => whole(x).and_then(|i| <$t>::try_from(i).ok()),
+                Scalar::F32(x) => whole(x.into()).and_then(|i| <$t>::try_from(i).ok()),
                 _ => None,
             };
             match x {
@@ -714,7 +747,27 @@ fn push_scalar(data: &mut ArrayData, value: &Value) -> Fit {
                 v.push(t.to_string());
                 Fit::Exact
             }
-            _ => Fit::Lost(MISMATCH),
+            // Old NanoVer recordings' numeric residue ids, in the family's list of strings.
+            Scalar::I(i) => {
+                v.push(i.to_string());
+                Fit::Widened(NUMBER_AS_TEXT)
+            }
+            Scalar::U(u) => {
+                v.push(u.to_string());
+                Fit::Widened(NUMBER_AS_TEXT)
+            }
+            Scalar::F(x) => {
+                v.push(number_text(x));
+                Fit::Widened(NUMBER_AS_TEXT)
+            }
+            Scalar::F32(x) => {
+                v.push(match whole(x.into()) {
+                    Some(i) => i.to_string(),
+                    None => ryu::Buffer::new().format(x).to_string(),
+                });
+                Fit::Widened(NUMBER_AS_TEXT)
+            }
+            Scalar::Bool(_) => Fit::Lost(MISMATCH),
         },
         ArrayData::U8(v) => int!(v, u8),
         ArrayData::U16(v) => int!(v, u16),
@@ -747,6 +800,15 @@ fn push_scalar(data: &mut ArrayData, value: &Value) -> Fit {
             Scalar::F32(x) => {
                 v.push(x);
                 Fit::Exact
+            }
+            // Integers a float32 holds exactly (a `.nanover.zip`'s uint8 bond orders).
+            Scalar::I(i) if i.unsigned_abs() <= 1 << 24 => {
+                v.push(i as f32);
+                Fit::Widened(INT_AS_FLOAT)
+            }
+            Scalar::U(u) if u <= 1 << 24 => {
+                v.push(u as f32);
+                Fit::Widened(INT_AS_FLOAT)
             }
             // A double that is a float32 exactly (or NaN) keeps its value.
             Scalar::F(x) if x.is_nan() || f64::from(x as f32) == x => {

@@ -13,7 +13,7 @@
 use std::path::{Path, PathBuf};
 
 use super::table::{PackedRows, Table};
-use super::writer::{add_tally, metadata};
+use super::writer::{add_tally, key_types, metadata};
 use super::TableWriteOptions;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
@@ -52,7 +52,8 @@ fn bind(
 /// A table laid out for `header`'s channels, as [`TableWriter::single`](super::TableWriter)
 /// lays it out.
 fn table(file: PathBuf, shown: &Path, header: &Header, outputs: &Outputs) -> Table {
-    let mut table = Table::new(file, shown.to_path_buf(), metadata(header, outputs));
+    let mut table = Table::new(file, shown.to_path_buf(), metadata(header, outputs))
+        .with_key_types(key_types(header));
     for channel in &header.channels {
         table.add_channel(channel);
     }

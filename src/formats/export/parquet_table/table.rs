@@ -27,7 +27,7 @@ use parquet::schema::types::ColumnPath;
 use super::column::{Column, Fit, Kind};
 use super::encoder::Encoder;
 use crate::formats::frames::Packed;
-use crate::formats::WriteError;
+use crate::formats::{KeyType, WriteError};
 use crate::model::{Channel, DType, Entity, Record, Value};
 
 /// Columns every table has, and the names a key cannot take.
@@ -89,6 +89,8 @@ pub struct Table {
     /// keys in the same order), so a row costs a string compare per value, not a hash
     /// lookup and a kind (with its shape, allocated) per value.
     recent: Vec<Vec<Recent>>,
+    /// The types the source's family gives its keys, whatever this file's values are.
+    key_types: &'static [(&'static str, KeyType)],
 }
 
 /// A key of a channel's last record, the sort of value it had, and its column.
@@ -155,6 +157,43 @@ impl Table {
             tally: Tally::new(),
             lost: Vec::new(),
             recent: Vec::new(),
+            key_types: &[],
+        }
+    }
+
+    /// The table with a column of the type `key_types` gives each of its keys, whatever
+    /// the values' own (the source family's: `Family::key_types`).
+    pub fn with_key_types(mut self, key_types: &'static [(&'static str, KeyType)]) -> Table {
+        self.key_types = key_types;
+        self
+    }
+
+    /// The kind of the column for `value` of `key`: the family's type of the key if it has
+    /// one (a list shaped as the value is), else the value's own kind. `None` for a null.
+    fn kind_of(&self, key: &str, value: &Value) -> Option<Kind> {
+        let own = Kind::of_value(value)?;
+        let len = match value {
+            Value::List(items) => Some(items.len()),
+            _ => None,
+        };
+        Some(self.family_kind(key, own, len))
+    }
+
+    /// `own` (of a value or a declared field of `key`), or the type the family gives the
+    /// key: a list shaped as `own` is, or as a list of `len` items.
+    fn family_kind(&self, key: &str, own: Kind, len: Option<usize>) -> Kind {
+        let Some((_, key_type)) = self.key_types.iter().find(|(k, _)| *k == key) else {
+            return own;
+        };
+        match *key_type {
+            KeyType::Scalar(d) => Kind::Scalar(d),
+            KeyType::List(d) => Kind::List(
+                d,
+                match own {
+                    Kind::List(_, shape) => shape,
+                    _ => len.into_iter().collect(),
+                },
+            ),
         }
     }
 
@@ -165,6 +204,7 @@ impl Table {
         let c = self.channels.len() - 1;
         for spec in &channel.fields {
             if let Some(kind) = Kind::of_spec(spec) {
+                let kind = self.family_kind(&spec.name, kind, None);
                 if let Some(i) = self.resolve(c, &spec.name, Some(kind), spec.unit.clone()) {
                     self.columns[i].declared = true;
                 }
@@ -270,7 +310,7 @@ impl Table {
             let found = match known {
                 Some(i) => Some(i),
                 None => {
-                    let i = self.resolve(c, key, Kind::of_value(value), None);
+                    let i = self.resolve(c, key, self.kind_of(key, value), None);
                     if let (true, Some(sort), Some(column)) = (fast, sort, i) {
                         let entry = Recent {
                             key: key.clone(),

@@ -9,8 +9,14 @@ use parquet::file::metadata::KeyValue;
 use super::table::{Table, Tally};
 use super::TableWriteOptions;
 use crate::formats::output::Outputs;
-use crate::formats::{Sink, WriteError, WriteReport};
+use crate::formats::registry::family_recorded;
+use crate::formats::{KeyType, Sink, WriteError, WriteReport};
 use crate::model::{Channel, Composition, Entity, Folded, Header, Record};
+
+/// The types the family `header` was read from gives its keys (`Family::key_types`).
+pub fn key_types(header: &Header) -> &'static [(&'static str, KeyType)] {
+    family_recorded(&header.format).map_or(&[], |family| family.key_types)
+}
 
 /// Key-value metadata of every file: simrec's version, the source and the time origin.
 pub fn metadata(header: &Header, outputs: &Outputs) -> Vec<KeyValue> {
@@ -86,6 +92,7 @@ enum Layout {
         tables: Vec<Option<Table>>,
         used: HashSet<String>,
         metadata: Vec<KeyValue>,
+        key_types: &'static [(&'static str, KeyType)],
     },
 }
 
@@ -107,7 +114,8 @@ impl TableWriter {
     ) -> Result<TableWriter, WriteError> {
         let metadata = metadata(header, outputs);
         let file = outputs.create_path(target)?;
-        let mut table = Table::new(file, target.to_path_buf(), metadata);
+        let mut table =
+            Table::new(file, target.to_path_buf(), metadata).with_key_types(key_types(header));
         for channel in &header.channels {
             table.add_channel(channel);
         }
@@ -136,6 +144,7 @@ impl TableWriter {
                 tables: Vec::new(),
                 used: HashSet::new(),
                 metadata,
+                key_types: key_types(header),
             },
             channels: header.channels.clone(),
             report: WriteReport::default(),
@@ -188,6 +197,7 @@ impl Sink for TableWriter {
                 tables,
                 used,
                 metadata,
+                key_types,
             } => {
                 if tables.len() <= c {
                     tables.resize_with(c + 1, || None);
@@ -196,7 +206,8 @@ impl Sink for TableWriter {
                     let name = file_name(&channel.name, used);
                     let mut kv = metadata.clone();
                     kv.push(KeyValue::new("simrec.channel".into(), channel.name.clone()));
-                    let mut table = Table::new(dir.join(&name), shown.join(&name), kv);
+                    let mut table = Table::new(dir.join(&name), shown.join(&name), kv)
+                        .with_key_types(key_types);
                     table.add_channel(channel);
                     table
                 });

@@ -6,3 +6,4 @@ mod lake;
 mod mcap;
 mod mcap_proto;
 mod parquet_table;
+mod parquet_types;

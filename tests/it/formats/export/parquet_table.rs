@@ -184,6 +184,19 @@ fn same(want: &Value, got: &Value) -> bool {
         (Value::F32(a), Value::Float(b)) => format!("{:?}", f64::from(*a)) == format!("{b:?}"),
         (Value::Float(a), Value::Float(b)) => format!("{a:?}") == format!("{b:?}"),
         (Value::F32(a), Value::F32(b)) => format!("{a:?}") == format!("{b:?}"),
+        // A whole double the family types as an integer (a `.traj`'s `frame.index`).
+        (Value::Float(a), Value::Int(b)) => *a == *b as f64,
+        // A msgpack list of strings, a list column in the family (a `.nanover.zip`'s names).
+        (Value::List(items), Value::Array(b)) => {
+            let texts: Option<Vec<String>> = items
+                .iter()
+                .map(|v| match v {
+                    Value::Str(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect();
+            texts.is_some_and(|t| flat(&ArrayData::Str(t)) == flat(&b.data))
+        }
         (Value::Int(a), Value::UInt(b)) => u64::try_from(*a) == Ok(*b),
         (Value::UInt(a), Value::Int(b)) => i64::try_from(*a) == Ok(*b),
         (Value::Map(_) | Value::List(_), Value::Str(text)) => {
