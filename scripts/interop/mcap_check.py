@@ -15,8 +15,9 @@ compared as such; float32 fields as float32.
 3es meshes: every persistent mesh shape of channel `3es/mesh_shape` (its Create, Vertices
 and Indices records in `cat`, the source's own decode) must be drawn on `/3es/scene` as
 entity `mesh_shape/<id>`: triangles as a triangle list with the same indices (or none when
-the source sends none) and, for an unscaled shape, the same points (as float32); and every
-mesh set whose resources are finalised as entity `mesh_set/<id>`.
+the source sends none) and, for an unscaled shape, the same points (as float32); a point
+mesh as points of a `/3es/points` cloud; and every mesh set whose resources are finalised
+as entity `mesh_set/<id>` (or, of points, on `/3es/points`).
 """
 
 import json
@@ -30,7 +31,7 @@ from mcap.decoder import DecoderFactory as McapDecoderFactory
 from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
-FOXGLOVE = ("/particles", "/tf", "/3es/scene")
+FOXGLOVE = ("/particles", "/tf", "/3es/scene", "/3es/points")
 CARRIED = "particle.positions"
 EXTRA = "extra_json"
 
@@ -218,12 +219,15 @@ class Meshes:
         self.finalised = set()
         self.entities = {}  # entity id -> last SceneEntity
         self.current = {}  # (channel, entity, time) -> values of the record being read
+        self.points = 0  # the most points a /3es/points cloud held
 
     def see(self, topic, decoded):
         if topic == "/3es/scene":
             for e in decoded.entities:
                 if e.id.startswith("mesh"):
                     self.entities[e.id] = e
+        if topic == "/3es/points" and decoded.point_stride:
+            self.points = max(self.points, len(decoded.data) // decoded.point_stride)
 
     def values(self, topic, v):
         message = v.get("message")
@@ -252,6 +256,11 @@ class Meshes:
 
     def check(self):
         for oid, shape in self.shapes.items():
+            if shape["topology"] == 0:
+                # Point meshes are points of the frame's /3es/points cloud, not entities.
+                if self.points < len(shape["vertices"]):
+                    return f"mesh_shape {oid}: {len(shape['vertices'])} points, clouds of {self.points}"
+                continue
             e = self.entities.get(f"mesh_shape/{oid}")
             if e is None:
                 return f"mesh_shape {oid} not drawn on /3es/scene"
@@ -267,7 +276,7 @@ class Meshes:
                 return f"mesh_shape {oid}: points {points} != {shape['vertices']}"
         for oid, resources in self.sets.items():
             if resources and all(r in self.finalised for r in resources):
-                if f"mesh_set/{oid}" not in self.entities:
+                if f"mesh_set/{oid}" not in self.entities and not self.points:
                     return f"mesh_set {oid} (resources {resources}, finalised) not drawn"
         return None
 
