@@ -120,7 +120,11 @@ def records_of(channel, message, dtypes):
                 value = [as_number(x, dtype) for x in value]
             else:
                 value = as_number(value, dtype)
-            if component is not None:
+            if component is not None and f"{field}.axes" in meta:
+                # A vector regrouped from per-axis signals (HDF5, CSV): one per axis.
+                for axis, x in zip(meta[f"{field}.axes"].split(","), flat(value)):
+                    yield time, f"{original}.{axis}", original, frame, axis, norm(x, dtype)
+            elif component is not None:
                 key = original[len(component) + 1:]
                 yield time, original, component, frame, key, norm(value, dtype)
             else:
@@ -153,7 +157,11 @@ def main() -> int:
             for k, v in c.metadata.items():
                 if k.endswith(".dtype"):
                     name = c.metadata[k[: -len(".dtype")] + ".name"]
-                    if "component" in c.metadata:
+                    axes = c.metadata.get(k[: -len(".dtype")] + ".axes")
+                    if axes:
+                        for axis in axes.split(","):
+                            dtypes[(f"{name}.{axis}", axis)] = v
+                    elif "component" in c.metadata:
                         dtypes[(name, name[len(c.metadata["component"]) + 1:])] = v
                     else:
                         dtypes[(c.metadata["channel"], name)] = v

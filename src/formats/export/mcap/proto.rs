@@ -334,6 +334,26 @@ fn elements(
     Ok(())
 }
 
+/// Appends scalars as the elements of repeated numeric field `f`, packed in one run (a
+/// vector regrouped from its axes). Refused, and `buf` left as it was, when one is not a
+/// number the field's type holds.
+pub fn packed<'a>(
+    buf: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    f: &Field,
+    values: impl IntoIterator<Item = &'a Value>,
+) -> Result<(), Refusal> {
+    if !f.repeated || !f.kind.is_numeric() {
+        return Err("value of another type than the field's");
+    }
+    scratch.clear();
+    for v in values {
+        number(scratch, f.kind, v)?;
+    }
+    bytes(buf, f.number, scratch);
+    Ok(())
+}
+
 /// A scalar as the element of `kind` (no key).
 fn number(buf: &mut Vec<u8>, kind: Kind, v: &Value) -> Result<(), Refusal> {
     match *v {

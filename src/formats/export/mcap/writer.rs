@@ -324,7 +324,7 @@ impl Messages {
             path: path.to_path_buf(),
             epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
             channels: Vec::new(),
-            layout: Layout::new(encoding),
+            layout: Layout::new(encoding, &header.format),
             topic_ids: Vec::new(),
             ready: Vec::new(),
             topics_3d: BTreeMap::new(),
