@@ -98,6 +98,12 @@ def records_of(channel, message, dtypes):
     frame = int(d["frame"]) if "frame" in d else None
     d.pop("frame", None)
     component = meta.get("component")
+    if "values.about" in meta:
+        # Keyed values (keys not known up front): key -> JSON text.
+        entity = int(d["entity"]) if "entity" in d else d.get("name")
+        for key, text in d.get("values", {}).items():
+            yield time, meta["channel"], entity, frame, key, norm(json.loads(text), None)
+        return
     groups = [(None, d)]
     if "entities" in d:
         groups = [(e.pop("entity", None) or e.pop("name", None), e) for e in d["entities"]]

@@ -9,7 +9,9 @@
 //!   `/xrec/Transform`): its fields, or, when its first record names an entity, a repeated
 //!   `entities` message holding each record's entity and fields.
 //! - A channel whose keys are not known up front (a state delta, or a channel that declares
-//!   no field), or every channel with `--mcap-encoding json`, is a JSON topic as before.
+//!   no field) is a topic of keyed values: a `map<string, string>` of key → JSON text, one
+//!   message per record.
+//! - With `--mcap-encoding json`, every channel is a JSON topic, one message per record.
 //!
 //! A topic's records of one instant are held until a record of another instant comes (or
 //! a flat topic's field comes twice), then written as one message.
@@ -37,6 +39,8 @@ pub enum Encoding {
 /// A topic's schema and message encoding.
 pub enum Body {
     Proto(MessageType),
+    /// Keyed values (`proto::keyed`): the message type's name.
+    Keyed(String),
     /// The channel's name and its JSON Schema text.
     Json(String, Vec<u8>),
 }
@@ -63,6 +67,12 @@ impl Topic {
     pub fn schema(&self) -> (String, &'static str, Vec<u8>, &'static str) {
         match &self.body {
             Body::Proto(m) => (m.full_name(), "protobuf", m.descriptor_set(), "protobuf"),
+            Body::Keyed(name) => (
+                format!("{}.{name}", proto::PACKAGE),
+                "protobuf",
+                proto::keyed_descriptor_set(name),
+                "protobuf",
+            ),
             Body::Json(channel, s) => (channel.clone(), "jsonschema", s.clone(), "json"),
         }
     }
@@ -91,6 +101,7 @@ pub struct Ready {
 /// Where a channel's records go.
 enum Route {
     Json(usize),
+    Keyed(usize),
     /// The topic, and the index of each key's field in it; of an axis, its slot.
     Proto {
         topic: usize,
@@ -148,15 +159,19 @@ impl Layout {
         let c = record.channel as usize;
         // Taken out while the topics are borrowed mutably.
         match self.take_route(channels, record) {
-            Some(Route::Json(topic)) => {
+            Some(route @ (Route::Json(topic) | Route::Keyed(topic))) => {
                 let mut data = Vec::new();
-                json_text::record(&mut data, record, None, None, &mut self.lost);
+                if matches!(route, Route::Json(_)) {
+                    json_text::record(&mut data, record, None, None, &mut self.lost);
+                } else {
+                    proto::keyed_record(&mut data, &mut self.scratch, record, &mut self.lost);
+                }
                 out.push(Ready {
                     topic,
                     time: record.time,
                     data,
                 });
-                self.routes[c] = Some(Route::Json(topic));
+                self.routes[c] = Some(route);
             }
             Some(route @ Route::Proto { .. }) => {
                 if let Route::Proto {
@@ -182,7 +197,7 @@ impl Layout {
         let route = self.take_route(channels, record)?;
         let topic = match route {
             Route::Json(t) => Some(t),
-            Route::Proto { .. } => None,
+            Route::Keyed(_) | Route::Proto { .. } => None,
         };
         self.routes[record.channel as usize] = Some(route);
         topic
@@ -306,8 +321,11 @@ impl Layout {
     fn route(&mut self, channels: &[Channel], channel: &Channel, record: &Record) -> Route {
         let keys_known =
             channel.composition != Composition::StateDelta && !channel.fields.is_empty();
-        if self.encoding == Encoding::Json || !keys_known {
+        if self.encoding == Encoding::Json {
             return self.json_route(channel);
+        }
+        if !keys_known {
+            return self.keyed_route(channel);
         }
         if let Some(place) = component::place(channels, channel, record, self.regroup) {
             return self.component_route(channels, channel, place);
@@ -423,6 +441,23 @@ impl Layout {
             name,
             body: Body::Json(channel.name.clone(), channel_schema(channel)),
             metadata: channel_metadata(channel),
+            signals: Vec::new(),
+            slots: Vec::new(),
+            pending: None,
+        }))
+    }
+
+    fn keyed_route(&mut self, channel: &Channel) -> Route {
+        let name = self.free_name(&topic_name(&channel.name));
+        let mut metadata = channel_metadata(channel);
+        metadata.insert(
+            "values.about".into(),
+            "each key's value as JSON text (keys not known up front)".into(),
+        );
+        Route::Keyed(self.add_topic(Topic {
+            body: Body::Keyed(proto::identifier(name.trim_start_matches('/'))),
+            name,
+            metadata,
             signals: Vec::new(),
             slots: Vec::new(),
             pending: None,

@@ -227,9 +227,51 @@ fn nanover_frames_leave_positions_to_the_point_cloud() {
     let frame = &topics["/frame"];
     assert!(frame.metadata.values().all(|v| v != "particle.positions"));
     assert_eq!(frame.messages.len(), topics["/particles"].messages.len());
-    // Keys whose type the look-ahead cannot fix (a state delta) stay JSON.
-    assert_eq!(topics["/state"].schema_name, "state");
-    assert!(topics["/state"].descriptor.file.is_empty());
+
+    // A state delta's keys are not known up front: a map of key → JSON text, and the keys
+    // it removes; one message per record.
+    let state = &topics["/state"];
+    assert_eq!(state.schema_name, "simrec.state");
+    let message = &state.descriptor.file[0].message_type[0];
+    assert_eq!(message.nested_type[0].name(), "ValuesEntry");
+    assert_eq!(
+        message.nested_type[0].options.as_ref().unwrap().map_entry,
+        Some(true)
+    );
+    assert_eq!(state.messages.len(), 16);
+    let (mut values, mut removed) = (Vec::new(), Vec::new());
+    for (_, m) in &state.messages {
+        for (n, w) in wire(m) {
+            let Wire::Bytes(b) = w else { continue };
+            match n {
+                3 => {
+                    let entry = wire(&b);
+                    let text = |k| match get(&entry, k) {
+                        Some(Wire::Bytes(t)) => String::from_utf8(t.clone()).unwrap(),
+                        other => panic!("{other:?}"),
+                    };
+                    values.push((text(1), text(2)));
+                }
+                4 => removed.push(String::from_utf8(b).unwrap()),
+                _ => {}
+            }
+        }
+    }
+    for (key, text) in [
+        ("simulation.name", r#""ethanol-water""#),
+        ("simrec.note", r#""hello""#),
+        ("simrec.counter", "0"),
+        (
+            "simrec.nested",
+            r#"{"a":[1,2.5,"x"],"b":{"c":true,"d":null}}"#,
+        ),
+    ] {
+        assert!(
+            values.iter().any(|(k, t)| k == key && t == text),
+            "{key}={text} not in {values:?}"
+        );
+    }
+    assert!(removed.iter().any(|k| k == "simrec.note"), "{removed:?}");
 }
 
 #[test]
