@@ -464,6 +464,9 @@ fn tes_shapes_become_a_scene() {
         .any(|u| u.entities.iter().any(|e| !e.texts.is_empty())));
 }
 
+/// A decoded `/3es/points` point: x, y, z and RGBA.
+type CloudPoint = ([f64; 3], [u8; 4]);
+
 /// The times (ns) of the `Frame` messages that end a 3es recording's frames.
 fn frame_end_times(input: &str) -> Vec<u64> {
     let mut source = open_recording(&[fixture(input)], ReadOptions::default()).unwrap();
@@ -577,7 +580,7 @@ fn tes_meshes_are_drawn() {
         // resource 1 (300 points), drawn once the resource is finalised (a frame after the
         // set), each point at the resource's vertex. Clouds list entities by id: the set
         // first.
-        let clouds: Vec<(u64, Vec<([f64; 3], [u8; 4])>)> = messages(&bytes)
+        let clouds: Vec<(u64, Vec<CloudPoint>)> = messages(&bytes)
             .iter()
             .filter(|m| m.topic == "/3es/points")
             .map(|m| {
