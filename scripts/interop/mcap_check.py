@@ -15,8 +15,9 @@ compared as such; float32 fields as float32.
 3es meshes: every persistent mesh shape of channel `3es/mesh_shape` (its Create, Vertices
 and Indices records in `cat`, the source's own decode) must be drawn on `/3es/scene` as
 entity `mesh_shape/<id>`: triangles as a triangle list with the same indices (or none when
-the source sends none) and, for an unscaled shape, the same points (as float32); and every
-mesh set whose resources are finalised as entity `mesh_set/<id>`.
+the source sends none) and, for an unscaled shape, the same points (as float32); a point
+mesh as points of a `/3es/points` cloud; and every mesh set whose resources are finalised
+as entity `mesh_set/<id>` (or, of points, on `/3es/points`).
 """
 
 import json
@@ -30,7 +31,7 @@ from mcap.decoder import DecoderFactory as McapDecoderFactory
 from mcap.reader import make_reader
 from mcap_protobuf.decoder import DecoderFactory as ProtobufDecoderFactory
 
-FOXGLOVE = ("/particles", "/tf", "/3es/scene")
+FOXGLOVE = ("/particles", "/tf", "/3es/scene", "/3es/points")
 CARRIED = "particle.positions"
 EXTRA = "extra_json"
 
@@ -97,6 +98,12 @@ def records_of(channel, message, dtypes):
     frame = int(d["frame"]) if "frame" in d else None
     d.pop("frame", None)
     component = meta.get("component")
+    if "values.about" in meta:
+        # Keyed values (keys not known up front): key -> JSON text.
+        entity = int(d["entity"]) if "entity" in d else d.get("name")
+        for key, text in d.get("values", {}).items():
+            yield time, meta["channel"], entity, frame, key, norm(json.loads(text), None)
+        return
     groups = [(None, d)]
     if "entities" in d:
         groups = [(e.pop("entity", None) or e.pop("name", None), e) for e in d["entities"]]
@@ -119,7 +126,11 @@ def records_of(channel, message, dtypes):
                 value = [as_number(x, dtype) for x in value]
             else:
                 value = as_number(value, dtype)
-            if component is not None:
+            if component is not None and f"{field}.axes" in meta:
+                # A vector regrouped from per-axis signals (HDF5, CSV): one per axis.
+                for axis, x in zip(meta[f"{field}.axes"].split(","), flat(value)):
+                    yield time, f"{original}.{axis}", original, frame, axis, norm(x, dtype)
+            elif component is not None:
                 key = original[len(component) + 1:]
                 yield time, original, component, frame, key, norm(value, dtype)
             else:
@@ -152,7 +163,11 @@ def main() -> int:
             for k, v in c.metadata.items():
                 if k.endswith(".dtype"):
                     name = c.metadata[k[: -len(".dtype")] + ".name"]
-                    if "component" in c.metadata:
+                    axes = c.metadata.get(k[: -len(".dtype")] + ".axes")
+                    if axes:
+                        for axis in axes.split(","):
+                            dtypes[(f"{name}.{axis}", axis)] = v
+                    elif "component" in c.metadata:
                         dtypes[(name, name[len(c.metadata["component"]) + 1:])] = v
                     else:
                         dtypes[(c.metadata["channel"], name)] = v
@@ -218,12 +233,15 @@ class Meshes:
         self.finalised = set()
         self.entities = {}  # entity id -> last SceneEntity
         self.current = {}  # (channel, entity, time) -> values of the record being read
+        self.points = 0  # the most points a /3es/points cloud held
 
     def see(self, topic, decoded):
         if topic == "/3es/scene":
             for e in decoded.entities:
                 if e.id.startswith("mesh"):
                     self.entities[e.id] = e
+        if topic == "/3es/points" and decoded.point_stride:
+            self.points = max(self.points, len(decoded.data) // decoded.point_stride)
 
     def values(self, topic, v):
         message = v.get("message")
@@ -252,6 +270,11 @@ class Meshes:
 
     def check(self):
         for oid, shape in self.shapes.items():
+            if shape["topology"] == 0:
+                # Point meshes are points of the frame's /3es/points cloud, not entities.
+                if self.points < len(shape["vertices"]):
+                    return f"mesh_shape {oid}: {len(shape['vertices'])} points, clouds of {self.points}"
+                continue
             e = self.entities.get(f"mesh_shape/{oid}")
             if e is None:
                 return f"mesh_shape {oid} not drawn on /3es/scene"
@@ -267,7 +290,7 @@ class Meshes:
                 return f"mesh_shape {oid}: points {points} != {shape['vertices']}"
         for oid, resources in self.sets.items():
             if resources and all(r in self.finalised for r in resources):
-                if f"mesh_set/{oid}" not in self.entities:
+                if f"mesh_set/{oid}" not in self.entities and not self.points:
                     return f"mesh_set {oid} (resources {resources}, finalised) not drawn"
         return None
 

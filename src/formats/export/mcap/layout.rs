@@ -3,23 +3,27 @@
 //!
 //! - A channel that is one signal of a named component (`Vehicle.Nav.position`, entity
 //!   `Vehicle.Nav`, an Icarus signal) joins the component's topic `/Vehicle/Nav`, its value
-//!   a field; its static signals go to `/Vehicle/Nav/static`.
+//!   a field; its static signals go to `/Vehicle/Nav/static`. Per-axis signals (HDF5, CSV)
+//!   are elements of their vector's field (`component.rs`).
 //! - Any other channel is a topic of its own (`/frame`, `/body`, `/3es/sphere`,
 //!   `/xrec/Transform`): its fields, or, when its first record names an entity, a repeated
 //!   `entities` message holding each record's entity and fields.
 //! - A channel whose keys are not known up front (a state delta, or a channel that declares
-//!   no field), or every channel with `--mcap-encoding json`, is a JSON topic as before.
+//!   no field) is a topic of keyed values: a `map<string, string>` of key → JSON text, one
+//!   message per record.
+//! - With `--mcap-encoding json`, every channel is a JSON topic, one message per record.
 //!
 //! A topic's records of one instant are held until a record of another instant comes (or
 //! a flat topic's field comes twice), then written as one message.
 
 use std::collections::{BTreeMap, HashMap};
 
+use super::component::{self, Place};
 use super::proto::{self, Field, Kind, MessageType};
 use super::scene;
 use super::schema::{channel_schema, composition};
 use crate::formats::export::json_text::{self, Lost};
-use crate::model::{Channel, ChannelKind, Composition, Entity, FieldSpec, Record};
+use crate::model::{Channel, ChannelKind, Composition, Entity, FieldSpec, Record, Value};
 use crate::report::LossReport;
 
 /// How messages are encoded (`--mcap-encoding`).
@@ -35,6 +39,8 @@ pub enum Encoding {
 /// A topic's schema and message encoding.
 pub enum Body {
     Proto(MessageType),
+    /// Keyed values (`proto::keyed`): the message type's name.
+    Keyed(String),
     /// The channel's name and its JSON Schema text.
     Json(String, Vec<u8>),
 }
@@ -43,16 +49,30 @@ pub struct Topic {
     pub name: String,
     pub body: Body,
     pub metadata: BTreeMap<String, String>,
-    /// Of a component's topic: the channel each field holds.
+    /// Of a component's topic: the signal each field holds.
     signals: Vec<String>,
+    /// Of each field regrouped from axes: its first slot in [`Pending::axes`] and its
+    /// number of elements.
+    slots: Vec<Option<(usize, usize)>>,
     pending: Option<Pending>,
 }
 
 impl Topic {
+    /// The number of axis slots of a message.
+    fn axes(&self) -> usize {
+        self.slots.iter().flatten().map(|(_, n)| n).sum()
+    }
+
     /// (schema name, schema encoding, schema data, message encoding).
     pub fn schema(&self) -> (String, &'static str, Vec<u8>, &'static str) {
         match &self.body {
             Body::Proto(m) => (m.full_name(), "protobuf", m.descriptor_set(), "protobuf"),
+            Body::Keyed(name) => (
+                format!("{}.{name}", proto::PACKAGE),
+                "protobuf",
+                proto::keyed_descriptor_set(name),
+                "protobuf",
+            ),
             Body::Json(channel, s) => (channel.clone(), "jsonschema", s.clone(), "json"),
         }
     }
@@ -65,6 +85,10 @@ struct Pending {
     body: Vec<u8>,
     /// Of a flat message: the fields given (a field given twice ends the instant).
     given: Vec<bool>,
+    /// The axes given of each vector regrouped from axes, by slot.
+    axes: Vec<Option<Value>>,
+    /// Of a flat message: the `"key":value` pairs of its `extra_json` so far.
+    extra: Vec<u8>,
 }
 
 /// A message ready to be written: its topic (an index into [`Layout::topic`]) and time.
@@ -77,15 +101,19 @@ pub struct Ready {
 /// Where a channel's records go.
 enum Route {
     Json(usize),
-    /// The topic, and the index of each key's field in it.
+    Keyed(usize),
+    /// The topic, and the index of each key's field in it; of an axis, its slot.
     Proto {
         topic: usize,
         fields: HashMap<String, usize>,
+        slot: Option<usize>,
     },
 }
 
 pub struct Layout {
     encoding: Encoding,
+    /// Whether per-axis signals are regrouped into vectors ([`component::SPLITS_VECTORS`]).
+    regroup: bool,
     /// Per channel id, decided at its first record.
     routes: Vec<Option<Route>>,
     topics: Vec<Topic>,
@@ -99,9 +127,11 @@ pub struct Layout {
 }
 
 impl Layout {
-    pub fn new(encoding: Encoding) -> Layout {
+    /// The layout of a recording of `format` (the header's).
+    pub fn new(encoding: Encoding, format: &str) -> Layout {
         Layout {
             encoding,
+            regroup: component::SPLITS_VECTORS.contains(&format),
             routes: Vec::new(),
             topics: Vec::new(),
             by_name: HashMap::new(),
@@ -127,56 +157,63 @@ impl Layout {
         loss: &mut LossReport,
     ) {
         let c = record.channel as usize;
-        let Some(channel) = channels.get(c) else {
-            return;
-        };
-        if self.routes.len() <= c {
-            self.routes.resize_with(c + 1, || None);
-        }
-        if self.routes[c].is_none() {
-            let route = self.route(channels, channel, record);
-            self.routes[c] = Some(route);
-        }
-        match &self.routes[c] {
-            Some(Route::Json(topic)) => {
-                let topic = *topic;
+        // Taken out while the topics are borrowed mutably.
+        match self.take_route(channels, record) {
+            Some(route @ (Route::Json(topic) | Route::Keyed(topic))) => {
                 let mut data = Vec::new();
-                json_text::record(&mut data, record, None, None, &mut self.lost);
+                if matches!(route, Route::Json(_)) {
+                    json_text::record(&mut data, record, None, None, &mut self.lost);
+                } else {
+                    proto::keyed_record(&mut data, &mut self.scratch, record, &mut self.lost);
+                }
                 out.push(Ready {
                     topic,
                     time: record.time,
                     data,
                 });
+                self.routes[c] = Some(route);
             }
-            Some(Route::Proto { .. }) => {
-                // Taken out while the topics are borrowed mutably.
-                let route = self.routes[c].take();
-                if let Some(Route::Proto { topic, fields }) = &route {
-                    self.encode(*topic, fields, record, out);
+            Some(route @ Route::Proto { .. }) => {
+                if let Route::Proto {
+                    topic,
+                    fields,
+                    slot,
+                } = &route
+                {
+                    self.encode(*topic, fields, *slot, record, out);
                 }
-                self.routes[c] = route;
+                self.routes[c] = Some(route);
             }
-            None => {}
+            None => return,
         }
         for (field, reason) in self.lost.drain(..) {
-            loss.add(&channel.name, &field, reason);
+            loss.add(&channels[c].name, &field, reason);
         }
     }
 
     /// The JSON topic of `record` (with `--mcap-encoding json`, whose text is made
-    /// elsewhere), made at its channel's first record.
+    /// elsewhere).
     pub fn json_topic(&mut self, channels: &[Channel], record: &Record) -> Option<usize> {
+        let route = self.take_route(channels, record)?;
+        let topic = match route {
+            Route::Json(t) => Some(t),
+            Route::Keyed(_) | Route::Proto { .. } => None,
+        };
+        self.routes[record.channel as usize] = Some(route);
+        topic
+    }
+
+    /// The route of `record`'s channel, taken out of [`Layout::routes`] (the caller puts it
+    /// back); made, with the topics it needs, at the channel's first record.
+    fn take_route(&mut self, channels: &[Channel], record: &Record) -> Option<Route> {
         let c = record.channel as usize;
         let channel = channels.get(c)?;
         if self.routes.len() <= c {
             self.routes.resize_with(c + 1, || None);
         }
-        if self.routes[c].is_none() {
-            self.routes[c] = Some(self.route(channels, channel, record));
-        }
-        match self.routes[c] {
-            Some(Route::Json(t)) => Some(t),
-            _ => None,
+        match self.routes[c].take() {
+            Some(route) => Some(route),
+            None => Some(self.route(channels, channel, record)),
         }
     }
 
@@ -184,18 +221,19 @@ impl Layout {
     pub fn finish(&mut self, out: &mut Vec<Ready>) {
         for (i, topic) in self.topics.iter_mut().enumerate() {
             if let Some(p) = topic.pending.take() {
-                out.push(ready(i, p));
+                out.push(ready(topic, i, p, &mut self.scratch, &mut self.lost));
             }
         }
     }
 
     /// Adds `record`'s values to topic `t`'s message of its instant (as an entity of it,
-    /// on a topic of entities). A value that does not fit its field, or a key the topic has
-    /// no field for, goes to the message's `extra_json`.
+    /// on a topic of entities; of an axis, to its vector's `slot`). A value that does not
+    /// fit its field, or a key the topic has no field for, goes to the `extra_json`.
     fn encode(
         &mut self,
         t: usize,
         fields: &HashMap<String, usize>,
+        slot: Option<usize>,
         record: &Record,
         out: &mut Vec<Ready>,
     ) {
@@ -215,42 +253,42 @@ impl Layout {
         body.clear();
         extra.clear();
         written.clear();
+        let mut axis = None;
         for (key, value) in &record.values {
-            let fits = match fields.get(key) {
-                Some(&f) => proto::value(body, scratch, &message.fields[f], value, lost)
+            let fits = match (fields.get(key), slot) {
+                (Some(_), Some(_)) => {
+                    axis = Some(value);
+                    true
+                }
+                (Some(&f), None) => proto::value(body, scratch, &message.fields[f], value, lost)
                     .map(|()| written.push(f))
                     .is_ok(),
-                None => scene::carries(key, value),
+                (None, _) => scene::carries(key, value),
             };
             if !fits {
-                extra.push(if extra.is_empty() { b'{' } else { b',' });
-                json_text::string(extra, key);
-                extra.push(b':');
-                json_text::value(extra, key, value, lost);
+                json_pair(extra, key, value, lost);
             }
-        }
-        // The last field of every message type is `extra_json`.
-        let extra_field = message.fields.len() - 1;
-        if !extra.is_empty() {
-            extra.push(b'}');
-            proto::bytes(body, message.fields[extra_field].number, extra);
-            written.push(extra_field);
         }
         let entities = message.entities;
         let ends = topic.pending.as_ref().is_some_and(|p| {
-            p.time != record.time || (!entities && written.iter().any(|&f| p.given[f]))
+            p.time != record.time
+                || (!entities
+                    && (written.iter().any(|&f| p.given[f])
+                        || slot.is_some_and(|s| axis.is_some() && p.axes[s].is_some())))
         });
         if ends {
             if let Some(p) = topic.pending.take() {
-                out.push(ready(t, p));
+                out.push(ready(topic, t, p, scratch, lost));
             }
         }
-        let n = message.fields.len();
+        let (n, slots) = (message.fields.len(), topic.axes());
         let pending = topic.pending.get_or_insert_with(|| Pending {
             time: record.time,
             frame: record.frame,
             body: Vec::new(),
             given: vec![false; n],
+            axes: vec![None; slots],
+            extra: Vec::new(),
         });
         if entities {
             let mut entity = Vec::with_capacity(body.len() + 16);
@@ -262,12 +300,20 @@ impl Layout {
                 None => {}
             }
             entity.extend_from_slice(body);
+            if !extra.is_empty() {
+                close_object(extra);
+                proto::bytes(&mut entity, extra_number(&message.fields), extra);
+            }
             proto::bytes(&mut pending.body, proto::ENTITIES, &entity);
         } else {
             for &f in written.iter() {
                 pending.given[f] = true;
             }
             pending.body.extend_from_slice(body);
+            if let (Some(s), Some(v)) = (slot, axis) {
+                pending.axes[s] = Some(v.clone());
+            }
+            pending.extra.extend_from_slice(extra);
         }
     }
 
@@ -275,11 +321,14 @@ impl Layout {
     fn route(&mut self, channels: &[Channel], channel: &Channel, record: &Record) -> Route {
         let keys_known =
             channel.composition != Composition::StateDelta && !channel.fields.is_empty();
-        if self.encoding == Encoding::Json || !keys_known {
+        if self.encoding == Encoding::Json {
             return self.json_route(channel);
         }
-        if let Some(component) = component_of(channel, record) {
-            return self.component_route(channels, channel, &component);
+        if !keys_known {
+            return self.keyed_route(channel);
+        }
+        if let Some(place) = component::place(channels, channel, record, self.regroup) {
+            return self.component_route(channels, channel, place);
         }
         // Keys the first record carries without a type the look-ahead could give (a list, a
         // null) are fields too, as JSON text, rather than lost.
@@ -308,6 +357,7 @@ impl Layout {
             }),
             metadata,
             signals: Vec::new(),
+            slots: Vec::new(),
             pending: None,
         });
         Route::Proto {
@@ -317,22 +367,18 @@ impl Layout {
                 .enumerate()
                 .map(|(i, s)| (s.name.clone(), i))
                 .collect(),
+            slot: None,
         }
     }
 
-    /// The route of a component's signal: the component's topic (and its static topic),
-    /// made the first time with every signal of the component the channels declare.
-    fn component_route(
-        &mut self,
-        channels: &[Channel],
-        channel: &Channel,
-        component: &str,
-    ) -> Route {
+    /// The route of a component's signal (or axis): the component's topic (static or
+    /// not), made the first time with every member of the component the channels declare.
+    fn component_route(&mut self, channels: &[Channel], channel: &Channel, place: Place) -> Route {
         let Some(spec) = channel.fields.first() else {
             return self.json_route(channel);
         };
-        let name = topic_name(component);
-        let name = if spec.is_static {
+        let name = topic_name(&place.component);
+        let name = if place.is_static {
             format!("{name}/static")
         } else {
             name
@@ -340,24 +386,25 @@ impl Layout {
         let t = match self.by_name.get(&name) {
             Some(&t) => t,
             None => {
-                let members: Vec<&Channel> = channels
-                    .iter()
-                    .filter(|c| {
-                        signal_of(c).is_some_and(|(comp, s)| {
-                            comp == component && s.is_static == spec.is_static
-                        })
-                    })
-                    .collect();
-                let specs: Vec<&FieldSpec> =
-                    members.iter().filter_map(|c| c.fields.first()).collect();
+                let members =
+                    component::members(channels, &place.component, place.is_static, self.regroup);
+                let specs: Vec<&FieldSpec> = members.iter().map(|m| &m.spec).collect();
                 let mut metadata = BTreeMap::new();
-                metadata.insert("component".into(), component.to_string());
+                metadata.insert("component".into(), place.component.clone());
                 metadata.insert("kind".into(), "signals".into());
-                let signals: Vec<String> = members.iter().map(|c| c.name.clone()).collect();
-                let mut originals = signals.iter().cloned();
+                let mut originals = members.iter().map(|m| m.name.clone());
                 let fields = fields_of(&specs, false, &mut metadata, |_| {
                     originals.next().unwrap_or_default()
                 });
+                let mut next = 0;
+                let mut slots = Vec::with_capacity(members.len());
+                for (m, f) in members.iter().zip(&fields) {
+                    slots.push(m.axes.map(|axes| {
+                        metadata.insert(format!("{}.axes", f.name), axes.join(","));
+                        next += axes.len();
+                        (next - axes.len(), axes.len())
+                    }));
+                }
                 let message = proto::identifier(name.trim_start_matches('/'));
                 self.add_topic(Topic {
                     name,
@@ -367,20 +414,24 @@ impl Layout {
                         entities: false,
                     }),
                     metadata,
-                    signals,
+                    signals: members.into_iter().map(|m| m.name).collect(),
+                    slots,
                     pending: None,
                 })
             }
         };
         // A signal declared after the topic was made has no field in it: its values go to
         // `extra_json`.
-        let index = self.topics[t]
-            .signals
-            .iter()
-            .position(|s| *s == channel.name);
+        let topic = &self.topics[t];
+        let index = topic.signals.iter().position(|s| *s == place.member);
+        let slot = index
+            .and_then(|i| topic.slots.get(i).copied().flatten())
+            .zip(place.element)
+            .map(|((first, _), e)| first + e);
         Route::Proto {
             topic: t,
             fields: index.map(|i| (spec.name.clone(), i)).into_iter().collect(),
+            slot,
         }
     }
 
@@ -391,6 +442,24 @@ impl Layout {
             body: Body::Json(channel.name.clone(), channel_schema(channel)),
             metadata: channel_metadata(channel),
             signals: Vec::new(),
+            slots: Vec::new(),
+            pending: None,
+        }))
+    }
+
+    fn keyed_route(&mut self, channel: &Channel) -> Route {
+        let name = self.free_name(&topic_name(&channel.name));
+        let mut metadata = channel_metadata(channel);
+        metadata.insert(
+            "values.about".into(),
+            "each key's value as JSON text (keys not known up front)".into(),
+        );
+        Route::Keyed(self.add_topic(Topic {
+            body: Body::Keyed(proto::identifier(name.trim_start_matches('/'))),
+            name,
+            metadata,
+            signals: Vec::new(),
+            slots: Vec::new(),
             pending: None,
         }))
     }
@@ -413,45 +482,68 @@ impl Layout {
     }
 }
 
-fn ready(topic: usize, p: Pending) -> Ready {
+/// The message of a topic's instant: `time_ns`, `frame`, the fields given, each vector
+/// whose axes all came and fit its type (the axes of another go to `extra_json`, as
+/// `<field>[<element>]`), and `extra_json`.
+fn ready(topic: &Topic, t: usize, mut p: Pending, scratch: &mut Vec<u8>, lost: &mut Lost) -> Ready {
     let mut data = Vec::with_capacity(p.body.len() + 24);
     proto::int64(&mut data, proto::TIME_NS, p.time);
     if let Some(frame) = p.frame {
         proto::int64(&mut data, proto::FRAME, frame);
     }
     data.extend_from_slice(&p.body);
+    if let Body::Proto(message) = &topic.body {
+        for (f, slots) in topic.slots.iter().enumerate() {
+            let (Some((first, n)), Some(field)) = (slots, message.fields.get(f)) else {
+                continue;
+            };
+            let axes = &p.axes[*first..first + n];
+            let complete = axes.iter().all(Option::is_some);
+            if complete && proto::packed(&mut data, scratch, field, axes.iter().flatten()).is_ok() {
+                continue;
+            }
+            for (e, v) in axes.iter().enumerate() {
+                if let Some(v) = v {
+                    json_pair(&mut p.extra, &format!("{}[{e}]", field.name), v, lost);
+                }
+            }
+        }
+        if !p.extra.is_empty() {
+            close_object(&mut p.extra);
+            proto::bytes(&mut data, extra_number(&message.fields), &p.extra);
+        }
+    }
     Ready {
-        topic,
+        topic: t,
         time: p.time,
         data,
     }
 }
 
+/// Appends `"key":value,` (JSON text) to `out`.
+fn json_pair(out: &mut Vec<u8>, key: &str, value: &Value, lost: &mut Lost) {
+    json_text::string(out, key);
+    out.push(b':');
+    json_text::value(out, key, value, lost);
+    out.push(b',');
+}
+
+/// Makes a list of [`json_pair`]s an object.
+fn close_object(out: &mut Vec<u8>) {
+    out.insert(0, b'{');
+    if let Some(last) = out.last_mut() {
+        *last = b'}';
+    }
+}
+
+/// The number of `extra_json`, the last field of every message type.
+fn extra_number(fields: &[Field]) -> u32 {
+    fields.last().map_or(3, |f| f.number)
+}
+
 /// A channel or component name as a topic: `/` between its parts, never `.`.
 pub fn topic_name(name: &str) -> String {
     format!("/{}", name.trim_start_matches('/').replace('.', "/"))
-}
-
-/// The component a record of `channel` is a signal of: its named entity, when the channel
-/// is that name and the channel's one field.
-fn component_of(channel: &Channel, record: &Record) -> Option<String> {
-    let Some(Entity::Name(entity)) = &record.entity else {
-        return None;
-    };
-    let (component, _) = signal_of(channel)?;
-    (component == &**entity).then(|| entity.to_string())
-}
-
-/// A channel of one declared field named by the channel's last part: (the rest, the field).
-fn signal_of(channel: &Channel) -> Option<(&str, &FieldSpec)> {
-    let [spec] = channel.fields.as_slice() else {
-        return None;
-    };
-    let component = channel
-        .name
-        .strip_suffix(spec.name.as_str())?
-        .strip_suffix('.')?;
-    (channel.declares_all && !component.is_empty()).then_some((component, spec))
 }
 
 /// The last field of every message: what did not fit the others, as a JSON object.

@@ -11,6 +11,7 @@ use prost::Message as _;
 use prost_types::field_descriptor_proto::{Label, Type};
 use prost_types::{
     DescriptorProto, FieldDescriptorProto, FieldOptions, FileDescriptorProto, FileDescriptorSet,
+    MessageOptions,
 };
 
 use crate::formats::export::json_text;
@@ -139,17 +140,96 @@ impl MessageType {
         } else {
             message.field.extend(own);
         }
-        FileDescriptorSet {
-            file: vec![FileDescriptorProto {
-                name: Some(format!("{PACKAGE}/{}.proto", self.name)),
-                package: Some(PACKAGE.into()),
-                message_type: vec![message],
-                syntax: Some("proto2".into()),
-                ..FileDescriptorProto::default()
-            }],
-        }
-        .encode_to_vec()
+        file_set(&self.name, message)
     }
+}
+
+/// Of a message of values whose keys are not known up front (a NanoVer state delta): its
+/// `map<string, string> values` (each value as JSON text), `repeated string removed` (the
+/// keys a delta removes) and the record's entity.
+pub mod keyed {
+    pub const VALUES: u32 = 3;
+    pub const REMOVED: u32 = 4;
+    pub const ENTITY: u32 = 5;
+    pub const NAME: u32 = 6;
+}
+
+/// The FileDescriptorSet of message `simrec.<name>` of [`keyed`] values.
+pub fn keyed_descriptor_set(name: &str) -> Vec<u8> {
+    let entry = DescriptorProto {
+        name: Some("ValuesEntry".into()),
+        field: vec![
+            field("key", 1, Type::String, false),
+            field("value", 2, Type::String, false),
+        ],
+        options: Some(MessageOptions {
+            map_entry: Some(true),
+            ..MessageOptions::default()
+        }),
+        ..DescriptorProto::default()
+    };
+    let mut values = field("values", keyed::VALUES, Type::Message, true);
+    values.type_name = Some(format!(".{PACKAGE}.{name}.ValuesEntry"));
+    let message = DescriptorProto {
+        name: Some(name.into()),
+        field: vec![
+            field("time_ns", TIME_NS, Type::Int64, false),
+            field("frame", FRAME, Type::Int64, false),
+            values,
+            field("removed", keyed::REMOVED, Type::String, true),
+            field("entity", keyed::ENTITY, Type::Uint64, false),
+            field("name", keyed::NAME, Type::String, false),
+        ],
+        nested_type: vec![entry],
+        ..DescriptorProto::default()
+    };
+    file_set(name, message)
+}
+
+/// A record as a message of [`keyed`] values.
+pub fn keyed_record(
+    buf: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    record: &crate::model::Record,
+    lost: &mut json_text::Lost,
+) {
+    use crate::model::Entity;
+    int64(buf, TIME_NS, record.time);
+    if let Some(frame) = record.frame {
+        int64(buf, FRAME, frame);
+    }
+    let mut entry = Vec::new();
+    for (key, value) in &record.values {
+        if *value == Value::Removed {
+            bytes(buf, keyed::REMOVED, key.as_bytes());
+            continue;
+        }
+        scratch.clear();
+        json_text::value(scratch, key, value, lost);
+        entry.clear();
+        bytes(&mut entry, 1, key.as_bytes());
+        bytes(&mut entry, 2, scratch);
+        bytes(buf, keyed::VALUES, &entry);
+    }
+    match &record.entity {
+        Some(Entity::Id(id)) => uint64(buf, keyed::ENTITY, *id),
+        Some(Entity::Name(n)) => bytes(buf, keyed::NAME, n.as_bytes()),
+        None => {}
+    }
+}
+
+/// A FileDescriptorSet of one message type.
+fn file_set(name: &str, message: DescriptorProto) -> Vec<u8> {
+    FileDescriptorSet {
+        file: vec![FileDescriptorProto {
+            name: Some(format!("{PACKAGE}/{name}.proto")),
+            package: Some(PACKAGE.into()),
+            message_type: vec![message],
+            syntax: Some("proto2".into()),
+            ..FileDescriptorProto::default()
+        }],
+    }
+    .encode_to_vec()
 }
 
 fn field(name: &str, number: u32, kind: Type, repeated: bool) -> FieldDescriptorProto {
@@ -329,6 +409,26 @@ fn elements(
         ArrayData::F32(v) => each!(v, |s, x: f32| float(s, f.kind, f64::from(x))),
         ArrayData::F64(v) => each!(v, |s, x: f64| float(s, f.kind, x)),
         ArrayData::Str(_) => {}
+    }
+    bytes(buf, f.number, scratch);
+    Ok(())
+}
+
+/// Appends scalars as the elements of repeated numeric field `f`, packed in one run (a
+/// vector regrouped from its axes). Refused, and `buf` left as it was, when one is not a
+/// number the field's type holds.
+pub fn packed<'a>(
+    buf: &mut Vec<u8>,
+    scratch: &mut Vec<u8>,
+    f: &Field,
+    values: impl IntoIterator<Item = &'a Value>,
+) -> Result<(), Refusal> {
+    if !f.repeated || !f.kind.is_numeric() {
+        return Err("value of another type than the field's");
+    }
+    scratch.clear();
+    for v in values {
+        number(scratch, f.kind, v)?;
     }
     bytes(buf, f.number, scratch);
     Ok(())

@@ -324,7 +324,7 @@ impl Messages {
             path: path.to_path_buf(),
             epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
             channels: Vec::new(),
-            layout: Layout::new(encoding),
+            layout: Layout::new(encoding, &header.format),
             topic_ids: Vec::new(),
             ready: Vec::new(),
             topics_3d: BTreeMap::new(),
@@ -537,6 +537,11 @@ impl Messages {
             &mut self.messages_3d,
             &mut self.report.loss,
         );
+        self.write_3d(log_time)
+    }
+
+    /// Writes the Foxglove messages made, at `log_time`.
+    fn write_3d(&mut self, log_time: u64) -> Result<(), WriteError> {
         let messages = std::mem::take(&mut self.messages_3d);
         for (topic, bytes) in &messages {
             let topic_id = self.topic_3d(*topic)?;
@@ -552,6 +557,8 @@ impl Messages {
         let mut ready = std::mem::take(&mut self.ready);
         self.layout.finish(&mut ready);
         self.write_ready(&mut ready)?;
+        let log_time = self.scene.finish(&mut self.messages_3d);
+        self.write_3d(log_time)?;
         let path = self.path.clone();
         let Some(mut out) = self.out.take() else {
             return Ok(self.report);

@@ -384,14 +384,62 @@ fn tes_shapes_become_a_scene() {
     let (bytes, code) = convert(&["tes/small_plain.3es"], dir.path());
     // Stars, planes, poses, screen text and meshes have no Foxglove primitive: loss.
     assert_eq!(code, 3);
-    let updates: Vec<SceneUpdate> = messages(&bytes)
+    let all = messages(&bytes);
+    let scene: Vec<&Message> = all.iter().filter(|m| m.topic == "/3es/scene").collect();
+    let updates: Vec<SceneUpdate> = scene
         .iter()
-        .filter(|m| m.topic == "/3es/scene")
         .map(|m| {
             assert_eq!(m.schema, "foxglove.SceneUpdate");
             SceneUpdate::decode(m.data.as_slice()).unwrap()
         })
         .collect();
+
+    // One SceneUpdate per frame (sphere 1 moves in each of the 50), at the frame's end.
+    let frame_ends = frame_end_times("tes/small_plain.3es");
+    assert_eq!(frame_ends.len(), 50);
+    let times: Vec<u64> = scene.iter().map(|m| m.log_time).collect();
+    assert_eq!(times, frame_ends);
+    // The transient sphere of frame 1 replaces frame 0's under the same id: the update
+    // deletes the old one (deletions come first) and draws the new one.
+    let u = &updates[1];
+    assert!(u.deletions.iter().any(|d| d.id == "sphere/0/0"));
+    let transient = u.entities.iter().find(|e| e.id == "sphere/0/0").unwrap();
+    assert_eq!(
+        transient.spheres[0].pose.unwrap().position.unwrap().x,
+        0.1f32 as f64
+    );
+
+    // /tf: a frame per shape, named by its channel (sphere 1 and mesh resource 1 are two).
+    let mut children: Vec<String> = all
+        .iter()
+        .filter(|m| m.topic == "/tf")
+        .flat_map(|m| {
+            FrameTransforms::decode(m.data.as_slice())
+                .unwrap()
+                .transforms
+        })
+        .map(|t| t.child_frame_id)
+        .collect();
+    children.sort();
+    children.dedup();
+    for id in ["3es/sphere/1", "3es/mesh/1", "3es/box/2"] {
+        assert!(children.iter().any(|c| c == id), "{children:?}");
+    }
+    assert!(
+        !children.iter().any(|c| c.starts_with("entity")),
+        "{children:?}"
+    );
+
+    // No topic without messages.
+    let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+    let counts = &summary.stats.as_ref().unwrap().channel_message_counts;
+    for (id, channel) in &summary.channels {
+        assert!(
+            counts.get(id).is_some_and(|&n| n > 0),
+            "{} is empty",
+            channel.topic
+        );
+    }
     // Sphere 1 is created at the origin, red, radius 0.5 (a Foxglove size of 1).
     let sphere = updates
         .iter()
@@ -414,6 +462,24 @@ fn tes_shapes_become_a_scene() {
     assert!(updates
         .iter()
         .any(|u| u.entities.iter().any(|e| !e.texts.is_empty())));
+}
+
+/// A decoded `/3es/points` point: x, y, z and RGBA.
+type CloudPoint = ([f64; 3], [u8; 4]);
+
+/// The times (ns) of the `Frame` messages that end a 3es recording's frames.
+fn frame_end_times(input: &str) -> Vec<u64> {
+    let mut source = open_recording(&[fixture(input)], ReadOptions::default()).unwrap();
+    let mut times = Vec::new();
+    while let Some(record) = source.next() {
+        let record = record.unwrap();
+        if source.header().channels[record.channel as usize].name == "3es/control"
+            && record.get("message") == Some(&Value::Str("Frame".into()))
+        {
+            times.push(record.time as u64);
+        }
+    }
+    times
 }
 
 /// The source's own decode of one mesh buffer: the `data` of the record on `channel` whose
@@ -509,22 +575,40 @@ fn tes_meshes_are_drawn() {
         assert_eq!((p.x, p.y, p.z), (4.0, -4.0, 0.0));
         assert_eq!(t.color.unwrap().a, 1.0);
 
-        // Mesh shape 12: 400 points (spheres), coloured per vertex (0xRRGGBBAA).
-        let points12 = entity("mesh_shape/12");
-        assert_eq!(points12.spheres.len(), 400);
+        // Point meshes are one point cloud per frame: at frame 0 mesh shape 12's 400
+        // points, coloured per vertex (0xRRGGBBAA); from 33 ms also mesh set 16's one part,
+        // resource 1 (300 points), drawn once the resource is finalised (a frame after the
+        // set), each point at the resource's vertex. Clouds list entities by id: the set
+        // first.
+        let clouds: Vec<(u64, Vec<CloudPoint>)> = messages(&bytes)
+            .iter()
+            .filter(|m| m.topic == "/3es/points")
+            .map(|m| {
+                assert_eq!(m.schema, "foxglove.PointCloud");
+                let c = PointCloud::decode(m.data.as_slice()).unwrap();
+                assert_eq!(c.point_stride, 28);
+                let points = c
+                    .data
+                    .chunks_exact(28)
+                    .map(|p| {
+                        let f =
+                            |k: usize| f64::from_le_bytes(p[8 * k..8 * k + 8].try_into().unwrap());
+                        ([f(0), f(1), f(2)], [p[24], p[25], p[26], p[27]])
+                    })
+                    .collect();
+                (m.log_time, points)
+            })
+            .collect();
+        assert_eq!(clouds[0].0, 0, "{input}");
+        assert_eq!(clouds[0].1.len(), 400, "{input}");
         let ArrayData::U32(colours) =
             source_buffer(input, "3es/mesh_shape", "object_id", 12, &Value::UInt(3))
         else {
             panic!("{input}: colours not uint32");
         };
-        let c = points12.spheres[1].color.unwrap();
-        let [r, g, b, a] = colours[1].to_be_bytes().map(|x| f64::from(x) / 255.0);
-        assert_eq!((c.r, c.g, c.b, c.a), (r, g, b, a));
-
-        // Mesh set 16: its one part, resource 1 (300 points), drawn once the resource is
-        // finalised (a frame after the set), each point at the resource's vertex.
-        let set = entity("mesh_set/16");
-        assert_eq!(set.spheres.len(), 300, "{input}");
+        assert_eq!(clouds[0].1[1].1, colours[1].to_be_bytes());
+        let (time, both) = &clouds[1];
+        assert_eq!((*time, both.len()), (33_000_000, 700), "{input}");
         let ArrayData::F32(resource) = source_buffer(
             input,
             "3es/mesh",
@@ -534,11 +618,12 @@ fn tes_meshes_are_drawn() {
         ) else {
             panic!("{input}: resource vertices not float32");
         };
-        for (sphere, v) in set.spheres.iter().zip(resource.chunks(3)) {
-            let p = sphere.pose.unwrap().position.unwrap();
-            assert_eq!([p.x, p.y, p.z], [v[0], v[1], v[2]].map(f64::from));
+        for ((p, _), v) in both.iter().zip(resource.chunks(3)) {
+            assert_eq!(*p, [v[0], v[1], v[2]].map(f64::from));
         }
-        assert_eq!(set.timestamp.unwrap().nsec(), 33_000_000);
+        assert_eq!(both[301].1, colours[1].to_be_bytes());
+        // Destroying them empties the cloud.
+        assert!(clouds.last().unwrap().1.is_empty(), "{input}");
 
         // Destroys delete them.
         for id in ["mesh_shape/12", "mesh_set/16"] {
@@ -561,8 +646,7 @@ fn tes_meshes_are_drawn() {
             "{input}: {rows:?}"
         );
         for (channel, why) in [
-            ("3es/mesh_shape", "points drawn as spheres"),
-            ("3es/mesh_set", "points drawn as spheres"),
+            ("3es/mesh_shape", "point size (3es: pixels) not carried"),
             ("3es/mesh_set", "vertex normals not carried"),
             ("3es/star", "shape has no Foxglove primitive"),
         ] {

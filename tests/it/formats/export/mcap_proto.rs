@@ -21,8 +21,11 @@ struct Topic {
 }
 
 fn convert(input: &str, dir: &Path) -> BTreeMap<String, Topic> {
+    convert_path(&util::any_fixture(input), dir)
+}
+
+fn convert_path(input: &Path, dir: &Path) -> BTreeMap<String, Topic> {
     let out = dir.join("out.mcap");
-    let input = util::any_fixture(input);
     let run = run_in(
         dir,
         &[
@@ -30,6 +33,7 @@ fn convert(input: &str, dir: &Path) -> BTreeMap<String, Topic> {
             &input.to_string_lossy(),
             "-o",
             &out.to_string_lossy(),
+            "--force",
         ],
     );
     assert!(run.code == 0 || run.code == 3, "{}", run.stderr);
@@ -223,9 +227,51 @@ fn nanover_frames_leave_positions_to_the_point_cloud() {
     let frame = &topics["/frame"];
     assert!(frame.metadata.values().all(|v| v != "particle.positions"));
     assert_eq!(frame.messages.len(), topics["/particles"].messages.len());
-    // Keys whose type the look-ahead cannot fix (a state delta) stay JSON.
-    assert_eq!(topics["/state"].schema_name, "state");
-    assert!(topics["/state"].descriptor.file.is_empty());
+
+    // A state delta's keys are not known up front: a map of key → JSON text, and the keys
+    // it removes; one message per record.
+    let state = &topics["/state"];
+    assert_eq!(state.schema_name, "simrec.state");
+    let message = &state.descriptor.file[0].message_type[0];
+    assert_eq!(message.nested_type[0].name(), "ValuesEntry");
+    assert_eq!(
+        message.nested_type[0].options.as_ref().unwrap().map_entry,
+        Some(true)
+    );
+    assert_eq!(state.messages.len(), 16);
+    let (mut values, mut removed) = (Vec::new(), Vec::new());
+    for (_, m) in &state.messages {
+        for (n, w) in wire(m) {
+            let Wire::Bytes(b) = w else { continue };
+            match n {
+                3 => {
+                    let entry = wire(&b);
+                    let text = |k| match get(&entry, k) {
+                        Some(Wire::Bytes(t)) => String::from_utf8(t.clone()).unwrap(),
+                        other => panic!("{other:?}"),
+                    };
+                    values.push((text(1), text(2)));
+                }
+                4 => removed.push(String::from_utf8(b).unwrap()),
+                _ => {}
+            }
+        }
+    }
+    for (key, text) in [
+        ("simulation.name", r#""ethanol-water""#),
+        ("simrec.note", r#""hello""#),
+        ("simrec.counter", "0"),
+        (
+            "simrec.nested",
+            r#"{"a":[1,2.5,"x"],"b":{"c":true,"d":null}}"#,
+        ),
+    ] {
+        assert!(
+            values.iter().any(|(k, t)| k == key && t == text),
+            "{key}={text} not in {values:?}"
+        );
+    }
+    assert!(removed.iter().any(|k| k == "simrec.note"), "{removed:?}");
 }
 
 #[test]
@@ -245,4 +291,103 @@ fn values_that_do_not_fit_the_schema_go_to_extra_json() {
         })
     });
     assert!(found, "sphere 15's float64 position in extra_json");
+}
+
+/// Every value of packed float or double field `name` of a message, as f64 (HDF5 and CSV
+/// widen a float32 vector to float64).
+fn all_floats(topic: &Topic, fields: &[(u32, Wire)], name: &str) -> Vec<f64> {
+    let n = number(topic, name);
+    let float32 = topic.descriptor.file[0].message_type[0]
+        .field
+        .iter()
+        .any(|f| {
+            f.name() == name && f.r#type() == prost_types::field_descriptor_proto::Type::Float
+        });
+    fields
+        .iter()
+        .filter(|(k, _)| *k == n)
+        .flat_map(|(_, w)| match (w, float32) {
+            (Wire::Bytes(b), true) => b
+                .chunks(4)
+                .map(|c| f64::from(f32::from_le_bytes(c.try_into().unwrap())))
+                .collect(),
+            _ => doubles(w),
+        })
+        .collect()
+}
+
+/// The field names of a topic's message type, `time_ns` and `frame` first.
+fn field_names(topic: &Topic) -> Vec<String> {
+    topic.descriptor.file[0].message_type[0]
+        .field
+        .iter()
+        .map(|f| f.name().to_string())
+        .collect()
+}
+
+/// An Icarus recording written as HDF5 and as CSV (which split vectors into per-axis
+/// columns) gives the topics and fields of its `.icarec`: Vec3, Quat and Mat3 regrouped,
+/// their values in the same order. CSV has no static signals: they join the component's
+/// topic.
+#[test]
+fn icarus_axes_are_regrouped_into_their_vectors() {
+    let dir = tempfile::tempdir().unwrap();
+    let icarec = convert("icarec/types.icarec", dir.path());
+    for form in ["types.h5", "types.csv"] {
+        let path = dir.path().join(form);
+        let source = util::any_fixture("icarec/types.icarec");
+        let run = run_in(
+            dir.path(),
+            &[
+                "convert",
+                &source.to_string_lossy(),
+                "-o",
+                &path.to_string_lossy(),
+            ],
+        );
+        assert!(run.code == 0 || run.code == 3, "{}", run.stderr);
+        let split = convert_path(&path, dir.path());
+        let csv = form.ends_with(".csv");
+        let mut expected: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for (name, topic) in icarec.iter().filter(|(n, _)| *n != "/tf") {
+            let fields = field_names(topic);
+            match name.strip_suffix("/static").filter(|_| csv) {
+                Some(component) => {
+                    let all = expected.get_mut(component).unwrap();
+                    let extra = all.pop().unwrap();
+                    all.extend(fields[2..fields.len() - 1].iter().cloned());
+                    all.push(extra);
+                }
+                None => {
+                    expected.insert(name.clone(), fields);
+                }
+            }
+        }
+        let got: BTreeMap<String, Vec<String>> = split
+            .iter()
+            .map(|(name, topic)| (name.clone(), field_names(topic)))
+            .collect();
+        assert_eq!(got, expected, "{form}");
+        let body = &split["/Body"];
+        assert_eq!(body.metadata["q.shape"], "4");
+        assert_eq!(body.metadata["q.name"], "Body.q");
+        assert_eq!(body.metadata["q.axes"], "w,x,y,z");
+        assert_eq!(
+            body.metadata["m.axes"],
+            "m00,m01,m02,m10,m11,m12,m20,m21,m22"
+        );
+        assert_eq!(body.metadata["m.shape"], "3,3");
+        for (i, (_, message)) in body.messages.iter().enumerate() {
+            let ours = wire(message);
+            let theirs = wire(&icarec["/Body"].messages[i].1);
+            for field in ["q", "r", "m"] {
+                assert_eq!(
+                    all_floats(body, &ours, field),
+                    all_floats(&icarec["/Body"], &theirs, field),
+                    "{form} message {i} {field}"
+                );
+            }
+            assert_eq!(all_floats(body, &ours, "m").len(), 9);
+        }
+    }
 }

@@ -5,10 +5,11 @@
 //! - triangles → one `TriangleListPrimitive` (indexed, or consecutive vertex triples);
 //! - lines → one `LinePrimitive` of type LINE_LIST (3es has no strip topology), thickness
 //!   the draw scale in pixels (1 when 0), scale-invariant as 3es draws it;
-//! - points → one sphere per vertex, 1 % of the points' extent across: Foxglove's scene has
-//!   no point primitive, and 3es sizes points in screen pixels (counted as loss);
+//! - points → points of the frame's `foxglove.PointCloud` (`frame.rs`), in world
+//!   coordinates: Foxglove's scene has no point primitive; 3es's point size in screen pixels
+//!   is not carried (counted as loss);
 //! - voxels → one cube per vertex, sized by the vertex's normal (3es sends the voxel half
-//!   extents as normals, one for all or one per voxel), else as points are;
+//!   extents as normals, one for all or one per voxel), else 1 % of the voxels' extent;
 //! - quads (reserved in 3es) and unknown topologies → nothing (loss).
 //!
 //! Bad data never panics: a buffer past the declared count or with a gap before it is
@@ -17,11 +18,12 @@
 
 use foxglove::messages::line_primitive::Type as LineType;
 use foxglove::messages::{
-    Color, CubePrimitive, LinePrimitive, Point3, Pose, Quaternion, SceneEntity, SpherePrimitive,
+    Color, CubePrimitive, LinePrimitive, Point3, Pose, Quaternion, SceneEntity,
     TriangleListPrimitive, Vector3,
 };
 
 use super::floats;
+use super::frame::Point;
 use crate::model::{Array, ArrayData, Value};
 
 /// Which buffer a data message fills.
@@ -132,8 +134,8 @@ impl Placement {
         })
     }
 
-    /// The primitive pose of one point (spheres and cubes carry one each).
-    fn pose_at(&self, p: [f64; 3]) -> Option<Pose> {
+    /// Where a point (already mapped by `inner`) is in the world.
+    fn at(&self, p: [f64; 3]) -> [f64; 3] {
         let world = compose(
             &affine(self.position, self.rotation, [1.0; 3]),
             &[
@@ -142,12 +144,14 @@ impl Placement {
                 [0.0, 0.0, 1.0, p[2]],
             ],
         );
+        [world[0][3], world[1][3], world[2][3]]
+    }
+
+    /// The primitive pose of one point (cubes carry one each).
+    fn pose_at(&self, p: [f64; 3]) -> Option<Pose> {
+        let [x, y, z] = self.at(p);
         let mut pose = self.pose()?;
-        pose.position = Some(Vector3 {
-            x: world[0][3],
-            y: world[1][3],
-            z: world[2][3],
-        });
+        pose.position = Some(Vector3 { x, y, z });
         Some(pose)
     }
 }
@@ -243,13 +247,15 @@ impl Geometry {
         Ok(())
     }
 
-    /// Appends this mesh's primitive(s) to `entity`, tinted by `tint` (RGBA 0–255) where the
-    /// mesh has no per-vertex colours; pushes the reason of anything not drawn to `lost`.
+    /// Appends this mesh's primitive(s) to `entity` (a point mesh's points to `points`),
+    /// tinted by `tint` (RGBA 0–255) where the mesh has no per-vertex colours; pushes the
+    /// reason of anything not drawn to `lost`.
     pub fn draw(
         &self,
         place: &Placement,
         tint: [f64; 4],
         entity: &mut SceneEntity,
+        points_out: &mut Vec<Point>,
         lost: &mut Vec<&'static str>,
     ) {
         if (self.vertices.len() as u64) < self.vertex_count
@@ -329,31 +335,29 @@ impl Geometry {
                 if keep.len() < points.len() {
                     lost.push("non-finite vertices left out");
                 }
-                let size = point_size(keep.iter().map(|&i| points[i]));
                 if self.topology == 0 {
-                    lost.push("points drawn as spheres 1 % of their extent across (3es: pixels)");
-                }
-                for i in keep {
-                    let c = colour(self.colours.get(i).map_or(tint, |c| c.map(f64::from)));
-                    if self.topology == 0 {
-                        entity.spheres.push(SpherePrimitive {
-                            pose: place.pose_at(points[i]),
-                            size: Some(vector([size; 3])),
-                            color: c,
-                        });
-                    } else {
-                        let half = match self.normals.as_slice() {
-                            [one] => Some(*one),
-                            many => many.get(i).copied(),
-                        };
-                        let extent = half
-                            .map_or([size; 3], |h| map_vector(&place.inner, h).map(|x| 2.0 * x));
-                        entity.cubes.push(CubePrimitive {
-                            pose: place.pose_at(points[i]),
-                            size: Some(vector(extent)),
-                            color: c,
-                        });
+                    if self.draw_scale > 0.0 {
+                        lost.push("point size (3es: pixels) not carried by the point cloud");
                     }
+                    points_out.extend(keep.iter().map(|&i| {
+                        let rgba = self.colours.get(i).copied().unwrap_or(tint.map(byte));
+                        (place.at(points[i]), rgba)
+                    }));
+                    return;
+                }
+                let size = point_size(keep.iter().map(|&i| points[i]));
+                for i in keep {
+                    let half = match self.normals.as_slice() {
+                        [one] => Some(*one),
+                        many => many.get(i).copied(),
+                    };
+                    let extent =
+                        half.map_or([size; 3], |h| map_vector(&place.inner, h).map(|x| 2.0 * x));
+                    entity.cubes.push(CubePrimitive {
+                        pose: place.pose_at(points[i]),
+                        size: Some(vector(extent)),
+                        color: colour(self.colours.get(i).map_or(tint, |c| c.map(f64::from))),
+                    });
                 }
             }
             4 => lost.push("quad meshes not drawn (reserved in 3es, no Foxglove primitive)"),
@@ -487,6 +491,11 @@ fn vector([x, y, z]: [f64; 3]) -> Vector3 {
 }
 
 /// RGBA 0–255 → Foxglove's 0–1.
+/// A 0–255 channel as a byte (a tint's product may have a fraction).
+fn byte(x: f64) -> u8 {
+    x.round().clamp(0.0, 255.0) as u8
+}
+
 pub fn colour(c: [f64; 4]) -> Option<Color> {
     Some(Color {
         r: c[0] / 255.0,
@@ -524,7 +533,7 @@ mod tests {
         g.write(Component::Indices, 0, &i).unwrap();
         let mut e = SceneEntity::default();
         let mut lost = Vec::new();
-        g.draw(&origin(), [255.0; 4], &mut e, &mut lost);
+        g.draw(&origin(), [255.0; 4], &mut e, &mut Vec::new(), &mut lost);
         assert_eq!(e.triangles[0].indices, [0, 1, 2]);
         assert_eq!(e.triangles[0].points.len(), 3);
         assert_eq!(lost.len(), 1, "{lost:?}");
@@ -560,7 +569,7 @@ mod tests {
         .unwrap();
         let mut e = SceneEntity::default();
         let mut lost = Vec::new();
-        g.draw(&origin(), [255.0; 4], &mut e, &mut lost);
+        g.draw(&origin(), [255.0; 4], &mut e, &mut Vec::new(), &mut lost);
         assert_eq!(e.triangles[0].indices, [0, 1, 2]);
         assert!(!lost.is_empty());
     }

@@ -20,11 +20,12 @@
 
 use std::collections::HashMap;
 
-use foxglove::messages::{SceneEntity, SceneUpdate, Timestamp};
+use foxglove::messages::{SceneEntity, Timestamp};
 
+use super::floats;
+use super::frame::{Changes, Point};
 use super::geometry::{affine, compose, Affine, Component, Geometry, Placement};
-use super::shapes::{apply, deletion, Attributes};
-use super::{encode, floats};
+use super::shapes::{apply, Attributes};
 use crate::model::{Channel, Record, Value};
 use crate::report::LossReport;
 
@@ -77,33 +78,32 @@ pub struct Meshes {
 }
 
 impl Meshes {
-    /// A `SceneUpdate` for a record of a mesh channel or a frame end, if it changes the scene.
+    /// What a record of a mesh channel, or a frame end, changes in the scene.
     pub fn record(
         &mut self,
         channel: &Channel,
         record: &Record,
         stamp: Timestamp,
+        changes: &mut Changes,
         loss: &mut LossReport,
-    ) -> Option<Vec<u8>> {
+    ) {
         let message = match record.get("message") {
             Some(Value::Str(m)) => m.as_str(),
-            _ => return None,
+            _ => return,
         };
-        let mut update = SceneUpdate::default();
         match channel.name.as_str() {
-            MESH_SHAPE => self.mesh_shape(message, record, stamp, &mut update, loss),
-            MESH_SET => self.mesh_set(message, record, stamp, &mut update, loss),
-            MESH => self.resource(message, record, stamp, &mut update, loss),
+            MESH_SHAPE => self.mesh_shape(message, record, stamp, changes, loss),
+            MESH_SET => self.mesh_set(message, record, stamp, changes, loss),
+            MESH => self.resource(message, record, stamp, changes, loss),
             "3es/control" if message == "Frame" => {
-                self.draw_complete(stamp, &mut update, loss);
+                self.draw_complete(stamp, changes, loss);
                 let gone = std::mem::replace(&mut self.shown, std::mem::take(&mut self.building));
-                update
-                    .deletions
-                    .extend(gone.into_iter().map(|id| deletion(stamp, id)));
+                for id in gone {
+                    changes.expire(stamp, id);
+                }
             }
-            _ => return None,
+            _ => {}
         }
-        (!update.entities.is_empty() || !update.deletions.is_empty()).then(|| encode(&update))
     }
 
     /// A 3es Reset: every mesh, resource and set goes (the caller deletes the entities).
@@ -116,7 +116,7 @@ impl Meshes {
         message: &str,
         record: &Record,
         stamp: Timestamp,
-        update: &mut SceneUpdate,
+        changes: &mut Changes,
         loss: &mut LossReport,
     ) {
         let id = uint(record, "object_id");
@@ -177,14 +177,15 @@ impl Meshes {
                         return;
                     }
                 }
-                self.end(id, stamp, update, loss);
+                self.end(id, stamp, changes, loss);
             }
             "Update" => {
                 if let Some(shape) = self.shapes.get_mut(&id) {
                     apply(&mut shape.attributes, record, true);
                     if shape.ended {
-                        let entity = draw_shape(shape, format!("mesh_shape/{id}"), stamp, loss);
-                        update.entities.push(entity);
+                        let (entity, points) =
+                            draw_shape(shape, format!("mesh_shape/{id}"), stamp, loss);
+                        changes.draw(entity, points);
                     }
                 }
             }
@@ -192,46 +193,43 @@ impl Meshes {
                 if self.shapes.remove(&id).is_some_and(|s| !s.ended) {
                     loss.add(MESH_SHAPE, "3d", "mesh shape without End not drawn");
                 }
-                update
-                    .deletions
-                    .push(deletion(stamp, format!("mesh_shape/{id}")));
+                changes.delete(stamp, format!("mesh_shape/{id}"));
             }
             _ => {}
         }
     }
 
     /// Draws mesh shape `id` (0: the transient one) as complete.
-    fn end(&mut self, id: u64, stamp: Timestamp, update: &mut SceneUpdate, loss: &mut LossReport) {
+    fn end(&mut self, id: u64, stamp: Timestamp, changes: &mut Changes, loss: &mut LossReport) {
         if id == 0 {
             // A transient's data is needed no longer: it cannot be updated.
             if let Some(shape) = self.transient.take() {
                 let entity_id = format!("mesh_shape/0/{}", self.building.len());
                 self.building.push(entity_id.clone());
-                update
-                    .entities
-                    .push(draw_shape(&shape, entity_id, stamp, loss));
+                let (entity, points) = draw_shape(&shape, entity_id, stamp, loss);
+                changes.draw(entity, points);
             }
         } else if let Some(shape) = self.shapes.get_mut(&id) {
             shape.ended = true;
-            let entity = draw_shape(shape, format!("mesh_shape/{id}"), stamp, loss);
-            update.entities.push(entity);
+            let (entity, points) = draw_shape(shape, format!("mesh_shape/{id}"), stamp, loss);
+            changes.draw(entity, points);
         }
     }
 
     /// At a frame's end: the mesh shapes of the frame whose data is complete though no End
     /// came (captures from before 3es had End) are drawn.
-    fn draw_complete(&mut self, stamp: Timestamp, update: &mut SceneUpdate, loss: &mut LossReport) {
+    fn draw_complete(&mut self, stamp: Timestamp, changes: &mut Changes, loss: &mut LossReport) {
         if self
             .transient
             .as_ref()
             .is_some_and(|s| s.geometry.is_full())
         {
-            self.end(0, stamp, update, loss);
+            self.end(0, stamp, changes, loss);
         }
         for id in std::mem::take(&mut self.pending) {
             match self.shapes.get(&id) {
                 Some(s) if s.ended => {}
-                Some(s) if s.geometry.is_full() => self.end(id, stamp, update, loss),
+                Some(s) if s.geometry.is_full() => self.end(id, stamp, changes, loss),
                 Some(_) => self.pending.push(id),
                 None => {}
             }
@@ -243,7 +241,7 @@ impl Meshes {
         message: &str,
         record: &Record,
         stamp: Timestamp,
-        update: &mut SceneUpdate,
+        changes: &mut Changes,
         loss: &mut LossReport,
     ) {
         let id = uint(record, "object_id");
@@ -265,13 +263,15 @@ impl Meshes {
                             "transient mesh set part whose resource is not complete in its frame not drawn",
                         );
                     }
-                    if let Some(mut entity) = drawn {
+                    if let Some((mut entity, points)) = drawn {
                         entity.id = format!("mesh_set/0/{}", self.building.len());
                         self.building.push(entity.id.clone());
-                        update.entities.push(entity);
+                        changes.draw(entity, points);
                     }
                 } else {
-                    update.entities.extend(drawn);
+                    if let Some((entity, points)) = drawn {
+                        changes.draw(entity, points);
+                    }
                     self.sets.insert(id, set);
                 }
             }
@@ -279,7 +279,9 @@ impl Meshes {
                 if let Some(mut set) = self.sets.remove(&id) {
                     apply(&mut set.attributes, record, true);
                     let drawn = self.draw_set(&mut set, format!("mesh_set/{id}"), stamp, loss);
-                    update.entities.extend(drawn);
+                    if let Some((entity, points)) = drawn {
+                        changes.draw(entity, points);
+                    }
                     self.sets.insert(id, set);
                 }
             }
@@ -291,9 +293,7 @@ impl Meshes {
                         "mesh set part whose resource was never complete not drawn",
                     );
                 }
-                update
-                    .deletions
-                    .push(deletion(stamp, format!("mesh_set/{id}")));
+                changes.delete(stamp, format!("mesh_set/{id}"));
             }
             _ => {}
         }
@@ -304,7 +304,7 @@ impl Meshes {
         message: &str,
         record: &Record,
         stamp: Timestamp,
-        update: &mut SceneUpdate,
+        changes: &mut Changes,
         loss: &mut LossReport,
     ) {
         let id = uint(record, "mesh_id");
@@ -359,7 +359,9 @@ impl Meshes {
                 for k in ids {
                     if let Some(mut set) = self.sets.remove(&k) {
                         let drawn = self.draw_set(&mut set, format!("mesh_set/{k}"), stamp, loss);
-                        update.entities.extend(drawn);
+                        if let Some((entity, points)) = drawn {
+                            changes.draw(entity, points);
+                        }
                         self.sets.insert(k, set);
                     }
                 }
@@ -389,7 +391,8 @@ impl Meshes {
         }
     }
 
-    /// The set's entity with every part whose resource is finalised, `None` when none is.
+    /// The set's entity (and points) with every part whose resource is finalised, `None`
+    /// when none is.
     /// Part vertices: resource transform, then part transform, then the set's scale; the
     /// set's position and rotation are the primitives' pose.
     fn draw_set(
@@ -398,8 +401,9 @@ impl Meshes {
         id: String,
         stamp: Timestamp,
         loss: &mut LossReport,
-    ) -> Option<SceneEntity> {
+    ) -> Option<(SceneEntity, Vec<Point>)> {
         let mut entity = entity(id, stamp);
+        let mut points = Vec::new();
         let mut lost = Vec::new();
         let a = &set.attributes;
         let scale = affine([0.0; 3], [0.0, 0.0, 0.0, 1.0], a.scale);
@@ -414,14 +418,15 @@ impl Meshes {
                 inner: compose(&scale, &compose(&part.transform, &r.transform)),
             };
             let tint = multiply(multiply(a.colour, part.colour), r.tint);
-            r.geometry.draw(&place, tint, &mut entity, &mut lost);
+            r.geometry
+                .draw(&place, tint, &mut entity, &mut points, &mut lost);
             drawn += 1;
         }
         report(MESH_SET, lost, loss);
         if drawn == set.parts.len() {
             set.complete = true;
         }
-        (drawn > 0).then_some(entity)
+        (drawn > 0).then_some((entity, points))
     }
 }
 
@@ -430,8 +435,9 @@ fn draw_shape(
     id: String,
     stamp: Timestamp,
     loss: &mut LossReport,
-) -> SceneEntity {
+) -> (SceneEntity, Vec<Point>) {
     let mut entity = entity(id, stamp);
+    let mut points = Vec::new();
     let a = &shape.attributes;
     let place = Placement {
         position: a.position,
@@ -441,9 +447,9 @@ fn draw_shape(
     let mut lost = Vec::new();
     shape
         .geometry
-        .draw(&place, a.colour, &mut entity, &mut lost);
+        .draw(&place, a.colour, &mut entity, &mut points, &mut lost);
     report(MESH_SHAPE, lost, loss);
-    entity
+    (entity, points)
 }
 
 fn entity(id: String, stamp: Timestamp) -> SceneEntity {
@@ -523,8 +529,10 @@ fn float(record: &Record, key: &str) -> f64 {
 mod tests {
     use prost::Message as _;
 
+    use super::super::Topic3d;
     use super::*;
     use crate::model::{Array, ArrayData, ChannelKind, Composition};
+    use foxglove::messages::SceneUpdate;
 
     fn channel(name: &str) -> Channel {
         Channel::new(name, ChannelKind::Events, Composition::Independent)
@@ -556,10 +564,24 @@ mod tests {
         }
     }
 
-    fn feed(m: &mut Meshes, name: &str, r: Record, loss: &mut LossReport) -> Option<SceneUpdate> {
+    /// Feeds `r` to `m`; at a frame end, the frame's SceneUpdate (if any).
+    fn feed(
+        m: &mut Meshes,
+        changes: &mut Changes,
+        name: &str,
+        r: Record,
+        loss: &mut LossReport,
+    ) -> Option<SceneUpdate> {
         let stamp = Timestamp::new(0, 0);
-        m.record(&channel(name), &r, stamp, loss)
-            .map(|b| SceneUpdate::decode(b.as_slice()).unwrap())
+        let frame_end = name == "3es/control";
+        m.record(&channel(name), &r, stamp, changes, loss);
+        let mut out = Vec::new();
+        if frame_end {
+            changes.end(stamp, &mut out);
+        }
+        out.iter()
+            .find(|(t, _)| *t == Topic3d::Scene)
+            .map(|(_, b)| SceneUpdate::decode(b.as_slice()).unwrap())
     }
 
     fn create_lines(vertices: u64, indices: u64) -> Record {
@@ -573,47 +595,49 @@ mod tests {
     }
 
     #[test]
-    fn a_transient_line_mesh_is_drawn_at_end_and_deleted_a_frame_later() {
+    fn a_transient_line_mesh_is_drawn_at_its_frame_end_and_deleted_a_frame_later() {
         let mut m = Meshes::default();
+        let mut c = Changes::default();
         let mut loss = LossReport::default();
-        assert!(feed(&mut m, MESH_SHAPE, create_lines(2, 0), &mut loss).is_none());
+        assert!(feed(&mut m, &mut c, MESH_SHAPE, create_lines(2, 0), &mut loss).is_none());
         let v = data(0, 0, ArrayData::F32(vec![0.0, 0.0, 0.0, 1.0, 2.0, 3.0]), 3);
-        assert!(feed(&mut m, MESH_SHAPE, v, &mut loss).is_none());
+        assert!(feed(&mut m, &mut c, MESH_SHAPE, v, &mut loss).is_none());
         let end = record(vec![
             ("message", Value::Str("Data".into())),
             ("object_id", Value::UInt(0)),
             ("data_type", Value::UInt(END)),
         ]);
-        let u = feed(&mut m, MESH_SHAPE, end, &mut loss).unwrap();
+        assert!(feed(&mut m, &mut c, MESH_SHAPE, end, &mut loss).is_none());
+        let frame = || record(vec![("message", Value::Str("Frame".into()))]);
+        let u = feed(&mut m, &mut c, "3es/control", frame(), &mut loss).unwrap();
         let line = &u.entities[0].lines[0];
         assert_eq!(u.entities[0].id, "mesh_shape/0/0");
         assert_eq!(line.points.len(), 2);
         assert!(line.indices.is_empty());
-        let frame = || record(vec![("message", Value::Str("Frame".into()))]);
-        assert!(feed(&mut m, "3es/control", frame(), &mut loss).is_none());
-        let u = feed(&mut m, "3es/control", frame(), &mut loss).unwrap();
+        let u = feed(&mut m, &mut c, "3es/control", frame(), &mut loss).unwrap();
         assert_eq!(u.deletions[0].id, "mesh_shape/0/0");
+        assert!(u.entities.is_empty());
         assert!(m.transient.is_none());
     }
 
     #[test]
     fn a_mesh_without_end_is_drawn_when_its_frame_ends_and_bad_offsets_are_loss() {
         let mut m = Meshes::default();
+        let mut c = Changes::default();
         let mut loss = LossReport::default();
-        feed(&mut m, MESH_SHAPE, create_lines(2, 2), &mut loss);
+        feed(&mut m, &mut c, MESH_SHAPE, create_lines(2, 2), &mut loss);
         let v = data(0, 0, ArrayData::F32(vec![0.0; 6]), 3);
-        feed(&mut m, MESH_SHAPE, v, &mut loss);
+        feed(&mut m, &mut c, MESH_SHAPE, v, &mut loss);
         // Past the declared count and with a gap: skipped, counted.
         let far = data(1, 9, ArrayData::U32(vec![0, 1]), 1);
-        feed(&mut m, MESH_SHAPE, far, &mut loss);
+        feed(&mut m, &mut c, MESH_SHAPE, far, &mut loss);
         let i = data(1, 0, ArrayData::U32(vec![0, 5]), 1);
-        feed(&mut m, MESH_SHAPE, i, &mut loss);
+        feed(&mut m, &mut c, MESH_SHAPE, i, &mut loss);
         let frame = record(vec![("message", Value::Str("Frame".into()))]);
-        let u = feed(&mut m, "3es/control", frame, &mut loss).unwrap();
-        // Index 5 is out of range: the one segment is left out, and no line drawn (an empty
-        // index list would draw every vertex in order).
-        assert_eq!(u.entities[0].id, "mesh_shape/0/0");
-        assert!(u.entities[0].lines.is_empty());
+        // Index 5 is out of range: the one segment is left out, no line is drawn (an empty
+        // index list would draw every vertex in order), and an entity without primitives
+        // is not sent.
+        assert!(feed(&mut m, &mut c, "3es/control", frame, &mut loss).is_none());
         assert!(!loss.is_empty());
     }
 }

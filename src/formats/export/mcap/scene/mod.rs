@@ -1,20 +1,22 @@
-//! Foxglove 3D content beside the JSON topics, from the model alone (channel names, field
-//! names and semantics): NanoVer particles as `foxglove.PointCloud` on `/particles`, bodies
-//! and components with a position or attitude as `foxglove.FrameTransforms` on `/tf`, 3es
-//! shapes as `foxglove.SceneUpdate` on `/3es/scene`. The JSON topic of every channel keeps
-//! every value; what has no 3D counterpart is counted in the loss report.
+//! Foxglove 3D content beside the recording's own topics, from the model alone (channel
+//! names, field names and semantics): NanoVer particles as `foxglove.PointCloud` on
+//! `/particles`, bodies and components with a position or attitude as
+//! `foxglove.FrameTransforms` on `/tf`, 3es shapes as one `foxglove.SceneUpdate` per frame
+//! on `/3es/scene` and 3es point meshes as one `foxglove.PointCloud` per frame on
+//! `/3es/points`. The channel's own topic keeps every value; what has no 3D counterpart is
+//! counted in the loss report.
 
+mod frame;
 mod geometry;
 mod meshes;
 mod particles;
 mod shapes;
 mod transforms;
 
-use foxglove::messages::scene_entity_deletion::Type as DeletionType;
-use foxglove::messages::{
-    FrameTransforms, PointCloud, SceneEntityDeletion, SceneUpdate, Timestamp,
-};
+use foxglove::messages::{FrameTransforms, PointCloud, SceneUpdate, Timestamp};
 use foxglove::{Encode, Schema};
+
+use frame::Changes;
 
 use crate::model::pose::{fixed, floats};
 use crate::model::{Channel, FieldSpec, Header, Record, Value};
@@ -22,6 +24,8 @@ use crate::report::LossReport;
 
 /// The channel of 3es Control/Reset records.
 const RESET: &str = "3es/reset";
+/// The channel whose `Frame` message ends a 3es frame.
+const CONTROL: &str = "3es/control";
 
 /// A Foxglove topic simrec writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -29,6 +33,7 @@ pub enum Topic3d {
     Particles,
     Transforms,
     Scene,
+    Points,
 }
 
 impl Topic3d {
@@ -37,13 +42,16 @@ impl Topic3d {
             Topic3d::Particles => "/particles",
             Topic3d::Transforms => "/tf",
             Topic3d::Scene => "/3es/scene",
+            Topic3d::Points => "/3es/points",
         }
     }
 
     /// The protobuf schema (a FileDescriptorSet) the foxglove crate ships for the topic.
     pub fn schema(self) -> Schema {
         let (schema, name) = match self {
-            Topic3d::Particles => (PointCloud::get_schema(), "foxglove.PointCloud"),
+            Topic3d::Particles | Topic3d::Points => {
+                (PointCloud::get_schema(), "foxglove.PointCloud")
+            }
             Topic3d::Transforms => (FrameTransforms::get_schema(), "foxglove.FrameTransforms"),
             Topic3d::Scene => (SceneUpdate::get_schema(), "foxglove.SceneUpdate"),
         };
@@ -57,6 +65,10 @@ pub struct Scene {
     transforms: transforms::Transforms,
     shapes: shapes::Shapes,
     meshes: meshes::Meshes,
+    /// What the 3es frame being read changes, written when it ends.
+    changes: Changes,
+    /// The log time of the last record, for the changes of a frame the recording cuts off.
+    last: u64,
 }
 
 impl Scene {
@@ -66,6 +78,8 @@ impl Scene {
             transforms: transforms::Transforms::new(header),
             shapes: shapes::Shapes::default(),
             meshes: meshes::Meshes::default(),
+            changes: Changes::default(),
+            last: 0,
         }
     }
 
@@ -84,34 +98,32 @@ impl Scene {
         loss: &mut LossReport,
     ) {
         let stamp = timestamp(log_time);
+        self.last = log_time;
         if let Some(m) = self.particles.record(channel, record, stamp) {
             out.push((Topic3d::Particles, m));
         }
-        if let Some(m) = self.transforms.record(record, stamp) {
+        if let Some(m) = self.transforms.record(channel, record, stamp) {
             out.push((Topic3d::Transforms, m));
         }
-        if let Some(m) = self.shapes.record(channel, record, stamp, loss) {
-            out.push((Topic3d::Scene, m));
-        }
-        if let Some(m) = self.meshes.record(channel, record, stamp, loss) {
-            out.push((Topic3d::Scene, m));
-        }
+        let changes = &mut self.changes;
+        self.shapes.record(channel, record, stamp, changes, loss);
+        self.meshes.record(channel, record, stamp, changes, loss);
         if channel.name == RESET {
             // A 3es Reset clears the scene (spec §6.2): every entity on the topic goes.
             self.shapes.reset();
             self.meshes.reset();
-            out.push((
-                Topic3d::Scene,
-                encode(&SceneUpdate {
-                    deletions: vec![SceneEntityDeletion {
-                        timestamp: Some(stamp),
-                        r#type: DeletionType::All as i32,
-                        id: String::new(),
-                    }],
-                    entities: Vec::new(),
-                }),
-            ));
+            changes.clear(stamp);
         }
+        let frame_end = matches!(record.get("message"), Some(Value::Str(m)) if m == "Frame");
+        if channel.name == CONTROL && frame_end {
+            changes.end(stamp, out);
+        }
+    }
+
+    /// The changes of a frame that never ended, and the log time to write them at.
+    pub fn finish(&mut self, out: &mut Vec<(Topic3d, Vec<u8>)>) -> u64 {
+        self.changes.end(timestamp(self.last), out);
+        self.last
     }
 
     /// What the user should know about the 3D topics (nothing was lost by it).

@@ -81,7 +81,7 @@ fn atomic_numbers(value: &Value) -> Option<Vec<u8>> {
     })
 }
 
-fn field(name: &str, offset: u32, ty: NumericType) -> PackedElementField {
+pub(super) fn field(name: &str, offset: u32, ty: NumericType) -> PackedElementField {
     PackedElementField {
         name: name.into(),
         offset,

@@ -11,13 +11,13 @@
 
 use std::collections::HashMap;
 
-use foxglove::messages::scene_entity_deletion::Type as DeletionType;
 use foxglove::messages::{
     ArrowPrimitive, Color, CubePrimitive, CylinderPrimitive, Pose, Quaternion, SceneEntity,
-    SceneEntityDeletion, SceneUpdate, SpherePrimitive, TextPrimitive, Timestamp, Vector3,
+    SpherePrimitive, TextPrimitive, Timestamp, Vector3,
 };
 
-use super::{encode, fixed};
+use super::fixed;
+use super::frame::Changes;
 use crate::model::{Channel, Record, Value};
 use crate::report::LossReport;
 
@@ -59,25 +59,29 @@ impl Shapes {
         channel: &Channel,
         record: &Record,
         stamp: Timestamp,
+        changes: &mut Changes,
         loss: &mut LossReport,
-    ) -> Option<Vec<u8>> {
-        let shape = channel.name.strip_prefix(PREFIX)?;
+    ) {
+        let Some(shape) = channel.name.strip_prefix(PREFIX) else {
+            return;
+        };
         let message = match record.get("message") {
             Some(Value::Str(m)) => m.as_str(),
-            _ => return None,
+            _ => return,
         };
         if matches!(shape, "mesh" | "mesh_shape" | "mesh_set") {
             // Drawn by meshes.rs (vertex data comes over several records).
-            return None;
+            return;
         }
         if shape == "control" {
-            return (message == "Frame")
-                .then(|| self.end_frame(stamp))
-                .flatten();
+            if message == "Frame" {
+                self.end_frame(stamp, changes);
+            }
+            return;
         }
         let Some(Value::UInt(_) | Value::Int(_)) = record.get("object_id") else {
             // Categories, server info, resets: no shape of their own.
-            return None;
+            return;
         };
         let object = match record.get("object_id") {
             Some(Value::UInt(u)) => *u,
@@ -88,17 +92,14 @@ impl Shapes {
         match message {
             "Destroy" => {
                 self.held.remove(&id);
-                Some(encode(&SceneUpdate {
-                    deletions: vec![deletion(stamp, id)],
-                    entities: Vec::new(),
-                }))
+                changes.delete(stamp, id);
             }
             "Create" | "Update" => {
                 let mut attributes = self.held.get(&id).copied().unwrap_or_default();
                 apply(&mut attributes, record, message == "Update");
                 let Some(entity) = entity(shape, &id, &attributes, record, stamp) else {
                     loss.add(&channel.name, "3d", no_counterpart(shape));
-                    return None;
+                    return;
                 };
                 if shape == "capsule" {
                     loss.add(&channel.name, "3d", "capsule drawn as a cylinder");
@@ -107,26 +108,17 @@ impl Shapes {
                     // Transient shapes of one frame share the id space: number them.
                     let id = format!("{id}/{}", self.building.len());
                     self.building.push(id.clone());
-                    Some(encode(&SceneUpdate {
-                        deletions: Vec::new(),
-                        entities: vec![SceneEntity { id, ..entity }],
-                    }))
+                    changes.draw(SceneEntity { id, ..entity }, Vec::new());
                 } else {
                     self.held.insert(id, attributes);
-                    Some(encode(&SceneUpdate {
-                        deletions: Vec::new(),
-                        entities: vec![entity],
-                    }))
+                    changes.draw(entity, Vec::new());
                 }
             }
-            _ => {
-                loss.add(
-                    &channel.name,
-                    "3d",
-                    "shape data message not drawn in /3es/scene",
-                );
-                None
-            }
+            _ => loss.add(
+                &channel.name,
+                "3d",
+                "shape data message not drawn in /3es/scene",
+            ),
         }
     }
 
@@ -136,23 +128,11 @@ impl Shapes {
     }
 
     /// The end of a frame: the transient shapes of the frame shown until now go.
-    fn end_frame(&mut self, stamp: Timestamp) -> Option<Vec<u8>> {
+    fn end_frame(&mut self, stamp: Timestamp, changes: &mut Changes) {
         let gone = std::mem::replace(&mut self.shown, std::mem::take(&mut self.building));
-        if gone.is_empty() {
-            return None;
+        for id in gone {
+            changes.expire(stamp, id);
         }
-        Some(encode(&SceneUpdate {
-            deletions: gone.into_iter().map(|id| deletion(stamp, id)).collect(),
-            entities: Vec::new(),
-        }))
-    }
-}
-
-pub(super) fn deletion(stamp: Timestamp, id: String) -> SceneEntityDeletion {
-    SceneEntityDeletion {
-        timestamp: Some(stamp),
-        r#type: DeletionType::MatchingId as i32,
-        id,
     }
 }
 

@@ -1,6 +1,10 @@
 //! Bodies and components → `foxglove.FrameTransforms`: one child frame per entity under
 //! `world`, updated by each record that carries its position or attitude ([`Pose`]).
 //!
+//! An entity's frame is its name, or the header's name for its number (Elodin's, shared by
+//! its archetypes). A number the header does not name counts within its channel only (a
+//! 3es sphere 1 is not mesh resource 1): its frame is `<channel>/<number>`.
+//!
 //! Foxglove's quaternions are (x, y, z, w). A frame's missing part holds at zero
 //! translation or the identity rotation until a record gives it.
 
@@ -11,6 +15,13 @@ use foxglove::messages::{FrameTransform, FrameTransforms, Quaternion, Timestamp,
 use super::encode;
 use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose};
 use crate::model::{Channel, Entity, Header, Record};
+
+/// What a frame belongs to: a named or header-numbered entity, or a number of a channel.
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum Owner {
+    Entity(Entity),
+    Numbered(u32, u64),
+}
 
 pub const PARENT: &str = "world";
 
@@ -28,7 +39,7 @@ pub struct Transforms {
     /// Child frames: name, translation and rotation (x, y, z, w); one per name.
     frames: Vec<Frame>,
     /// The frame of each entity met (entities of one name share it), and of each name.
-    of_entity: HashMap<Entity, usize>,
+    of_entity: HashMap<Owner, usize>,
     of_name: HashMap<String, usize>,
 }
 
@@ -47,7 +58,12 @@ impl Transforms {
         self.quaternions.push(wxyz_fields(channel));
     }
 
-    pub fn record(&mut self, record: &Record, stamp: Timestamp) -> Option<Vec<u8>> {
+    pub fn record(
+        &mut self,
+        channel: &Channel,
+        record: &Record,
+        stamp: Timestamp,
+    ) -> Option<Vec<u8>> {
         let entity = record.entity.as_ref()?;
         let quaternions = self.quaternions.get(record.channel as usize);
         let Pose {
@@ -57,10 +73,17 @@ impl Transforms {
         if translation.is_none() && rotation.is_none() {
             return None;
         }
-        let index = match self.of_entity.get(entity) {
+        let owner = match entity {
+            Entity::Id(id) if !self.names.contains_key(id) => Owner::Numbered(record.channel, *id),
+            _ => Owner::Entity(entity.clone()),
+        };
+        let index = match self.of_entity.get(&owner) {
             Some(&i) => i,
             None => {
-                let child = entity_name(entity, &self.names);
+                let child = match owner {
+                    Owner::Numbered(_, id) => format!("{}/{id}", channel.name),
+                    Owner::Entity(_) => entity_name(entity, &self.names),
+                };
                 let frames = &mut self.frames;
                 let i = *self.of_name.entry(child.clone()).or_insert_with(|| {
                     frames.push(Frame {
@@ -70,7 +93,7 @@ impl Transforms {
                     });
                     frames.len() - 1
                 });
-                self.of_entity.insert(entity.clone(), i);
+                self.of_entity.insert(owner, i);
                 i
             }
         };
