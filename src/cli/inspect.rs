@@ -164,16 +164,27 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, ReadFindings), ReadEr
     summary.sparklines = args.deep
         && args.format == ReportFormat::Text
         && (args.sparklines || (!args.no_sparklines && std::io::stdout().is_terminal()));
-    let progress = Progress::new("reading");
-    while let Some(record) = source.next() {
-        let record = record?;
-        if record.channel as usize >= summary.channels.len() {
-            summary.follow(source.header());
+    // Counted from headers where the source can (an Elodin DB): nothing to decode.
+    let tally = match args.deep || selection.is_some() {
+        true => None,
+        false => source.tally(),
+    };
+    if let Some(tally) = tally {
+        for t in tally {
+            summary.observe_instants(&[t.channel], t.records, t.first, t.last);
         }
-        summary.observe(&record);
-        if summary.records.is_multiple_of(1024) {
-            let (d, t) = source.progress();
-            progress.update(d, t);
+    } else {
+        let progress = Progress::new("reading");
+        while let Some(record) = source.next() {
+            let record = record?;
+            if record.channel as usize >= summary.channels.len() {
+                summary.follow(source.header());
+            }
+            summary.observe(&record);
+            if summary.records.is_multiple_of(1024) {
+                let (d, t) = source.progress();
+                progress.update(d, t);
+            }
         }
     }
     // Patterns that matched no channel are known once the file is read (a reader may

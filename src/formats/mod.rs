@@ -100,7 +100,7 @@ mod layout;
 
 use std::path::Path;
 
-use crate::model::{Header, Nanos, Record};
+use crate::model::{ChannelId, Header, Nanos, Record};
 use crate::report::{Fact, Findings, LossReport};
 
 pub use family::{Family, KeyType};
@@ -196,6 +196,22 @@ pub trait Source: Iterator<Item = Result<Record, ReadError>> {
     fn select_channels(&mut self, wanted: &[bool]) {
         let _ = wanted;
     }
+
+    /// Every channel's record count and time span, when the source knows them before its
+    /// first record (an Elodin DB's index headers), so that `inspect` reads no record;
+    /// `None` (the default): the records must be read to know.
+    fn tally(&self) -> Option<Vec<ChannelTally>> {
+        None
+    }
+}
+
+/// One channel's records counted without reading them ([`Source::tally`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ChannelTally {
+    pub channel: ChannelId,
+    pub records: u64,
+    pub first: Nanos,
+    pub last: Nanos,
 }
 
 /// A source behind a pointer is a source: boxed, so pipelines can stack them; borrowed, so a
@@ -220,6 +236,9 @@ macro_rules! source_behind {
             }
             fn select_channels(&mut self, wanted: &[bool]) {
                 (**self).select_channels(wanted)
+            }
+            fn tally(&self) -> Option<Vec<ChannelTally>> {
+                (**self).tally()
             }
         }
     )*};

@@ -101,6 +101,7 @@ pub struct MsgLog {
     pub data_log: Log,
     pub count: u64,
     pub first_us: Option<i64>,
+    pub last_us: Option<i64>,
 }
 
 /// What a DB directory holds, from its headers.
@@ -629,6 +630,9 @@ fn msg_logs(walk: &mut Walk, dir: &Path) -> Result<Vec<MsgLog>, ReadError> {
         let first_us = (count > 0)
             .then(|| timestamp(&mut ts_file, &timestamps, 0))
             .transpose()?;
+        let last_us = (count > 0)
+            .then(|| timestamp(&mut ts_file, &timestamps, count - 1))
+            .transpose()?;
         logs.push(MsgLog {
             name: log_name,
             id,
@@ -638,6 +642,7 @@ fn msg_logs(walk: &mut Walk, dir: &Path) -> Result<Vec<MsgLog>, ReadError> {
             data_log,
             count,
             first_us,
+            last_us,
         });
     }
     Ok(logs)

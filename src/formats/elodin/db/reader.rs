@@ -5,6 +5,7 @@
 //! recording's first row, whose instant is the epoch (UTC, the system clock Elodin stamps).
 
 use std::cmp::Reverse;
+use std::collections::binary_heap::PeekMut;
 use std::collections::BinaryHeap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use serde_json::{json, Map, Value as Json};
 use super::codes;
 use super::dir::{self, read_at, Catalogue, Component, Log, MsgLog};
 use super::layout::{Primitive, UmbraBuf, UMBRA_SIZE};
-use crate::formats::{ReadError, ReadOptions, Source};
+use crate::formats::{ChannelTally, ReadError, ReadOptions, Source};
 use crate::model::{
     Array, ArrayData, Channel, ChannelId, ChannelKind, Composition, Entity, Epoch, Field,
     FieldSpec, Header, Record, Value,
@@ -25,9 +26,13 @@ use crate::report::{Fact, Finding, Findings, Severity};
 /// Key of the header's metadata holding what the DB says of itself.
 pub const HEADER_KEY: &str = "elodin_db";
 
-/// Bytes of rows (and as many timestamps) a stream reads at once: memory stays this per
-/// channel whatever the DB's length.
-const BLOCK: usize = 256 << 10;
+/// Bytes of rows and timestamps all streams hold at once, shared out among them: memory
+/// stays this whatever the DB's length and number of components.
+const MEMORY: usize = 4 << 20;
+
+/// What one stream reads of a log at once, at most and at least.
+const MOST: usize = 256 << 10;
+const LEAST: usize = 4 << 10;
 
 /// Records handed back and kept for reuse, per stream.
 const SPARE: usize = 4;
@@ -53,30 +58,35 @@ enum Stream {
     Msgs(Msgs),
 }
 
+/// What each log of each of `streams` streams reads at once ([`MEMORY`] shared out).
+fn block_bytes(streams: usize) -> usize {
+    (MEMORY / (2 * streams.max(1))).clamp(LEAST, MOST)
+}
+
 /// The timestamps of a log read a block at a time, checked to never go back.
 struct Times {
     log: Log,
     file: File,
     count: u64,
     next: u64,
+    per_block: u64,
     block_first: u64,
     block: Vec<i64>,
     last: i64,
-    bytes: Vec<u8>,
     problem: Option<(PathBuf, Finding)>,
 }
 
 impl Times {
-    fn open(log: &Log, count: u64) -> Result<Times, ReadError> {
+    fn open(log: &Log, count: u64, block_bytes: usize) -> Result<Times, ReadError> {
         Ok(Times {
             file: open(&log.path)?,
             log: log.clone(),
             count,
             next: 0,
+            per_block: (block_bytes / 8).max(1) as u64,
             block_first: 0,
             block: Vec::new(),
             last: i64::MIN,
-            bytes: Vec::new(),
             problem: None,
         })
     }
@@ -84,22 +94,24 @@ impl Times {
     /// The next entry's time, reading its block when it is not in the one held;
     /// `owner` names the channel in a finding. A time earlier than the one before it is
     /// kept (reading goes on in the stored order) and reported in `problem`, once per block.
-    fn peek(&mut self, per_block: u64, owner: &str) -> Result<Option<i64>, Problem> {
+    fn peek(&mut self, owner: &str) -> Result<Option<i64>, Problem> {
         if self.next >= self.count {
             return Ok(None);
         }
         if self.block.is_empty() || self.next - self.block_first >= self.block.len() as u64 {
-            let n = per_block.min(self.count - self.next) as usize;
-            self.bytes.resize(n * 8, 0);
+            let n = self.per_block.min(self.count - self.next) as usize;
+            self.block.resize(n, 0);
             let offset = self.log.start() + self.next * 8;
-            read_at(&mut self.file, offset, &mut self.bytes)
-                .map_err(|e| io_finding(&self.log.path, owner, offset, e))?;
-            self.block.clear();
-            self.block.extend(self.bytes.chunks_exact(8).map(|c| {
-                let mut b = [0; 8];
-                b.copy_from_slice(c);
-                i64::from_le_bytes(b)
-            }));
+            // Read straight into the block's memory, then put each entry in the host's order.
+            read_at(
+                &mut self.file,
+                offset,
+                bytemuck::cast_slice_mut(&mut self.block[..]),
+            )
+            .map_err(|e| io_finding(&self.log.path, owner, offset, e))?;
+            for t in &mut self.block {
+                *t = i64::from_le(*t);
+            }
             self.block_first = self.next;
             for (i, &t) in self.block.iter().enumerate() {
                 if t < self.last && self.problem.is_none() {
@@ -163,8 +175,8 @@ struct Rows {
 }
 
 impl Rows {
-    fn open(c: &Component, decode: bool) -> Result<Rows, ReadError> {
-        let rows_per_block = (BLOCK / c.row_size.max(8)).max(1) as u64;
+    fn open(c: &Component, decode: bool, block_bytes: usize) -> Result<Rows, ReadError> {
+        let rows_per_block = (block_bytes / c.row_size.max(1)).max(1) as u64;
         Ok(Rows {
             name: c.name.clone(),
             entity: c.entity.as_deref().map(|e| Entity::Name(Arc::from(e))),
@@ -172,7 +184,7 @@ impl Rows {
             prim: c.schema.prim,
             shape: c.schema.shape.iter().map(|&d| d as usize).collect(),
             row_size: c.row_size,
-            times: Times::open(&c.index, c.rows)?,
+            times: Times::open(&c.index, c.rows, block_bytes)?,
             data: if decode {
                 Some((c.data.clone(), open(&c.data.path)?))
             } else {
@@ -247,6 +259,17 @@ fn empty(prim: Primitive) -> ArrayData {
 
 /// Replaces `data`'s elements with the little-endian ones of `bytes` (its dtype's).
 fn fill(data: &mut ArrayData, bytes: &[u8]) {
+    // On a little-endian host the row's bytes are the elements: one copy.
+    #[cfg(target_endian = "little")]
+    macro_rules! le {
+        ($v:expr, $t:ty) => {{
+            const N: usize = std::mem::size_of::<$t>();
+            let n = bytes.len() / N;
+            $v.resize(n, <$t>::default());
+            bytemuck::cast_slice_mut::<$t, u8>(&mut $v[..]).copy_from_slice(&bytes[..n * N]);
+        }};
+    }
+    #[cfg(target_endian = "big")]
     macro_rules! le {
         ($v:expr, $t:ty) => {{
             const N: usize = std::mem::size_of::<$t>();
@@ -293,10 +316,10 @@ struct Msgs {
 }
 
 impl Msgs {
-    fn open(m: &MsgLog, decode: bool) -> Result<Msgs, ReadError> {
+    fn open(m: &MsgLog, decode: bool, block_bytes: usize) -> Result<Msgs, ReadError> {
         Ok(Msgs {
             name: m.name.clone(),
-            times: Times::open(&m.timestamps, m.count)?,
+            times: Times::open(&m.timestamps, m.count, block_bytes)?,
             offsets: (m.offsets.clone(), open(&m.offsets.path)?),
             data_log: (m.data_log.clone(), open(&m.data_log.path)?),
             decode,
@@ -384,12 +407,13 @@ impl DbReader {
         }
         let epoch_us = catalogue.earliest_us().unwrap_or(0);
         let header = header(&catalogue, epoch_us);
+        let block = block_bytes(catalogue.components.len() + catalogue.msgs.len());
         let mut streams = Vec::new();
         for c in &catalogue.components {
-            streams.push(Stream::Rows(Rows::open(c, options.decode)?));
+            streams.push(Stream::Rows(Rows::open(c, options.decode, block)?));
         }
         for m in &catalogue.msgs {
-            streams.push(Stream::Msgs(Msgs::open(m, options.decode)?));
+            streams.push(Stream::Msgs(Msgs::open(m, options.decode, block)?));
         }
         let total = catalogue
             .components
@@ -434,37 +458,36 @@ impl DbReader {
         Ok(())
     }
 
-    /// Channel `ch`'s next time, into the heap (unless the caller left the channel out).
-    fn queue(&mut self, ch: ChannelId) -> Result<(), ReadError> {
+    /// Channel `ch`'s next time (none when the caller left the channel out).
+    fn next_time(&mut self, ch: ChannelId) -> Result<Option<i64>, ReadError> {
         if !self.wanted.get(ch as usize).copied().unwrap_or(true) {
-            return Ok(());
+            return Ok(None);
         }
-        let times = match &mut self.streams[ch as usize] {
-            Stream::Rows(r) => (&mut r.times, r.rows_per_block.max(1024), &r.name),
-            Stream::Msgs(m) => (&mut m.times, 1024, &m.name),
+        let (times, owner) = match &mut self.streams[ch as usize] {
+            Stream::Rows(r) => (&mut r.times, &r.name),
+            Stream::Msgs(m) => (&mut m.times, &m.name),
         };
-        let (times, per_block, owner) = times;
-        let peeked = times.peek(per_block, owner);
+        let peeked = times.peek(owner);
         let problem = times.problem.take();
         if let Some(problem) = problem {
             self.report(problem)?;
         }
         match peeked {
-            Ok(Some(t)) => self.heap.push(Reverse((t, ch))),
-            Ok(None) => {}
-            Err(problem) => self.report(*problem)?,
+            Ok(t) => Ok(t),
+            Err(problem) => self.report(*problem).map(|()| None),
         }
-        Ok(())
     }
 
     fn advance(&mut self) -> Result<Option<Record>, ReadError> {
         if !self.started {
             self.started = true;
             for ch in 0..self.streams.len() as ChannelId {
-                self.queue(ch)?;
+                if let Some(t) = self.next_time(ch)? {
+                    self.heap.push(Reverse((t, ch)));
+                }
             }
         }
-        let Some(Reverse((us, ch))) = self.heap.pop() else {
+        let Some(&Reverse((us, ch))) = self.heap.peek() else {
             return Ok(None);
         };
         let time = us.saturating_sub(self.epoch_us).saturating_mul(1000);
@@ -488,7 +511,14 @@ impl DbReader {
             Ok(v) => record.values = v,
             Err(problem) => self.report(*problem)?,
         }
-        self.queue(ch)?;
+        // The channel's next time takes its place at the top: one sift, not a pop and a push.
+        match (self.next_time(ch)?, self.heap.peek_mut()) {
+            (Some(t), Some(mut top)) => *top = Reverse((t, ch)),
+            (None, Some(top)) => {
+                PeekMut::pop(top);
+            }
+            (_, None) => {}
+        }
         Ok(Some(record))
     }
 }
@@ -615,6 +645,29 @@ impl Source for DbReader {
                 r.spare.push(record.values);
             }
         }
+    }
+
+    /// From the catalogue: each log's committed entries and its first and last timestamps.
+    fn tally(&self) -> Option<Vec<ChannelTally>> {
+        let ns = |us: i64| us.saturating_sub(self.epoch_us).saturating_mul(1000);
+        let logs = self
+            .catalogue
+            .components
+            .iter()
+            .map(|c| (c.rows, c.first_us, c.last_us))
+            .chain(self.catalogue.msgs.iter().map(|m| (m.count, m.first_us, m.last_us)));
+        let tally = logs
+            .enumerate()
+            .filter_map(|(ch, (records, first, last))| {
+                Some(ChannelTally {
+                    channel: ch as ChannelId,
+                    records,
+                    first: ns(first?),
+                    last: ns(last?),
+                })
+            })
+            .collect();
+        Some(tally)
     }
 
     fn select_channels(&mut self, wanted: &[bool]) {
