@@ -655,7 +655,12 @@ impl Source for DbReader {
             .components
             .iter()
             .map(|c| (c.rows, c.first_us, c.last_us))
-            .chain(self.catalogue.msgs.iter().map(|m| (m.count, m.first_us, m.last_us)));
+            .chain(
+                self.catalogue
+                    .msgs
+                    .iter()
+                    .map(|m| (m.count, m.first_us, m.last_us)),
+            );
         let tally = logs
             .enumerate()
             .filter_map(|(ch, (records, first, last))| {
