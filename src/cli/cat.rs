@@ -11,7 +11,7 @@ use super::common::{
 use super::diag::say;
 use super::format_select::FormatSelectArgs;
 use super::window::WindowArgs;
-use super::{Outcome, UsageError};
+use super::Outcome;
 use crate::model::time_scale::TimeFormat;
 use crate::pipeline::{self, CatStyle};
 use crate::report::render::loss_table;
@@ -77,8 +77,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
             args.time_format
                 .as_deref()
                 .map(str::parse::<TimeFormat>)
-                .transpose()
-                .map_err(UsageError)?,
+                .transpose()?,
         ),
         CatFormat::Ndjson => CatStyle::Json,
     };

@@ -152,7 +152,7 @@ fn summarise(path: &Path, args: &Args) -> Result<(Summary, ReadFindings), ReadEr
     let mut selection = None;
     if !args.channel.is_empty() {
         let channels = Selection::new(&args.channel, &[], &[])
-            .map_err(|e| ReadError::Conflict(Conflict::Flag(e.to_string())))?;
+            .map_err(|e| ReadError::Conflict(Conflict::Pattern(e)))?;
         let selected = Selected::new(source, channels);
         selection = Some(selected.report());
         source = Box::new(selected);
@@ -284,7 +284,7 @@ pub fn time_format(
     let Some(format) = name
         .map(str::parse::<TimeFormat>)
         .transpose()
-        .map_err(|e| ReadError::Conflict(Conflict::Flag(e)))?
+        .map_err(|e| ReadError::Conflict(Conflict::TimeFormat(e)))?
     else {
         return Ok(None);
     };

@@ -25,6 +25,7 @@ use std::io::Write;
 use clap::{CommandFactory, Parser, Subcommand};
 
 use crate::formats::{ErrorKind, OptionError, ReadError, WriteError};
+use crate::model::time_scale::UnknownTimeFormat;
 use crate::pipeline::plot::PlotRefusal;
 use crate::pipeline::select::PatternError;
 use crate::pipeline::{PipelineError, RequestError};
@@ -165,6 +166,7 @@ fn kind_of(e: &(dyn std::error::Error + 'static)) -> Option<ErrorKind> {
         Some(e.kind())
     } else if e.is::<UsageError>()
         || e.is::<PatternError>()
+        || e.is::<UnknownTimeFormat>()
         || e.is::<OptionError>()
         || e.is::<RequestError>()
         || e.is::<PlotRefusal>()

@@ -115,8 +115,7 @@ pub fn run(args: Args) -> anyhow::Result<Outcome> {
         .time_format
         .as_deref()
         .map(str::parse::<TimeFormat>)
-        .transpose()
-        .map_err(UsageError)?;
+        .transpose()?;
     let request = PlotRequest {
         read,
         walk,

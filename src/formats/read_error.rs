@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use super::write_error::ErrorKind;
 use crate::model::header::Epoch;
 use crate::model::time::{Seconds, WindowRefusal};
-use crate::model::time_scale::TimeFormat;
+use crate::model::time_scale::{TimeFormat, UnknownTimeFormat};
 use crate::model::Nanos;
 use crate::report::Finding;
 
@@ -120,6 +120,14 @@ impl fmt::Display for Unreadable {
     }
 }
 
+/// A selection pattern (`--channel`, `--include`, `--exclude`) that does not compile.
+#[derive(Debug, thiserror::Error)]
+#[error("invalid pattern `{pattern}`: {reason}")]
+pub struct PatternError {
+    pub pattern: String,
+    pub reason: String,
+}
+
 /// Why the inputs cannot be read or combined as the command line asks.
 #[derive(Debug)]
 pub enum Conflict {
@@ -156,8 +164,10 @@ pub enum Conflict {
         other: String,
         at: Nanos,
     },
-    /// A flag's value that its parser refused, as the parser says it.
-    Flag(String),
+    /// A `--channel` pattern that does not compile.
+    Pattern(PatternError),
+    /// A `--time-format` that names no scale.
+    TimeFormat(UnknownTimeFormat),
     /// A family's own reason.
     Family(FamilyError),
 }
@@ -220,7 +230,8 @@ impl fmt::Display for Conflict {
                 Seconds(*since),
                 Seconds(*at)
             ),
-            Conflict::Flag(message) => f.write_str(message),
+            Conflict::Pattern(e) => e.fmt(f),
+            Conflict::TimeFormat(e) => e.fmt(f),
             Conflict::Family(e) => e.fmt(f),
         }
     }

@@ -84,8 +84,13 @@ impl TimeFormat {
     }
 }
 
+/// A `--time-format` value that names no scale (the name given).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("expected one of {}", TimeFormat::NAMES.join(", "))]
+pub struct UnknownTimeFormat(pub String);
+
 impl FromStr for TimeFormat {
-    type Err = String;
+    type Err = UnknownTimeFormat;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         Ok(match s {
             "met" => TimeFormat::Met,
@@ -93,7 +98,7 @@ impl FromStr for TimeFormat {
             "tai" => TimeFormat::Tai,
             "gps" => TimeFormat::Gps,
             "gps-week" => TimeFormat::GpsWeek,
-            _ => return Err(format!("expected one of {}", TimeFormat::NAMES.join(", "))),
+            _ => return Err(UnknownTimeFormat(s.to_string())),
         })
     }
 }

@@ -117,12 +117,8 @@ pub struct KeyFilter {
     exclude: Option<Patterns>,
 }
 
-#[derive(Debug, thiserror::Error)]
-#[error("invalid pattern `{pattern}`: {reason}")]
-pub struct PatternError {
-    pub pattern: String,
-    pub reason: String,
-}
+// Defined with the read errors, which carry it (inspect reads with a selection).
+pub use crate::formats::read_error::PatternError;
 
 impl KeyFilter {
     pub fn new(include: &[String], exclude: &[String]) -> Result<KeyFilter, PatternError> {

@@ -2,7 +2,7 @@
 //! by patching its bytes here (not by simrec) found with its record, key and element, the
 //! tolerances at their boundaries, and a legacy pair against its `.nanover.zip` conversion.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde_json::Value;
 
@@ -352,9 +352,7 @@ fn a_record_only_in_one_side_is_counted_and_usage_errors_exit_2() {
 
 #[test]
 fn every_json_report_matches_its_schema() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/schema/diff.schema.json");
-    let schema: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
-    let validator = jsonschema::validator_for(&schema).unwrap();
+    let validator = util::schema::Validator::contract("diff.schema.json");
     let pair = "nanover-zip/converted-tie/tie.traj,nanover-zip/converted-tie/tie.state";
     let zip = "nanover-zip/converted-tie/tie.nanover.zip";
     let runs: [&[&str]; 5] = [
@@ -384,7 +382,7 @@ fn every_json_report_matches_its_schema() {
     let mut kinds = std::collections::BTreeSet::new();
     for args in runs {
         let j = diff_json(args);
-        let errors: Vec<String> = validator.iter_errors(&j).map(|e| e.to_string()).collect();
+        let errors = validator.errors(&j);
         assert!(errors.is_empty(), "{args:?}: {errors:?}");
         for d in j["differences"].as_array().unwrap() {
             kinds.insert(d["kind"].as_str().unwrap().to_string());

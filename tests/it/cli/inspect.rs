@@ -614,3 +614,9 @@ fn icarus_summaries_are_those_of_the_record_read() {
         assert_eq!(r.stdout, want, "{file}");
     }
 }
+
+#[test]
+fn a_channel_pattern_that_does_not_compile_is_a_usage_error() {
+    let r = run(&["inspect", "small.traj", "--channel", "[x"]).expect_code(2);
+    assert!(r.stderr.contains("invalid pattern `[x`: "), "{}", r.stderr);
+}

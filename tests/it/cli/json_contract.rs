@@ -4,31 +4,16 @@
 
 use std::path::{Path, PathBuf};
 
-use jsonschema::{Registry, Validator};
 use serde_json::Value;
 
 use crate::util;
-
-fn schema(name: &str) -> Value {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("docs/schema")
-        .join(name);
-    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
-}
+use crate::util::schema::Validator;
 
 fn validators() -> (Validator, Validator) {
-    let validate = schema("validate.schema.json");
-    let id = validate["$id"].as_str().unwrap().to_string();
-    let registry = Registry::new()
-        .add(id.as_str(), validate.clone())
-        .unwrap()
-        .prepare()
-        .unwrap();
-    let inspect = jsonschema::options()
-        .with_registry(&registry)
-        .build(&schema("inspect.schema.json"))
-        .unwrap();
-    (inspect, jsonschema::validator_for(&validate).unwrap())
+    (
+        Validator::contract("inspect.schema.json"),
+        Validator::contract("validate.schema.json"),
+    )
 }
 
 /// Every recording under `fixtures/`: files of the file formats, Elodin `world/` dirs and
@@ -95,8 +80,7 @@ fn every_inspect_and_validate_object_matches_its_schema() {
             let text = String::from_utf8(out.stdout).unwrap();
             for line in text.lines() {
                 let v: Value = serde_json::from_str(line).unwrap();
-                let errors: Vec<String> =
-                    validator.iter_errors(&v).map(|e| e.to_string()).collect();
+                let errors = validator.errors(&v);
                 assert!(errors.is_empty(), "{args:?}: {errors:?}");
                 let mut found = Vec::new();
                 numbers(&v, String::new(), &mut found);
@@ -164,7 +148,7 @@ fn a_batch_ends_with_a_summary_object_in_the_schema() {
         let r = util::run_in(dir.path(), &[command, "--format", "json", "lab"]);
         let lines = r.json_lines();
         for v in &lines {
-            let errors: Vec<String> = validator.iter_errors(v).map(|e| e.to_string()).collect();
+            let errors = validator.errors(v);
             assert!(errors.is_empty(), "{command}: {v}: {errors:?}");
         }
         let last = lines.last().unwrap();

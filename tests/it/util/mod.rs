@@ -1,6 +1,7 @@
 //! Helpers shared by the tests, each kept once: where fixtures are, running the built
 //! binary, JSON Lines, hand-framed NanoVer files, byte comparisons, read options, the
-//! counting allocator, and the Elodin, in-memory source and prost helpers.
+//! counting allocator, the Elodin, in-memory source and prost helpers, and the JSON Schema
+//! validator of the contract tests.
 
 pub mod alloc;
 pub mod bytes;
@@ -12,6 +13,7 @@ pub mod nanover;
 pub mod options;
 pub mod prost_model;
 pub mod run;
+pub mod schema;
 
 // The helpers nearly every command test takes, reachable as `util::run_in` and the like.
 pub use bytes::{assert_file_bytes, assert_same_bytes};
