@@ -181,12 +181,7 @@ fn convert_run_icarec_out_as_written() {
     assert_eq!(j["format"], "elodin-db");
     // The DB's epoch is its first row's instant: a2's first frame, 10 ms after its start.
     assert_eq!(j["origin"]["epoch"], "2026-03-01T12:00:00.010000Z");
-    let channels: Vec<(&str, u64)> = j["channels"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
-        .collect();
+    let channels = crate::util::channel_counts(j);
     assert_eq!(
         channels,
         [

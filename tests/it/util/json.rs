@@ -118,3 +118,16 @@ pub fn numbers(v: &Value) -> Vec<f64> {
         .map(|x| x.as_f64().unwrap())
         .collect()
 }
+
+/// `inspect --format json`'s channels as (name, records), in their order.
+pub fn channel_counts(summary: &Value) -> Vec<(&str, u64)> {
+    summary["channels"]
+        .as_array()
+        .map(|channels| {
+            channels
+                .iter()
+                .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
+                .collect()
+        })
+        .unwrap_or_default()
+}

@@ -22,8 +22,8 @@ pub use fixtures::{
     icarec_with_partial_last_frame, lab, s,
 };
 pub use json::{
-    channel, fold, frame, keys, numbers, parse_json_lines, read_jsonl, removed, small_pair_jsonl,
-    time_ns, values_map,
+    channel, channel_counts, fold, frame, keys, numbers, parse_json_lines, read_jsonl, removed,
+    small_pair_jsonl, time_ns, values_map,
 };
 pub use nanover::{
     assert_same_records, nanover_zip_archive, raw_records, raw_records_of, RawRecord,

@@ -408,39 +408,33 @@ impl Column {
                 }
                 _ => Fit::Lost(MISMATCH),
             },
-            (Store::Elements(data), Kind::List(..)) => match value {
-                Value::Array(a) => {
-                    let fit = if data.extend_from(&a.data) {
-                        Fit::Exact
-                    } else {
-                        let n = a.data.len();
-                        extend_converting(
-                            data,
-                            (0..n).map(|i| element(&a.data, i).unwrap_or(Value::Null)),
-                        )
-                    };
-                    if !matches!(fit, Fit::Lost(_)) {
-                        self.bytes += a.len() * 8;
-                        self.offsets
-                            .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
-                        self.valid.append_non_null();
+            (Store::Elements(data), Kind::List(..)) => {
+                let (fit, n) = match value {
+                    Value::Array(a) => {
+                        let fit = if data.extend_from(&a.data) {
+                            Fit::Exact
+                        } else {
+                            let n = a.data.len();
+                            extend_converting(
+                                data,
+                                (0..n).map(|i| element(&a.data, i).unwrap_or(Value::Null)),
+                            )
+                        };
+                        (fit, a.len())
                     }
-                    fit
+                    // A list of scalars, in a column of the type its family gives the key (a
+                    // `.nanover.zip`'s msgpack list of names).
+                    Value::List(items) => (extend_converting(data, items.iter()), items.len()),
+                    _ => (Fit::Lost(MISMATCH), 0),
+                };
+                if !matches!(fit, Fit::Lost(_)) {
+                    self.bytes += n * 8;
+                    self.offsets
+                        .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
+                    self.valid.append_non_null();
                 }
-                // A list of scalars, in a column of the type its family gives the key (a
-                // `.nanover.zip`'s msgpack list of names).
-                Value::List(items) => {
-                    let fit = extend_converting(data, items.iter());
-                    if !matches!(fit, Fit::Lost(_)) {
-                        self.bytes += items.len() * 8;
-                        self.offsets
-                            .push(i32::try_from(data.len()).unwrap_or(i32::MAX));
-                        self.valid.append_non_null();
-                    }
-                    fit
-                }
-                _ => Fit::Lost(MISMATCH),
-            },
+                fit
+            }
             (Store::Elements(data), _) => {
                 let fit = push_scalar(data, value);
                 if !matches!(fit, Fit::Lost(_)) {

@@ -36,12 +36,7 @@ fn inspect_json_reports_the_a10_values() {
             (Some(10_000_000), Some(30_000_000))
         );
         assert_eq!(v["duration_ns"], 20_000_000);
-        let channels: Vec<(&str, u64)> = v["channels"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
-            .collect();
+        let channels = crate::util::channel_counts(&v);
         assert_eq!(
             channels,
             [
