@@ -36,7 +36,7 @@ fn inspect_json_reports_the_a10_values() {
             (Some(10_000_000), Some(30_000_000))
         );
         assert_eq!(v["duration_ns"], 20_000_000);
-        let channels = crate::util::channel_counts(&v);
+        let channels = crate::util::channel_counts(v);
         assert_eq!(
             channels,
             [
