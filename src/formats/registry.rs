@@ -123,6 +123,13 @@ pub fn format_for_output(path: &Path) -> Option<&'static dyn Format> {
     })
 }
 
+/// Whether `output` names a directory by its form alone (`out/`, no extension) and `input`
+/// is a recording that is a directory (an Elodin replay, an `.icarec` directory): then
+/// `slice`, `merge` and `recover` write the input's own format there, not the default one.
+pub fn directory_keeps_format(input: &dyn Format, output: &Path) -> bool {
+    input.directory().is_some() && format_for_output(output).is_some_and(default_for_directories)
+}
+
 /// Whether `format` is the one an output directory means ([`crate::formats::Directory`]).
 pub fn default_for_directories(format: &dyn Format) -> bool {
     format

@@ -36,11 +36,8 @@ pub fn recover(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Recovered, PipelineError> {
     let format = registry::detect(input)?;
-    // `DIR/` names the default directory format; for a recording that is a directory (an
-    // Elodin replay, an .icarec directory) it means the input's own.
     let other = registry::format_for_output(output).filter(|named| {
-        named.name() != format.name()
-            && !(registry::default_for_directories(*named) && format.directory().is_some())
+        named.name() != format.name() && !registry::directory_keeps_format(format, output)
     });
     if let Some(named) = other {
         return Err(PipelineError::Write(WriteError::Refused {

@@ -190,20 +190,19 @@ fn target_format(
     inputs: &[PathBuf],
     keeps_format: bool,
 ) -> Result<&'static dyn Format, PipelineError> {
-    let default_directory =
-        registry::format_for_output(path).is_some_and(registry::default_for_directories);
-    if output.format.is_none() && keeps_format {
-        if output.split && registry::names_directory(path) {
-            return Ok(registry::detect(&inputs[0])?);
+    // Only a directory output looks at the inputs (a named file output never reads them here).
+    if output.format.is_none() && keeps_format && registry::names_directory(path) {
+        let first = registry::detect(&inputs[0])?;
+        if output.split {
+            return Ok(first);
         }
-        if default_directory {
-            let first = registry::detect(&inputs[0])?;
-            let all_first = inputs[1..]
+        let all_first = || {
+            inputs[1..]
                 .iter()
-                .all(|i| registry::detect(i).is_ok_and(|f| f.name() == first.name()));
-            if first.directory().is_some() && all_first {
-                return Ok(first);
-            }
+                .all(|i| registry::detect(i).is_ok_and(|f| f.name() == first.name()))
+        };
+        if registry::directory_keeps_format(first, path) && all_first() {
+            return Ok(first);
         }
     }
     Ok(output_format(output.format.as_deref(), path)?)

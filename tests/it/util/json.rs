@@ -123,11 +123,8 @@ pub fn numbers(v: &Value) -> Vec<f64> {
 pub fn channel_counts(summary: &Value) -> Vec<(&str, u64)> {
     summary["channels"]
         .as_array()
-        .map(|channels| {
-            channels
-                .iter()
-                .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
-                .collect()
-        })
-        .unwrap_or_default()
+        .unwrap()
+        .iter()
+        .map(|c| (c["name"].as_str().unwrap(), c["records"].as_u64().unwrap()))
+        .collect()
 }

@@ -90,10 +90,8 @@ pub fn inspect_counts(dir: &Path, inputs: &[&str]) -> BTreeMap<String, u64> {
     args.extend(inputs);
     let mut counts = BTreeMap::new();
     for file in run_in(dir, &args).expect_code(0).json_lines() {
-        for c in file["channels"].as_array().unwrap() {
-            *counts
-                .entry(c["name"].as_str().unwrap().to_string())
-                .or_default() += c["records"].as_u64().unwrap();
+        for (name, records) in super::channel_counts(&file) {
+            *counts.entry(name.to_string()).or_default() += records;
         }
     }
     counts

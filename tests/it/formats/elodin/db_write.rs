@@ -199,7 +199,10 @@ fn replays_and_nanover_go_through_the_family_model() {
     ])
     .expect_code(3);
     assert!(
-        r.stdout.contains("below the microsecond") || r.stderr.contains("below the microsecond")
+        r.stderr
+            .contains("below the microsecond: Elodin stamps rows in whole µs"),
+        "{}",
+        r.stderr
     );
     let counts = inspect_counts(tmp.path(), &[s(&out)]);
     assert_eq!(counts.get("Ball.world_pos"), Some(&1201), "{counts:?}");
