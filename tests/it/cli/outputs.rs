@@ -281,13 +281,14 @@ fn an_interrupted_run_leaves_no_partial_output() {
     );
     assert_eq!(code, 130);
     assert_eq!(dir_entries(dir.path()), ["long.traj"]);
-    let code = interrupt(
-        dir.path(),
-        &["convert", "long.traj", "-o", "replay/"],
-        "-TERM",
-    );
-    assert_eq!(code, 143);
-    assert_eq!(dir_entries(dir.path()), ["long.traj"]);
+    // An Elodin DB (the default `DIR/`): its writer adds component folders to the temporary
+    // directory while the interrupt removes it; before that removal was retried, most
+    // interrupted runs left it behind, so a few runs show it.
+    for _ in 0..5 {
+        let code = interrupt(dir.path(), &["convert", "long.traj", "-o", "db/"], "-TERM");
+        assert_eq!(code, 143);
+        assert_eq!(dir_entries(dir.path()), ["long.traj"]);
+    }
 }
 
 #[test]
