@@ -97,6 +97,11 @@ fn open(read: ReadRequest) -> Result<(Box<dyn Source>, SelectionHandle), ReadErr
         ),
         None => {
             let source = open_aligned(read.inputs, read.options, read.starts)?;
+            if read.selection.is_everything() {
+                // Nothing to select: one layer less for every record to pass through
+                // (docs/performance.md, "Issue 28 item 9"); the report stays unselective.
+                return Ok((source, SelectionHandle::default()));
+            }
             let selected = Selected::new(source, read.selection);
             let report = selected.report();
             Ok((Box::new(selected), report))
