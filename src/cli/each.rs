@@ -10,17 +10,18 @@ use comfy_table::Table;
 
 use super::batch::{self, Tally};
 use super::common::{
-    damaged, print_read_findings, read_request, stdout, AlignArgs, DamageArgs, ReadArgs,
-    ReportFormat, SelectArgs, WriteArgs,
+    damaged, print_read_findings, stdout, AlignArgs, DamageArgs, Given, ReadArgs, ReportFormat,
+    SelectArgs, WriteArgs,
 };
+use super::diag::say;
 use super::progress::BatchProgress;
 use super::{exit_code, Outcome, UsageError};
 use crate::formats::output::{clash_with_inputs, resolved_inputs};
 use crate::formats::registry::writable_names;
 use crate::formats::Format;
+use crate::pipeline;
 use crate::pipeline::batch::{output_names, run_parallel, Recording};
 use crate::pipeline::request::{checked_flags, named_format};
-use crate::pipeline::{self, WriteRequest};
 
 /// What one recording's conversion did.
 struct Done {
@@ -241,15 +242,16 @@ fn convert_one(
     }
     let inputs = &recording.inputs;
     let result = (|| -> anyhow::Result<(u64, u64, bool)> {
-        let read = read_request(
-            inputs,
-            each.read,
-            each.damage,
-            each.align,
-            each.select,
-            None,
-        )?;
-        let opened = read.open()?;
+        let mut request = Given {
+            inputs: inputs.clone(),
+            read: each.read,
+            damage: each.damage,
+            align: each.align,
+            select: each.select,
+            window: None,
+            write: each.write,
+        }
+        .request()?;
         // A collection's entry says whether the recording is in it; the writer is given
         // the collection.
         let target = if format.collection().is_some() {
@@ -257,16 +259,9 @@ fn convert_one(
         } else {
             output
         };
-        let request = WriteRequest {
-            output: target,
-            format,
-            force: each.write.force,
-            dry_run: each.write.dry_run,
-            flags: checked_flags(&each.write.options.given(), format)?,
-            split: false,
-            resample: each.write.resample.or(each.write.frame_rate),
-        };
-        let (written, notes) = pipeline::write_opened(opened, request, progress);
+        request.output.path = Some(target.to_path_buf());
+        let pipeline::Converted { written, notes, .. } =
+            pipeline::convert(request, &mut |line| say!("{line}"), progress)?;
         // A damaged input was converted up to its damage: said here, exit 3 in the summary.
         print_read_findings(&notes.read_findings);
         let damaged = damaged(&notes.read_findings);
