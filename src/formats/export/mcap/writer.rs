@@ -100,8 +100,9 @@ enum ToWriter {
     Channel(Channel),
 }
 
-/// What the writing thread owns: the file, topics and scene.
-struct Messages {
+/// What the writing thread owns (or the frame writer, `frames.rs`): the file, topics and
+/// scene.
+pub(super) struct Messages {
     out: Option<mcap::Writer<SeekableDestination>>,
     path: PathBuf,
     /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
@@ -290,7 +291,7 @@ impl Sink for McapWriter {
 
 impl Messages {
     /// The file's metadata and the header's channels, written to `out`.
-    fn create(
+    pub(super) fn create(
         out: SeekableDestination,
         path: &Path,
         header: &Header,
@@ -481,19 +482,22 @@ impl Messages {
     /// Adds a batch of records to their topics, and writes the messages of the instants
     /// that ended.
     fn write_records(&mut self, records: &[Record]) -> Result<(), WriteError> {
-        for record in records {
-            if record.channel as usize >= self.channels.len() {
-                continue;
-            }
-            let mut ready = std::mem::take(&mut self.ready);
-            self.layout
-                .record(&self.channels, record, &mut ready, &mut self.report.loss);
-            self.write_ready(&mut ready)?;
-            self.ready = ready;
-            let log_time = self.log_time(record.time).unwrap_or(0);
-            self.draw(record, log_time)?;
-            self.report.records += 1;
+        records.iter().try_for_each(|r| self.write_record(r))
+    }
+
+    /// Adds `record` to its topic, and writes the messages of the instants that ended.
+    pub(super) fn write_record(&mut self, record: &Record) -> Result<(), WriteError> {
+        if record.channel as usize >= self.channels.len() {
+            return Ok(());
         }
+        let mut ready = std::mem::take(&mut self.ready);
+        self.layout
+            .record(&self.channels, record, &mut ready, &mut self.report.loss);
+        self.write_ready(&mut ready)?;
+        self.ready = ready;
+        let log_time = self.log_time(record.time).unwrap_or(0);
+        self.draw(record, log_time)?;
+        self.report.records += 1;
         Ok(())
     }
 
@@ -553,7 +557,7 @@ impl Messages {
     }
 
     /// Writes the summary and the footer.
-    fn finish(mut self) -> Result<WriteReport, WriteError> {
+    pub(super) fn finish(mut self) -> Result<WriteReport, WriteError> {
         let mut ready = std::mem::take(&mut self.ready);
         self.layout.finish(&mut ready);
         self.write_ready(&mut ready)?;
