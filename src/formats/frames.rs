@@ -210,6 +210,27 @@ mod tests {
             column_major: false,
         };
         assert_eq!((s.count(), s.element_size()), (1, 1));
+        let mut block = vec![9u8; 2];
+        for x in [1.0f64, 2.0, 3.0, 4.0] {
+            block.extend_from_slice(&x.to_le_bytes());
+        }
+        let m2 = Packed {
+            dtype: DType::F64,
+            shape: vec![2, 2],
+            column_major: true,
+        };
+        let Some(Value::Array(a)) = m2.value(&block, 2) else {
+            panic!("an array");
+        };
+        assert_eq!(a.data, ArrayData::F64(vec![1.0, 3.0, 2.0, 4.0]));
+        let int = Packed {
+            dtype: DType::I32,
+            shape: vec![],
+            column_major: false,
+        };
+        let slot = [(-2i64).to_le_bytes(), [0; 8]].concat();
+        assert_eq!(int.value(&slot, 0), Some(Value::Int(-2)));
+        assert_eq!(s.value(&[2], 0), Some(Value::Bool(true)));
         assert_eq!(le_bytes::<4>(&[1, 2, 3, 4, 5], 1), [2, 3, 4, 5]);
         assert_eq!(le_bytes::<4>(&[1, 2, 3], 1), [0; 4]);
         assert_eq!(le_bytes::<2>(&[1, 2, 3], usize::MAX), [0, 0]);

@@ -16,7 +16,7 @@ use super::writer::{McapWriteOptions, Messages};
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{WriteError, WriteReport};
-use crate::model::{Header, Record, Value};
+use crate::model::{DType, Header, Record, Value};
 
 /// A signal's record, refilled each frame.
 struct Slot {
@@ -42,7 +42,9 @@ fn slots(header: &Header, signals: &[FrameSignal]) -> Option<Vec<Slot>> {
             let [field] = header.channels.get(s.channel as usize)?.fields.as_slice() else {
                 return None;
             };
-            s.packed.value(&[], 0)?;
+            if s.packed.dtype == DType::Str {
+                return None;
+            }
             let mut record = Record::new(0, s.channel);
             record.entity = s.entity.clone();
             record.values = vec![(field.name.clone(), Value::Null)];
@@ -112,7 +114,13 @@ impl FrameSink for McapFrames {
             write(&mut self.messages, &mut self.statics, frame, 0, &block)?;
         }
         let n = self.frames;
-        write(&mut self.messages, &mut self.dynamics, frame, n, frame.values)?;
+        write(
+            &mut self.messages,
+            &mut self.dynamics,
+            frame,
+            n,
+            frame.values,
+        )?;
         self.frames += 1;
         Ok(())
     }

@@ -97,8 +97,8 @@ enum ToWriter {
     Channel(Channel),
 }
 
-/// What the writing thread owns (or the frame writer, `frames.rs`): the file, topics and
-/// scene.
+/// The file, topics and scene: the sink's (protobuf), the JSON writing thread's, or the
+/// frame writer's (`frames.rs`).
 pub(super) struct Messages {
     out: Option<mcap::Writer<SeekableDestination>>,
     path: PathBuf,
