@@ -2,8 +2,8 @@
 //! `Frames::create_frames`): for a conversion that changes nothing record by record, a
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
-//! million records). The Icarus formats read and write frames, and the Parquet table
-//! writes them; these types say nothing of any one format, so none imports another.
+//! million records). The Icarus formats read and write frames, and the Parquet table and
+//! MCAP write them; these types say nothing of any one format, so none imports another.
 
 use std::path::Path;
 
