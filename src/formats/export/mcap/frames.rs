@@ -1,7 +1,7 @@
 //! MCAP written a frame at a time (`Frames::create_frames`, from `.icarec` and Icarus HDF5):
 //! each frame's values are taken from its block into one record per signal that is kept
-//! and refilled, not read, built, batched and handed to the writing thread as new records
-//! (a 96.5 MB `.icarec` is 12 million of them: docs/performance.md, "MCAP, protobuf").
+//! and refilled, not built and freed anew for every value (docs/performance.md, "MCAP,
+//! protobuf").
 //!
 //! The records are those the frame source's record read gives (its contract, in
 //! `formats::frames`): the static signals at the first frame's time and frame 0, then each

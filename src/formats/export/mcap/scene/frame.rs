@@ -28,7 +28,7 @@ pub struct Changes {
     update: SceneUpdate,
     /// The entities of the frame's update in the order last drawn: an entity drawn again
     /// leaves its place (`None`) for the end, found by id without a scan of the frame's
-    /// entities (hundreds in a 3es frame: docs/performance.md, "MCAP, protobuf").
+    /// entities (docs/performance.md, "MCAP, protobuf").
     drawn: Vec<Option<SceneEntity>>,
     at: HashMap<String, usize>,
     /// The points of each live point mesh, by entity id, in id order.
