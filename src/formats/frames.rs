@@ -2,13 +2,13 @@
 //! `Frames::create_frames`): for a conversion that changes nothing record by record, a
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
-//! million records). The Icarus formats read and write frames, and the Parquet table
-//! writes them; these types say nothing of any one format, so none imports another.
+//! million records). The Icarus formats read and write frames, and the Parquet table and
+//! MCAP write them; these types say nothing of any one format, so none imports another.
 
 use std::path::Path;
 
 use super::{ReadError, Source, WriteError, WriteReport};
-use crate::model::{ChannelId, DType, Entity, Header, Nanos};
+use crate::model::{Array, ArrayData, ChannelId, DType, Entity, Header, Nanos, Value};
 use crate::report::{Fact, Findings};
 
 /// How a signal's value is packed in a block: its elements at their canonical size (8 bytes
@@ -38,6 +38,54 @@ impl Packed {
             DType::U64 | DType::I64 | DType::F64 => 8,
             DType::Str => 0,
         }
+    }
+
+    /// The value packed at `at` in `block`, as the frame source's records carry it: a scalar,
+    /// or an array of the packed shape in the model's (row-major) order. `None` for a string
+    /// (never packed).
+    pub fn value(&self, block: &[u8], at: usize) -> Option<Value> {
+        let size = self.element_size();
+        let element = |i: usize| at.saturating_add(i.saturating_mul(size));
+        macro_rules! elements {
+            ($t:ty, $n:literal) => {{
+                let mut v = vec![<$t>::default(); self.count()];
+                for i in 0..v.len() {
+                    v[self.model_index(i)] = <$t>::from_le_bytes(le_bytes::<$n>(block, element(i)));
+                }
+                v
+            }};
+        }
+        if self.shape.is_empty() {
+            return Some(match self.dtype {
+                DType::Bool => Value::Bool(le_bytes::<1>(block, at)[0] != 0),
+                DType::U8 => Value::UInt(le_bytes::<1>(block, at)[0].into()),
+                DType::U16 => Value::UInt(u16::from_le_bytes(le_bytes(block, at)).into()),
+                DType::U32 => Value::UInt(u32::from_le_bytes(le_bytes(block, at)).into()),
+                DType::U64 => Value::UInt(u64::from_le_bytes(le_bytes(block, at))),
+                DType::I8 => Value::Int(i8::from_le_bytes(le_bytes(block, at)).into()),
+                DType::I16 => Value::Int(i16::from_le_bytes(le_bytes(block, at)).into()),
+                DType::I32 => Value::Int(i32::from_le_bytes(le_bytes(block, at)).into()),
+                DType::I64 => Value::Int(i64::from_le_bytes(le_bytes(block, at))),
+                DType::F32 => Value::F32(f32::from_le_bytes(le_bytes(block, at))),
+                DType::F64 => Value::Float(f64::from_le_bytes(le_bytes(block, at))),
+                DType::Str => return None,
+            });
+        }
+        let data = match self.dtype {
+            DType::Bool => ArrayData::Bool(elements!(u8, 1).into_iter().map(|b| b != 0).collect()),
+            DType::U8 => ArrayData::U8(elements!(u8, 1)),
+            DType::U16 => ArrayData::U16(elements!(u16, 2)),
+            DType::U32 => ArrayData::U32(elements!(u32, 4)),
+            DType::U64 => ArrayData::U64(elements!(u64, 8)),
+            DType::I8 => ArrayData::I8(elements!(i8, 1)),
+            DType::I16 => ArrayData::I16(elements!(i16, 2)),
+            DType::I32 => ArrayData::I32(elements!(i32, 4)),
+            DType::I64 => ArrayData::I64(elements!(i64, 8)),
+            DType::F32 => ArrayData::F32(elements!(f32, 4)),
+            DType::F64 => ArrayData::F64(elements!(f64, 8)),
+            DType::Str => return None,
+        };
+        Array::with_shape(data, self.shape.clone()).map(Value::Array)
     }
 
     /// The model's (row-major) index of the element at storage index `i`.
@@ -162,6 +210,27 @@ mod tests {
             column_major: false,
         };
         assert_eq!((s.count(), s.element_size()), (1, 1));
+        let mut block = vec![9u8; 2];
+        for x in [1.0f64, 2.0, 3.0, 4.0] {
+            block.extend_from_slice(&x.to_le_bytes());
+        }
+        let m2 = Packed {
+            dtype: DType::F64,
+            shape: vec![2, 2],
+            column_major: true,
+        };
+        let Some(Value::Array(a)) = m2.value(&block, 2) else {
+            panic!("an array");
+        };
+        assert_eq!(a.data, ArrayData::F64(vec![1.0, 3.0, 2.0, 4.0]));
+        let int = Packed {
+            dtype: DType::I32,
+            shape: vec![],
+            column_major: false,
+        };
+        let slot = [(-2i64).to_le_bytes(), [0; 8]].concat();
+        assert_eq!(int.value(&slot, 0), Some(Value::Int(-2)));
+        assert_eq!(s.value(&[2], 0), Some(Value::Bool(true)));
         assert_eq!(le_bytes::<4>(&[1, 2, 3, 4, 5], 1), [2, 3, 4, 5]);
         assert_eq!(le_bytes::<4>(&[1, 2, 3], 1), [0; 4]);
         assert_eq!(le_bytes::<2>(&[1, 2, 3], usize::MAX), [0, 0]);

@@ -1,8 +1,9 @@
 //! Conversion a frame at a time: when the input's format reads frames
 //! (`Frames::open_frames`: `.icarec`, Icarus HDF5) and the output's writes them
-//! (`Frames::create_frames`: Icarus HDF5, the Parquet table), and the run changes nothing
-//! record by record, each frame goes from reader to writer as one block instead of a record
-//! per signal (a 1 GB `.icarec` of 200 signals is 600,000 frames, not 120 million records).
+//! (`Frames::create_frames`: Icarus HDF5, the Parquet table, MCAP), and the run changes
+//! nothing record by record, each frame goes from reader to writer as one block instead of a
+//! record per signal (a 1 GB `.icarec` of 200 signals is 600,000 frames, not 120 million
+//! records).
 //! Same output, report and findings as the record path; anything either side does not offer
 //! falls back to it.
 

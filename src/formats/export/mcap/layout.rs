@@ -55,6 +55,9 @@ pub struct Topic {
     /// number of elements.
     slots: Vec<Option<(usize, usize)>>,
     pending: Option<Pending>,
+    /// The length of the last message's fields: the next one's is likely the same, so its
+    /// buffer is made that large rather than grown value by value.
+    hint: usize,
 }
 
 impl Topic {
@@ -278,14 +281,15 @@ impl Layout {
         });
         if ends {
             if let Some(p) = topic.pending.take() {
+                topic.hint = p.body.len();
                 out.push(ready(topic, t, p, scratch, lost));
             }
         }
-        let (n, slots) = (message.fields.len(), topic.axes());
+        let (n, slots, hint) = (message.fields.len(), topic.axes(), topic.hint);
         let pending = topic.pending.get_or_insert_with(|| Pending {
             time: record.time,
             frame: record.frame,
-            body: Vec::new(),
+            body: Vec::with_capacity(hint),
             given: vec![false; n],
             axes: vec![None; slots],
             extra: Vec::new(),
@@ -359,6 +363,7 @@ impl Layout {
             signals: Vec::new(),
             slots: Vec::new(),
             pending: None,
+            hint: 0,
         });
         Route::Proto {
             topic: t,
@@ -417,6 +422,7 @@ impl Layout {
                     signals: members.into_iter().map(|m| m.name).collect(),
                     slots,
                     pending: None,
+                    hint: 0,
                 })
             }
         };
@@ -444,6 +450,7 @@ impl Layout {
             signals: Vec::new(),
             slots: Vec::new(),
             pending: None,
+            hint: 0,
         }))
     }
 
@@ -461,6 +468,7 @@ impl Layout {
             signals: Vec::new(),
             slots: Vec::new(),
             pending: None,
+            hint: 0,
         }))
     }
 

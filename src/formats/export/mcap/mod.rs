@@ -7,6 +7,7 @@
 //! (statistics, chunk and message indexes). docs/formats/mcap.md.
 
 mod component;
+mod frames;
 mod layout;
 mod proto;
 mod scene;
@@ -51,7 +52,8 @@ impl McapWriteOptions {
     }
 }
 
-use crate::formats::format::{Detection, Format, KeepsEpoch, WriteOption, WriterTraits};
+use crate::formats::format::{Detection, Format, Frames, KeepsEpoch, WriteOption, WriterTraits};
+use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{OptionError, ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
@@ -116,5 +118,27 @@ impl Format for Mcap {
             keeps_epoch: KeepsEpoch::Always,
             ..WriterTraits::DEFAULT
         }
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+}
+
+impl Frames for Mcap {
+    /// The protobuf layout, from the frames of `.icarec` and Icarus HDF5 (`frames.rs`).
+    fn create_frames(
+        &self,
+        target: &Path,
+        header: &Header,
+        layout: &FrameLayout,
+        outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+        let options = match McapWriteOptions::from_flags(&outputs.flags) {
+            Ok(o) => o,
+            Err(e) => return Some(Err(e.into())),
+        };
+        frames::McapFrames::create(target, header, layout, outputs, options)
+            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
     }
 }

@@ -1,10 +1,12 @@
 //! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; the layout
 //! (`layout.rs`) decides topics and message bytes; this file, schemas, channels and times.
 //!
-//! Records go in batches to a thread of their own ([`Messages`]: the layout, the `mcap`
-//! crate, zstd and the 3D scene), so that the caller's thread only reads and batches. With
-//! `--mcap-encoding json` the batches are first formatted on other threads
-//! (`json_batches`, as JSON Lines are) and written in record order when they come back.
+//! Protobuf records are written on the caller's thread ([`Messages`]: the layout, the `mcap`
+//! crate, zstd and the 3D scene): handing them to a thread of their own cost a clone of
+//! each record and its freeing on the other thread, more than it saved, and the batches
+//! waiting held most of the memory (docs/performance.md, "MCAP, protobuf"). With
+//! `--mcap-encoding json` records are formatted on other threads (`json_batches`, as JSON
+//! Lines are) and written, in record order when they come back, on a thread of their own.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -54,10 +56,6 @@ pub const ENCODINGS: &[&str] = &["protobuf", "json"];
 pub const ENCODING_CHOICES: &[(&str, Encoding)] =
     &[("protobuf", Encoding::Protobuf), ("json", Encoding::Json)];
 
-/// Records handed to the writing thread at once (protobuf): enough that the hand-over costs
-/// nothing beside encoding them.
-const BATCH: usize = 512;
-
 /// How an MCAP file is written.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct McapWriteOptions {
@@ -70,38 +68,38 @@ const FAST_LEVEL: i32 = -3;
 /// The summary's library string.
 const LIBRARY: &str = concat!("simrec ", env!("CARGO_PKG_VERSION"));
 
-/// The MCAP sink: batches records for the formatting threads and hands their formatted
-/// batches, in order, to the thread that writes them.
+/// The MCAP sink: writes protobuf records as they come, or batches records for the JSON
+/// formatting threads and hands their formatted batches, in order, to the thread that
+/// writes them.
 pub struct McapWriter {
     path: PathBuf,
     /// Channels declared: a record of another channel is counted as lost here.
     declared: usize,
-    batching: Batching,
-    /// The writing thread; dropped unfinished (an error elsewhere), it still ends.
-    writer: Worker<ToWriter, WriteReport, WriteError>,
+    mode: Mode,
     report: WriteReport,
 }
 
-/// How records wait for the writing thread.
-enum Batching {
-    /// Records waiting for their JSON text, and the batches written, given back for their
-    /// buffers.
+enum Mode {
+    Protobuf(Box<Messages>),
     Json {
+        /// Records waiting for their JSON text, and the batches written, given back for
+        /// their buffers.
         batches: Box<JsonBatches>,
         written: Receiver<Formatted>,
+        /// The writing thread; dropped unfinished (an error elsewhere), it still ends.
+        writer: Worker<ToWriter, WriteReport, WriteError>,
     },
-    Records(Vec<Record>),
 }
 
 /// What the writing thread is given, in the order of the records.
 enum ToWriter {
     Batch(Formatted),
-    Records(Vec<Record>),
     Channel(Channel),
 }
 
-/// What the writing thread owns: the file, topics and scene.
-struct Messages {
+/// The file, topics and scene: the sink's (protobuf), the JSON writing thread's, or the
+/// frame writer's (`frames.rs`).
+pub(super) struct Messages {
     out: Option<mcap::Writer<SeekableDestination>>,
     path: PathBuf,
     /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
@@ -129,42 +127,41 @@ impl McapWriter {
         options: McapWriteOptions,
     ) -> Result<McapWriter, WriteError> {
         let mut messages = Messages::create(out, path, header, options)?;
-        // One batch waits while one is written: the formatting threads hold the rest.
-        let (give_back, written) = channel::<Formatted>();
-        let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
-            for job in jobs {
-                match job {
-                    ToWriter::Channel(c) => messages.add(c),
-                    ToWriter::Records(records) => messages.write_records(&records)?,
-                    ToWriter::Batch(formatted) => {
-                        messages.write_batch(&formatted)?;
-                        // The caller may be gone (an error of its own): nothing to keep.
-                        let _ = give_back.send(formatted);
+        let mode = match options.encoding {
+            Encoding::Protobuf => Mode::Protobuf(Box::new(messages)),
+            Encoding::Json => {
+                // One batch waits while one is written: the formatting threads hold the rest.
+                let (give_back, written) = channel::<Formatted>();
+                let writer = Worker::spawn("mcap-writer", 1, move |jobs: Receiver<ToWriter>| {
+                    for job in jobs {
+                        match job {
+                            ToWriter::Channel(c) => messages.add(c),
+                            ToWriter::Batch(formatted) => {
+                                messages.write_batch(&formatted)?;
+                                // The caller may be gone (an error of its own): nothing to keep.
+                                let _ = give_back.send(formatted);
+                            }
+                        }
                     }
+                    messages.finish()
+                })
+                .map_err(|e| WriteError::io(path, e))?;
+                let style = Style {
+                    channel: false,
+                    newline: false,
+                    utc: None,
+                };
+                Mode::Json {
+                    batches: Box::new(JsonBatches::new(style, Vec::new())),
+                    written,
+                    writer,
                 }
             }
-            messages.finish()
-        })
-        .map_err(|e| WriteError::io(path, e))?;
-        let batching = match options.encoding {
-            Encoding::Json => Batching::Json {
-                batches: Box::new(JsonBatches::new(
-                    Style {
-                        channel: false,
-                        newline: false,
-                        utc: None,
-                    },
-                    Vec::new(),
-                )),
-                written,
-            },
-            Encoding::Protobuf => Batching::Records(Vec::with_capacity(BATCH)),
         };
         Ok(McapWriter {
             path: path.to_path_buf(),
             declared: header.channels.len(),
-            batching,
-            writer,
+            mode,
             report: WriteReport::default(),
         })
     }
@@ -188,32 +185,23 @@ impl McapWriter {
         }
     }
 
-    /// Ends the writing thread: its report, or the error it stopped on.
-    fn join(&mut self) -> Result<WriteReport, WriteError> {
-        self.writer
-            .finish()
-            .map_err(|s| self.ended(s, Failure::Finished))
-    }
-
     /// Hands `job` to the writing thread; if it stopped, its error.
     fn send(&mut self, job: ToWriter) -> Result<(), WriteError> {
-        self.writer
-            .send(job)
-            .map_err(|s| self.ended(s, Failure::ThreadStopped("the MCAP writing thread stopped")))
+        let Mode::Json { writer, .. } = &mut self.mode else {
+            return Ok(());
+        };
+        let sent = writer.send(job);
+        sent.map_err(|s| self.ended(s, Failure::ThreadStopped("the MCAP writing thread stopped")))
     }
 
     /// Hands over the batches taken back while more than `keep` are out; with `keep` 0,
     /// first sends (or formats here) the batch being filled, so that every record goes.
     fn write_formatted(&mut self, keep: usize) -> Result<(), WriteError> {
-        let (batches, written) = match &mut self.batching {
-            Batching::Json { batches, written } => (batches, written),
-            Batching::Records(records) => {
-                if keep == 0 && !records.is_empty() {
-                    let batch = std::mem::replace(records, Vec::with_capacity(BATCH));
-                    self.send(ToWriter::Records(batch))?;
-                }
-                return Ok(());
-            }
+        let Mode::Json {
+            batches, written, ..
+        } = &mut self.mode
+        else {
+            return Ok(());
         };
         while let Ok(formatted) = written.try_recv() {
             batches.recycle(formatted);
@@ -246,10 +234,14 @@ impl McapWriter {
 
 impl Sink for McapWriter {
     fn add_channel(&mut self, channel: &Channel) -> Result<(), WriteError> {
+        self.declared += 1;
+        if let Mode::Protobuf(messages) = &mut self.mode {
+            messages.add(channel.clone());
+            return Ok(());
+        }
         // Records read before it are written first: the file's records stay in the order
         // of a writer of one record at a time.
         self.write_formatted(0)?;
-        self.declared += 1;
         self.send(ToWriter::Channel(channel.clone()))
     }
 
@@ -260,17 +252,12 @@ impl Sink for McapWriter {
                 .add("?", "*", "record of a channel the header does not declare");
             return Ok(());
         }
-        match &mut self.batching {
-            Batching::Json { batches, .. } => {
+        match &mut self.mode {
+            Mode::Protobuf(messages) => messages.write_record(record)?,
+            Mode::Json { batches, .. } => {
                 if batches.push(record) {
                     batches.send();
                     self.write_formatted(1)?;
-                }
-            }
-            Batching::Records(records) => {
-                records.push(record.clone());
-                if records.len() >= BATCH {
-                    self.write_formatted(0)?;
                 }
             }
         }
@@ -279,10 +266,18 @@ impl Sink for McapWriter {
 
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
         self.write_formatted(0)?;
-        if let Batching::Json { batches, .. } = &mut self.batching {
-            batches.stop();
-        }
-        let mut report = self.join()?;
+        let mut report = match self.mode {
+            Mode::Protobuf(messages) => messages.finish()?,
+            Mode::Json {
+                ref mut batches,
+                ref mut writer,
+                ..
+            } => {
+                batches.stop();
+                let joined = writer.finish();
+                joined.map_err(|s| self.ended(s, Failure::Finished))?
+            }
+        };
         report.loss.merge(&self.report.loss);
         Ok(report)
     }
@@ -290,7 +285,7 @@ impl Sink for McapWriter {
 
 impl Messages {
     /// The file's metadata and the header's channels, written to `out`.
-    fn create(
+    pub(super) fn create(
         out: SeekableDestination,
         path: &Path,
         header: &Header,
@@ -478,22 +473,19 @@ impl Messages {
         Ok(())
     }
 
-    /// Adds a batch of records to their topics, and writes the messages of the instants
-    /// that ended.
-    fn write_records(&mut self, records: &[Record]) -> Result<(), WriteError> {
-        for record in records {
-            if record.channel as usize >= self.channels.len() {
-                continue;
-            }
-            let mut ready = std::mem::take(&mut self.ready);
-            self.layout
-                .record(&self.channels, record, &mut ready, &mut self.report.loss);
-            self.write_ready(&mut ready)?;
-            self.ready = ready;
-            let log_time = self.log_time(record.time).unwrap_or(0);
-            self.draw(record, log_time)?;
-            self.report.records += 1;
+    /// Adds `record` to its topic, and writes the messages of the instants that ended.
+    pub(super) fn write_record(&mut self, record: &Record) -> Result<(), WriteError> {
+        if record.channel as usize >= self.channels.len() {
+            return Ok(());
         }
+        let mut ready = std::mem::take(&mut self.ready);
+        self.layout
+            .record(&self.channels, record, &mut ready, &mut self.report.loss);
+        self.write_ready(&mut ready)?;
+        self.ready = ready;
+        let log_time = self.log_time(record.time).unwrap_or(0);
+        self.draw(record, log_time)?;
+        self.report.records += 1;
         Ok(())
     }
 
@@ -553,7 +545,7 @@ impl Messages {
     }
 
     /// Writes the summary and the footer.
-    fn finish(mut self) -> Result<WriteReport, WriteError> {
+    pub(super) fn finish(mut self) -> Result<WriteReport, WriteError> {
         let mut ready = std::mem::take(&mut self.ready);
         self.layout.finish(&mut ready);
         self.write_ready(&mut ready)?;

@@ -7,7 +7,7 @@
 //! order: an entity destroyed in its frame leaves the pending entities, and a transient of
 //! the frame before (whose id a new transient may reuse) only adds its deletion.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use bytes::Bytes;
 use foxglove::messages::packed_element_field::NumericType;
@@ -24,7 +24,13 @@ const FRAME: &str = "world";
 
 #[derive(Default)]
 pub struct Changes {
+    /// The deletions of the frame's update; its entities are `drawn`.
     update: SceneUpdate,
+    /// The entities of the frame's update in the order last drawn: an entity drawn again
+    /// leaves its place (`None`) for the end, found by id without a scan of the frame's
+    /// entities (docs/performance.md, "MCAP, protobuf").
+    drawn: Vec<Option<SceneEntity>>,
+    at: HashMap<String, usize>,
     /// The points of each live point mesh, by entity id, in id order.
     clouds: BTreeMap<String, Vec<Point>>,
     /// Entity ids whose points were given in this frame (a transient of the frame before
@@ -44,16 +50,24 @@ impl Changes {
         } else if self.clouds.remove(&id).is_some() {
             self.clouds_changed = true;
         }
-        self.update.entities.retain(|e| e.id != id);
+        self.undraw(&id);
         if has_primitives(&entity) {
-            self.update.entities.push(entity);
+            self.at.insert(id, self.drawn.len());
+            self.drawn.push(Some(entity));
+        }
+    }
+
+    /// The entity `id` leaves the frame's update.
+    fn undraw(&mut self, id: &str) {
+        if let Some(i) = self.at.remove(id) {
+            self.drawn[i] = None;
         }
     }
 
     /// An entity deleted in this frame (a Destroy): drawn earlier in the frame, it is not
     /// drawn at all.
     pub fn delete(&mut self, stamp: Timestamp, id: String) {
-        self.update.entities.retain(|e| e.id != id);
+        self.undraw(&id);
         self.fresh.remove(&id);
         if self.clouds.remove(&id).is_some() {
             self.clouds_changed = true;
@@ -71,7 +85,8 @@ impl Changes {
 
     /// A 3es Reset: every entity goes, and what the frame drew before it.
     pub fn clear(&mut self, stamp: Timestamp) {
-        self.update.entities.clear();
+        self.drawn.clear();
+        self.at.clear();
         self.update.deletions.clear();
         self.update.deletions.push(SceneEntityDeletion {
             timestamp: Some(stamp),
@@ -86,7 +101,9 @@ impl Changes {
     /// The frame's messages, if it changed anything: one SceneUpdate, and the point cloud
     /// of every live point mesh (empty when the last one went).
     pub fn end(&mut self, stamp: Timestamp, out: &mut Vec<(Topic3d, Vec<u8>)>) {
-        let update = std::mem::take(&mut self.update);
+        let mut update = std::mem::take(&mut self.update);
+        update.entities = self.drawn.drain(..).flatten().collect();
+        self.at.clear();
         if !update.entities.is_empty() || !update.deletions.is_empty() {
             out.push((Topic3d::Scene, encode(&update)));
         }
