@@ -27,6 +27,15 @@ pub fn schema_of(value: &Value) -> Option<(Primitive, Vec<usize>)> {
 /// size as it is, a scalar where it holds exactly (an int32 signal's values arrive as
 /// `Int`). `false`, with nothing appended, when it does not fit.
 pub fn put_row(out: &mut Vec<u8>, value: &Value, prim: Primitive, elements: usize) -> bool {
+    // On a little-endian host the elements are the row's bytes: one copy.
+    #[cfg(target_endian = "little")]
+    macro_rules! le {
+        ($v:expr) => {{
+            out.extend_from_slice(bytemuck::cast_slice(&$v[..]));
+            true
+        }};
+    }
+    #[cfg(target_endian = "big")]
     macro_rules! le {
         ($v:expr) => {{
             out.reserve($v.len() * prim.size());

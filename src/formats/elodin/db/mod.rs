@@ -9,6 +9,7 @@ pub mod codes;
 mod dir;
 mod encode;
 pub mod layout;
+mod merge;
 mod reader;
 mod summary;
 mod writer;

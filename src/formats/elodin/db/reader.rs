@@ -4,9 +4,6 @@
 //! `a`, field `world_pos`), a message log an event channel; times count from the
 //! recording's first row, whose instant is the epoch (UTC, the system clock Elodin stamps).
 
-use std::cmp::Reverse;
-use std::collections::binary_heap::PeekMut;
-use std::collections::BinaryHeap;
 use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,6 +13,7 @@ use serde_json::{json, Map, Value as Json};
 use super::codes;
 use super::dir::{self, read_at, Catalogue, Component, Log, MsgLog};
 use super::layout::{Primitive, UmbraBuf, UMBRA_SIZE};
+use super::merge::Merge;
 use crate::formats::{ChannelTally, ReadError, ReadOptions, Source};
 use crate::model::{
     Array, ArrayData, Channel, ChannelId, ChannelKind, Composition, Entity, Epoch, Field,
@@ -34,7 +32,7 @@ const MEMORY: usize = 4 << 20;
 const MOST: usize = 256 << 10;
 const LEAST: usize = 4 << 10;
 
-/// Records handed back and kept for reuse, per stream.
+/// Values of records handed back and kept for reuse, per primitive type.
 const SPARE: usize = 4;
 
 pub struct DbReader {
@@ -44,8 +42,11 @@ pub struct DbReader {
     catalogue: Catalogue,
     epoch_us: i64,
     streams: Vec<Stream>,
-    heap: BinaryHeap<Reverse<(i64, ChannelId)>>,
+    merge: Merge,
     started: bool,
+    /// Values handed back (`Source::recycle`), by primitive type: kept in the reader, not
+    /// its streams, so that handing one back touches no stream's memory.
+    spare: [Vec<Vec<Field>>; Primitive::ALL.len()],
     /// Channels the caller reads (`select_channels`); past its end, all.
     wanted: Vec<bool>,
     findings: Findings,
@@ -171,7 +172,6 @@ struct Rows {
     block: Vec<u8>,
     block_first: u64,
     block_rows: u64,
-    spare: Vec<Vec<Field>>,
 }
 
 impl Rows {
@@ -194,15 +194,14 @@ impl Rows {
             block: Vec::new(),
             block_first: 0,
             block_rows: 0,
-            spare: Vec::new(),
         })
     }
 
-    /// The values of row `i`, reading its block when it is not the one held.
-    fn values(&mut self, i: u64) -> Result<Vec<Field>, Problem> {
-        let mut values = self.spare.pop().unwrap_or_default();
+    /// Where row `i`'s bytes start in the block, reading its block when it is not the one
+    /// held (`None`: the rows are not decoded).
+    fn row(&mut self, i: u64) -> Result<Option<usize>, Problem> {
         let Some((log, file)) = &mut self.data else {
-            return Ok(values);
+            return Ok(None);
         };
         if i < self.block_first || i >= self.block_first + self.block_rows {
             let n = self.rows_per_block.min(self.times.count - i);
@@ -213,25 +212,33 @@ impl Rows {
             self.block_first = i;
             self.block_rows = n;
         }
-        let start = (i - self.block_first) as usize * self.row_size;
+        Ok(Some((i - self.block_first) as usize * self.row_size))
+    }
+
+    /// The values of row `i`, in `values` (handed back by an earlier record, or new).
+    fn values(&mut self, i: u64, mut values: Vec<Field>) -> Result<Vec<Field>, Problem> {
+        let Some(start) = self.row(i)? else {
+            return Ok(values);
+        };
         let bytes = &self.block[start..start + self.row_size];
+        let (prim, field, shape) = (self.prim, &self.field, &self.shape);
         values.truncate(1);
         match values.first_mut() {
-            Some((key, Value::Array(a))) if a.dtype() == self.prim.dtype() => {
-                if *key != self.field {
-                    key.clone_from(&self.field);
+            Some((key, Value::Array(a))) if a.dtype() == prim.dtype() => {
+                if key != field {
+                    key.clone_from(field);
                 }
                 fill(&mut a.data, bytes);
-                a.shape.clone_from(&self.shape);
+                a.shape.clone_from(shape);
             }
             _ => {
                 values.clear();
-                let mut data = empty(self.prim);
+                let mut data = empty(prim);
                 fill(&mut data, bytes);
                 values.push((
-                    self.field.clone(),
+                    field.clone(),
                     Value::Array(Array {
-                        shape: self.shape.clone(),
+                        shape: shape.clone(),
                         data,
                     }),
                 ));
@@ -433,8 +440,9 @@ impl DbReader {
             catalogue,
             epoch_us,
             streams,
-            heap: BinaryHeap::new(),
+            merge: Merge::default(),
             started: false,
+            spare: Default::default(),
             wanted: Vec::new(),
             findings,
             done: 0,
@@ -458,19 +466,18 @@ impl DbReader {
         Ok(())
     }
 
-    /// Channel `ch`'s next time (none when the caller left the channel out).
+    /// Channel `ch`'s next time, with what reading it found.
     fn next_time(&mut self, ch: ChannelId) -> Result<Option<i64>, ReadError> {
-        if !self.wanted.get(ch as usize).copied().unwrap_or(true) {
-            return Ok(None);
-        }
         let (times, owner) = match &mut self.streams[ch as usize] {
             Stream::Rows(r) => (&mut r.times, &r.name),
             Stream::Msgs(m) => (&mut m.times, &m.name),
         };
         let peeked = times.peek(owner);
-        let problem = times.problem.take();
-        if let Some(problem) = problem {
-            self.report(problem)?;
+        // Checked before it is taken: taking moves the whole (rare) finding every row.
+        if times.problem.is_some() {
+            if let Some(problem) = times.problem.take() {
+                self.report(problem)?;
+            }
         }
         match peeked {
             Ok(t) => Ok(t),
@@ -478,46 +485,75 @@ impl DbReader {
         }
     }
 
-    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
-        if !self.started {
-            self.started = true;
-            for ch in 0..self.streams.len() as ChannelId {
-                if let Some(t) = self.next_time(ch)? {
-                    self.heap.push(Reverse((t, ch)));
-                }
-            }
-        }
-        let Some(&Reverse((us, ch))) = self.heap.peek() else {
-            return Ok(None);
-        };
-        let time = us.saturating_sub(self.epoch_us).saturating_mul(1000);
-        let mut record = Record::new(time, ch);
+    fn wanted(&self, ch: ChannelId) -> bool {
+        self.wanted.get(ch as usize).copied().unwrap_or(true)
+    }
+
+    /// Serves channel `ch`'s next row (or message): its values into `record` when there is
+    /// one, else only read and checked; then the channel's next time goes to the merge.
+    fn serve(&mut self, ch: ChannelId, record: Option<&mut Record>) -> Result<(), ReadError> {
         let values = match &mut self.streams[ch as usize] {
             Stream::Rows(r) => {
                 let i = r.times.next;
                 r.times.next += 1;
                 self.done += 8 + r.row_size as u64;
-                record.entity.clone_from(&r.entity);
-                r.values(i)
+                match record {
+                    Some(record) => {
+                        record.entity.clone_from(&r.entity);
+                        let spare = self.spare[r.prim as usize].pop().unwrap_or_default();
+                        r.values(i, spare).map(|v| record.values = v)
+                    }
+                    None => r.row(i).map(drop),
+                }
             }
             Stream::Msgs(m) => {
                 let i = m.times.next;
                 m.times.next += 1;
                 self.done += 8 + UMBRA_SIZE as u64;
-                m.values(i)
+                m.values(i).map(|v| {
+                    if let Some(record) = record {
+                        record.values = v;
+                    }
+                })
             }
         };
-        match values {
-            Ok(v) => record.values = v,
-            Err(problem) => self.report(*problem)?,
+        if let Err(problem) = values {
+            self.report(*problem)?;
         }
-        // The channel's next time takes its place at the top: one sift, not a pop and a push.
-        match (self.next_time(ch)?, self.heap.peek_mut()) {
-            (Some(t), Some(mut top)) => *top = Reverse((t, ch)),
-            (None, Some(top)) => {
-                PeekMut::pop(top);
+        let next = self.next_time(ch)?;
+        self.merge.served(next);
+        Ok(())
+    }
+
+    fn advance(&mut self) -> Result<Option<Record>, ReadError> {
+        if !self.started {
+            self.started = true;
+            for ch in 0..self.streams.len() as ChannelId {
+                if !self.wanted(ch) {
+                    continue;
+                }
+                if let Some(t) = self.next_time(ch)? {
+                    self.merge.push(t, ch);
+                }
             }
-            (_, None) => {}
+        }
+        let Some((us, ch)) = self.merge.peek() else {
+            return Ok(None);
+        };
+        let time = us.saturating_sub(self.epoch_us).saturating_mul(1000);
+        let mut record = Record::new(time, ch);
+        if !self.options.check_only {
+            self.serve(ch, Some(&mut record))?;
+            return Ok(Some(record));
+        }
+        // `validate` takes times only: one record per instant, every row of it still read
+        // and checked (ReadOptions::check_only).
+        self.serve(ch, None)?;
+        while let Some((next, ch)) = self.merge.peek() {
+            if next != us {
+                break;
+            }
+            self.serve(ch, None)?;
         }
         Ok(Some(record))
     }
@@ -640,9 +676,13 @@ impl Source for DbReader {
     }
 
     fn recycle(&mut self, record: Record) {
-        if let Some(Stream::Rows(r)) = self.streams.get_mut(record.channel as usize) {
-            if r.spare.len() < SPARE && record.values.capacity() > 0 {
-                r.spare.push(record.values);
+        let prim = match record.values.first() {
+            Some((_, Value::Array(a))) => Primitive::from_dtype(a.dtype()),
+            _ => None,
+        };
+        if let Some(spare) = prim.map(|p| &mut self.spare[p as usize]) {
+            if spare.len() < SPARE {
+                spare.push(record.values);
             }
         }
     }
@@ -678,6 +718,6 @@ impl Source for DbReader {
     fn select_channels(&mut self, wanted: &[bool]) {
         self.wanted = wanted.to_vec();
         let keep = |ch: ChannelId| wanted.get(ch as usize).copied().unwrap_or(true);
-        self.heap.retain(|Reverse((_, ch))| keep(*ch));
+        self.merge.retain(keep);
     }
 }

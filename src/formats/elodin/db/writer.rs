@@ -38,13 +38,21 @@ const DEFAULT_STEP: Duration = Duration {
 /// What a value of a Signals channel that is no number loses.
 const NOT_NUMERIC: &str = "not a number or numeric array: Elodin components hold numeric tensors";
 
+/// A key and the component its values go to (`None`: no place).
+type Slot = (String, Option<usize>);
+
 /// A channel as the writer sees it.
 struct ChannelInfo {
     name: String,
     events: bool,
     fields: Vec<FieldSpec>,
-    /// Per source entity, its keys and the component each goes to (`None`: no place).
-    slots: HashMap<Option<Entity>, Vec<(String, Option<usize>)>>,
+    /// Per source entity, its keys and the component each goes to.
+    slots: Vec<(Option<Entity>, Vec<Slot>)>,
+    /// Where each entity's slots are in `slots`.
+    by_entity: HashMap<Option<Entity>, usize>,
+    /// The slots of the channel's last record: most channels' records name one entity
+    /// (a DB's component, an Icarus component), so most lookups need no hash.
+    recent: usize,
     /// Its message log, once its first record came (`Some(None)`: it has none).
     log: Option<Option<usize>>,
 }
@@ -167,23 +175,28 @@ impl DbWriter {
         key: &str,
         value: &Value,
     ) -> Result<Option<usize>, WriteError> {
-        if let Some(found) = self.channels[ch]
-            .slots
-            .get(entity)
-            .and_then(|keys| keys.iter().find(|(k, _)| k == key))
-        {
-            return Ok(found.1);
+        let channel = &mut self.channels[ch];
+        let slot = match channel.slots.get(channel.recent) {
+            Some((e, _)) if e == entity => Some(channel.recent),
+            _ => channel.by_entity.get(entity).copied(),
+        };
+        if let Some(slot) = slot {
+            channel.recent = slot;
+            if let Some(found) = channel.slots[slot].1.iter().find(|(k, _)| k == key) {
+                return Ok(found.1);
+            }
         }
         let made = self.make_component(ch, entity, key, value)?;
         if made.is_none() && is_empty_array(value) {
             // Not remembered: a later value of the key may start its component.
             return Ok(None);
         }
-        self.channels[ch]
-            .slots
-            .entry(entity.clone())
-            .or_default()
-            .push((key.to_string(), made));
+        let channel = &mut self.channels[ch];
+        let slot = *channel.by_entity.entry(entity.clone()).or_insert_with(|| {
+            channel.slots.push((entity.clone(), Vec::new()));
+            channel.slots.len() - 1
+        });
+        channel.slots[slot].1.push((key.to_string(), made));
         Ok(made)
     }
 
@@ -516,7 +529,9 @@ impl Sink for DbWriter {
             name: channel.name.clone(),
             events: channel.kind == ChannelKind::Events,
             fields: channel.fields.clone(),
-            slots: HashMap::new(),
+            slots: Vec::new(),
+            by_entity: HashMap::new(),
+            recent: 0,
             log: None,
         });
         Ok(())
