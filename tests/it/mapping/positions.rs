@@ -20,7 +20,8 @@ fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
 }
 
 /// The Transforms of `entity` by time, in file order: gathered once, as the tests look up
-/// thousands of instants (one scan of the events per instant was most of the suite's run).
+/// thousands of instants (a scan of every event per instant made these the suite's slowest
+/// tests after the zip sweep; docs/performance.md, "Build").
 fn transforms<'a>(events: &'a [Value], entity: &str) -> HashMap<i64, Vec<&'a Value>> {
     let mut by_time: HashMap<i64, Vec<&Value>> = HashMap::new();
     for e in events
