@@ -4,6 +4,8 @@
 //! every other value stays in an event of its own channel; into Elodin, NanoVer's particles
 //! become bodies. The files validate.
 
+use std::collections::HashMap;
+
 use serde_json::Value;
 
 use crate::util;
@@ -17,16 +19,23 @@ fn convert(source: &str, code: i32) -> (Vec<Value>, Vec<Value>) {
     (cat_json(dir.path(), &input), cat_json(dir.path(), &output))
 }
 
-/// The Transforms of `entity` at `time`.
-fn transforms<'a>(events: &'a [Value], time: i64, entity: &str) -> Vec<&'a Value> {
-    events
+/// The Transforms of `entity` by time, in file order: gathered once, as the tests look up
+/// thousands of instants (a scan of every event per instant made these the suite's slowest
+/// tests after the zip sweep; docs/performance.md, "Build").
+fn transforms<'a>(events: &'a [Value], entity: &str) -> HashMap<i64, Vec<&'a Value>> {
+    let mut by_time: HashMap<i64, Vec<&Value>> = HashMap::new();
+    for e in events
         .iter()
-        .filter(|e| {
-            util::channel(e) == "xrec.Transform"
-                && util::time_ns(e) == time
-                && e["entity"] == entity
-        })
-        .collect()
+        .filter(|e| util::channel(e) == "xrec.Transform" && e["entity"] == entity)
+    {
+        by_time.entry(util::time_ns(e)).or_default().push(e);
+    }
+    by_time
+}
+
+/// The Transforms at `time` (none when it has none).
+fn at<'m, 'a>(by_time: &'m HashMap<i64, Vec<&'a Value>>, time: i64) -> &'m [&'a Value] {
+    by_time.get(&time).map_or(&[], Vec::as_slice)
 }
 
 #[test]
@@ -37,9 +46,10 @@ fn elodin_bodies_are_tracked_objects_with_their_attitude() {
         .filter(|r| util::channel(r) == "body")
         .collect();
     assert_eq!(bodies.len(), 1201);
+    let ball = transforms(&events, "Ball");
     for body in bodies {
         let w = numbers(&body["values"]["world_pos"]);
-        let t = transforms(&events, util::time_ns(body), "Ball");
+        let t = at(&ball, util::time_ns(body));
         assert_eq!(t.len(), 1, "at {}", util::time_ns(body));
         assert_eq!(numbers(&t[0]["values"]["position"]), w[4..].to_vec());
         assert_eq!(numbers(&t[0]["values"]["rotation"]), w[..4].to_vec());
@@ -57,11 +67,12 @@ fn elodin_bodies_are_tracked_objects_with_their_attitude() {
 #[test]
 fn icarus_positions_are_tracked_objects_and_scalar_components_are_gathered() {
     let (source, events) = convert("icarec/a2.icarec", 0);
+    let nav = transforms(&events, "Vehicle.Nav");
     for r in source
         .iter()
         .filter(|r| util::channel(r) == "Vehicle.Nav.position")
     {
-        let t = transforms(&events, util::time_ns(r), "Vehicle.Nav");
+        let t = at(&nav, util::time_ns(r));
         assert_eq!(
             numbers(&t[0]["values"]["position"]),
             numbers(&r["values"]["position"])
@@ -77,8 +88,9 @@ fn icarus_positions_are_tracked_objects_and_scalar_components_are_gathered() {
         .filter(|r| util::channel(r) == "Rocket.Vehicle.position.x")
         .collect();
     assert_eq!(xs.len(), 2500);
+    let vehicle = transforms(&events, "Rocket.Vehicle");
     for x in xs {
-        let t = transforms(&events, util::time_ns(x), "Rocket.Vehicle");
+        let t = at(&vehicle, util::time_ns(x));
         assert_eq!(t.len(), 1, "one Transform per instant");
         assert_eq!(t[0]["values"]["position"][0], x["values"]["x"]);
     }
@@ -91,7 +103,8 @@ fn shapes_and_particles_are_tracked_objects() {
         .iter()
         .find(|r| util::channel(r) == "3es/sphere")
         .unwrap();
-    let t = transforms(&events, 0, "3es/sphere 1");
+    let sphere_transforms = transforms(&events, "3es/sphere 1");
+    let t = at(&sphere_transforms, 0);
     assert_eq!(
         numbers(&t[0]["values"]["position"]),
         numbers(&sphere["values"]["position"])

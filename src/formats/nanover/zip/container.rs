@@ -131,9 +131,11 @@ fn find_eocd(input: &mut Input) -> Result<Option<(u64, Vec<u8>)>, Finding> {
     let tail = input
         .bytes(tail_start, (len - tail_start) as usize)
         .map_err(|e| bad(0, format!("cannot read: {e}")))?;
-    let eocd = (0..tail.len().saturating_sub(21))
-        .rev()
-        .find(|&i| le32(tail, i) == EOCD_SIG);
+    // The last signature with a whole 22-byte record after it. A cut archive has none and is
+    // searched to its start, so the search is memchr's, not a loop over offsets: the
+    // truncation sweeps do it once per cut (docs/performance.md, "Build").
+    let whole_record = tail.len().saturating_sub(18);
+    let eocd = memchr::memmem::rfind(&tail[..whole_record], &EOCD_SIG.to_le_bytes());
     Ok(eocd.map(|eocd| (tail_start + eocd as u64, tail[eocd..].to_vec())))
 }
 
