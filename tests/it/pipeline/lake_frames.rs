@@ -8,6 +8,7 @@ use std::fs::File;
 use std::path::Path;
 
 use arrow_array::RecordBatch;
+use arrow_schema::Schema;
 use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
 use simrec::formats::{format_named, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
@@ -33,7 +34,7 @@ fn read(path: &Path) -> RecordBatch {
     let mut batches = builder.with_batch_size(rows as usize).build().unwrap();
     let batch = batches.next().map(Result::unwrap);
     assert!(batches.next().is_none(), "{}", path.display());
-    batch.unwrap_or_else(|| RecordBatch::new_empty(std::sync::Arc::new(Default::default())))
+    batch.unwrap_or_else(|| RecordBatch::new_empty(std::sync::Arc::new(Schema::empty())))
 }
 
 /// Rows of `values` and `poses` of the recording in `lake`.
