@@ -67,7 +67,14 @@ fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_fixture() {
         let b = run_in(
             tmp.path(),
             &[
-                "convert", s(&input), "-o", "records/", "--to", "lake", "--channel", "*",
+                "convert",
+                s(&input),
+                "-o",
+                "records/",
+                "--to",
+                "lake",
+                "--channel",
+                "*",
             ],
         );
         assert_eq!(a.code, b.code, "{name}\n{}\n{}", a.stderr, b.stderr);

@@ -26,8 +26,12 @@ use crate::model::Entity;
 /// Rows of a batch: small enough that two tables' batches stay a few MiB.
 pub const BATCH_ROWS: usize = 8192;
 /// Bytes of values of a batch, roughly: a NanoVer frame's positions are 72 KB, so a batch
-/// of rows alone held 800 of them (docs/performance.md, "Lake").
-pub const BATCH_BYTES: usize = 4 << 20;
+/// of rows alone held 800 of them; the encoder holds up to three batches of a table, so
+/// this is a share of `convert --each --jobs 2`'s peak (docs/performance.md, "Lake").
+pub const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of a data page before it is encoded, at most: the crate keeps one per column
+/// (fifteen in `values`) for each table being written (docs/performance.md, "Lake").
+const PAGE_BYTES: usize = 256 << 10;
 
 fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
     WriteError::io(path, std::io::Error::other(e.to_string()))
@@ -165,6 +169,7 @@ impl TableFile {
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_key_value_metadata(Some(metadata))
+            .set_data_page_size_limit(PAGE_BYTES)
             .set_dictionary_enabled(false);
         for field in schema.fields() {
             if field.data_type() == &DataType::Utf8 {
@@ -186,12 +191,15 @@ impl TableFile {
     /// uncompressed, as the Parquet table stores them (its `compresses`).
     fn encoder(&mut self, first: Option<&RecordBatch>) -> Result<&mut Encoder, WriteError> {
         if let Some(Pending { file, mut props }) = self.pending.take() {
-            for (field, column) in (self.schema.fields().iter()).zip(first.map(|b| b.columns()).unwrap_or_default()) {
+            for (field, column) in
+                (self.schema.fields().iter()).zip(first.map(|b| b.columns()).unwrap_or_default())
+            {
                 let Some((path, sample)) = float_sample(field, column) else {
                     continue;
                 };
                 if sample.len() >= SAMPLE_BYTES / 16 && !compresses(&sample) {
-                    props = props.set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
+                    props = props
+                        .set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
                 }
             }
             let encoder = Encoder::new(file, self.schema.clone(), props, Some(&LABELS))

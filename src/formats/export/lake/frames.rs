@@ -120,7 +120,11 @@ impl Signal {
             };
         }
         let data = match p.dtype {
-            DType::Bool => ArrayData::Bool((0..n).map(|i| le_bytes::<1>(block, at(index(i)))[0] != 0).collect()),
+            DType::Bool => ArrayData::Bool(
+                (0..n)
+                    .map(|i| le_bytes::<1>(block, at(index(i)))[0] != 0)
+                    .collect(),
+            ),
             DType::U8 => elements!(U8, u8, 1),
             DType::U16 => elements!(U16, u16, 2),
             DType::U32 => elements!(U32, u32, 4),

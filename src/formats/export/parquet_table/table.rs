@@ -588,8 +588,8 @@ impl Table {
         }
         let file = File::create(&self.file).map_err(|e| WriteError::io(&self.shown, e))?;
         let labels = self.packed.then_some(&super::labels::LABELS[..]);
-        let encoder = Encoder::new(file, schema.clone(), props, labels)
-            .map_err(|e| io(&self.shown, e))?;
+        let encoder =
+            Encoder::new(file, schema.clone(), props, labels).map_err(|e| io(&self.shown, e))?;
         self.encoder = Some(encoder);
         self.schema = Some(schema.clone());
         Ok(schema)
