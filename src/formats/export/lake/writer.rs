@@ -151,8 +151,8 @@ impl Sink for LakeWriter {
         let mut number = itoa::Buffer::new();
         let entity = (record.entity.as_ref()).map(|e| entity_text(e, &mut number));
         let time_utc = utc_micros(self.epoch_ns, record.time);
+        let at = (record.time, time_utc, record.frame);
         for (key, value) in &record.values {
-            let at = (record.time, time_utc, record.frame);
             self.push_value(record.channel, entity, at, key, value);
         }
         self.push_poses(record, time_utc);
