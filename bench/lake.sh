@@ -6,7 +6,9 @@
 # MB/s of input by wall time and CPU-s per MB (what a busy machine does not change), and the
 # peak RSS (GNU time). Then `convert --each` of all the inputs to one lake with `--jobs 2`:
 # its peak RSS. The goals: the lake at >= 150 MB/s of input for every family, <= 128 MiB
-# peak RSS with --jobs 2. The load average is printed before and after.
+# peak RSS with --jobs 2. The load average is printed before and after. To check that a change
+# keeps the lake's contents, write the inputs' lake with both binaries and compare them:
+# python3 bench/lake-compare.py LAKE_BEFORE LAKE_AFTER (pyarrow; same rows in the same order).
 #
 # Usage: bench/lake.sh [WORKDIR]   (default bench-data/compare; SIMREC=binary, default
 # target/release/simrec; outputs go to a temporary folder under bench-data/, deleted at the end)

@@ -41,7 +41,8 @@ pub struct Written {
 }
 
 /// Outputs for a run writing `format`: never over `inputs`, and replacing (with `--force`)
-/// only a directory that is empty or already a recording of `format`.
+/// only a directory that is empty or already a recording of `format`; into a collection
+/// (the lake), under the inputs' recording name.
 pub fn outputs_for(
     format: &'static dyn Format,
     inputs: &[PathBuf],
@@ -55,6 +56,9 @@ pub fn outputs_for(
     };
     outputs.protect(inputs);
     outputs.replace_directories_when(Box::new(move |dir| replaceable(format, dir)));
+    if format.collection().is_some() {
+        outputs.recording = Some(super::batch::recording_name(inputs));
+    }
     outputs
 }
 
@@ -111,9 +115,6 @@ pub fn write(
     outputs.flags = request.flags;
     let sources: Vec<String> = inputs.iter().map(|p| p.display().to_string()).collect();
     outputs.source_paths = Some(sources.join("\n"));
-    if format.collection().is_some() {
-        outputs.recording = Some(super::batch::recording_name(inputs));
-    }
     let header = source.header().clone();
     if let Some(why) = origin_lost(format, &header, &outputs) {
         loss.borrow_mut().add(RECORDING, "time origin", &why);

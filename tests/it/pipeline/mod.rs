@@ -1,6 +1,7 @@
 //! The pipeline through the library: the model's stages, slicing, the frame paths.
 
 mod icarus_frames;
+mod lake_frames;
 mod mcap_frames;
 mod model;
 mod parquet_frames;

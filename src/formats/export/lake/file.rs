@@ -6,15 +6,19 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::builder::{Int64Builder, StringBuilder, TimestampMicrosecondBuilder};
-use arrow_array::{ArrayRef, RecordBatch};
-use arrow_schema::{DataType, SchemaRef};
+use arrow_array::builder::{
+    ArrayBuilder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
+};
+use arrow_array::cast::AsArray;
+use arrow_array::types::Float64Type;
+use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
+use arrow_schema::{DataType, Field, SchemaRef};
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
-use parquet::file::properties::WriterProperties;
+use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::ColumnPath;
 
-use crate::formats::export::parquet_table::Encoder;
+use crate::formats::export::parquet_table::{compresses, Encoder, SAMPLE_BYTES};
 use crate::formats::output::Outputs;
 use crate::formats::WriteError;
 use crate::model::Entity;
@@ -22,8 +26,12 @@ use crate::model::Entity;
 /// Rows of a batch: small enough that two tables' batches stay a few MiB.
 pub const BATCH_ROWS: usize = 8192;
 /// Bytes of values of a batch, roughly: a NanoVer frame's positions are 72 KB, so a batch
-/// of rows alone held 800 of them (docs/performance.md, "Lake").
-pub const BATCH_BYTES: usize = 4 << 20;
+/// of rows alone held 800 of them; the encoder holds up to three batches of a table, so
+/// this is a share of `convert --each --jobs 2`'s peak (docs/performance.md, "Lake").
+pub const BATCH_BYTES: usize = 1 << 20;
+/// Bytes of a data page before it is encoded, at most: the crate keeps one per column
+/// (fifteen in `values`) for each table being written (docs/performance.md, "Lake").
+const PAGE_BYTES: usize = 256 << 10;
 
 fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
     WriteError::io(path, std::io::Error::other(e.to_string()))
@@ -39,11 +47,12 @@ pub struct Place<'a> {
     pub frame: Option<i64>,
 }
 
-/// The text of an entity: its name, or its number in decimal.
-pub fn entity_text(entity: &Entity) -> String {
+/// The text of an entity: its name, or its number in decimal (written into `number`: a
+/// record's entity is text on every row of it, so it is not a `String` each time).
+pub fn entity_text<'a>(entity: &'a Entity, number: &'a mut itoa::Buffer) -> &'a str {
     match entity {
-        Entity::Name(name) => name.to_string(),
-        Entity::Id(id) => id.to_string(),
+        Entity::Name(name) => name,
+        Entity::Id(id) => number.format(*id),
     }
 }
 
@@ -53,12 +62,34 @@ pub fn utc_micros(epoch_ns: Option<i64>, time_ns: i64) -> Option<i64> {
     Some(ns.div_euclid(1000))
 }
 
+/// A text column of one value, made once and lent a slice per batch: a recording's name
+/// and format are the same on every row of its files.
+struct Constant {
+    text: String,
+    column: StringArray,
+}
+
+impl Constant {
+    fn new(text: &str) -> Constant {
+        Constant {
+            text: text.to_string(),
+            column: StringArray::from(Vec::<&str>::new()),
+        }
+    }
+
+    fn column(&mut self, rows: usize) -> ArrayRef {
+        if self.column.len() < rows {
+            let n = rows.max(BATCH_ROWS);
+            self.column = std::iter::repeat_n(Some(&self.text), n).collect();
+        }
+        Arc::new(self.column.slice(0, rows))
+    }
+}
+
 /// Builders of the columns every row starts with.
 pub struct Common {
-    recording: String,
-    format: String,
-    recordings: StringBuilder,
-    formats: StringBuilder,
+    recording: Constant,
+    format: Constant,
     times: Int64Builder,
     utc: TimestampMicrosecondBuilder,
     channels: StringBuilder,
@@ -69,10 +100,8 @@ pub struct Common {
 impl Common {
     pub fn new(recording: &str, format: &str) -> Common {
         Common {
-            recording: recording.to_string(),
-            format: format.to_string(),
-            recordings: StringBuilder::new(),
-            formats: StringBuilder::new(),
+            recording: Constant::new(recording),
+            format: Constant::new(format),
             times: Int64Builder::new(),
             utc: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
             channels: StringBuilder::new(),
@@ -82,8 +111,6 @@ impl Common {
     }
 
     pub fn push(&mut self, place: &Place) {
-        self.recordings.append_value(&self.recording);
-        self.formats.append_value(&self.format);
         self.times.append_value(place.time_ns);
         self.utc.append_option(place.time_utc);
         self.channels.append_value(place.channel);
@@ -92,9 +119,10 @@ impl Common {
     }
 
     pub fn finish(&mut self) -> Vec<ArrayRef> {
+        let rows = self.times.len();
         vec![
-            Arc::new(self.recordings.finish()),
-            Arc::new(self.formats.finish()),
+            self.recording.column(rows),
+            self.format.column(rows),
             Arc::new(self.times.finish()),
             Arc::new(self.utc.finish()),
             Arc::new(self.channels.finish()),
@@ -104,11 +132,24 @@ impl Common {
     }
 }
 
+/// Text columns of few values, written by the Parquet table's label writer (a comparison
+/// with the row before, or a look-up) instead of the crate's dictionary, which hashed and
+/// compared each row's text: that was the largest share of the lake's CPU time
+/// (docs/performance.md, "Lake").
+const LABELS: [&str; 5] = ["recording", "format", "channel", "entity", "key"];
+
+/// The file and its properties, until the first batch says which float columns to compress.
+struct Pending {
+    file: File,
+    props: WriterPropertiesBuilder,
+}
+
 /// One Parquet file of a table, written batch by batch.
 pub struct TableFile {
     shown: PathBuf,
     schema: SchemaRef,
-    encoder: Encoder,
+    pending: Option<Pending>,
+    encoder: Option<Encoder>,
     pub rows: u64,
 }
 
@@ -128,6 +169,7 @@ impl TableFile {
         let mut props = WriterProperties::builder()
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_key_value_metadata(Some(metadata))
+            .set_data_page_size_limit(PAGE_BYTES)
             .set_dictionary_enabled(false);
         for field in schema.fields() {
             if field.data_type() == &DataType::Utf8 {
@@ -135,14 +177,39 @@ impl TableFile {
                     .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), true);
             }
         }
-        let encoder =
-            Encoder::new(file, schema.clone(), props, false).map_err(|e| io(target, e))?;
         Ok(TableFile {
             shown: target.to_path_buf(),
             schema,
-            encoder,
+            pending: Some(Pending { file, props }),
+            encoder: None,
             rows: 0,
         })
+    }
+
+    /// The encoder, started on `first` (the first batch, if any): float columns whose
+    /// values zstd barely shrinks (positions: every mantissa bit is noise) are stored
+    /// uncompressed, as the Parquet table stores them (its `compresses`).
+    fn encoder(&mut self, first: Option<&RecordBatch>) -> Result<&mut Encoder, WriteError> {
+        if let Some(Pending { file, mut props }) = self.pending.take() {
+            for (field, column) in
+                (self.schema.fields().iter()).zip(first.map(|b| b.columns()).unwrap_or_default())
+            {
+                let Some((path, sample)) = float_sample(field, column) else {
+                    continue;
+                };
+                if sample.len() >= SAMPLE_BYTES / 16 && !compresses(&sample) {
+                    props = props
+                        .set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
+                }
+            }
+            let encoder = Encoder::new(file, self.schema.clone(), props, Some(&LABELS))
+                .map_err(|e| io(&self.shown, e))?;
+            self.encoder = Some(encoder);
+        }
+        match &mut self.encoder {
+            Some(e) => Ok(e),
+            None => Err(io(&self.shown, "the Parquet file is closed")),
+        }
     }
 
     /// Hands a batch of the schema's columns, in order, to the encoder.
@@ -153,13 +220,36 @@ impl TableFile {
         if batch.num_rows() == 0 {
             return Ok(());
         }
-        self.encoder.write(batch).map_err(|e| io(&self.shown, e))
+        let encoder = self.encoder(Some(&batch))?;
+        encoder.write(batch).map_err(|e| io(&self.shown, e))
     }
 
     /// Writes the footer.
-    pub fn close(self) -> Result<u64, WriteError> {
+    pub fn close(mut self) -> Result<u64, WriteError> {
+        self.encoder(None)?;
         let shown = self.shown;
-        self.encoder.close().map_err(|e| io(&shown, e))?;
+        if let Some(encoder) = self.encoder {
+            encoder.close().map_err(|e| io(&shown, e))?;
+        }
         Ok(self.rows)
     }
+}
+
+/// A float64 column's (or list of float64's) leaf path and its first values (at most
+/// [`SAMPLE_BYTES`], little-endian); `None` for a column of another type.
+fn float_sample(field: &Field, column: &ArrayRef) -> Option<(Vec<String>, Vec<u8>)> {
+    let name = field.name().clone();
+    let (path, floats) = match field.data_type() {
+        DataType::Float64 => (vec![name], column.as_primitive_opt::<Float64Type>()?),
+        DataType::List(_) => {
+            let list = column.as_list_opt::<i32>()?;
+            let floats = list.values().as_primitive_opt::<Float64Type>()?;
+            (vec![name, "list".into(), "item".into()], floats)
+        }
+        _ => return None,
+    };
+    let values = floats.values();
+    let n = values.len().min(SAMPLE_BYTES / 8);
+    let sample = values[..n].iter().flat_map(|x| x.to_le_bytes()).collect();
+    Some((path, sample))
 }

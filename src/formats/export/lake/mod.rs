@@ -4,6 +4,7 @@
 //! families reads as one table in any engine, with no options. Write-only.
 
 mod file;
+mod frames;
 mod poses;
 mod schema;
 mod values;
@@ -14,7 +15,8 @@ use std::path::{Path, PathBuf};
 pub use schema::{poses as poses_schema, values as values_schema, LAKE_VERSION};
 pub use writer::{table_paths, LakeWriter};
 
-use crate::formats::format::{Collection, Detection, Format, KeepsEpoch, WriterTraits};
+use crate::formats::format::{Collection, Detection, Format, Frames, KeepsEpoch, WriterTraits};
+use crate::formats::frames::{FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, Unreadable, Unsupported, WriteError};
 use crate::model::Header;
@@ -83,6 +85,30 @@ impl Format for Lake {
 
     fn collection(&self) -> Option<&dyn Collection> {
         Some(self)
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+}
+
+impl Frames for Lake {
+    /// When every signal is one field of its channel and its values are numbers
+    /// (`frames.rs`).
+    fn create_frames(
+        &self,
+        target: &Path,
+        header: &Header,
+        layout: &FrameLayout,
+        outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+        if target == Path::new("-") {
+            return None;
+        }
+        let name = outputs.recording.clone();
+        let name = name.as_deref().unwrap_or(UNNAMED);
+        frames::LakeFrames::create(target, name, header, layout, outputs)
+            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
     }
 }
 

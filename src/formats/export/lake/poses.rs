@@ -109,12 +109,13 @@ impl Poses {
         let Some(declared) = self.declared.get(record.channel as usize) else {
             return;
         };
-        let entity = record.entity.as_ref().map(entity_text);
+        let mut number = itoa::Buffer::new();
+        let entity = (record.entity.as_ref()).map(|e| entity_text(e, &mut number));
         let place = Place {
             time_ns: record.time,
             time_utc,
             channel: &channel.name,
-            entity: Some(entity.as_deref().unwrap_or(&channel.name)),
+            entity: Some(entity.unwrap_or(&channel.name)),
             frame: record.frame,
         };
         if let Some((owner, part, v)) = flat_part(record) {
@@ -176,6 +177,17 @@ impl Poses {
             r.map(|r| r[3]),
         ];
         self.row(&place, parts);
+    }
+
+    /// Whether records like `record` (of `channel`) give rows, tried on this table (a probe
+    /// of its own: it is left empty): that depends on their channel, keys and values'
+    /// types, not on the numbers.
+    pub fn gives_rows(&mut self, record: &Record, channel: &Channel) -> bool {
+        self.push(record, channel, None);
+        self.flush_pending();
+        let gives = self.rows > 0;
+        self.finish();
+        gives
     }
 
     /// The things gathered from one number per record, one row each.

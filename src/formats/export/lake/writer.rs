@@ -12,7 +12,7 @@ use crate::formats::export::json_text::Lost;
 use crate::formats::export::parquet_table::metadata;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Channel, Header, Record};
+use crate::model::{Channel, ChannelId, Header, Nanos, Record, Value};
 
 const UNKNOWN: &str = "record of a channel the writer was not told of";
 
@@ -27,14 +27,14 @@ pub fn table_paths(root: &Path, name: &str) -> [PathBuf; 2] {
 
 pub struct LakeWriter {
     channels: Vec<Channel>,
-    epoch_ns: Option<i64>,
+    pub(super) epoch_ns: Option<i64>,
     values: Values,
     poses: Poses,
     files: [TableFile; 2],
     lost: Lost,
     /// Per (channel, key, reason): values not kept as they were.
     tally: HashMap<(u32, String, &'static str), u64>,
-    records: u64,
+    pub(super) records: u64,
 }
 
 impl LakeWriter {
@@ -85,8 +85,41 @@ impl LakeWriter {
         })
     }
 
+    /// The `values` row of `key` = `value` of a record of channel `c` (one the writer knows)
+    /// at `(time, time_utc, frame)`; what it does not keep is tallied.
+    pub(super) fn push_value(
+        &mut self,
+        c: ChannelId,
+        entity: Option<&str>,
+        (time_ns, time_utc, frame): (Nanos, Option<i64>, Option<i64>),
+        key: &str,
+        value: &Value,
+    ) {
+        let Some(channel) = self.channels.get(c as usize) else {
+            return;
+        };
+        let place = Place {
+            time_ns,
+            time_utc,
+            channel: &channel.name,
+            entity,
+            frame,
+        };
+        self.values.push(&place, key, value, &mut self.lost);
+        for (key, why) in self.lost.drain(..) {
+            *self.tally.entry((c, key, why)).or_default() += 1;
+        }
+    }
+
+    /// The `poses` rows of `record` (of a channel the writer knows).
+    pub(super) fn push_poses(&mut self, record: &Record, time_utc: Option<i64>) {
+        if let Some(channel) = self.channels.get(record.channel as usize) {
+            self.poses.push(record, channel, time_utc);
+        }
+    }
+
     /// Writes each table's batch that holds `at_least` rows (or, for `values`, its bytes).
-    fn flush(&mut self, at_least: usize) -> Result<(), WriteError> {
+    pub(super) fn flush(&mut self, at_least: usize) -> Result<(), WriteError> {
         let full = self.values.rows > 0 && self.values.size >= BATCH_BYTES;
         if self.values.rows >= at_least || full {
             let columns = self.values.finish();
@@ -108,29 +141,21 @@ impl Sink for LakeWriter {
     }
 
     fn write(&mut self, record: &Record) -> Result<(), WriteError> {
-        let Some(channel) = self.channels.get(record.channel as usize) else {
+        if self.channels.get(record.channel as usize).is_none() {
             *self
                 .tally
                 .entry((record.channel, "*".into(), UNKNOWN))
                 .or_default() += 1;
             return Ok(());
-        };
-        let entity = record.entity.as_ref().map(entity_text);
+        }
+        let mut number = itoa::Buffer::new();
+        let entity = (record.entity.as_ref()).map(|e| entity_text(e, &mut number));
         let time_utc = utc_micros(self.epoch_ns, record.time);
-        let place = Place {
-            time_ns: record.time,
-            time_utc,
-            channel: &channel.name,
-            entity: entity.as_deref(),
-            frame: record.frame,
-        };
+        let at = (record.time, time_utc, record.frame);
         for (key, value) in &record.values {
-            self.values.push(&place, key, value, &mut self.lost);
+            self.push_value(record.channel, entity, at, key, value);
         }
-        for (key, why) in self.lost.drain(..) {
-            *self.tally.entry((record.channel, key, why)).or_default() += 1;
-        }
-        self.poses.push(record, channel, time_utc);
+        self.push_poses(record, time_utc);
         self.records += 1;
         self.flush(BATCH_ROWS)
     }

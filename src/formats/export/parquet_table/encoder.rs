@@ -381,8 +381,13 @@ struct Columns {
 
 impl Columns {
     /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata);
-    /// the columns named in [`labels::LABELS`] are written by [`LabelColumn`] where it can.
-    fn new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Columns, String> {
+    /// the columns named in `labels` are written by [`LabelColumn`] where it can.
+    fn new(
+        file: File,
+        schema: SchemaRef,
+        props: WriterProperties,
+        labels: &[&str],
+    ) -> Result<Columns, String> {
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))
             .map_err(|e| e.to_string())?;
         let (file, factory) = writer.into_serialized_writer().map_err(|e| e.to_string())?;
@@ -391,7 +396,7 @@ impl Columns {
             .map(|f| {
                 let descr = file.schema_descr().column(leaf);
                 leaf += leaves(f.data_type());
-                (labels::LABELS.contains(&f.name().as_str())
+                (labels.contains(&f.name().as_str())
                     && labels::takes(f.data_type(), &descr, &props))
                 .then_some(descr)
             })
@@ -672,23 +677,25 @@ impl Encoder {
     /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata;
     /// row groups close at [`MAX_ROW_GROUP_ROWS`] rows or [`MAX_ROW_GROUP_BYTES`] encoded).
     /// `by_columns`: the batches come faster than one thread encodes them (a frame at a
-    /// time), so they are encoded column by column on every core. Otherwise one thread
-    /// encodes them, as before: the reader is the slower side, and `convert --each` already
-    /// keeps the cores busy (there, encoding by columns cost more CPU in page faults and TLB
-    /// flushes, and more memory: docs/performance.md, "Icarus → Parquet table by frames").
+    /// time), or most of their cost is text columns of few values (`labels`, written by
+    /// [`LabelColumn`]), so they are encoded column by column on every core. Otherwise one
+    /// thread encodes them, as before: the reader is the slower side, and `convert --each`
+    /// already keeps the cores busy (there, encoding by columns cost more CPU in page faults
+    /// and TLB flushes, and more memory: docs/performance.md, "Icarus → Parquet table by
+    /// frames").
     pub fn new(
         file: File,
         schema: SchemaRef,
         props: WriterPropertiesBuilder,
-        by_columns: bool,
+        by_columns: Option<&[&str]>,
     ) -> Result<Encoder, String> {
         let props = props
             .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
             .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
             .build();
         Ok(Encoder(match by_columns {
-            true => Inner::Columns(Columns::new(file, schema, props)?),
-            false => Inner::Thread(Thread::new(file, schema, props)?),
+            Some(labels) => Inner::Columns(Columns::new(file, schema, props, labels)?),
+            None => Inner::Thread(Thread::new(file, schema, props)?),
         }))
     }
 
@@ -781,8 +788,13 @@ mod tests {
     fn row_groups_close_at_their_row_count_and_rows_keep_their_order() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let mut encoder =
-            Encoder::new(File::create(&path).unwrap(), schema(), props(), true).unwrap();
+        let mut encoder = Encoder::new(
+            File::create(&path).unwrap(),
+            schema(),
+            props(),
+            Some(&labels::LABELS),
+        )
+        .unwrap();
         let mut seed = 1;
         let (mut start, total) = (0i64, MAX_ROW_GROUP_ROWS as i64 * 5 / 2);
         while start < total {
@@ -800,8 +812,13 @@ mod tests {
     fn row_groups_close_before_their_encoded_size_passes_the_bound() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let mut encoder =
-            Encoder::new(File::create(&path).unwrap(), schema(), props(), true).unwrap();
+        let mut encoder = Encoder::new(
+            File::create(&path).unwrap(),
+            schema(),
+            props(),
+            Some(&labels::LABELS),
+        )
+        .unwrap();
         let mut seed = 7;
         // 40 MiB of noise in batches of 1,500 rows (500 of 2,000 bytes each).
         let rows = 1500;
@@ -830,8 +847,13 @@ mod tests {
     fn an_encoder_dropped_unfinished_ends_its_threads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let mut encoder =
-            Encoder::new(File::create(&path).unwrap(), schema(), props(), true).unwrap();
+        let mut encoder = Encoder::new(
+            File::create(&path).unwrap(),
+            schema(),
+            props(),
+            Some(&labels::LABELS),
+        )
+        .unwrap();
         let mut seed = 3;
         for k in 0..10 {
             encoder.write(batch(k * 100, 100, 10, &mut seed)).unwrap();
@@ -839,10 +861,15 @@ mod tests {
         drop(encoder);
         // An empty table is a file with a footer and no row group.
         let empty = dir.path().join("empty.parquet");
-        Encoder::new(File::create(&empty).unwrap(), schema(), props(), true)
-            .unwrap()
-            .close()
-            .unwrap();
+        Encoder::new(
+            File::create(&empty).unwrap(),
+            schema(),
+            props(),
+            Some(&labels::LABELS),
+        )
+        .unwrap()
+        .close()
+        .unwrap();
         assert!(groups(&empty, 0).is_empty());
     }
 
@@ -897,7 +924,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let (schema, batches) = labelled(45_000);
         let mut files = Vec::new();
-        for (name, by_columns) in [("crate", false), ("labels", true)] {
+        for (name, by_columns) in [("crate", None), ("labels", Some(&labels::LABELS[..]))] {
             let path = dir.path().join(format!("{name}.parquet"));
             let props = props()
                 .set_dictionary_enabled(false)

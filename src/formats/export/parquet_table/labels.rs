@@ -164,18 +164,24 @@ impl LabelColumn {
             }
             DataType::Utf8 => {
                 let strings = array.as_string::<i32>();
-                let mut last: Option<(&[u8], u32)> = None;
+                // Labels come in runs (a record's keys share its entity) or in cycles (a
+                // frame's signals, its particles, in the order first seen): the value of
+                // the row before, then the one first seen after it, is compared before the
+                // dictionary is looked up.
+                let mut last: Option<u32> = None;
                 for row in 0..strings.len() {
                     if strings.is_null(row) {
                         self.push(NULL)?;
                         continue;
                     }
                     let value = strings.value(row).as_bytes();
+                    let is = |i: u32| self.values.get(i as usize).is_some_and(|v| **v == *value);
                     let i = match last {
-                        Some((v, i)) if v == value => i,
+                        Some(i) if is(i) => i,
+                        Some(i) if is(i + 1) => i + 1,
                         _ => self.intern(value),
                     };
-                    last = Some((value, i));
+                    last = Some(i);
                     self.value_bytes += value.len() as i64;
                     self.push(i)?;
                 }

@@ -15,6 +15,7 @@ use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
 pub use encoder::{Encoder, MAX_ROW_GROUP_BYTES, MAX_ROW_GROUP_ROWS};
+pub use table::{compresses, SAMPLE_BYTES};
 pub use writer::{file_name, metadata, TableWriter};
 
 /// `--fold`: each frame's (and state's) full folded value.

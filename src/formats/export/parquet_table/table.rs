@@ -587,8 +587,9 @@ impl Table {
             }
         }
         let file = File::create(&self.file).map_err(|e| WriteError::io(&self.shown, e))?;
-        let encoder = Encoder::new(file, schema.clone(), props, self.packed)
-            .map_err(|e| io(&self.shown, e))?;
+        let labels = self.packed.then_some(&super::labels::LABELS[..]);
+        let encoder =
+            Encoder::new(file, schema.clone(), props, labels).map_err(|e| io(&self.shown, e))?;
         self.encoder = Some(encoder);
         self.schema = Some(schema.clone());
         Ok(schema)
@@ -862,12 +863,12 @@ impl Entities {
 
 /// Bytes of a float column's first batch compressed on trial, at most (at least a
 /// sixteenth of it: a first batch of 4,096 rows of 7 doubles is 224 KiB).
-const SAMPLE_BYTES: usize = 1 << 20;
+pub const SAMPLE_BYTES: usize = 1 << 20;
 
 /// Whether zstd (level 1, as the file is written) saves at least a sixteenth of `sample`
 /// (what an Elodin replay's and NanoVer's positions save: docs/performance.md, "Figures from
 /// code comments").
-fn compresses(sample: &[u8]) -> bool {
+pub fn compresses(sample: &[u8]) -> bool {
     match zstd::bulk::compress(sample, 1) {
         Ok(packed) => packed.len() * 16 < sample.len() * 15,
         // Compressed as every other column, then.

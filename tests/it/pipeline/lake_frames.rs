@@ -1,0 +1,125 @@
+//! The lake written a frame at a time (`.icarec` and Icarus HDF5 → lake with nothing to do
+//! record by record goes by frames): without a `--channel` the frame path, with
+//! `--channel '*'` (every signal) the record path. On every Icarus fixture both runs exit
+//! alike, print the same and write the same `values` and `poses` tables (schema with its
+//! metadata, every row in the same order).
+
+use std::fs::File;
+use std::path::Path;
+
+use arrow_array::RecordBatch;
+use arrow_schema::Schema;
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use simrec::formats::{format_named, ReadOptions};
+use simrec::pipeline::frame_copy::write_frames;
+use simrec::pipeline::WriteRequest;
+
+use crate::util::{any_fixture, run_in, s};
+
+const FIXTURES: [&str; 8] = [
+    "icarec/a2.icarec",
+    "icarec/types.icarec",
+    "icarec/a2.icarec.tar",
+    "icarus-hdf5/crashed.h5",
+    "icarus-hdf5/escape.h5",
+    "icarus-hdf5/noschema.h5",
+    "icarus-hdf5/small.h5",
+    "icarus-hdf5/vulcan.h5",
+];
+
+/// A table read back whole, as one batch (row groups fall where each path's batches did).
+fn read(path: &Path) -> RecordBatch {
+    let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
+    let rows = builder.metadata().file_metadata().num_rows().max(1);
+    let mut batches = builder.with_batch_size(rows as usize).build().unwrap();
+    let batch = batches.next().map(Result::unwrap);
+    assert!(batches.next().is_none(), "{}", path.display());
+    batch.unwrap_or_else(|| RecordBatch::new_empty(std::sync::Arc::new(Schema::empty())))
+}
+
+/// Rows of `values` and `poses` of the recording in `lake`.
+fn tables(lake: &Path) -> [(usize, RecordBatch); 2] {
+    ["values", "poses"].map(|t| {
+        let dir = lake.join(t);
+        let [entry] = std::fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .collect::<Vec<_>>()
+            .try_into()
+            .unwrap();
+        let batch = read(&entry);
+        (batch.num_rows(), batch)
+    })
+}
+
+#[test]
+fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_fixture() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut poses = 0;
+    for name in FIXTURES {
+        let input = any_fixture(name);
+        let frames = tmp.path().join("frames");
+        let records = tmp.path().join("records");
+        let a = run_in(
+            tmp.path(),
+            &["convert", s(&input), "-o", "frames/", "--to", "lake"],
+        );
+        let b = run_in(
+            tmp.path(),
+            &[
+                "convert",
+                s(&input),
+                "-o",
+                "records/",
+                "--to",
+                "lake",
+                "--channel",
+                "*",
+            ],
+        );
+        assert_eq!(a.code, b.code, "{name}\n{}\n{}", a.stderr, b.stderr);
+        assert_eq!(
+            a.stderr.replace("frames/", "OUT/"),
+            b.stderr.replace("records/", "OUT/"),
+            "{name}"
+        );
+        if a.code != 1 {
+            let (ta, tb) = (tables(&frames), tables(&records));
+            for ((ra, a), (rb, b)) in ta.iter().zip(&tb) {
+                assert_eq!(ra, rb, "{name}");
+                assert!(*ra == 0 || a == b, "{name}");
+            }
+            poses += ta[1].0;
+        }
+        for dir in [&frames, &records] {
+            if dir.exists() {
+                std::fs::remove_dir_all(dir).unwrap();
+            }
+        }
+    }
+    assert!(poses > 0, "some fixture has positions");
+}
+
+#[test]
+fn an_icarus_recording_into_the_lake_goes_by_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lake = tmp.path().join("lake/");
+    let request = WriteRequest {
+        output: &lake,
+        format: format_named("lake").unwrap(),
+        force: false,
+        dry_run: false,
+        flags: Default::default(),
+        split: false,
+        resample: None,
+    };
+    for name in ["icarec/a2.icarec", "icarus-hdf5/small.h5"] {
+        let input = vec![any_fixture(name)];
+        let (written, _) = write_frames(&input, ReadOptions::default(), &request, &mut |_, _| {})
+            .unwrap_or_else(|| panic!("{name} into a lake goes by frames"));
+        assert!(written.unwrap().report.records > 0, "{name}");
+    }
+    // Each under its own stable name.
+    assert!(lake.join("values/a2.icarec.parquet").exists());
+    assert!(lake.join("values/small.h5.parquet").exists());
+}
