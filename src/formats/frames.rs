@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use super::{ReadError, Source, WriteError, WriteReport};
-use crate::model::{Array, ArrayData, ChannelId, DType, Entity, Header, Nanos, Value};
+use crate::model::{Array, ArrayData, ChannelId, DType, Entity, FieldSpec, Header, Nanos, Value};
 use crate::report::{Fact, Findings};
 
 /// How a signal's value is packed in a block: its elements at their canonical size (8 bytes
@@ -111,6 +111,22 @@ pub struct FrameSignal {
     /// profile stores them, spec §A3), so a frame is handed out as it is in the file; its
     /// value is in the first bytes.
     pub offset: usize,
+}
+
+impl FrameSignal {
+    /// Its channel's one field in `header`, which its records carry; `None` when the
+    /// channel is not there or has another number of fields (a writer then takes records).
+    pub fn field<'h>(&self, header: &'h Header) -> Option<&'h FieldSpec> {
+        match header
+            .channels
+            .get(self.channel as usize)?
+            .fields
+            .as_slice()
+        {
+            [field] => Some(field),
+            _ => None,
+        }
+    }
 }
 
 /// The signals of a frame stream: static ones (one value, in `static_block`) and dynamic

@@ -14,10 +14,10 @@ use super::file::{entity_text, utc_micros};
 use super::file::{Common, BATCH_ROWS};
 use super::poses::Poses;
 use super::writer::LakeWriter;
-use crate::formats::frames::{le_bytes, Frame, FrameLayout, FrameSignal, FrameSink, Packed};
+use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink, Packed};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{Array, ArrayData, ChannelId, DType, Entity, Header, Nanos, Record, Value};
+use crate::model::{ChannelId, DType, Entity, Header, Nanos, Record, Value};
 
 /// A signal bound to its channel: the key of its value and whether its records give poses.
 struct Signal {
@@ -56,9 +56,7 @@ impl LakeFrames {
             (signals.iter())
                 .map(|s| {
                     let channel = header.channels.get(s.channel as usize)?;
-                    let [field] = channel.fields.as_slice() else {
-                        return None;
-                    };
+                    let field = s.field(header)?;
                     if s.packed.dtype == DType::Str {
                         return None;
                     }
@@ -98,49 +96,9 @@ impl LakeFrames {
 }
 
 impl Signal {
-    /// Its value in `block`, as its record carries it.
+    /// Its value in `block`, as its record carries it (text is refused at `create`).
     fn value(&self, block: &[u8]) -> Value {
-        let p = &self.packed;
-        if p.shape.is_empty() {
-            return scalar(p.dtype, block, self.offset);
-        }
-        let size = p.element_size();
-        let n = p.count();
-        let at = |i: usize| self.offset + i * size;
-        // Storage order to the model's row-major order.
-        let order = |i: usize| (0..n).find(|&j| p.model_index(j) == i).unwrap_or(i);
-        let index = |i: usize| if p.column_major { order(i) } else { i };
-        macro_rules! elements {
-            ($variant:ident, $t:ty, $w:literal) => {
-                ArrayData::$variant(
-                    (0..n)
-                        .map(|i| <$t>::from_le_bytes(le_bytes::<$w>(block, at(index(i)))))
-                        .collect(),
-                )
-            };
-        }
-        let data = match p.dtype {
-            DType::Bool => ArrayData::Bool(
-                (0..n)
-                    .map(|i| le_bytes::<1>(block, at(index(i)))[0] != 0)
-                    .collect(),
-            ),
-            DType::U8 => elements!(U8, u8, 1),
-            DType::U16 => elements!(U16, u16, 2),
-            DType::U32 => elements!(U32, u32, 4),
-            DType::U64 => elements!(U64, u64, 8),
-            DType::I8 => elements!(I8, i8, 1),
-            DType::I16 => elements!(I16, i16, 2),
-            DType::I32 => elements!(I32, i32, 4),
-            DType::I64 => elements!(I64, i64, 8),
-            DType::F32 => elements!(F32, f32, 4),
-            DType::F64 => elements!(F64, f64, 8),
-            DType::Str => ArrayData::Str(Vec::new()),
-        };
-        Value::Array(Array {
-            shape: p.shape.clone(),
-            data,
-        })
+        self.packed.value(block, self.offset).unwrap_or(Value::Null)
     }
 
     /// Its record at `time`, frame value `frame`, of its value in `block`.
@@ -157,24 +115,6 @@ impl Signal {
         record.frame = Some(frame);
         record.values.clear();
         record.values.push((self.key.clone(), self.value(block)));
-    }
-}
-
-/// A scalar of `dtype` at `at` in `block`.
-fn scalar(dtype: DType, block: &[u8], at: usize) -> Value {
-    match dtype {
-        DType::Bool => Value::Bool(le_bytes::<1>(block, at)[0] != 0),
-        DType::U8 => Value::UInt(u64::from(le_bytes::<1>(block, at)[0])),
-        DType::U16 => Value::UInt(u64::from(u16::from_le_bytes(le_bytes(block, at)))),
-        DType::U32 => Value::UInt(u64::from(u32::from_le_bytes(le_bytes(block, at)))),
-        DType::U64 => Value::UInt(u64::from_le_bytes(le_bytes(block, at))),
-        DType::I8 => Value::Int(i64::from(i8::from_le_bytes(le_bytes(block, at)))),
-        DType::I16 => Value::Int(i64::from(i16::from_le_bytes(le_bytes(block, at)))),
-        DType::I32 => Value::Int(i64::from(i32::from_le_bytes(le_bytes(block, at)))),
-        DType::I64 => Value::Int(i64::from_le_bytes(le_bytes(block, at))),
-        DType::F32 => Value::F32(f32::from_le_bytes(le_bytes(block, at))),
-        DType::F64 => Value::Float(f64::from_le_bytes(le_bytes(block, at))),
-        DType::Str => Value::Null,
     }
 }
 

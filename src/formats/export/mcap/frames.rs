@@ -39,9 +39,7 @@ fn slots(header: &Header, signals: &[FrameSignal]) -> Option<Vec<Slot>> {
     signals
         .iter()
         .map(|s| {
-            let [field] = header.channels.get(s.channel as usize)?.fields.as_slice() else {
-                return None;
-            };
+            let field = s.field(header)?;
             if s.packed.dtype == DType::Str {
                 return None;
             }

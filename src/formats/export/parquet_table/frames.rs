@@ -33,9 +33,7 @@ fn bind(
         let mut rows = PackedRows::new();
         for s in signals {
             let c = s.channel as usize;
-            let [field] = header.channels.get(c)?.fields.as_slice() else {
-                return None;
-            };
+            let field = s.field(header)?;
             if std::mem::replace(seen.get_mut(c)?, true) {
                 return None;
             }
