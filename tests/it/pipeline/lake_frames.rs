@@ -113,11 +113,12 @@ fn an_icarus_recording_into_the_lake_goes_by_frames() {
         split: false,
         resample: None,
     };
-    for name in ["icarec/a2.icarec", "icarus-hdf5/small.h5"] {
+    // The record path's counts (`--channel '*'`: `wrote 7 records`, `wrote 6 records`).
+    for (name, records) in [("icarec/a2.icarec", 7), ("icarus-hdf5/small.h5", 6)] {
         let input = vec![any_fixture(name)];
         let (written, _) = write_frames(&input, ReadOptions::default(), &request, &mut |_, _| {})
             .unwrap_or_else(|| panic!("{name} into a lake goes by frames"));
-        assert!(written.unwrap().report.records > 0, "{name}");
+        assert_eq!(written.unwrap().report.records, records, "{name}");
     }
     // Each under its own stable name.
     assert!(lake.join("values/a2.icarec.parquet").exists());

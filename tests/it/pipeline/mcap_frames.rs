@@ -6,6 +6,10 @@
 
 use std::path::Path;
 
+use simrec::formats::{format_named, GivenFlags, ReadOptions};
+use simrec::pipeline::frame_copy::write_frames;
+use simrec::pipeline::WriteRequest;
+
 use crate::util::{any_fixture, icarec_with_partial_last_frame, run_in, s};
 
 const FIXTURES: [&str; 11] = [
@@ -79,4 +83,34 @@ fn a_partial_last_frame_is_written_up_to_both_ways() {
     let (code, stderr) = both_ways(tmp.path(), &rec, &[]);
     assert_eq!(code, 3, "{stderr}");
     assert!(stderr.contains("the last frame is partial"), "{stderr}");
+}
+
+#[test]
+fn an_icarus_recording_into_protobuf_mcap_goes_by_frames_and_json_does_not() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("out.mcap");
+    let request = |flags: GivenFlags| WriteRequest {
+        output: &out,
+        format: format_named("mcap").unwrap(),
+        force: true,
+        dry_run: false,
+        flags,
+        split: false,
+        resample: None,
+    };
+    // The record path's counts (`wrote 7 records`, `wrote 6 records`).
+    for (name, records) in [("icarec/a2.icarec", 7), ("icarus-hdf5/small.h5", 6)] {
+        let input = vec![any_fixture(name)];
+        let by_frames = request(GivenFlags::default());
+        let (written, _) = write_frames(&input, ReadOptions::default(), &by_frames, &mut |_, _| {})
+            .unwrap_or_else(|| panic!("{name} into protobuf MCAP goes by frames"));
+        assert_eq!(written.unwrap().report.records, records, "{name}");
+        let mut flags = GivenFlags::default();
+        flags.push("mcap-encoding", "mcap-encoding", Some("json".into()));
+        let json = request(flags);
+        assert!(
+            write_frames(&input, ReadOptions::default(), &json, &mut |_, _| {}).is_none(),
+            "{name}: the JSON layout takes records"
+        );
+    }
 }
