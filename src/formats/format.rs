@@ -354,7 +354,7 @@ pub trait Merger {
     ) -> Option<Result<Box<dyn Source>, ReadError>>;
 }
 
-/// Replaces records with whole frames (the Icarus formats): a conversion that changes
+/// Replaces records with whole frames (the Icarus formats, the Elodin DB): a conversion that changes
 /// nothing record by record copies frames (`pipeline::frame_copy`) when the input's format
 /// reads them and the output's writes them; `inspect` walks an input's frames
 /// (`cli::inspect`). Either side may be missing.
@@ -380,6 +380,12 @@ pub trait Frames {
         _outputs: &mut Outputs,
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
         None
+    }
+
+    /// Whether its frame writer takes the frames of a loose layout ([`FrameLayout::loose`]):
+    /// one that writes no frame value and takes a scalar and an array of shape `[]` alike.
+    fn takes_loose(&self) -> bool {
+        false
     }
 }
 

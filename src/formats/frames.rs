@@ -2,8 +2,8 @@
 //! `Frames::create_frames`): for a conversion that changes nothing record by record, a
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
-//! million records). The Icarus formats read and write frames, and the Parquet table and
-//! MCAP write them; these types say nothing of any one format, so none imports another.
+//! million records). The Icarus formats and the Elodin DB read and write frames, and the
+//! Parquet table and MCAP write them; these types say nothing of any one format, so none imports another.
 
 use std::path::Path;
 
@@ -136,6 +136,15 @@ pub struct FrameLayout {
     pub statics: Vec<FrameSignal>,
     pub dynamics: Vec<FrameSignal>,
     pub static_block: Vec<u8>,
+    /// Whether no frame's time is before the one before it: a read that would give one
+    /// fails first (a strict read), or the source checked every time before its first
+    /// frame. A writer that needs time order takes only such frames.
+    pub ordered: bool,
+    /// Whether the record read's records differ from what [`FrameSource`] says in two ways
+    /// a writer may not care about: they carry no frame value, and a scalar is an array of
+    /// shape `[]` (an Elodin DB's). Only a writer that says it takes them
+    /// ([`Frames::takes_loose`](super::Frames::takes_loose)) gets such frames.
+    pub loose: bool,
 }
 
 /// One frame: its model time and the values of every dynamic signal
@@ -154,9 +163,9 @@ pub struct Frame<'a> {
 /// A recording read a frame at a time. Its record read, for the same file and options,
 /// gives first one record per static signal (in layout order, at the first frame's time
 /// and frame value 0), then for each frame `i` (from 0) one record per dynamic signal (in
-/// layout order, at the frame's time, frame value `i`), each with its signal's entity and
-/// one value under its channel's field name; the frame read makes the same checks, findings
-/// and errors.
+/// layout order, at the frame's time, frame value `i`; but see [`FrameLayout::loose`]), each
+/// with its signal's entity and one value under its channel's field name; the frame read
+/// makes the same checks, findings and errors.
 pub trait FrameSource {
     /// The record read the frames come from: its header, findings, progress and facts are
     /// the frame read's.

@@ -1,8 +1,8 @@
 //! Conversion a frame at a time: when the input's format reads frames
-//! (`Frames::open_frames`: `.icarec`, Icarus HDF5) and the output's writes them
-//! (`Frames::create_frames`: Icarus HDF5, the Parquet table, MCAP), and the run changes
-//! nothing record by record, each frame goes from reader to writer as one block instead of a
-//! record per signal (a 1 GB `.icarec` of 200 signals is 600,000 frames, not 120 million
+//! (`Frames::open_frames`: `.icarec`, Icarus HDF5, an Elodin DB of one time grid) and the
+//! output's writes them (`Frames::create_frames`: Icarus HDF5, the Parquet table, MCAP, the
+//! lake, the Elodin DB), and the run changes nothing record by record, each frame goes from
+//! reader to writer as one block instead of a record per signal (a 1 GB `.icarec` of 200 signals is 600,000 frames, not 120 million
 //! records).
 //! Same output, report and findings as the record path; anything either side does not offer
 //! falls back to it.
@@ -45,17 +45,16 @@ pub fn write_frames(
     let format = registry::detect(input).ok()?;
     // An input the frame read cannot open goes the record path, which says why.
     let mut frames = format.frames()?.open_frames(input, options)?.ok()?;
+    let writes = request.format.frames()?;
+    if frames.layout().loose && !writes.takes_loose() {
+        return None;
+    }
     let mut outputs = outputs_for(request.format, inputs, request.force, request.dry_run);
     outputs.flags = request.flags.clone();
     outputs.source_paths = Some(input.display().to_string());
     let header = frames.header().clone();
     let origin = origin_lost(request.format, &header, &outputs);
-    let sink = request.format.frames()?.create_frames(
-        request.output,
-        &header,
-        frames.layout(),
-        &mut outputs,
-    )?;
+    let sink = writes.create_frames(request.output, &header, frames.layout(), &mut outputs)?;
     let written = (|| {
         let mut sink = sink.map_err(|e| PipelineError::Output {
             path: request.output.to_path_buf(),
