@@ -8,6 +8,8 @@ mod append;
 pub mod codes;
 mod dir;
 mod encode;
+mod frame_read;
+mod frame_write;
 pub mod layout;
 mod merge;
 mod reader;
@@ -22,7 +24,10 @@ pub(crate) use dir::split_name;
 pub use reader::{DbReader, HEADER_KEY};
 pub use writer::DbWriter;
 
-use crate::formats::format::{path_names, Detection, Directory, Format, KeepsEpoch, WriterTraits};
+use crate::formats::format::{
+    path_names, Detection, Directory, Format, Frames, KeepsEpoch, WriterTraits,
+};
+use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -81,6 +86,40 @@ impl Format for ElodinDb {
 
     fn directory(&self) -> Option<&dyn Directory> {
         Some(self)
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+}
+
+impl Frames for ElodinDb {
+    /// A DB of one time grid, a tick a frame (`frame_read.rs`).
+    fn open_frames(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+        frame_read::DbFrames::open(path, options)
+            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+    }
+
+    /// Rows appended as the frames pack them (`frame_write.rs`).
+    fn create_frames(
+        &self,
+        target: &Path,
+        header: &Header,
+        layout: &FrameLayout,
+        outputs: &mut Outputs,
+    ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+        frame_write::DbFrameWriter::create(target, header, layout, outputs)
+            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+    }
+
+    /// The writer writes no frame value, and a scalar and an array of shape `[]` make the
+    /// same row.
+    fn takes_loose(&self) -> bool {
+        true
     }
 }
 

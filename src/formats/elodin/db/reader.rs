@@ -525,6 +525,39 @@ impl DbReader {
         Ok(())
     }
 
+    /// For a DB of one time grid (`frames.rs`: every component's index the same, each time
+    /// after the one before): the next tick's model time, with every component's row of it
+    /// in channel order in `values`, read and checked as the record read serves them;
+    /// `None` at the end.
+    pub(super) fn next_tick(&mut self, values: &mut Vec<u8>) -> Result<Option<i64>, ReadError> {
+        self.tick(values).map_err(|e| e.in_file(&self.path))
+    }
+
+    fn tick(&mut self, values: &mut Vec<u8>) -> Result<Option<i64>, ReadError> {
+        values.clear();
+        // The first component's index is every component's (checked before the first tick).
+        let Some(us) = self.next_time(0)? else {
+            return Ok(None);
+        };
+        for k in 0..self.streams.len() {
+            let Stream::Rows(r) = &mut self.streams[k] else {
+                continue;
+            };
+            let i = r.times.next;
+            r.times.next += 1;
+            self.done += 8 + r.row_size as u64;
+            let read = r.row(i).map(|start| {
+                if let Some(start) = start {
+                    values.extend_from_slice(&r.block[start..start + r.row_size]);
+                }
+            });
+            if let Err(problem) = read {
+                self.report(*problem)?;
+            }
+        }
+        Ok(Some(us.saturating_sub(self.epoch_us).saturating_mul(1000)))
+    }
+
     fn advance(&mut self) -> Result<Option<Record>, ReadError> {
         if !self.started {
             self.started = true;

@@ -23,7 +23,7 @@ use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::pose::entity_names;
 use crate::model::{
-    iso8601, Channel, ChannelKind, DType, Entity, FieldSpec, Header, Record, Value,
+    iso8601, Channel, ChannelKind, DType, Entity, FieldSpec, Header, Nanos, Record, Value,
 };
 
 /// Bytes all logs may hold in memory before every one is appended to its file.
@@ -314,7 +314,7 @@ impl DbWriter {
     }
 
     /// Appends every log's buffer to its file once together they hold the budget.
-    fn spill(&mut self) -> Result<(), WriteError> {
+    pub(super) fn spill(&mut self) -> Result<(), WriteError> {
         if self.pending < BUDGET {
             return Ok(());
         }
@@ -342,12 +342,67 @@ impl DbWriter {
             comp.misfit += 1;
             return Ok(());
         }
+        let added = comp.data.buf.len() - before;
+        self.stamp_row(c, us, added)
+    }
+
+    /// Appends `row`, a row of component `c` as its data log holds it, at `us` (a frame's
+    /// signal whose packing is the component's: `frame_write.rs`), as [`DbWriter::write_row`]
+    /// does its value.
+    pub(super) fn write_bytes(&mut self, c: usize, us: i64, row: &[u8]) -> Result<(), WriteError> {
+        let comp = &mut self.components[c];
+        if us < comp.last_us {
+            comp.back += 1;
+            return Ok(());
+        }
+        comp.data.buf.extend_from_slice(row);
+        self.stamp_row(c, us, row.len())
+    }
+
+    /// The index entry of the `added` bytes just put in component `c`'s data buffer.
+    fn stamp_row(&mut self, c: usize, us: i64, added: usize) -> Result<(), WriteError> {
+        let comp = &mut self.components[c];
         comp.index.buf.extend_from_slice(&us.to_le_bytes());
         comp.last_us = us;
-        let added = comp.data.buf.len() - before + 8;
-        self.pending += added;
+        self.pending += added + 8;
         self.pending -= comp.data.spill()? + comp.index.spill()?;
         Ok(())
+    }
+
+    /// A time as the rows are stamped (µs since the Unix epoch), counted for `records`
+    /// records at it.
+    pub(super) fn stamp(&mut self, time: Nanos, records: u64) -> i64 {
+        let ns = self.epoch_ns.saturating_add(time);
+        if ns.rem_euclid(1000) != 0 {
+            self.sub_us += records;
+        }
+        let us = ns.div_euclid(1000);
+        self.first_us.get_or_insert(us);
+        self.report.records += records;
+        us
+    }
+
+    /// The component whose rows are the values of channel `ch`'s key `key` for `entity`
+    /// as packed in a frame (`count` elements of `dtype`, little-endian, row-major), once
+    /// its first value (`value`) made it; `None` when such a value takes the record path
+    /// (`Sink::write`): an event channel's, a bool (a row holds 0 or 1), another type or size.
+    pub(super) fn packed_component(
+        &mut self,
+        ch: usize,
+        entity: &Option<Entity>,
+        key: &str,
+        value: &Value,
+        (dtype, count): (DType, usize),
+    ) -> Result<Option<usize>, WriteError> {
+        if self.channels.get(ch).is_none_or(|c| c.events) || dtype == DType::Bool {
+            return Ok(None);
+        }
+        let Some(c) = self.component(ch, entity, key, value)? else {
+            return Ok(None);
+        };
+        let comp = &self.components[c];
+        let same = Primitive::from_dtype(dtype) == Some(comp.prim) && comp.elements == count;
+        Ok(same.then_some(c))
     }
 
     fn write_message(
@@ -490,12 +545,7 @@ impl Sink for DbWriter {
             );
             return Ok(());
         }
-        let ns = self.epoch_ns.saturating_add(record.time);
-        if ns.rem_euclid(1000) != 0 {
-            self.sub_us += 1;
-        }
-        let us = ns.div_euclid(1000);
-        self.first_us.get_or_insert(us);
+        let us = self.stamp(record.time, 1);
         let events = self.channels[ch].events;
         for (key, value) in &record.values {
             match self.component(ch, &record.entity, key, value)? {
@@ -520,7 +570,6 @@ impl Sink for DbWriter {
             }
         }
         self.spill()?;
-        self.report.records += 1;
         Ok(())
     }
 
