@@ -136,10 +136,6 @@ pub struct FrameLayout {
     pub statics: Vec<FrameSignal>,
     pub dynamics: Vec<FrameSignal>,
     pub static_block: Vec<u8>,
-    /// Whether no frame's time is before the one before it: a read that would give one
-    /// fails first (a strict read), or the source checked every time before its first
-    /// frame. A writer that needs time order takes only such frames.
-    pub ordered: bool,
     /// Whether the record read's records differ from what [`FrameSource`] says in two ways
     /// a writer may not care about: they carry no frame value, and a scalar is an array of
     /// shape `[]` (an Elodin DB's). Only a writer that says it takes them
@@ -196,6 +192,13 @@ pub trait FrameSource {
 /// loss, widenings) is what its record writer writes and reports for the same recording
 /// read as records.
 pub trait FrameSink {
+    /// Whether it writes `frame` as its record writer would write the frame's records
+    /// (asked before each frame; by default, yes). When not (the Elodin DB, which needs
+    /// time order, at a frame earlier than the one before: the record path puts those in
+    /// order first), the run writes nothing of its frames and goes the record path.
+    fn takes(&self, _frame: &Frame<'_>) -> bool {
+        true
+    }
     fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError>;
     fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
 }

@@ -29,9 +29,10 @@ pub fn eligible(inputs: &[PathBuf], options: &ReadOptions) -> bool {
         && options.time_system.is_none()
 }
 
-/// Writes `input` into `request`'s output frame by frame, or `None` (nothing read or
-/// written) when the input's or the output's format does not offer frames for it, or the
-/// request needs records (a split, a dry run).
+/// Writes `input` into `request`'s output frame by frame, or `None` (nothing written) when
+/// the input's or the output's format does not offer frames for it, the request needs
+/// records (a split, a dry run), or the writer does not take a frame
+/// ([`FrameSink::takes`](crate::formats::frames::FrameSink::takes)).
 pub fn write_frames(
     inputs: &[PathBuf],
     options: ReadOptions,
@@ -62,6 +63,9 @@ pub fn write_frames(
         })?;
         let mut n = 0u64;
         while let Some(frame) = frames.next_frame()? {
+            if !sink.takes(&frame) {
+                return Ok(None);
+            }
             sink.write_frame(&frame)?;
             n += 1;
             if n.is_multiple_of(PROGRESS_EVERY) {
@@ -78,11 +82,14 @@ pub fn write_frames(
         if let Some(why) = &origin {
             report.loss.add(RECORDING, "time origin", why);
         }
-        Ok(Written {
+        Ok(Some(Written {
             report,
             paths: outputs.commit()?,
-        })
+        }))
     })();
+    // A frame the writer does not take: nothing was committed (the outputs are removed as
+    // they go), and the record path reads the input from its start.
+    let written = written.transpose()?;
     let notes = Notes {
         read_findings: (frames.findings().into_iter())
             .map(|(p, f)| (p.to_path_buf(), f.clone()))

@@ -141,38 +141,57 @@ fn by_frames(input: &Path, options: ReadOptions, format: &str) -> Option<u64> {
     Some(written.unwrap().report.records)
 }
 
+/// What the command line reads with (lenient unless `--strict`).
+fn lenient() -> ReadOptions {
+    ReadOptions {
+        lenient: true,
+        until_damage: true,
+        ..ReadOptions::default()
+    }
+}
+
 #[test]
 fn a_db_of_one_time_grid_goes_by_frames_and_others_do_not() {
-    let strict = ReadOptions::default();
     let db = |name: &str| any_fixture(&format!("elodin-db/{name}"));
-    // The record path's counts (`wrote 2709 records`, `wrote 7 records`).
-    assert_eq!(
-        by_frames(&db("ball_v0162"), strict, "elodin-db"),
-        Some(2709)
-    );
-    assert_eq!(
-        by_frames(&db("three_body_v0180"), strict, "elodin-db"),
-        Some(6923)
-    );
     let icarec = any_fixture("icarec/a2.icarec");
-    assert_eq!(by_frames(&icarec, strict, "elodin-db"), Some(7));
-    // A torn tick, two rates and message logs, Elodin 0.14's ball (two rows of every
-    // component at its first time, which the merge by time serves component by component):
-    // records.
-    for name in ["crash_v0180", "types_v0180", "ball_v0142"] {
-        assert_eq!(by_frames(&db(name), strict, "elodin-db"), None, "{name}");
+    for options in [ReadOptions::default(), lenient()] {
+        // The record path's counts (`wrote 2709 records`, `wrote 7 records`).
+        assert_eq!(
+            by_frames(&db("ball_v0162"), options, "elodin-db"),
+            Some(2709)
+        );
+        assert_eq!(
+            by_frames(&db("three_body_v0180"), options, "elodin-db"),
+            Some(6923)
+        );
+        assert_eq!(by_frames(&icarec, options, "elodin-db"), Some(7));
+        // A torn tick, two rates and message logs, Elodin 0.14's ball (two rows of every
+        // component at its first time, which the merge by time serves component by
+        // component): records.
+        for name in ["crash_v0180", "types_v0180", "ball_v0142"] {
+            assert_eq!(by_frames(&db(name), options, "elodin-db"), None, "{name}");
+        }
+        // A DB's records carry no frame value, which MCAP and the Parquet table write.
+        assert_eq!(by_frames(&db("ball_v0162"), options, "mcap"), None);
+        assert_eq!(by_frames(&db("ball_v0162"), options, "parquet"), None);
     }
-    // A lenient read gives a record without values for a row it cannot read; an Icarus
-    // recording read leniently may go back in time, which the record path puts in order.
-    let lenient = ReadOptions {
-        lenient: true,
-        ..ReadOptions::default()
-    };
-    assert_eq!(by_frames(&db("ball_v0162"), lenient, "elodin-db"), None);
-    assert_eq!(by_frames(&icarec, lenient, "elodin-db"), None);
-    // A DB's records carry no frame value, which MCAP and the Parquet table write.
-    assert_eq!(by_frames(&db("ball_v0162"), strict, "mcap"), None);
-    assert_eq!(by_frames(&db("ball_v0162"), strict, "parquet"), None);
+}
+
+#[test]
+fn an_icarus_frame_going_back_in_time_leaves_the_db_to_the_record_path() {
+    let tmp = tempfile::tempdir().unwrap();
+    let rec = tmp.path().join("back.icarec");
+    copy_tree(&any_fixture("icarec/a2.icarec"), &rec);
+    // Three frames of 40 bytes, each starting with its time: the third's before the first.
+    let dynamic = rec.join("dynamic_signals.bin");
+    let mut bytes = std::fs::read(&dynamic).unwrap();
+    let first = f64::from_le_bytes(bytes[..8].try_into().unwrap());
+    bytes[80..88].copy_from_slice(&(first - 1.0).to_le_bytes());
+    std::fs::write(&dynamic, &bytes).unwrap();
+    assert_eq!(by_frames(&rec, lenient(), "elodin-db"), None);
+    let (code, stderr) = both_ways(tmp.path(), &rec);
+    assert_eq!(code, 3, "{stderr}");
+    assert!(stderr.contains("ICAREC_TIME_DECREASE"), "{stderr}");
 }
 
 #[test]
@@ -180,8 +199,7 @@ fn one_index_of_other_times_leaves_the_db_to_records() {
     let tmp = tempfile::tempdir().unwrap();
     let db = tmp.path().join("db");
     copy_tree(&any_fixture("elodin-db/ball_v0162"), &db);
-    let strict = ReadOptions::default();
-    assert!(by_frames(&db, strict, "elodin-db").is_some());
+    assert!(by_frames(&db, lenient(), "elodin-db").is_some());
     // The last timestamp of one component's index one µs later: still in order.
     let index = files(&db)
         .into_iter()
@@ -192,7 +210,7 @@ fn one_index_of_other_times_leaves_the_db_to_records() {
     let last = i64::from_le_bytes(bytes[at..].try_into().unwrap());
     bytes[at..].copy_from_slice(&(last + 1).to_le_bytes());
     std::fs::write(db.join(&index), &bytes).unwrap();
-    assert_eq!(by_frames(&db, strict, "elodin-db"), None);
+    assert_eq!(by_frames(&db, lenient(), "elodin-db"), None);
     both_ways(tmp.path(), &db);
 }
 
@@ -207,10 +225,7 @@ fn a_db_of_every_type_goes_by_frames_as_by_records() {
         &["convert", s(&types), "-o", s(&db), "--channel", "probe.*"],
     );
     assert_eq!(made.code, 0, "{}", made.stderr);
-    assert_eq!(
-        by_frames(&db, ReadOptions::default(), "elodin-db"),
-        Some(11 * 200)
-    );
+    assert_eq!(by_frames(&db, lenient(), "elodin-db"), Some(11 * 200));
     let (code, stderr) = both_ways(tmp.path(), &db);
     assert_eq!(code, 0, "{stderr}");
 }

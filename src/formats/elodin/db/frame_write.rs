@@ -3,7 +3,8 @@
 //! component's data and the frame's time to its index, with no value or record built; any
 //! other signal, and every signal of the first frame (which makes the components in the
 //! record path's order), goes through the record writer as the record read gives it. The
-//! same bytes and report as the record path (`Sink::write`).
+//! same bytes and report as the record path (`Sink::write`), which takes the records in
+//! time order (`pipeline::ordered`): a frame earlier than the one before is not taken.
 
 use std::path::Path;
 
@@ -11,7 +12,7 @@ use super::writer::DbWriter;
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
-use crate::model::{DType, Header, Record};
+use crate::model::{DType, Header, Nanos, Record};
 
 pub struct DbFrameWriter {
     writer: DbWriter,
@@ -21,6 +22,8 @@ pub struct DbFrameWriter {
     /// Dynamic signals whose rows are copied as packed.
     copied: u64,
     started: bool,
+    /// The time of the frame before.
+    last: Nanos,
 }
 
 struct Signal {
@@ -32,17 +35,14 @@ struct Signal {
 }
 
 impl DbFrameWriter {
-    /// `None` (nothing created) for frames whose times may go back (the record path puts
-    /// those in order first) or a signal that is no numeric value of a one-field channel.
+    /// `None` (nothing created) for a signal that is no numeric value of a one-field
+    /// channel.
     pub fn create(
         target: &Path,
         header: &Header,
         layout: &FrameLayout,
         outputs: &mut Outputs,
     ) -> Option<Result<DbFrameWriter, WriteError>> {
-        if !layout.ordered {
-            return None;
-        }
         let signal = |s: &FrameSignal| {
             (s.packed.dtype != DType::Str).then_some(())?;
             Some(Signal {
@@ -62,6 +62,7 @@ impl DbFrameWriter {
                 static_block: layout.static_block.clone(),
                 copied: 0,
                 started: false,
+                last: Nanos::MIN,
             }),
         )
     }
@@ -133,7 +134,15 @@ fn padded(s: &Signal, block: &[u8]) -> Vec<u8> {
 }
 
 impl FrameSink for DbFrameWriter {
+    /// Not a frame earlier than the one before (a lenient read of a damaged Icarus
+    /// recording): the record path puts its records in order among those before it
+    /// (`pipeline::ordered`), which rows already written cannot follow.
+    fn takes(&self, frame: &Frame<'_>) -> bool {
+        frame.time >= self.last
+    }
+
     fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError> {
+        self.last = frame.time;
         if !self.started {
             return self.start(frame);
         }

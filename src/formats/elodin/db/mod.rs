@@ -10,6 +10,7 @@ mod dir;
 mod encode;
 mod frame_read;
 mod frame_write;
+mod grid;
 pub mod layout;
 mod merge;
 mod reader;

@@ -12,6 +12,7 @@ use serde_json::{json, Map, Value as Json};
 
 use super::codes;
 use super::dir::{self, read_at, Catalogue, Component, Log, MsgLog};
+use super::grid::one_grid;
 use super::layout::{Primitive, UmbraBuf, UMBRA_SIZE};
 use super::merge::Merge;
 use crate::formats::{ChannelTally, ReadError, ReadOptions, Source};
@@ -44,6 +45,8 @@ pub struct DbReader {
     streams: Vec<Stream>,
     merge: Merge,
     started: bool,
+    /// Read a tick at a time (`validate` of a DB of one time grid), not merged.
+    ticks: bool,
     /// Values handed back (`Source::recycle`), by primitive type: kept in the reader, not
     /// its streams, so that handing one back touches no stream's memory.
     spare: [Vec<Vec<Field>>; Primitive::ALL.len()],
@@ -442,6 +445,7 @@ impl DbReader {
             streams,
             merge: Merge::default(),
             started: false,
+            ticks: false,
             spare: Default::default(),
             wanted: Vec::new(),
             findings,
@@ -530,11 +534,12 @@ impl DbReader {
     /// in channel order in `values`, read and checked as the record read serves them;
     /// `None` at the end.
     pub(super) fn next_tick(&mut self, values: &mut Vec<u8>) -> Result<Option<i64>, ReadError> {
-        self.tick(values).map_err(|e| e.in_file(&self.path))
+        values.clear();
+        self.tick(Some(values)).map_err(|e| e.in_file(&self.path))
     }
 
-    fn tick(&mut self, values: &mut Vec<u8>) -> Result<Option<i64>, ReadError> {
-        values.clear();
+    /// The next tick's model time, its rows read and checked (and put in `values`).
+    fn tick(&mut self, mut values: Option<&mut Vec<u8>>) -> Result<Option<i64>, ReadError> {
         // The first component's index is every component's (checked before the first tick).
         let Some(us) = self.next_time(0)? else {
             return Ok(None);
@@ -547,12 +552,23 @@ impl DbReader {
             r.times.next += 1;
             self.done += 8 + r.row_size as u64;
             let read = r.row(i).map(|start| {
-                if let Some(start) = start {
+                if let (Some(start), Some(values)) = (start, values.as_deref_mut()) {
                     values.extend_from_slice(&r.block[start..start + r.row_size]);
                 }
             });
-            if let Err(problem) = read {
-                self.report(*problem)?;
+            match read {
+                Ok(()) => {}
+                // A frame has every row: one that cannot be read (an I/O error, past the
+                // catalogue's checks of the lengths) ends a frame read, even a lenient one,
+                // whose records would go on without it.
+                Err(problem) if values.is_some() => {
+                    let (path, finding) = *problem;
+                    return Err(ReadError::Invalid {
+                        path,
+                        finding: Box::new(finding),
+                    });
+                }
+                Err(problem) => self.report(*problem)?,
             }
         }
         Ok(Some(us.saturating_sub(self.epoch_us).saturating_mul(1000)))
@@ -561,7 +577,13 @@ impl DbReader {
     fn advance(&mut self) -> Result<Option<Record>, ReadError> {
         if !self.started {
             self.started = true;
-            for ch in 0..self.streams.len() as ChannelId {
+            // `validate` of a DB of one time grid takes a tick at a time: the record per
+            // instant the merge would give, every row and timestamp read and checked (every
+            // index compared with the first at the start, the first read again for times).
+            let all = self.wanted.iter().all(|&w| w);
+            self.ticks = self.options.check_only && all && one_grid(&self.catalogue);
+            let merged = if self.ticks { 0 } else { self.streams.len() };
+            for ch in 0..merged as ChannelId {
                 if !self.wanted(ch) {
                     continue;
                 }
@@ -569,6 +591,10 @@ impl DbReader {
                     self.merge.push(t, ch);
                 }
             }
+        }
+        if self.ticks {
+            let time = self.tick(None)?;
+            return Ok(time.map(|time| Record::new(time, 0)));
         }
         let Some((us, ch)) = self.merge.peek() else {
             return Ok(None);

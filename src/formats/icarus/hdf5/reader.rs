@@ -386,8 +386,6 @@ impl IcarusH5Reader {
             statics: Vec::new(),
             dynamics,
             static_block: Vec::new(),
-            // A strict read fails at a time going back (ICARUS_H5_TIME, an error).
-            ordered: !self.options.lenient,
             loose: false,
         })
     }

@@ -829,8 +829,6 @@ impl IcarecReader {
             statics: self.statics.iter().map(signal).collect(),
             dynamics: self.dynamics.iter().map(signal).collect(),
             static_block: self.static_block.clone(),
-            // A strict read fails at a time going back (ICAREC_TIME_DECREASE, an error).
-            ordered: !self.options.lenient,
             loose: false,
         })
     }
