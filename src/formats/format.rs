@@ -354,10 +354,10 @@ pub trait Merger {
     ) -> Option<Result<Box<dyn Source>, ReadError>>;
 }
 
-/// Replaces records with whole frames (the Icarus formats, the Elodin DB): a conversion that changes
-/// nothing record by record copies frames (`pipeline::frame_copy`) when the input's format
-/// reads them and the output's writes them; `inspect` walks an input's frames
-/// (`cli::inspect`). Either side may be missing.
+/// Replaces records with whole frames (the Icarus formats, the Elodin DB): a conversion
+/// that changes nothing record by record copies frames (`pipeline::frame_copy`) when the
+/// input's format reads them and the output's writes them; `inspect` walks an input's
+/// frames (`cli::inspect`). Either side may be missing.
 pub trait Frames {
     /// `path` read a frame at a time; `None`: not for this file (the pipeline then reads
     /// records).

@@ -3,7 +3,8 @@
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
 //! million records). The Icarus formats and the Elodin DB read and write frames, and the
-//! Parquet table and MCAP write them; these types say nothing of any one format, so none imports another.
+//! Parquet table, MCAP and the lake write them; these types say nothing of any one format,
+//! so none imports another.
 
 use std::path::Path;
 

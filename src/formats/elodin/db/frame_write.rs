@@ -78,13 +78,13 @@ impl DbFrameWriter {
         }
         for s in &mut self.dynamics {
             let packed = &s.signal.packed;
-            let transposed = packed.column_major && packed.shape.len() == 2;
+            // A matrix stored column by column makes a row-major row only element by element.
+            if packed.column_major && packed.shape.len() == 2 {
+                continue;
+            }
             let Some(value) = packed.value(frame.values, s.signal.offset) else {
                 continue;
             };
-            if transposed {
-                continue;
-            }
             let ch = s.signal.channel as usize;
             let found = self.writer.packed_component(
                 ch,

@@ -529,7 +529,7 @@ impl DbReader {
         Ok(())
     }
 
-    /// For a DB of one time grid (`frames.rs`: every component's index the same, each time
+    /// For a DB of one time grid (`grid.rs`: every component's index the same, each time
     /// after the one before): the next tick's model time, with every component's row of it
     /// in channel order in `values`, read and checked as the record read serves them;
     /// `None` at the end.
