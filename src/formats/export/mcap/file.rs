@@ -528,3 +528,106 @@ fn chunk_index_record(b: &mut Vec<u8>, index: &ChunkIndex) {
     b.extend_from_slice(&index.uncompressed_size.to_le_bytes());
     end_record(b, start);
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::Read;
+
+    use mcap::sans_io::linear_reader::{LinearReadEvent, LinearReader, LinearReaderOptions};
+
+    use super::*;
+
+    /// A file of several small chunks (two channels, a metadata record).
+    fn small_file(compression: ChunkCompression) -> (Vec<u8>, Vec<(u16, u64, Vec<u8>)>) {
+        let mut file = McapFile::create(Vec::new(), "test", compression, 200).unwrap();
+        file.metadata("m", &BTreeMap::from([("k".into(), "v".into())]))
+            .unwrap();
+        let schema = file.add_schema("S", "protobuf", b"schema").unwrap();
+        assert_eq!(file.add_schema("S", "protobuf", b"schema").unwrap(), schema);
+        let a = file
+            .add_channel(schema, "/a", "protobuf", &BTreeMap::new())
+            .unwrap();
+        let b = file
+            .add_channel(0, "/b", "json", &BTreeMap::from([("x".into(), "y".into())]))
+            .unwrap();
+        let mut sent = Vec::new();
+        for i in 0..60u64 {
+            let channel = if i % 3 == 0 { b } else { a };
+            let data = vec![i as u8; (i % 7) as usize * 10];
+            file.message(channel, i as u32, 1000 + i, &data).unwrap();
+            sent.push((channel, 1000 + i, data));
+        }
+        assert!(file.message(9, 0, 0, b"").is_err());
+        (file.finish().unwrap(), sent)
+    }
+
+    /// Every record, with the data section's, chunks' and summary's CRCs checked.
+    fn opcodes(bytes: &[u8]) -> Vec<u8> {
+        let options = LinearReaderOptions::default()
+            .with_validate_chunk_crcs(true)
+            .with_validate_data_section_crc(true)
+            .with_validate_summary_section_crc(true);
+        let mut reader = LinearReader::new_with_options(options);
+        let mut input = bytes;
+        let mut ops = Vec::new();
+        while let Some(event) = reader.next_event() {
+            match event.unwrap() {
+                LinearReadEvent::ReadRequest(n) => {
+                    let read = input.read(reader.insert(n)).unwrap();
+                    reader.notify_read(read);
+                }
+                LinearReadEvent::Record { opcode, data } => {
+                    mcap::parse_record(opcode, data).unwrap();
+                    ops.push(opcode);
+                }
+            }
+        }
+        ops
+    }
+
+    #[test]
+    fn the_mcap_reader_finds_every_message_by_stream_and_by_index() {
+        for compression in [ChunkCompression::Zstd(1), ChunkCompression::None] {
+            let (bytes, sent) = small_file(compression);
+            let ops = opcodes(&bytes);
+            assert_eq!(ops[0], op::HEADER);
+            assert_eq!(ops.last(), Some(&op::FOOTER));
+            let got: Vec<(u16, u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+                .unwrap()
+                .map(|m| {
+                    let m = m.unwrap();
+                    (m.channel.id, m.log_time, m.data.to_vec())
+                })
+                .collect();
+            assert_eq!(got, sent);
+
+            let summary = mcap::Summary::read(&bytes).unwrap().unwrap();
+            let stats = summary.stats.as_ref().unwrap();
+            assert_eq!((stats.message_count, stats.channel_count), (60, 2));
+            assert_eq!(
+                (stats.message_start_time, stats.message_end_time),
+                (1000, 1059)
+            );
+            assert_eq!(
+                stats.channel_message_counts,
+                BTreeMap::from([(1, 40), (2, 20)])
+            );
+            assert_eq!(summary.metadata_indexes.len(), 1);
+            let metadata = mcap::read::metadata(&bytes, &summary.metadata_indexes[0]).unwrap();
+            assert_eq!(metadata.metadata["k"], "v");
+            assert!(summary.chunk_indexes.len() > 5, "several chunks");
+            let mut indexed = Vec::new();
+            for chunk in &summary.chunk_indexes {
+                for (channel, entries) in summary.read_message_indexes(&bytes, chunk).unwrap() {
+                    for entry in entries {
+                        let m = summary.seek_message(&bytes, chunk, &entry).unwrap();
+                        assert_eq!((m.channel.id, m.log_time), (channel.id, entry.log_time));
+                        indexed.push((m.channel.id, m.log_time, m.data.to_vec()));
+                    }
+                }
+            }
+            indexed.sort_by_key(|m| m.1);
+            assert_eq!(indexed, sent);
+        }
+    }
+}
