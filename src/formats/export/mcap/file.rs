@@ -7,7 +7,7 @@
 //! level: here a chunk is built in memory and compressed in one call, with a window as large
 //! as the chunk (docs/performance.md, "MCAP: chunks compressed whole").
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::io::{self, Write};
 
 use super::MAGIC;
@@ -61,6 +61,7 @@ struct ChannelRecord {
 }
 
 /// A schema's record, kept for the summary.
+#[derive(PartialEq, Eq)]
 struct SchemaRecord {
     name: String,
     encoding: String,
@@ -116,15 +117,14 @@ impl<W: Write> Counted<W> {
 /// An MCAP file being written to `W`.
 pub(super) struct McapFile<W: Write> {
     out: Counted<W>,
-    compression: ChunkCompression,
-    /// zstd's context, kept from chunk to chunk.
+    /// zstd's context, kept from chunk to chunk; `None`, chunks not compressed.
     zstd: Option<zstd::bulk::Compressor<'static>>,
     chunk_size: usize,
     chunk: Chunk,
     /// The compressed chunk, and the record bytes of what is written outside chunks.
     scratch: Vec<u8>,
+    /// Schemas, by id less one (a few, one per topic at most).
     schemas: Vec<SchemaRecord>,
-    schema_ids: HashMap<(String, String, Vec<u8>), u16>,
     /// Channels, by id less one (ids start at 1, as the `mcap` crate numbers them).
     channels: Vec<ChannelRecord>,
     /// Messages of each channel, by id less one.
@@ -196,7 +196,6 @@ impl<W: Write> McapFile<W> {
                 position: 0,
                 crc: crc32fast::Hasher::new(),
             },
-            compression,
             zstd,
             chunk_size,
             chunk: Chunk {
@@ -205,7 +204,6 @@ impl<W: Write> McapFile<W> {
             },
             scratch: Vec::new(),
             schemas: Vec::new(),
-            schema_ids: HashMap::new(),
             channels: Vec::new(),
             message_counts: Vec::new(),
             bounds: None,
@@ -232,20 +230,18 @@ impl<W: Write> McapFile<W> {
         encoding: &str,
         data: &[u8],
     ) -> Result<u16, FileError> {
-        let key = (name.to_string(), encoding.to_string(), data.to_vec());
-        if let Some(&id) = self.schema_ids.get(&key) {
-            return Ok(id);
-        }
-        let id =
-            u16::try_from(self.schemas.len() + 1).map_err(|_| FileError::TooMany("schemas"))?;
         let schema = SchemaRecord {
-            name: key.0.clone(),
-            encoding: key.1.clone(),
-            data: key.2.clone(),
+            name: name.to_string(),
+            encoding: encoding.to_string(),
+            data: data.to_vec(),
         };
-        schema_record(&mut self.chunk.records, id, &schema);
-        self.schemas.push(schema);
-        self.schema_ids.insert(key, id);
+        let same = self.schemas.iter().position(|s| *s == schema);
+        let id = u16::try_from(same.unwrap_or(self.schemas.len()) + 1)
+            .map_err(|_| FileError::TooMany("schemas"))?;
+        if same.is_none() {
+            schema_record(&mut self.chunk.records, id, &schema);
+            self.schemas.push(schema);
+        }
         Ok(id)
     }
 
@@ -329,7 +325,7 @@ impl<W: Write> McapFile<W> {
         });
         let written = self.out.write(&b);
         self.scratch = b;
-        Ok(written?)
+        written.map_err(FileError::from)
     }
 
     /// Writes the chunk being filled, if it holds anything, and its message indexes.
@@ -341,13 +337,13 @@ impl<W: Write> McapFile<W> {
         let uncompressed_crc = crc32fast::hash(records);
         let mut compressed = std::mem::take(&mut self.scratch);
         compressed.clear();
-        let (name, data): (&str, &[u8]) = match (&mut self.zstd, self.compression) {
-            (Some(z), ChunkCompression::Zstd(_)) => {
+        let (name, data): (&str, &[u8]) = match &mut self.zstd {
+            Some(z) => {
                 compressed.reserve(zstd::zstd_safe::compress_bound(records.len()));
                 z.compress_to_buffer(records.as_slice(), &mut compressed)?;
                 ("zstd", &compressed)
             }
-            _ => ("", records),
+            None => ("", records),
         };
         let bounds = self.chunk.bounds.unwrap_or((0, 0));
         let mut head = Vec::with_capacity(64);
@@ -369,12 +365,12 @@ impl<W: Write> McapFile<W> {
         let index_start = self.out.position;
         let mut offsets = Vec::new();
         let mut b = head;
-        b.clear();
         for (channel, entries) in self.chunk.index.iter_mut().enumerate() {
             if entries.is_empty() {
                 continue;
             }
-            offsets.push((channel as u16, index_start + b.len() as u64));
+            offsets.push((channel as u16, self.out.position));
+            b.clear();
             let start = start_record(&mut b, op::MESSAGE_INDEX);
             b.extend_from_slice(&(channel as u16).to_le_bytes());
             b.extend_from_slice(&((entries.len() * 16) as u32).to_le_bytes());
@@ -383,14 +379,14 @@ impl<W: Write> McapFile<W> {
                 b.extend_from_slice(&offset.to_le_bytes());
             }
             end_record(&mut b, start);
+            self.out.write(&b)?;
         }
-        self.out.write(&b)?;
         self.chunk_indexes.push(ChunkIndex {
             bounds,
             start: chunk_start,
             length: chunk_length,
             message_index_offsets: offsets,
-            message_index_length: b.len() as u64,
+            message_index_length: self.out.position - index_start,
             compression: name,
             compressed_size: data.len() as u64,
             uncompressed_size: records.len() as u64,
@@ -537,8 +533,11 @@ mod tests {
 
     use super::*;
 
+    /// A message as written: channel, log time, data.
+    type Sent = (u16, u64, Vec<u8>);
+
     /// A file of several small chunks (two channels, a metadata record).
-    fn small_file(compression: ChunkCompression) -> (Vec<u8>, Vec<(u16, u64, Vec<u8>)>) {
+    fn small_file(compression: ChunkCompression) -> (Vec<u8>, Vec<Sent>) {
         let mut file = McapFile::create(Vec::new(), "test", compression, 200).unwrap();
         file.metadata("m", &BTreeMap::from([("k".into(), "v".into())]))
             .unwrap();
@@ -592,7 +591,7 @@ mod tests {
             let ops = opcodes(&bytes);
             assert_eq!(ops[0], op::HEADER);
             assert_eq!(ops.last(), Some(&op::FOOTER));
-            let got: Vec<(u16, u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+            let got: Vec<Sent> = mcap::MessageStream::new(&bytes)
                 .unwrap()
                 .map(|m| {
                     let m = m.unwrap();
