@@ -7,6 +7,7 @@
 //! (statistics, chunk and message indexes). docs/formats/mcap.md.
 
 mod component;
+mod file;
 mod frames;
 mod layout;
 mod proto;

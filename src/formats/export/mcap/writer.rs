@@ -1,8 +1,8 @@
-//! The MCAP writer: the `mcap` crate lays out chunks, indexes and the summary; the layout
+//! The MCAP writer: `file.rs` lays out chunks, indexes and the summary; the layout
 //! (`layout.rs`) decides topics and message bytes; this file, schemas, channels and times.
 //!
-//! Protobuf records are written on the caller's thread ([`Messages`]: the layout, the `mcap`
-//! crate, zstd and the 3D scene): handing them to a thread of their own cost a clone of
+//! Protobuf records are written on the caller's thread ([`Messages`]: the layout, the
+//! chunks, zstd and the 3D scene): handing them to a thread of their own cost a clone of
 //! each record and its freeing on the other thread, more than it saved, and the batches
 //! waiting held most of the memory (docs/performance.md, "MCAP, protobuf"). With
 //! `--mcap-encoding json` records are formatted on other threads (`json_batches`, as JSON
@@ -13,9 +13,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 
-use mcap::records::{MessageHeader, Metadata};
-use mcap::{Compression, McapError, WriteOptions};
-
+use super::file::{ChunkCompression, FileError, McapFile};
 use super::layout::{Encoding, Layout, Ready};
 use super::scene::{Scene, Topic3d};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
@@ -26,7 +24,7 @@ use crate::model::{Channel, Header, Record};
 
 /// Uncompressed bytes per chunk: large enough that zstd compresses well and the chunk index
 /// stays small, small enough that a reader seeking to an instant decompresses little.
-const CHUNK_SIZE: u64 = 4 << 20;
+const CHUNK_SIZE: usize = 4 << 20;
 
 /// The values of `--compression`, the default first.
 pub const COMPRESSIONS: &[&str] = &["zstd", "zstd-fast", "none"];
@@ -100,7 +98,7 @@ enum ToWriter {
 /// The file, topics and scene: the sink's (protobuf), the JSON writing thread's, or the
 /// frame writer's (`frames.rs`).
 pub(super) struct Messages {
-    out: Option<mcap::Writer<SeekableDestination>>,
+    out: Option<McapFile<SeekableDestination>>,
     path: PathBuf,
     /// The origin's epoch in Unix nanoseconds: log time is absolute when there is one.
     epoch_ns: Option<i64>,
@@ -292,30 +290,20 @@ impl Messages {
         options: McapWriteOptions,
     ) -> Result<Messages, WriteError> {
         let (compression, encoding) = (options.compression, options.encoding);
-        let options = WriteOptions::new()
-            .library(LIBRARY)
-            .chunk_size(Some(CHUNK_SIZE))
-            // zstd on this thread, not on its own workers: the crate writes each message
-            // as several small writes, and a multi-threaded zstd stream takes a lock for
-            // every one (docs/performance.md, "MCAP and JSON Lines").
-            .compression_threads(0);
-        let options = match compression {
+        let compression = match compression {
             // zstd's fastest positive level: JSON numbers compress about 2.3 times at it,
             // and a conversion should run at the speed of reading.
-            McapCompression::Zstd => options
-                .compression(Some(Compression::Zstd))
-                .compression_level(1),
+            McapCompression::Zstd => ChunkCompression::Zstd(1),
             // A negative ("fast") level: faster than level 1, but without the entropy
             // coding of literals that makes the digits small (docs/performance.md, "MCAP
-            // and JSON Lines"). The crate takes the level as a u32 and hands it to zstd as an i32,
-            // so a negative level is passed as its two's complement.
-            McapCompression::ZstdFast => options
-                .compression(Some(Compression::Zstd))
-                .compression_level(FAST_LEVEL as u32),
-            McapCompression::None => options.compression(None),
+            // and JSON Lines").
+            McapCompression::ZstdFast => ChunkCompression::Zstd(FAST_LEVEL),
+            McapCompression::None => ChunkCompression::None,
         };
+        let out =
+            McapFile::create(out, LIBRARY, compression, CHUNK_SIZE).map_err(|e| error(path, e))?;
         let mut writer = Messages {
-            out: Some(options.create(out).map_err(|e| error(path, e))?),
+            out: Some(out),
             path: path.to_path_buf(),
             epoch_ns: header.origin.epoch.map(|e| e.unix_ns),
             channels: Vec::new(),
@@ -335,7 +323,7 @@ impl Messages {
         Ok(writer)
     }
 
-    fn writer(&mut self) -> Result<&mut mcap::Writer<SeekableDestination>, WriteError> {
+    fn writer(&mut self) -> Result<&mut McapFile<SeekableDestination>, WriteError> {
         let path = &self.path;
         self.out
             .as_mut()
@@ -373,10 +361,7 @@ impl Messages {
         }
         let path = self.path.clone();
         self.writer()?
-            .write_metadata(&Metadata {
-                name: "simrec".into(),
-                metadata,
-            })
+            .metadata("simrec", &metadata)
             .map_err(|e| error(&path, e))
     }
 
@@ -438,17 +423,12 @@ impl Messages {
     }
 
     fn message(&mut self, channel_id: u16, log_time: u64, data: &[u8]) -> Result<(), WriteError> {
-        let header = MessageHeader {
-            channel_id,
-            sequence: self.sequence,
-            log_time,
-            publish_time: log_time,
-        };
+        let sequence = self.sequence;
         self.sequence = self.sequence.wrapping_add(1);
         let Some(out) = self.out.as_mut() else {
             return Err(WriteError::failed(&self.path, Failure::Finished));
         };
-        out.write_to_known_channel(&header, data)
+        out.message(channel_id, sequence, log_time, data)
             .map_err(|e| error(&self.path, e))
     }
 
@@ -552,11 +532,11 @@ impl Messages {
         let log_time = self.scene.finish(&mut self.messages_3d);
         self.write_3d(log_time)?;
         let path = self.path.clone();
-        let Some(mut out) = self.out.take() else {
+        let Some(out) = self.out.take() else {
             return Ok(self.report);
         };
-        out.finish().map_err(|e| error(&path, e))?;
-        out.into_inner()
+        out.finish()
+            .map_err(|e| error(&path, e))?
             .flush()
             .map_err(|e| WriteError::io(&path, e))?;
         let notes = self.scene.notes();
@@ -565,9 +545,9 @@ impl Messages {
     }
 }
 
-fn error(path: &Path, e: McapError) -> WriteError {
+fn error(path: &Path, e: FileError) -> WriteError {
     match e {
-        McapError::Io(io) => WriteError::io(path, io),
-        other => WriteError::failed(path, Failure::Encoder(format!("MCAP: {other}"))),
+        FileError::Io(io) => WriteError::io(path, io),
+        other => WriteError::failed(path, Failure::Encoder(other.to_string())),
     }
 }
