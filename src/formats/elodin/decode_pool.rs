@@ -108,21 +108,22 @@ impl Drop for DecodePool {
 }
 
 impl Pooled {
-    /// The file's next batch (`None` after its last); `Err` if a thread stopped first.
-    pub fn next(&mut self) -> Result<Decoded, ()> {
+    /// The file's next batch (`Some(None)` after its last); `None` if a thread stopped
+    /// first.
+    pub fn recv(&mut self) -> Option<Decoded> {
         let mut state = self.shared.lock();
         loop {
             let slot = &mut state.files[self.id];
             if let Some(item) = slot.waiting.pop_front() {
                 drop(state);
                 self.shared.to_decoder.notify_one();
-                return Ok(item);
+                return Some(item);
             }
             if slot.ended {
-                return Ok(None);
+                return Some(None);
             }
             if state.stopped {
-                return Err(());
+                return None;
             }
             state = self
                 .shared

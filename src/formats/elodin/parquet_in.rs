@@ -68,7 +68,7 @@ pub struct ParquetFile {
 enum Decoder {
     /// Decoded ahead on a thread of its own.
     Thread(Receiver<Decoded>),
-    /// Decoded ahead by a pool's thread.
+    /// Decoded ahead by a pool's threads.
     Pooled(Pooled),
     /// Decoded on the reading thread when asked for.
     Inline(Box<ParquetRecordBatchReader>),
@@ -80,7 +80,7 @@ impl Decoder {
     fn next(&mut self) -> Result<Decoded, ()> {
         match self {
             Decoder::Thread(rx) => rx.recv().map_err(|_| ()),
-            Decoder::Pooled(p) => p.next(),
+            Decoder::Pooled(p) => p.recv().ok_or(()),
             Decoder::Inline(reader) => Ok(reader.next().map(|r| r.map_err(|e| e.to_string()))),
         }
     }
@@ -330,7 +330,7 @@ impl ParquetFile {
     }
 
     /// Starts reading the named top-level columns (those that exist); a small file is
-    /// decoded by `pool`'s thread, or without one on the reading thread.
+    /// decoded by `pool`'s threads, or without one on the reading thread.
     pub fn start(
         &mut self,
         columns: &[&str],
@@ -575,6 +575,29 @@ mod tests {
         assert_eq!(sizes2, sizes);
         assert_eq!(two, one);
         assert_eq!(one.len(), 1201 * 7);
+    }
+
+    #[test]
+    fn a_pool_serves_its_files_when_one_is_dropped_unfinished() {
+        let mut pool = DecodePool::default();
+        let mut files: Vec<ParquetFile> = ["ball_1200", "ball_1200", "spin_120"]
+            .iter()
+            .map(|w| {
+                let mut f = ParquetFile::open(&body(w)).unwrap();
+                f.start(&["tick", "entity_id"], 100, Some(&mut pool))
+                    .unwrap();
+                f
+            })
+            .collect();
+        assert!(files[0].next_batch().unwrap().is_ok());
+        files.remove(0);
+        for mut f in files {
+            while let Some(b) = f.next_batch() {
+                b.unwrap();
+            }
+            assert_eq!(f.rows_read, f.rows);
+        }
+        drop(pool);
     }
 
     #[test]

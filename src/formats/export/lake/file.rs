@@ -38,8 +38,8 @@ const PAGE_BYTES: usize = 256 << 10;
 /// (`scripts/interop/lake.sh`).
 const DELTAS: [&str; 3] = ["time_ns", "time_utc", "frame"];
 /// Encoded bytes of a row group, at most: the encoder keeps up to two row groups per
-/// table until they go into the file, and the lake writes two tables at once, so the
-/// Parquet table's 8 MiB took a quarter of `convert --each --jobs 2`'s peak
+/// table until they go into the file, and the lake writes two tables at once, so at the
+/// Parquet table's 8 MiB a lake job could hold 32 MiB of encoded pages
 /// (docs/performance.md, "Lake, fourth pass").
 const GROUP_BYTES: usize = 2 << 20;
 
