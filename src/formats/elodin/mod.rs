@@ -9,6 +9,7 @@ pub mod codes;
 mod columns;
 pub mod db;
 pub mod db_export;
+mod decode_pool;
 mod dir;
 mod foreign;
 mod hybrid;

@@ -7,13 +7,15 @@
 //! own conversion panics on unknown types), and pages reach the crate's decoders only
 //! through `pages`, which reads and checks each one (see there).
 //!
-//! Batches are decoded on threads of their own, one batch ahead of the one being read
-//! (a channel of one batch), so that decoding (page decompression and Arrow decoding, most
-//! of the work of a full read) overlaps with turning rows into records. A file
-//! of 4 MiB or more, on a machine with two cores or more, has its columns split between two
-//! decoding threads (by compressed size); each decodes the same rows of its own columns and
-//! the batches are put together here. Memory stays bounded by three batches per file (the
-//! one in use, one waiting, one being decoded) plus one page per column being decoded.
+//! Batches are decoded ahead of the one being read, so that decoding (page decompression
+//! and Arrow decoding, most of the work of a full read) overlaps with turning rows into
+//! records. A file of 4 MiB or more has threads of its own: on a machine with two cores or
+//! more its columns are split between two decoding threads (by compressed size); each
+//! decodes the same rows of its own columns and the batches are put together here. Memory
+//! stays bounded by six batches per decoding thread (see [`BATCH_ROWS`]) plus one page per
+//! column being decoded. A smaller file is decoded by the replay's [`DecodePool`], whose
+//! threads serve all its small files, or, without a pool, on the reading thread when a
+//! batch is asked for.
 
 use std::fs::File;
 use std::path::Path;
@@ -30,6 +32,7 @@ use parquet::file::statistics::Statistics;
 
 use super::arrow_meta;
 use super::columns::ColumnView;
+use super::decode_pool::{DecodePool, Decoded, Pooled};
 use super::pages::{Chunk, Codec, FileChunks, Input, Leaf, RandomAccess};
 use super::thrift::{self, HeaderError};
 use crate::formats::worker;
@@ -44,9 +47,6 @@ pub const BATCH_ROWS: usize = 1024;
 /// groups × columns, and this allows about a hundred thousand of them).
 const MAX_FOOTER: u64 = 16 << 20;
 
-/// What the decoding thread sends: a batch, an error, or the end.
-type Decoded = Option<Result<RecordBatch, String>>;
-
 pub struct ParquetFile {
     /// Arrow schema of the whole file (FixedSizeList where the embedded `ARROW:schema`
     /// says so).
@@ -58,11 +58,32 @@ pub struct ParquetFile {
     pub tick_max: Option<u64>,
     /// The file's pages, until reading starts.
     chunks: Option<FileChunks>,
-    /// Batches decoded ahead by the decoding threads, one per group of columns; empty
-    /// once the file ended.
-    readers: Vec<Receiver<Decoded>>,
+    /// The decoders, one per group of columns; empty once the file ended.
+    readers: Vec<Decoder>,
     /// Rows handed out so far.
     pub rows_read: u64,
+}
+
+/// Where a group of columns' batches come from.
+enum Decoder {
+    /// Decoded ahead on a thread of its own.
+    Thread(Receiver<Decoded>),
+    /// Decoded ahead by a pool's threads.
+    Pooled(Pooled),
+    /// Decoded on the reading thread when asked for.
+    Inline(Box<ParquetRecordBatchReader>),
+}
+
+impl Decoder {
+    /// The next batch, `None` at the end; `Err` if a decoding thread stopped without
+    /// saying so.
+    fn next(&mut self) -> Result<Decoded, ()> {
+        match self {
+            Decoder::Thread(rx) => rx.recv().map_err(|_| ()),
+            Decoder::Pooled(p) => p.recv().ok_or(()),
+            Decoder::Inline(reader) => Ok(reader.next().map(|r| r.map_err(|e| e.to_string()))),
+        }
+    }
 }
 
 /// Starts decoding `reader` on a thread of its own. The thread ends after an error or the
@@ -308,22 +329,30 @@ impl ParquetFile {
         })
     }
 
-    /// Starts reading the named top-level columns (those that exist).
-    pub fn start(&mut self, columns: &[&str], batch_rows: usize) -> Result<(), String> {
-        let threads = match &self.chunks {
-            Some(c) if c.file.len() >= SPLIT_BYTES => decoding_threads(),
-            _ => 1,
-        };
-        self.start_with(columns, batch_rows, threads)
+    /// Starts reading the named top-level columns (those that exist); a small file is
+    /// decoded by `pool`'s threads, or without one on the reading thread.
+    pub fn start(
+        &mut self,
+        columns: &[&str],
+        batch_rows: usize,
+        pool: Option<&mut DecodePool>,
+    ) -> Result<(), String> {
+        match &self.chunks {
+            Some(c) if c.file.len() >= SPLIT_BYTES => {
+                self.start_with(columns, batch_rows, decoding_threads(), None)
+            }
+            _ => self.start_with(columns, batch_rows, 0, pool),
+        }
     }
 
     /// As [`ParquetFile::start`], with the columns split between at most `threads`
-    /// decoding threads.
+    /// decoding threads of their own; with 0, by `pool` or on the reading thread.
     fn start_with(
         &mut self,
         columns: &[&str],
         batch_rows: usize,
         threads: usize,
+        mut pool: Option<&mut DecodePool>,
     ) -> Result<(), String> {
         let Some(chunks) = self.chunks.take() else {
             return Err("already started".into());
@@ -333,7 +362,7 @@ impl ParquetFile {
             .iter()
             .filter_map(|c| self.schema.index_of(c).ok())
             .collect();
-        for group in split(&chunks, &roots, threads) {
+        for group in split(&chunks, &roots, threads.max(1)) {
             let mask = ProjectionMask::roots(descr, group);
             let levels = parquet_to_arrow_field_levels(descr, mask, Some(self.schema.fields()))
                 .map_err(|e| e.to_string())?;
@@ -341,7 +370,14 @@ impl ParquetFile {
                 &levels, &chunks, batch_rows, None,
             )
             .map_err(|e| e.to_string())?;
-            self.readers.push(spawn(reader)?);
+            self.readers.push(match (threads, pool.as_deref_mut()) {
+                (0, Some(pool)) => Decoder::Pooled(
+                    pool.add(reader)
+                        .map_err(|e| format!("cannot start a decoding thread: {e}"))?,
+                ),
+                (0, None) => Decoder::Inline(Box::new(reader)),
+                _ => Decoder::Thread(spawn(reader)?),
+            });
         }
         Ok(())
     }
@@ -355,8 +391,8 @@ impl ParquetFile {
         // row groups), each for its own columns.
         let mut rows = None;
         let mut views = Vec::new();
-        for reader in &self.readers {
-            let got = match reader.recv() {
+        for reader in &mut self.readers {
+            let got = match reader.next() {
                 Ok(Some(Ok(b))) => Some(b),
                 Ok(None) => None,
                 Ok(Some(Err(e))) => {
@@ -399,7 +435,7 @@ impl ParquetFile {
 
 /// Decoding threads per file: two where two cores exist (decoding is about four fifths of
 /// a read's work, so the reading thread and two decoders keep two cores busy), else one.
-fn decoding_threads() -> usize {
+pub fn decoding_threads() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get().min(2))
 }
 
@@ -450,7 +486,7 @@ pub fn open_parquet(
     batch_rows: usize,
 ) -> Result<ParquetFile, String> {
     let mut f = ParquetFile::open(path)?;
-    f.start(columns, batch_rows)?;
+    f.start(columns, batch_rows, None)?;
     Ok(f)
 }
 
@@ -463,7 +499,7 @@ pub fn decode_all(bytes: Vec<u8>) -> Result<(u64, u64), String> {
     let columns: Vec<&str> = names.iter().map(String::as_str).collect();
     // Two decoding threads whatever the size, so that damage reaches the path where one
     // thread fails while the other goes on.
-    f.start_with(&columns, 1024, 2)?;
+    f.start_with(&columns, 1024, 2, None)?;
     let (mut rows, mut readable) = (0u64, 0u64);
     while let Some(batch) = f.next_batch() {
         let batch = batch?;
@@ -494,8 +530,14 @@ mod tests {
         let mut f = ParquetFile::open(path).unwrap();
         let names: Vec<String> = f.schema.fields().iter().map(|c| c.name().clone()).collect();
         let columns: Vec<&str> = names.iter().map(String::as_str).collect();
-        f.start_with(&columns, batch, threads).unwrap();
-        assert_eq!(f.readers.len(), threads.min(names.len()));
+        let mut pool = DecodePool::default();
+        // Threads 0: decoded inline; usize::MAX: decoded by a pool.
+        let (threads, pool) = match threads {
+            usize::MAX => (0, Some(&mut pool)),
+            n => (n, None),
+        };
+        f.start_with(&columns, batch, threads, pool).unwrap();
+        assert_eq!(f.readers.len(), threads.clamp(1, names.len()));
         let (mut sizes, mut values) = (Vec::new(), Vec::new());
         while let Some(b) = f.next_batch() {
             let b = b.unwrap();
@@ -519,15 +561,43 @@ mod tests {
     }
 
     #[test]
-    fn two_decoding_threads_read_what_one_reads() {
+    fn two_decoding_threads_a_pool_and_none_read_what_one_reads() {
         // ball_1200: one body over 1201 ticks, five tensor columns plus tick and entity_id.
         let path = body("ball_1200");
         let (sizes, one) = read(&path, 1, 500);
         assert_eq!(sizes, [500, 500, 201]);
+        for threads in [0, usize::MAX] {
+            let (sizes0, other) = read(&path, threads, 500);
+            assert_eq!(sizes0, sizes);
+            assert_eq!(other, one);
+        }
         let (sizes2, two) = read(&path, 2, 500);
         assert_eq!(sizes2, sizes);
         assert_eq!(two, one);
         assert_eq!(one.len(), 1201 * 7);
+    }
+
+    #[test]
+    fn a_pool_serves_its_files_when_one_is_dropped_unfinished() {
+        let mut pool = DecodePool::default();
+        let mut files: Vec<ParquetFile> = ["ball_1200", "ball_1200", "spin_120"]
+            .iter()
+            .map(|w| {
+                let mut f = ParquetFile::open(&body(w)).unwrap();
+                f.start(&["tick", "entity_id"], 100, Some(&mut pool))
+                    .unwrap();
+                f
+            })
+            .collect();
+        assert!(files[0].next_batch().unwrap().is_ok());
+        files.remove(0);
+        for mut f in files {
+            while let Some(b) = f.next_batch() {
+                b.unwrap();
+            }
+            assert_eq!(f.rows_read, f.rows);
+        }
+        drop(pool);
     }
 
     #[test]

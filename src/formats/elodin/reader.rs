@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value as Json};
 use super::assets::Assets;
 use super::codes::*;
 use super::columns::{check_type, ColumnView, Layout, Mismatch, RowProblem};
+use super::decode_pool::DecodePool;
 use super::dir::{self, Layout as DirLayout, NAMES_ARCHETYPE};
 use super::metadata::{Component, UNSET_MAX_TICKS};
 use super::parquet_in::{Batch, ParquetFile, BATCH_ROWS};
@@ -506,6 +507,8 @@ pub struct ElodinReader {
     fatal: Option<Finding>,
     total_bytes: u64,
     done: bool,
+    /// Decodes the small files' batches ahead.
+    _pool: DecodePool,
 }
 
 impl ElodinReader {
@@ -532,6 +535,7 @@ impl ElodinReader {
         let mut header = Header::new("elodin", metadata.flavour.name());
         header.origin.system = Some("tick 0 (simulation time)".into());
         let mut cursors = Vec::new();
+        let mut pool = DecodePool::default();
         for archetype in &metadata.archetypes {
             let mut declared = Channel::new(
                 archetype.name.clone(),
@@ -555,6 +559,7 @@ impl ElodinReader {
                 &archetype.name,
                 &archetype.components,
                 options.decode,
+                &mut pool,
             );
             pending.extend(found);
             cursors.push(cursor);
@@ -599,6 +604,7 @@ impl ElodinReader {
             fatal: None,
             total_bytes,
             done: false,
+            _pool: pool,
         };
         for i in 0..reader.cursors.len() {
             reader.load(i);
@@ -784,6 +790,7 @@ fn open_cursor(
     name: &str,
     components: &[Component],
     decode: bool,
+    pool: &mut DecodePool,
 ) -> (Cursor, Vec<Finding>) {
     let mut found = Vec::new();
     let mut cursor = Cursor::new(channel, name, components);
@@ -818,7 +825,7 @@ fn open_cursor(
     examine_components(&mut cursor.comps, schema, name, file.rows, &mut found);
     examine_extra_columns(schema, name, &cursor.comps, &mut found);
     if usable {
-        start_cursor(&mut cursor, file, decode, &mut found);
+        start_cursor(&mut cursor, file, decode, pool, &mut found);
     }
     (cursor, found)
 }
@@ -945,6 +952,7 @@ fn start_cursor(
     cursor: &mut Cursor,
     mut file: ParquetFile,
     decode: bool,
+    pool: &mut DecodePool,
     found: &mut Vec<Finding>,
 ) {
     let name = &cursor.name;
@@ -958,7 +966,7 @@ fn start_cursor(
         }
     }
     let columns: Vec<&str> = wanted.iter().map(String::as_str).collect();
-    if let Err(e) = file.start(&columns, BATCH_ROWS) {
+    if let Err(e) = file.start(&columns, BATCH_ROWS, Some(pool)) {
         found.push(Finding::new(
             Severity::Error,
             PARQUET_UNREADABLE,

@@ -13,7 +13,7 @@ use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
 use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
 use arrow_schema::{DataType, Field, SchemaRef};
-use parquet::basic::{Compression, ZstdLevel};
+use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::ColumnPath;
@@ -32,6 +32,16 @@ pub const BATCH_BYTES: usize = 1 << 20;
 /// Bytes of a data page before it is encoded, at most: the crate keeps one per column
 /// (fifteen in `values`) for each table being written (docs/performance.md, "Lake").
 const PAGE_BYTES: usize = 256 << 10;
+/// Integer columns stored as differences (`DELTA_BINARY_PACKED`): times and frames grow by
+/// steps, and as plain values they were the largest share of what zstd went over
+/// (docs/performance.md, "Lake, fourth pass"). Spark, DuckDB, pandas and polars read them
+/// (`scripts/interop/lake.sh`).
+const DELTAS: [&str; 3] = ["time_ns", "time_utc", "frame"];
+/// Encoded bytes of a row group, at most: the encoder keeps up to two row groups per
+/// table until they go into the file, and the lake writes two tables at once, so at the
+/// Parquet table's 8 MiB a lake job could hold 32 MiB of encoded pages
+/// (docs/performance.md, "Lake, fourth pass").
+const GROUP_BYTES: usize = 2 << 20;
 
 fn io(path: &Path, e: impl std::fmt::Display) -> WriteError {
     WriteError::io(path, std::io::Error::other(e.to_string()))
@@ -172,9 +182,11 @@ impl TableFile {
             .set_data_page_size_limit(PAGE_BYTES)
             .set_dictionary_enabled(false);
         for field in schema.fields() {
+            let path = ColumnPath::from(field.name().as_str());
             if field.data_type() == &DataType::Utf8 {
-                props = props
-                    .set_column_dictionary_enabled(ColumnPath::from(field.name().as_str()), true);
+                props = props.set_column_dictionary_enabled(path, true);
+            } else if DELTAS.contains(&field.name().as_str()) {
+                props = props.set_column_encoding(path, Encoding::DELTA_BINARY_PACKED);
             }
         }
         Ok(TableFile {
@@ -202,8 +214,14 @@ impl TableFile {
                         .set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
                 }
             }
-            let encoder = Encoder::new(file, self.schema.clone(), props, Some(&LABELS))
-                .map_err(|e| io(&self.shown, e))?;
+            let encoder = Encoder::with_group_bytes(
+                file,
+                self.schema.clone(),
+                props,
+                Some(&LABELS),
+                GROUP_BYTES,
+            )
+            .map_err(|e| io(&self.shown, e))?;
             self.encoder = Some(encoder);
         }
         match &mut self.encoder {

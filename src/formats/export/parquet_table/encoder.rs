@@ -377,6 +377,8 @@ struct Columns {
     props: Arc<WriterProperties>,
     /// The next row group's place in the file.
     next: usize,
+    /// A row group's encoded bytes, at most.
+    group_bytes: usize,
 }
 
 impl Columns {
@@ -388,6 +390,7 @@ impl Columns {
         props: WriterProperties,
         labels: &[&str],
     ) -> Result<Columns, String> {
+        let group_bytes = props.max_row_group_bytes().unwrap_or(MAX_ROW_GROUP_BYTES);
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))
             .map_err(|e| e.to_string())?;
         let (file, factory) = writer.into_serialized_writer().map_err(|e| e.to_string())?;
@@ -428,12 +431,13 @@ impl Columns {
             labels,
             props: Arc::new(props),
             next: 0,
+            group_bytes,
         })
     }
 
     /// Hands `batch` over to be written, closing the row group where it is full, as the
     /// crate's `ArrowWriter` closes it: at [`MAX_ROW_GROUP_ROWS`] rows exactly, and before the
-    /// rows that would take its encoded size past [`MAX_ROW_GROUP_BYTES`] at its bytes per
+    /// rows that would take its encoded size past `group_bytes` at its bytes per
     /// row so far (the batches not encoded yet counted at that rate).
     fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
         let mut batch = batch;
@@ -463,12 +467,12 @@ impl Columns {
                     (g.rows, projected)
                 })
             };
-            if rows > 0 && bytes >= MAX_ROW_GROUP_BYTES {
+            if rows > 0 && bytes >= self.group_bytes {
                 self.end_group();
                 continue;
             }
             if let Some(per_row) = bytes.checked_div(rows).filter(|&b| b > 0) {
-                let fit = (MAX_ROW_GROUP_BYTES - bytes) / per_row;
+                let fit = (self.group_bytes - bytes) / per_row;
                 if batch.num_rows() > fit {
                     if fit > 0 {
                         self.push(batch.slice(0, fit))?;
@@ -689,9 +693,21 @@ impl Encoder {
         props: WriterPropertiesBuilder,
         by_columns: Option<&[&str]>,
     ) -> Result<Encoder, String> {
+        Self::with_group_bytes(file, schema, props, by_columns, MAX_ROW_GROUP_BYTES)
+    }
+
+    /// As [`Encoder::new`], with row groups closing at `group_bytes` encoded: less memory
+    /// for a writer that keeps more than one file open (the lake's two tables).
+    pub fn with_group_bytes(
+        file: File,
+        schema: SchemaRef,
+        props: WriterPropertiesBuilder,
+        by_columns: Option<&[&str]>,
+        group_bytes: usize,
+    ) -> Result<Encoder, String> {
         let props = props
             .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
-            .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
+            .set_max_row_group_bytes(Some(group_bytes))
             .build();
         Ok(Encoder(match by_columns {
             Some(labels) => Inner::Columns(Columns::new(file, schema, props, labels)?),
