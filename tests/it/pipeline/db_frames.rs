@@ -5,13 +5,13 @@
 //! directory, byte for byte (for an input without an absolute start, whose rows are
 //! stamped from the time of the conversion, the same data, schemas and `cat`).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use simrec::formats::{format_named, GivenFlags, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, copy_tree, run_in, s};
+use crate::util::{any_fixture, copy_tree, files_under, run_in, s};
 
 const FIXTURES: [&str; 15] = [
     "elodin-db/ball_v0142",
@@ -30,24 +30,6 @@ const FIXTURES: [&str; 15] = [
     "icarus-hdf5/unescaped.h5",
     "icarus-hdf5/vulcan.h5",
 ];
-
-/// Every file under `dir`, relative, sorted.
-fn files(dir: &Path) -> Vec<PathBuf> {
-    let mut out = Vec::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                out.push(p.strip_prefix(dir).unwrap().to_path_buf());
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// Without the time of the conversion (`2026-11-29T10:05:18.552480Z`).
 fn timeless(text: &str) -> String {
@@ -84,8 +66,8 @@ fn both_ways(dir: &Path, input: &Path) -> (i32, String) {
     if a.code != 1 {
         // Rows stamped from the time of the conversion differ in their index and start.
         let now = a.stderr.contains("no absolute start");
-        let listed = files(&frames);
-        assert_eq!(listed, files(&records), "{what}");
+        let listed = files_under(&frames);
+        assert_eq!(listed, files_under(&records), "{what}");
         for f in &listed {
             let stamped = f.ends_with("index") || f.ends_with("db_state");
             if now && stamped {
@@ -201,7 +183,7 @@ fn one_index_of_other_times_leaves_the_db_to_records() {
     copy_tree(&any_fixture("elodin-db/ball_v0162"), &db);
     assert!(by_frames(&db, lenient(), "elodin-db").is_some());
     // The last timestamp of one component's index one µs later: still in order.
-    let index = files(&db)
+    let index = files_under(&db)
         .into_iter()
         .find(|f| f.ends_with("index"))
         .unwrap();

@@ -18,7 +18,7 @@ pub mod schema;
 // The helpers nearly every command test takes, reachable as `util::run_in` and the like.
 pub use bytes::{assert_file_bytes, assert_same_bytes};
 pub use fixtures::{
-    any_fixture, any_fixture_bytes, copy_tree, dir_entries, fixture, fixture_bytes,
+    any_fixture, any_fixture_bytes, copy_tree, dir_entries, files_under, fixture, fixture_bytes,
     icarec_with_partial_last_frame, lab, s,
 };
 pub use json::{

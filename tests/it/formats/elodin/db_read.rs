@@ -218,23 +218,16 @@ fn a_torn_tick_reads_every_row_and_is_a_warning_naming_the_components() {
 fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (u64, Vec<u8>)> {
     use std::io::Read;
     let mut out = BTreeMap::new();
-    let mut todo = vec![dir.to_path_buf()];
-    while let Some(d) = todo.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                todo.push(p);
-            } else {
-                let len = p.metadata().unwrap().len();
-                let mut head = Vec::new();
-                std::fs::File::open(&p)
-                    .unwrap()
-                    .take(1 << 20)
-                    .read_to_end(&mut head)
-                    .unwrap();
-                out.insert(p, (len, head));
-            }
-        }
+    for rel in util::files_under(dir) {
+        let p = dir.join(rel);
+        let len = p.metadata().unwrap().len();
+        let mut head = Vec::new();
+        std::fs::File::open(&p)
+            .unwrap()
+            .take(1 << 20)
+            .read_to_end(&mut head)
+            .unwrap();
+        out.insert(p, (len, head));
     }
     out
 }
