@@ -204,6 +204,20 @@ pub trait FrameSink {
     fn finish(self: Box<Self>) -> Result<WriteReport, WriteError>;
 }
 
+/// A frame source opened (`Frames::open_frames`), boxed as the trait gives it.
+pub fn boxed_source<F: FrameSource + 'static>(
+    opened: Option<Result<F, ReadError>>,
+) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+    opened.map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+}
+
+/// A frame sink created (`Frames::create_frames`), boxed as the trait gives it.
+pub fn boxed_sink<S: FrameSink + 'static>(
+    created: Option<Result<S, WriteError>>,
+) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
+    created.map(|r| r.map(|w| Box::new(w) as Box<dyn FrameSink>))
+}
+
 /// The `N` bytes at `at` in `block`; zeros when the block holds fewer (a frame source
 /// checked its sizes).
 pub fn le_bytes<const N: usize>(block: &[u8], at: usize) -> [u8; N] {

@@ -28,7 +28,7 @@ pub use writer::DbWriter;
 use crate::formats::format::{
     path_names, Detection, Directory, Format, Frames, KeepsEpoch, WriterTraits,
 };
-use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
+use crate::formats::frames::{boxed_sink, boxed_source, FrameLayout, FrameSink, FrameSource};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -101,8 +101,7 @@ impl Frames for ElodinDb {
         path: &Path,
         options: ReadOptions,
     ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
-        frame_read::DbFrames::open(path, options)
-            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+        boxed_source(frame_read::DbFrames::open(path, options))
     }
 
     /// Rows appended as the frames pack them (`frame_write.rs`).
@@ -113,8 +112,9 @@ impl Frames for ElodinDb {
         layout: &FrameLayout,
         outputs: &mut Outputs,
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
-        frame_write::DbFrameWriter::create(target, header, layout, outputs)
-            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+        boxed_sink(frame_write::DbFrameWriter::create(
+            target, header, layout, outputs,
+        ))
     }
 
     /// The writer writes no frame value, and a scalar and an array of shape `[]` make the

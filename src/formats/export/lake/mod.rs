@@ -16,7 +16,7 @@ pub use schema::{poses as poses_schema, values as values_schema, LAKE_VERSION};
 pub use writer::{table_paths, LakeWriter};
 
 use crate::formats::format::{Collection, Detection, Format, Frames, KeepsEpoch, WriterTraits};
-use crate::formats::frames::{FrameLayout, FrameSink};
+use crate::formats::frames::{boxed_sink, FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, Unreadable, Unsupported, WriteError};
 use crate::model::Header;
@@ -107,8 +107,9 @@ impl Frames for Lake {
         }
         let name = outputs.recording.clone();
         let name = name.as_deref().unwrap_or(UNNAMED);
-        frames::LakeFrames::create(target, name, header, layout, outputs)
-            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+        boxed_sink(frames::LakeFrames::create(
+            target, name, header, layout, outputs,
+        ))
     }
 }
 

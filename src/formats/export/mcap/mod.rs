@@ -54,7 +54,7 @@ impl McapWriteOptions {
 }
 
 use crate::formats::format::{Detection, Format, Frames, KeepsEpoch, WriteOption, WriterTraits};
-use crate::formats::frames::{FrameLayout, FrameSink};
+use crate::formats::frames::{boxed_sink, FrameLayout, FrameSink};
 use crate::formats::output::Outputs;
 use crate::formats::{OptionError, ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
@@ -139,7 +139,8 @@ impl Frames for Mcap {
             Ok(o) => o,
             Err(e) => return Some(Err(e.into())),
         };
-        frames::McapFrames::create(target, header, layout, outputs, options)
-            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+        boxed_sink(frames::McapFrames::create(
+            target, header, layout, outputs, options,
+        ))
     }
 }

@@ -46,7 +46,7 @@ use crate::formats::format::{
     file_starts_with, path_names, Detection, Directory, Format, Frames, KeepsEpoch, WriteOption,
     WriterTraits, PARQUET_MAGIC,
 };
-use crate::formats::frames::{FrameLayout, FrameSink};
+use crate::formats::frames::{boxed_sink, FrameLayout, FrameSink};
 use crate::formats::output::{names_directory, Outputs};
 use crate::formats::{ReadError, ReadOptions, Sink, Source, Unreadable, WriteError};
 use crate::model::Header;
@@ -157,8 +157,9 @@ impl Frames for ParquetTable {
         outputs: &mut Outputs,
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
         let options = TableWriteOptions::from_flags(&outputs.flags);
-        frames::TableFrames::create(target, header, layout, outputs, options)
-            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+        boxed_sink(frames::TableFrames::create(
+            target, header, layout, outputs, options,
+        ))
     }
 }
 

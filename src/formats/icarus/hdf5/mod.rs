@@ -23,7 +23,7 @@ pub use writer::IcarusH5Writer;
 use crate::formats::format::{
     Detection, Format, Frames, KeepsEpoch, SliceRequest, Slicer, WriterTraits,
 };
-use crate::formats::frames::{FrameLayout, FrameSink, FrameSource};
+use crate::formats::frames::{boxed_sink, boxed_source, FrameLayout, FrameSink, FrameSource};
 use crate::formats::icarus::common::slice_by_frames;
 use crate::formats::output::Outputs;
 use crate::formats::{ReadError, ReadOptions, Sink, Source, WriteError};
@@ -135,8 +135,7 @@ impl Frames for IcarusHdf5 {
         path: &Path,
         options: ReadOptions,
     ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
-        frames::IcarusH5Frames::open(path, options)
-            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+        boxed_source(frames::IcarusH5Frames::open(path, options))
     }
 
     /// Frames go straight into the columns when the layout covers the header's datasets.
@@ -147,7 +146,6 @@ impl Frames for IcarusHdf5 {
         layout: &FrameLayout,
         outputs: &mut Outputs,
     ) -> Option<Result<Box<dyn FrameSink>, WriteError>> {
-        IcarusH5FrameWriter::create(target, header, layout, outputs)
-            .map(|w| w.map(|w| Box::new(w) as Box<dyn FrameSink>))
+        boxed_sink(IcarusH5FrameWriter::create(target, header, layout, outputs))
     }
 }

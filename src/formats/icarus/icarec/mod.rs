@@ -46,7 +46,7 @@ use crate::formats::format::{
     path_names, Detection, Directory, Format, Frames, KeepsEpoch, Merger, SliceRequest, Slicer,
     WriteOption, WriterTraits,
 };
-use crate::formats::frames::FrameSource;
+use crate::formats::frames::{boxed_source, FrameSource};
 use crate::formats::icarus::common::slice_by_frames;
 use crate::formats::output::Outputs;
 use crate::formats::{GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
@@ -174,8 +174,7 @@ impl Frames for Icarec {
         path: &Path,
         options: ReadOptions,
     ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
-        frames::IcarecFrames::open(path, options)
-            .map(|r| r.map(|f| Box::new(f) as Box<dyn FrameSource>))
+        boxed_source(frames::IcarecFrames::open(path, options))
     }
 }
 
