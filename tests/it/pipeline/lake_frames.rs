@@ -14,7 +14,7 @@ use simrec::formats::{format_named, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, run_in, s};
+use crate::util::{any_fixture, frame_and_record_runs};
 
 const FIXTURES: [&str; 8] = [
     "icarec/a2.icarec",
@@ -60,29 +60,13 @@ fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_fixture() {
         let input = any_fixture(name);
         let frames = tmp.path().join("frames");
         let records = tmp.path().join("records");
-        let a = run_in(
+        let out = |p: &Path| format!("{}/", p.display());
+        let (a, _) = frame_and_record_runs(
             tmp.path(),
-            &["convert", s(&input), "-o", "frames/", "--to", "lake"],
-        );
-        let b = run_in(
-            tmp.path(),
-            &[
-                "convert",
-                s(&input),
-                "-o",
-                "records/",
-                "--to",
-                "lake",
-                "--channel",
-                "*",
-            ],
-        );
-        assert_eq!(a.code, b.code, "{name}\n{}\n{}", a.stderr, b.stderr);
-        assert_eq!(
-            // With the space: a checkout's path may hold `frames/` (a worktree `…-frames/`).
-            a.stderr.replace(" frames/", " OUT/"),
-            b.stderr.replace(" records/", " OUT/"),
-            "{name}"
+            &input,
+            (&out(&frames), &out(&records)),
+            &["--to", "lake"],
+            str::to_owned,
         );
         if a.code != 1 {
             let (ta, tb) = (tables(&frames), tables(&records));

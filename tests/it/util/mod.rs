@@ -30,5 +30,6 @@ pub use nanover::{
 };
 pub use options::{lenient, read_options};
 pub use run::{
-    cat_json, convert_fixture, inspect_counts, run, run_in, run_with_stdin, simrec, Run,
+    cat_json, convert_fixture, frame_and_record_runs, inspect_counts, run, run_in, run_with_stdin,
+    simrec, Run,
 };

@@ -54,6 +54,37 @@ pub fn run_in(dir: &Path, args: &[&str]) -> Run {
     run_with_stdin_in(dir, args, Vec::new())
 }
 
+/// One conversion both ways in `dir`: `input` to `frames` with `extra` flags (nothing
+/// selected, so a pair of formats that offers frames takes them) and to `records` with
+/// `--channel '*'` as well (every signal selected: the record path). Checks that both exit
+/// alike and print the same once each output, as given, reads `OUT` and `normalize` has run
+/// (the frame path tests of each writer then compare what was written).
+pub fn frame_and_record_runs(
+    dir: &Path,
+    input: &Path,
+    (frames, records): (&str, &str),
+    extra: &[&str],
+    normalize: fn(&str) -> String,
+) -> (Run, Run) {
+    let a = run_in(dir, &[&["convert", s(input), "-o", frames], extra].concat());
+    let b = run_in(
+        dir,
+        &[
+            &["convert", s(input), "-o", records, "--channel", "*"],
+            extra,
+        ]
+        .concat(),
+    );
+    let what = input.display();
+    assert_eq!(a.code, b.code, "{what}\n{}\n{}", a.stderr, b.stderr);
+    assert_eq!(
+        normalize(&a.stderr.replace(frames, "OUT")),
+        normalize(&b.stderr.replace(records, "OUT")),
+        "{what}"
+    );
+    (a, b)
+}
+
 /// Runs `simrec ARGS` in the legacy fixture directory (so paths in messages are short).
 pub fn run(args: &[&str]) -> Run {
     run_in(&fixture(""), args)

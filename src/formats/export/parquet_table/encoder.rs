@@ -800,17 +800,22 @@ mod tests {
         sizes
     }
 
-    #[test]
-    fn row_groups_close_at_their_row_count_and_rows_keep_their_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.parquet");
-        let mut encoder = Encoder::new(
-            File::create(&path).unwrap(),
+    /// An encoder of the test schema into a new file at `path`, labels by columns.
+    fn test_encoder(path: &std::path::Path) -> Encoder {
+        Encoder::new(
+            File::create(path).unwrap(),
             schema(),
             props(),
             Some(&labels::LABELS),
         )
-        .unwrap();
+        .unwrap()
+    }
+
+    #[test]
+    fn row_groups_close_at_their_row_count_and_rows_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.parquet");
+        let mut encoder = test_encoder(&path);
         let mut seed = 1;
         let (mut start, total) = (0i64, MAX_ROW_GROUP_ROWS as i64 * 5 / 2);
         while start < total {
@@ -828,13 +833,7 @@ mod tests {
     fn row_groups_close_before_their_encoded_size_passes_the_bound() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let mut encoder = Encoder::new(
-            File::create(&path).unwrap(),
-            schema(),
-            props(),
-            Some(&labels::LABELS),
-        )
-        .unwrap();
+        let mut encoder = test_encoder(&path);
         let mut seed = 7;
         // 40 MiB of noise in batches of 1,500 rows (500 of 2,000 bytes each).
         let rows = 1500;
@@ -863,13 +862,7 @@ mod tests {
     fn an_encoder_dropped_unfinished_ends_its_threads() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("t.parquet");
-        let mut encoder = Encoder::new(
-            File::create(&path).unwrap(),
-            schema(),
-            props(),
-            Some(&labels::LABELS),
-        )
-        .unwrap();
+        let mut encoder = test_encoder(&path);
         let mut seed = 3;
         for k in 0..10 {
             encoder.write(batch(k * 100, 100, 10, &mut seed)).unwrap();
@@ -877,15 +870,7 @@ mod tests {
         drop(encoder);
         // An empty table is a file with a footer and no row group.
         let empty = dir.path().join("empty.parquet");
-        Encoder::new(
-            File::create(&empty).unwrap(),
-            schema(),
-            props(),
-            Some(&labels::LABELS),
-        )
-        .unwrap()
-        .close()
-        .unwrap();
+        test_encoder(&empty).close().unwrap();
         assert!(groups(&empty, 0).is_empty());
     }
 
