@@ -167,13 +167,24 @@ pub fn skip(buf: &[u8], pos: usize) -> Result<usize, Error> {
     let mut pending: u64 = 1;
     let mut p = pos;
     while pending > 0 {
-        let (h, next) = head(buf, p)?;
-        pending -= 1;
-        match h {
-            Head::Array(n) => pending += n as u64,
-            Head::Map(n) => pending += 2 * n as u64,
-            _ => {}
-        }
+        // A number, nil or bool (an array of coordinates is thousands of them) is stepped
+        // over by its marker's size, without decoding its head.
+        let next = match buf.get(p).and_then(|&marker| scalar_size(marker)) {
+            Some(size) if size <= buf.len() - p => {
+                pending -= 1;
+                p + size
+            }
+            _ => {
+                let (h, next) = head(buf, p)?;
+                pending -= 1;
+                match h {
+                    Head::Array(n) => pending += n as u64,
+                    Head::Map(n) => pending += 2 * n as u64,
+                    _ => {}
+                }
+                next
+            }
+        };
         // Every value is at least one byte: a count beyond what is left cannot be real.
         if pending > (buf.len() - next) as u64 {
             return err(p, "a container claims more values than its data can hold");
@@ -181,6 +192,19 @@ pub fn skip(buf: &[u8], pos: usize) -> Result<usize, Error> {
         p = next;
     }
     Ok(p)
+}
+
+/// Size in bytes, marker included, of a number, nil or bool with this marker.
+#[inline]
+fn scalar_size(marker: u8) -> Option<usize> {
+    match marker {
+        0x00..=0x7f | 0xe0..=0xff | 0xc0 | 0xc2 | 0xc3 => Some(1),
+        0xcc | 0xd0 => Some(2),
+        0xcd | 0xd1 => Some(3),
+        0xca | 0xce | 0xd2 => Some(5),
+        0xcb | 0xcf | 0xd3 => Some(9),
+        _ => None,
+    }
 }
 
 /// A UTF-8 string head's text.

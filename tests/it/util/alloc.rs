@@ -1,12 +1,16 @@
-//! The test binary's allocator: the system's, counting what each thread allocates, for the
-//! tests that bound the memory a read takes (DESIGN invariants 3 and 4).
+//! The test binary's allocator: the binary's (mimalloc), counting what each thread
+//! allocates, for the tests that bound the memory a read takes (DESIGN invariants 3 and 4).
+//! The library's code runs on the allocator it runs on in `simrec`, and the suite's
+//! allocations cost what they cost there (docs/performance.md, "Build").
 //!
 //! Tests run side by side, each on a thread of its own. Counting per thread keeps another
 //! test's allocations out of a measurement without a lock between tests; in exchange, what
 //! a measured closure hands to a thread of its own is not counted (the readers measured here
 //! read on the calling thread).
 
-use std::alloc::{GlobalAlloc, Layout, System};
+use std::alloc::{GlobalAlloc, Layout};
+
+use mimalloc::MiMalloc;
 use std::cell::Cell;
 
 /// What one thread has allocated.
@@ -53,17 +57,17 @@ struct Counting;
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         note(layout.size(), layout.size() as isize);
-        unsafe { System.alloc(layout) }
+        unsafe { MiMalloc.alloc(layout) }
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         note(0, -(layout.size() as isize));
-        unsafe { System.dealloc(ptr, layout) }
+        unsafe { MiMalloc.dealloc(ptr, layout) }
     }
 
     unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
         note(new_size, new_size as isize - layout.size() as isize);
-        unsafe { System.realloc(ptr, layout, new_size) }
+        unsafe { MiMalloc.realloc(ptr, layout, new_size) }
     }
 }
 
