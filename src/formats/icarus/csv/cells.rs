@@ -16,8 +16,10 @@ pub fn parse(cell: &[u8]) -> Result<f64, NotANumber> {
         b'+' => (false, &cell[1..]),
         _ => (false, cell),
     };
-    if let Some(x) = exact_short(body) {
-        return Ok(if negative { -x } else { x });
+    if let Some((x, n)) = exact_prefix(body) {
+        if n == body.len() {
+            return Ok(if negative { -x } else { x });
+        }
     }
     let special = if body.eq_ignore_ascii_case(b"nan") {
         Some(f64::NAN)
@@ -46,12 +48,32 @@ const EXACT_POWERS: [f64; 23] = [
     1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
 ];
 
-/// The value of an unsigned decimal in one pass, when the correctly rounded result is one
-/// exact operation (Clinger's fast path: a mantissa of at most 2^53 and a power of ten up to
-/// 10^22, both exact as doubles, so their product or quotient is rounded once, as the standard
-/// library's parser rounds). That covers what `%.15g` writes but for exponents beyond ±22
-/// less the digits; `None` for anything else (the general path then reads it, or rejects it).
-fn exact_short(s: &[u8]) -> Option<f64> {
+/// The cell at the start of `rest` (up to its first comma, or the whole of it): its value as
+/// [`parse`] reads it, and its length. A number of the common kind is converted as it is
+/// scanned, so a cell is read once.
+pub fn parse_first(rest: &[u8]) -> (Result<f64, NotANumber>, usize) {
+    let (negative, sign) = match rest.first() {
+        Some(b'-') => (true, 1),
+        Some(b'+') => (false, 1),
+        _ => (false, 0),
+    };
+    if let Some((x, n)) = exact_prefix(&rest[sign..]) {
+        let end = sign + n;
+        if matches!(rest.get(end), None | Some(b',')) {
+            return (Ok(if negative { -x } else { x }), end);
+        }
+    }
+    let end = memchr::memchr(b',', rest).unwrap_or(rest.len());
+    (parse(&rest[..end]), end)
+}
+
+/// The unsigned decimal at the start of `s` and its length, in one pass, when the correctly
+/// rounded value is one exact operation (Clinger's fast path: a mantissa of at most 2^53 and
+/// a power of ten up to 10^22, both exact as doubles, so their product or quotient is rounded
+/// once, as the standard library's parser rounds). That covers what `%.15g` writes but for
+/// exponents beyond ±22 less the digits; `None` for anything else (the general path then
+/// reads it, or rejects it).
+fn exact_prefix(s: &[u8]) -> Option<(f64, usize)> {
     let (mut mantissa, mut digits) = (0u64, 0usize);
     let mut i = digit_run(s, 0, &mut mantissa, &mut digits)?;
     let mut fraction = 0;
@@ -92,14 +114,14 @@ fn exact_short(s: &[u8]) -> Option<f64> {
             exponent = -exponent;
         }
     }
-    if i != s.len() || mantissa > 1 << 53 {
+    if mantissa > 1 << 53 {
         return None;
     }
     let power = exponent - fraction as i32;
     let m = mantissa as f64;
     match power {
-        0..=22 => Some(m * EXACT_POWERS[power as usize]),
-        -22..=-1 => Some(m / EXACT_POWERS[(-power) as usize]),
+        0..=22 => Some((m * EXACT_POWERS[power as usize], i)),
+        -22..=-1 => Some((m / EXACT_POWERS[(-power) as usize], i)),
         _ => None,
     }
 }
@@ -157,11 +179,39 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
 
-    /// The standard library's reading of a cell the grammar takes, bit for bit.
+    /// The standard library's reading of a cell the grammar takes, bit for bit, alone and
+    /// as the first cell of a row.
     fn same_as_std(text: &str) {
         let std: f64 = text.parse().unwrap();
         let ours = parse(text.as_bytes()).unwrap();
         assert_eq!(ours.to_bits(), std.to_bits(), "{text}");
+        for row in [text.to_string(), format!("{text},1,x")] {
+            let (first, n) = parse_first(row.as_bytes());
+            assert_eq!(
+                (first.map(f64::to_bits), n),
+                (Ok(std.to_bits()), text.len())
+            );
+        }
+    }
+
+    #[test]
+    fn the_first_cell_of_a_row() {
+        for (row, first, n) in [
+            (&b",1"[..], None, 0),
+            (b"", None, 0),
+            (b"-nan,2", None, 4),
+            (b"abc,2", Some(NotANumber), 3),
+            (b"1e,2", Some(NotANumber), 2),
+            (b"1 ,2", Some(NotANumber), 2),
+            (b"0x10", Some(NotANumber), 4),
+        ] {
+            let (x, end) = parse_first(row);
+            assert_eq!(end, n, "{}", String::from_utf8_lossy(row));
+            match first {
+                Some(e) => assert_eq!(x, Err(e)),
+                None => assert!(x.unwrap().is_nan()),
+            }
+        }
     }
 
     #[test]

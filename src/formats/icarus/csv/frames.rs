@@ -1,6 +1,7 @@
 //! A file read a frame at a time (`Frames::open_frames`): each row's values parsed straight
 //! into one block, with the record read's checks, so a conversion into a writer that takes
-//! frames (the Parquet table, MCAP, the lake) does not build a record per cell.
+//! frames (the Parquet table, MCAP, the lake, the Elodin DB, HDF5) does not build a record per
+//! cell.
 
 use std::path::Path;
 

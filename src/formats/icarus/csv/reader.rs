@@ -465,12 +465,12 @@ impl CsvReader {
     fn read_values(&mut self, time_end: usize, time: Nanos, row: u64) -> Result<(), ReadError> {
         let mut start = time_end + 1;
         for c in 0..self.columns.len() {
-            let end =
-                memchr::memchr(b',', &self.line[start..]).map_or(self.line.len(), |i| start + i);
-            let cell = &self.line[start..end];
-            let value = match cells::parse(cell) {
+            let (parsed, length) = cells::parse_first(&self.line[start..]);
+            let end = start + length;
+            let value = match parsed {
                 Ok(x) => x,
                 Err(_) => {
+                    let cell = &self.line[start..end];
                     let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
                     let at = self.line_start + start as u64;
                     let f = self.row_finding(
