@@ -2,9 +2,9 @@
 //! `Frames::create_frames`): for a conversion that changes nothing record by record, a
 //! reader lends each frame's values packed as one block and a writer takes them from it,
 //! instead of one record per signal and frame (1 GB of 200-double Icarus frames is 120
-//! million records). The Icarus formats and the Elodin DB read and write frames, and the
-//! Parquet table, MCAP and the lake write them; these types say nothing of any one format,
-//! so none imports another.
+//! million records). The Icarus formats and the Elodin DB read frames (`.icarec` and the
+//! CSV do not write them), and HDF5, the DB, the Parquet table, MCAP and the lake write
+//! them; these types say nothing of any one format, so none imports another.
 
 use std::path::Path;
 
@@ -171,6 +171,13 @@ pub trait FrameSource {
     /// The next frame, lent until the next call; `None` at the end (after the checks that
     /// need all of the data).
     fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError>;
+
+    /// Whether the frames lent so far are the record read's frames 0, 1, 2… (by default,
+    /// yes). When not (a lenient read that skipped a damaged row, whose records keep the
+    /// rows' indices), the run writes nothing of its frames and goes the record path.
+    fn numbered(&self) -> bool {
+        true
+    }
 
     /// The header its record read has (channels, one per signal, with their field specs).
     fn header(&self) -> &Header {

@@ -1,6 +1,6 @@
 //! Conversion a frame at a time: when the input's format reads frames
-//! (`Frames::open_frames`: `.icarec`, Icarus HDF5, an Elodin DB of one time grid) and the
-//! output's writes them (`Frames::create_frames`: Icarus HDF5, the Parquet table, MCAP, the
+//! (`Frames::open_frames`: `.icarec`, Icarus HDF5 and CSV, an Elodin DB of one time grid)
+//! and the output's writes them (`Frames::create_frames`: Icarus HDF5, the Parquet table, MCAP, the
 //! lake, the Elodin DB), and the run changes nothing record by record, each frame goes from
 //! reader to writer as one block instead of a record per signal (a 1 GB `.icarec` of 200 signals is 600,000 frames, not 120 million
 //! records).
@@ -31,8 +31,9 @@ pub fn eligible(inputs: &[PathBuf], options: &ReadOptions) -> bool {
 
 /// Writes `input` into `request`'s output frame by frame, or `None` (nothing written) when
 /// the input's or the output's format does not offer frames for it, the request needs
-/// records (a split, a dry run), or the writer does not take a frame
-/// ([`FrameSink::takes`](crate::formats::frames::FrameSink::takes)).
+/// records (a split, a dry run), the writer does not take a frame
+/// ([`FrameSink::takes`](crate::formats::frames::FrameSink::takes)) or the frames are not
+/// numbered as the records ([`FrameSource::numbered`](crate::formats::frames::FrameSource::numbered)).
 pub fn write_frames(
     inputs: &[PathBuf],
     options: ReadOptions,
@@ -67,6 +68,9 @@ pub fn write_frames(
                 return Ok(None);
             }
             sink.write_frame(&frame)?;
+            if !frames.numbered() {
+                return Ok(None);
+            }
             n += 1;
             if n.is_multiple_of(PROGRESS_EVERY) {
                 let (done, total) = frames.progress();
@@ -87,8 +91,8 @@ pub fn write_frames(
             paths: outputs.commit()?,
         }))
     })();
-    // A frame the writer does not take: nothing was committed (the outputs are removed as
-    // they go), and the record path reads the input from its start.
+    // A frame the writer does not take, or numbered otherwise: nothing was committed (the
+    // outputs are removed as they go), and the record path reads the input from its start.
     let written = written.transpose()?;
     let notes = Notes {
         read_findings: (frames.findings().into_iter())

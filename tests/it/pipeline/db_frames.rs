@@ -45,7 +45,7 @@ fn timeless(text: &str) -> String {
 /// Converts `input` to a DB both ways in `dir`; checks that both runs exit alike, print the
 /// same (but for the output's name) and write the same; returns the exit code and what
 /// was printed.
-fn both_ways(dir: &Path, input: &Path) -> (i32, String) {
+pub(crate) fn both_ways(dir: &Path, input: &Path) -> (i32, String) {
     let (frames, records) = (dir.join("frames"), dir.join("records"));
     let out = |p: &Path| format!("{}/", p.display());
     // Left by a run before whose output matched.
@@ -114,7 +114,7 @@ fn by_frames(input: &Path, options: ReadOptions, format: &str) -> Option<u64> {
 }
 
 /// What the command line reads with (lenient unless `--strict`).
-fn lenient() -> ReadOptions {
+pub(crate) fn lenient() -> ReadOptions {
     ReadOptions {
         lenient: true,
         until_damage: true,

@@ -29,7 +29,7 @@ const FIXTURES: [&str; 11] = [
 /// Converts `input` to MCAP both ways (with `extra` flags) in `dir`; checks that both runs
 /// exit alike, print the same (but for the output's name) and write the same bytes; returns
 /// the exit code and what was printed.
-fn both_ways(dir: &Path, input: &Path, extra: &[&str]) -> (i32, String) {
+pub(crate) fn both_ways(dir: &Path, input: &Path, extra: &[&str]) -> (i32, String) {
     let frames = dir.join("frames.mcap");
     let records = dir.join("records.mcap");
     let (a, _) = frame_and_record_runs(dir, input, (s(&frames), s(&records)), extra, str::to_owned);

@@ -40,7 +40,7 @@ const HDF5: [&str; 6] = [
 
 /// A table as read back: the Arrow schema (with the field metadata), the key-value
 /// metadata and the batches.
-struct Table {
+pub(crate) struct Table {
     schema: SchemaRef,
     metadata: Vec<KeyValue>,
     batches: Vec<RecordBatch>,
@@ -61,7 +61,7 @@ fn read(path: &Path) -> Table {
 }
 
 impl Table {
-    fn rows(&self) -> usize {
+    pub(crate) fn rows(&self) -> usize {
         self.batches.iter().map(RecordBatch::num_rows).sum()
     }
 
@@ -150,7 +150,7 @@ fn assert_same(a: &Table, b: &Table, what: &str) {
 /// (`--channel '*'`: the record path) in `dir`; checks that both runs exit alike and print
 /// the same (but for the output's name), and that the tables are the same; returns the
 /// frame path's exit code, what it printed and its table.
-fn both_ways(dir: &Path, input: &Path) -> (i32, String, Option<Table>) {
+pub(crate) fn both_ways(dir: &Path, input: &Path) -> (i32, String, Option<Table>) {
     let frames = dir.join("frames.parquet");
     let records = dir.join("records.parquet");
     let (a, _) = frame_and_record_runs(dir, input, (s(&frames), s(&records)), &[], str::to_owned);

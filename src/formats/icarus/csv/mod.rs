@@ -4,6 +4,7 @@
 pub mod cells;
 mod checks;
 pub mod codes;
+mod frames;
 pub mod g15;
 pub mod names;
 mod reader;
@@ -41,8 +42,9 @@ impl CsvWriteOptions {
 }
 
 use crate::formats::format::{
-    Detection, Format, KeepsEpoch, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
+    Detection, Format, Frames, KeepsEpoch, TimeColumn, WriteOption, WriterTraits, TIME_OPTION,
 };
+use crate::formats::frames::{boxed_source, FrameSource};
 use crate::formats::output::Outputs;
 use crate::formats::{GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError};
 use crate::model::Header;
@@ -111,6 +113,21 @@ impl Format for IcarusCsv {
             keeps_epoch: KeepsEpoch::AsAbsoluteTimes,
             ..WriterTraits::DEFAULT
         }
+    }
+
+    fn frames(&self) -> Option<&dyn Frames> {
+        Some(self)
+    }
+}
+
+impl Frames for IcarusCsv {
+    /// Each row's values parsed into one block.
+    fn open_frames(
+        &self,
+        path: &Path,
+        options: ReadOptions,
+    ) -> Option<Result<Box<dyn FrameSource>, ReadError>> {
+        boxed_source(frames::CsvFrames::open(path, options))
     }
 }
 

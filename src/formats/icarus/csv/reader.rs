@@ -13,6 +13,7 @@ use super::cells;
 use super::checks::{self, on_row, NonFinite, Steps};
 use super::codes;
 use super::names;
+use crate::formats::frames::{le_bytes, FrameLayout, FrameSignal, Packed};
 use crate::formats::icarus::common::entity_and_field;
 use crate::formats::input;
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -69,12 +70,13 @@ pub struct CsvReader {
     /// Rows after the header so far (damaged ones included), and those read as frames.
     rows: u64,
     kept_rows: u64,
-    /// The current row: its index, time (and in seconds, as the file gives it) and values,
-    /// and the next column to hand out.
+    /// The current row: its index, time (and in seconds, as the file gives it) and values
+    /// (packed as a frame's block: a little-endian double per column), and the next column
+    /// to hand out.
     row: u64,
     time: Nanos,
     seconds: f64,
-    values: Vec<f64>,
+    values: Vec<u8>,
     next_column: usize,
     /// The previous row's time (seconds) for §C3's rules, and the last time handed out.
     previous: Option<f64>,
@@ -229,7 +231,7 @@ impl CsvReader {
                 entity: entity.map(|e| Entity::Name(Arc::from(e))),
             });
         }
-        self.values = vec![0.0; cells.len()];
+        self.values = vec![0; cells.len() * 8];
         self.spare = (0..cells.len()).map(|_| Vec::new()).collect();
         if self.options.deep {
             self.nonfinite = vec![NonFinite::default(); cells.len()];
@@ -463,12 +465,12 @@ impl CsvReader {
     fn read_values(&mut self, time_end: usize, time: Nanos, row: u64) -> Result<(), ReadError> {
         let mut start = time_end + 1;
         for c in 0..self.columns.len() {
-            let end =
-                memchr::memchr(b',', &self.line[start..]).map_or(self.line.len(), |i| start + i);
-            let cell = &self.line[start..end];
-            let value = match cells::parse(cell) {
+            let (parsed, length) = cells::parse_first(&self.line[start..]);
+            let end = start + length;
+            let value = match parsed {
                 Ok(x) => x,
                 Err(_) => {
+                    let cell = &self.line[start..end];
                     let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
                     let at = self.line_start + start as u64;
                     let f = self.row_finding(
@@ -490,7 +492,7 @@ impl CsvReader {
                     n.observe(value, row, self.line_start + start as u64, time);
                 }
             }
-            self.values[c] = value;
+            self.values[8 * c..8 * c + 8].copy_from_slice(&value.to_le_bytes());
             start = end + 1;
         }
         Ok(())
@@ -512,7 +514,7 @@ impl CsvReader {
             record.entity = column.entity.clone();
         }
         if self.options.decode {
-            let value = Value::Float(self.values[c]);
+            let value = Value::Float(f64::from_le_bytes(le_bytes(&self.values, 8 * c)));
             match record.values.as_mut_slice() {
                 [(key, v)] if *key == column.field => *v = value,
                 _ => {
@@ -524,6 +526,68 @@ impl CsvReader {
             record.values.clear();
         }
         record
+    }
+
+    /// Reads the next row that can be handed out (true), or reaches the end (false, once,
+    /// with the findings of the whole file; an error ends the read too).
+    fn advance(&mut self) -> Result<bool, ReadError> {
+        if self.done {
+            return Ok(false);
+        }
+        let read = self.read_row();
+        if !matches!(read, Ok(true)) {
+            self.done = true;
+        }
+        if let Ok(false) = read {
+            self.finish();
+        }
+        read
+    }
+
+    /// The next row read as a frame (`Frames::open_frames`): its time in seconds and
+    /// nanoseconds; its values are then [`CsvReader::frame_values`].
+    pub(super) fn next_frame(&mut self) -> Result<Option<(f64, Nanos)>, ReadError> {
+        Ok(self.advance()?.then_some((self.seconds, self.time)))
+    }
+
+    /// The current row's values, packed as [`CsvReader::frame_layout`] says; none when the
+    /// read does not decode.
+    pub(super) fn frame_values(&self) -> &[u8] {
+        if self.options.decode {
+            &self.values
+        } else {
+            &[]
+        }
+    }
+
+    /// The layout of the frames: a float64 per column, in column order, each the one field
+    /// of its channel; `None` for a file of no columns, whose record read gives no records.
+    pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
+        if self.columns.is_empty() {
+            return None;
+        }
+        let dynamics = (self.columns.iter().enumerate())
+            .map(|(c, column)| FrameSignal {
+                channel: c as u32,
+                entity: column.entity.clone(),
+                packed: Packed {
+                    dtype: DType::F64,
+                    shape: Vec::new(),
+                    column_major: false,
+                },
+                offset: 8 * c,
+            })
+            .collect();
+        Some(FrameLayout {
+            dynamics,
+            ..FrameLayout::default()
+        })
+    }
+
+    /// Whether every row so far was read as a frame, so that the frames' indices are the
+    /// rows' (their records' frame values): a lenient read skips damaged rows.
+    pub(super) fn no_row_skipped(&self) -> bool {
+        self.rows == self.kept_rows
     }
 
     /// Findings that sum up the whole file, once it has been read.
@@ -545,23 +609,19 @@ impl Iterator for CsvReader {
         loop {
             if self.next_column < self.columns.len() && self.kept_rows > 0 {
                 let c = self.next_column;
-                self.next_column += 1;
+                // A check-only read (`validate`) takes the row's times from one record: every
+                // value was parsed and checked when the row was read.
+                self.next_column = if self.options.check_only {
+                    self.columns.len()
+                } else {
+                    c + 1
+                };
                 return Some(Ok(self.record(c)));
             }
-            if self.done {
-                return None;
-            }
-            match self.read_row() {
+            match self.advance() {
                 Ok(true) => {}
-                Ok(false) => {
-                    self.done = true;
-                    self.finish();
-                    return None;
-                }
-                Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
-                }
+                Ok(false) => return None,
+                Err(e) => return Some(Err(e)),
             }
         }
     }
