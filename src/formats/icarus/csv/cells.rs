@@ -11,53 +11,21 @@ pub fn parse(cell: &[u8]) -> Result<f64, NotANumber> {
     if cell.is_empty() {
         return Ok(f64::NAN);
     }
-    let (negative, body) = match cell[0] {
-        b'-' => (true, &cell[1..]),
-        b'+' => (false, &cell[1..]),
-        _ => (false, cell),
+    let (negative, body) = split_sign(cell);
+    let x = match decimal_prefix(body) {
+        Some((x, n)) if n == body.len() => x,
+        _ => special(body).ok_or(NotANumber)?,
     };
-    if let Some((x, n)) = exact_prefix(body) {
-        if n == body.len() {
-            return Ok(if negative { -x } else { x });
-        }
-    }
-    let special = if body.eq_ignore_ascii_case(b"nan") {
-        Some(f64::NAN)
-    } else if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
-        Some(f64::INFINITY)
-    } else {
-        None
-    };
-    if let Some(x) = special {
-        return Ok(if negative { -x } else { x });
-    }
-    if !is_decimal(body) {
-        return Err(NotANumber);
-    }
-    // ASCII digits, signs, `.` and `e` only: valid UTF-8, and a number Rust's parser (correctly
-    // rounded) reads.
-    std::str::from_utf8(cell)
-        .ok()
-        .and_then(|s| s.parse::<f64>().ok())
-        .ok_or(NotANumber)
+    Ok(if negative { -x } else { x })
 }
 
-/// Powers of ten that a double holds exactly.
-const EXACT_POWERS: [f64; 23] = [
-    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
-    1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
-];
-
 /// The cell at the start of `rest` (up to its first comma, or the whole of it): its value as
-/// [`parse`] reads it, and its length. A number of the common kind is converted as it is
-/// scanned, so a cell is read once.
+/// [`parse`] reads it, and its length. A number is converted in the pass that finds its end,
+/// so a cell is read once.
 pub fn parse_first(rest: &[u8]) -> (Result<f64, NotANumber>, usize) {
-    let (negative, sign) = match rest.first() {
-        Some(b'-') => (true, 1),
-        Some(b'+') => (false, 1),
-        _ => (false, 0),
-    };
-    if let Some((x, n)) = exact_prefix(&rest[sign..]) {
+    let (negative, body) = split_sign(rest);
+    let sign = rest.len() - body.len();
+    if let Some((x, n)) = decimal_prefix(body) {
         let end = sign + n;
         if matches!(rest.get(end), None | Some(b',')) {
             return (Ok(if negative { -x } else { x }), end);
@@ -67,111 +35,35 @@ pub fn parse_first(rest: &[u8]) -> (Result<f64, NotANumber>, usize) {
     (parse(&rest[..end]), end)
 }
 
-/// The unsigned decimal at the start of `s` and its length, in one pass, when the correctly
-/// rounded value is one exact operation (Clinger's fast path: a mantissa of at most 2^53 and
-/// a power of ten up to 10^22, both exact as doubles, so their product or quotient is rounded
-/// once, as the standard library's parser rounds). That covers what `%.15g` writes but for
-/// exponents beyond ±22 less the digits; `None` for anything else (the general path then
-/// reads it, or rejects it).
-fn exact_prefix(s: &[u8]) -> Option<(f64, usize)> {
-    let (mut mantissa, mut digits) = (0u64, 0usize);
-    let mut i = digit_run(s, 0, &mut mantissa, &mut digits)?;
-    let mut fraction = 0;
-    if s.get(i) == Some(&b'.') {
-        let end = digit_run(s, i + 1, &mut mantissa, &mut digits)?;
-        fraction = end - (i + 1);
-        i = end;
+/// (negative, the rest) of a cell that may start with `-` or `+`.
+fn split_sign(cell: &[u8]) -> (bool, &[u8]) {
+    match cell.first() {
+        Some(b'-') => (true, &cell[1..]),
+        Some(b'+') => (false, &cell[1..]),
+        _ => (false, cell),
     }
-    if digits == 0 {
-        return None;
-    }
-    let mut exponent = 0i32;
-    if let Some(b'e' | b'E') = s.get(i) {
-        i += 1;
-        let negative = match s.get(i) {
-            Some(b'-') => {
-                i += 1;
-                true
-            }
-            Some(b'+') => {
-                i += 1;
-                false
-            }
-            _ => false,
-        };
-        let start = i;
-        while let Some(d) = s.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d < 10) {
-            exponent = exponent * 10 + i32::from(d);
-            i += 1;
-            if exponent > 9999 {
-                return None;
-            }
-        }
-        if i == start {
-            return None;
-        }
-        if negative {
-            exponent = -exponent;
-        }
-    }
-    if mantissa > 1 << 53 {
-        return None;
-    }
-    let power = exponent - fraction as i32;
-    let m = mantissa as f64;
-    match power {
-        0..=22 => Some((m * EXACT_POWERS[power as usize], i)),
-        -22..=-1 => Some((m / EXACT_POWERS[(-power) as usize], i)),
+}
+
+/// The unsigned decimal at the start of `s` (`digits [. digits] [e [sign] digits]` or
+/// `. digits [e …]`) and its length, correctly rounded (as the standard library's parser
+/// rounds). `None` unless `s` starts with a digit or a point: a sign is the caller's, and
+/// `nan` and `inf` are read by name ([`special`]).
+fn decimal_prefix(s: &[u8]) -> Option<(f64, usize)> {
+    match s.first() {
+        Some(b'0'..=b'9' | b'.') => fast_float2::parse_partial::<f64, _>(s).ok(),
         _ => None,
     }
 }
 
-/// The end of the run of digits from `i`, each added to `mantissa` and counted in `digits`;
-/// `None` past 19 digits in all, which could overflow it.
-fn digit_run(s: &[u8], mut i: usize, mantissa: &mut u64, digits: &mut usize) -> Option<usize> {
-    while let Some(d) = s.get(i).map(|b| b.wrapping_sub(b'0')).filter(|d| *d < 10) {
-        if *digits == 19 {
-            return None;
-        }
-        *mantissa = *mantissa * 10 + u64::from(d);
-        *digits += 1;
-        i += 1;
+/// `nan`, `inf` or `infinity` (which C's `strtod` also reads), in any case.
+fn special(body: &[u8]) -> Option<f64> {
+    if body.eq_ignore_ascii_case(b"nan") {
+        Some(f64::NAN)
+    } else if body.eq_ignore_ascii_case(b"inf") || body.eq_ignore_ascii_case(b"infinity") {
+        Some(f64::INFINITY)
+    } else {
+        None
     }
-    Some(i)
-}
-
-/// `digits [. digits] [e [sign] digits]` or `. digits [e …]`, at least one mantissa digit.
-fn is_decimal(s: &[u8]) -> bool {
-    let mut i = 0;
-    let mut mantissa_digits = 0;
-    while i < s.len() && s[i].is_ascii_digit() {
-        i += 1;
-        mantissa_digits += 1;
-    }
-    if i < s.len() && s[i] == b'.' {
-        i += 1;
-        while i < s.len() && s[i].is_ascii_digit() {
-            i += 1;
-            mantissa_digits += 1;
-        }
-    }
-    if mantissa_digits == 0 {
-        return false;
-    }
-    if i < s.len() && (s[i] == b'e' || s[i] == b'E') {
-        i += 1;
-        if i < s.len() && (s[i] == b'+' || s[i] == b'-') {
-            i += 1;
-        }
-        let start = i;
-        while i < s.len() && s[i].is_ascii_digit() {
-            i += 1;
-        }
-        if i == start {
-            return false;
-        }
-    }
-    i == s.len()
 }
 
 #[cfg(test)]
@@ -215,7 +107,7 @@ mod tests {
     }
 
     #[test]
-    fn the_one_step_path_at_its_edges() {
+    fn numbers_at_the_edges_of_exact_arithmetic() {
         for text in [
             "0",
             "-0",
