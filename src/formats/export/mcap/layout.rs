@@ -61,6 +61,14 @@ pub struct Topic {
 }
 
 impl Topic {
+    /// Its protobuf message type; `None` for a JSON or keyed topic.
+    pub fn message(&self) -> Option<&MessageType> {
+        match &self.body {
+            Body::Proto(m) => Some(m),
+            Body::Keyed(_) | Body::Json(..) => None,
+        }
+    }
+
     /// The number of axis slots of a message.
     fn axes(&self) -> usize {
         self.slots.iter().flatten().map(|(_, n)| n).sum()
@@ -99,6 +107,16 @@ pub struct Ready {
     pub topic: usize,
     pub time: i64,
     pub data: Vec<u8>,
+}
+
+/// Where the one value of a channel's records goes in a protobuf topic of one message per
+/// instant (what a frame writer plans by, `frames.rs`).
+pub struct Placed {
+    pub topic: usize,
+    /// The field's index in the topic's message type, and of an axis, its element and the
+    /// number of elements of its vector; `None` when the topic has no field for the key (its
+    /// value goes to `extra_json`).
+    pub field: Option<(usize, Option<(usize, usize)>)>,
 }
 
 /// Where a channel's records go.
@@ -192,6 +210,36 @@ impl Layout {
         for (field, reason) in self.lost.drain(..) {
             loss.add(&channels[c].name, &field, reason);
         }
+    }
+
+    /// Where the one value of `record` (of `channels[record.channel]`) goes, its route and
+    /// topics made as its channel's first record makes them; `None` when its topic is not
+    /// a protobuf topic of one message per instant (a JSON or keyed topic, or one of
+    /// entities).
+    pub fn place(&mut self, channels: &[Channel], record: &Record) -> Option<Placed> {
+        let [(key, _)] = record.values.as_slice() else {
+            return None;
+        };
+        let route = self.take_route(channels, record)?;
+        let placed = match &route {
+            Route::Proto {
+                topic,
+                fields,
+                slot,
+            } => {
+                let t = &self.topics[*topic];
+                t.message().filter(|m| !m.entities).map(|_| Placed {
+                    topic: *topic,
+                    field: fields.get(key).map(|&f| {
+                        let vector = t.slots.get(f).copied().flatten();
+                        (f, slot.zip(vector).map(|(s, (first, n))| (s - first, n)))
+                    }),
+                })
+            }
+            Route::Json(_) | Route::Keyed(_) => None,
+        };
+        self.routes[record.channel as usize] = Some(route);
+        placed
     }
 
     /// The JSON topic of `record` (with `--mcap-encoding json`, whose text is made

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use foxglove::messages::{FrameTransform, FrameTransforms, Quaternion, Timestamp, Vector3};
 
 use super::encode;
-use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose};
+use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{Channel, Entity, Header, Record};
 
 /// What a frame belongs to: a named or header-numbered entity, or a number of a channel.
@@ -41,6 +41,11 @@ pub struct Transforms {
     /// The frame of each entity met (entities of one name share it), and of each name.
     of_entity: HashMap<Owner, usize>,
     of_name: HashMap<String, usize>,
+}
+
+/// Whether a record of `channel` holding `key` may carry a pose ([`Pose::of`]).
+pub(super) fn reads(channel: &Channel, key: &str) -> bool {
+    key == WORLD_POS || key == POSITION || wxyz_fields(channel).iter().any(|f| f == key)
 }
 
 impl Transforms {
