@@ -129,7 +129,10 @@ fn plan(
     let slots: Vec<(bool, Slot)> = (statics.into_iter().map(|s| (true, s)))
         .chain(dynamics.into_iter().map(|s| (false, s)))
         .collect();
-    let placed: Vec<_> = slots.iter().map(|(_, s)| messages.place(&s.record)).collect();
+    let placed: Vec<_> = slots
+        .iter()
+        .map(|(_, s)| messages.place(&s.record))
+        .collect();
     // Each topic's signals (indices into `slots`), with where their values go when every
     // one has a field.
     let mut by_topic: BTreeMap<usize, Option<Vec<(usize, FieldOf)>>> = BTreeMap::new();
@@ -145,14 +148,28 @@ fn plan(
     let mut topics = Vec::new();
     for (topic, signals) in by_topic {
         let Some(signals) = signals else { continue };
-        let one_block = signals.iter().all(|(i, _)| slots[*i].0 == slots[signals[0].0].0);
-        let frame_message = messages.message_type(topic).filter(|_| one_block).and_then(|m| {
-            let given: Vec<_> = signals.iter().map(|(i, f)| (&slots[*i].1.signal, *f)).collect();
-            FrameMessage::plan(topic, m, &given)
-        });
-        let Some(message) = frame_message else { continue };
+        let one_block = signals
+            .iter()
+            .all(|(i, _)| slots[*i].0 == slots[signals[0].0].0);
+        let frame_message = messages
+            .message_type(topic)
+            .filter(|_| one_block)
+            .and_then(|m| {
+                let given: Vec<_> = signals
+                    .iter()
+                    .map(|(i, f)| (&slots[*i].1.signal, *f))
+                    .collect();
+                FrameMessage::plan(topic, m, &given)
+            });
+        let Some(message) = frame_message else {
+            continue;
+        };
         for (n, (i, _)) in signals.iter().enumerate() {
-            via[*i] = if n == 0 { Via::Starts(topics.len()) } else { Via::Joins };
+            via[*i] = if n == 0 {
+                Via::Starts(topics.len())
+            } else {
+                Via::Joins
+            };
         }
         topics.push(Held {
             message,
@@ -269,5 +286,193 @@ impl FrameSink for McapFrames {
             })
         });
         self.messages.finish(held.collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::formats::export::mcap::writer::McapWriter;
+    use crate::formats::frames::Packed;
+    use crate::formats::Sink;
+    use crate::model::QUATERNION_WXYZ;
+    use crate::model::{Channel, ChannelKind, Composition, Entity, FieldSpec};
+
+    /// A signal channel `name` (component, then field) of `spec`, packed as `dtype`
+    /// at `offset`, of entity `entity`.
+    fn signal(
+        header: &mut Header,
+        name: &str,
+        spec: FieldSpec,
+        dtype: DType,
+        offset: usize,
+        entity: Option<Entity>,
+    ) -> FrameSignal {
+        let mut channel = Channel::new(name, ChannelKind::Signals, Composition::Independent);
+        let shape = spec.shape.clone().unwrap_or_default();
+        channel.fields.push(spec);
+        channel.declares_all = true;
+        FrameSignal {
+            channel: header.add_channel(channel),
+            entity,
+            packed: Packed {
+                dtype,
+                shape,
+                column_major: false,
+            },
+            offset,
+        }
+    }
+
+    fn named(n: &str) -> Option<Entity> {
+        Some(Entity::Name(n.into()))
+    }
+
+    /// Planned topics (a component with a pose that draws, its statics, a flat channel)
+    /// beside ones the record path writes (a value not of its field's type, a topic of
+    /// entities): the file of the frames is the file of their records.
+    #[test]
+    fn planned_and_recorded_topics_write_the_record_paths_file() {
+        let mut header = Header::new("icarus", "1");
+        let mut q = FieldSpec::typed("q", DType::F64, &[4]);
+        q.semantic = Some(QUATERNION_WXYZ.into());
+        let mut len = FieldSpec::typed("len", DType::F64, &[]);
+        len.is_static = true;
+        let statics = vec![signal(
+            &mut header,
+            "Body.len",
+            len,
+            DType::F64,
+            0,
+            named("Body"),
+        )];
+        let f64s = |n: &str, shape: &[usize]| FieldSpec::typed(n, DType::F64, shape);
+        let dynamics = vec![
+            signal(
+                &mut header,
+                "Body.position",
+                f64s("position", &[3]),
+                DType::F64,
+                0,
+                named("Body"),
+            ),
+            signal(&mut header, "Body.q", q, DType::F64, 24, named("Body")),
+            signal(
+                &mut header,
+                "Body.mass",
+                f64s("mass", &[]),
+                DType::F64,
+                56,
+                named("Body"),
+            ),
+            // Declared float64, packed float32: the record path's to write.
+            signal(
+                &mut header,
+                "Odd.a",
+                f64s("a", &[]),
+                DType::F32,
+                64,
+                named("Odd"),
+            ),
+            signal(
+                &mut header,
+                "Odd.b",
+                f64s("b", &[]),
+                DType::F64,
+                68,
+                named("Odd"),
+            ),
+            signal(
+                &mut header,
+                "flat",
+                FieldSpec::typed("flat", DType::I32, &[]),
+                DType::I32,
+                76,
+                None,
+            ),
+            signal(
+                &mut header,
+                "ent.v",
+                FieldSpec::typed("v", DType::U8, &[]),
+                DType::U8,
+                80,
+                Some(Entity::Id(3)),
+            ),
+        ];
+        let layout = FrameLayout {
+            statics,
+            dynamics,
+            static_block: 2.5f64.to_le_bytes().to_vec(),
+            loose: false,
+        };
+        let blocks: Vec<Vec<u8>> = (0..3)
+            .map(|i| {
+                let x = f64::from(i);
+                let mut b = Vec::new();
+                for v in [x, 1.0, 2.0, 1.0, 0.0, 0.0, 0.0, 7.5 + x] {
+                    b.extend_from_slice(&v.to_le_bytes());
+                }
+                b.extend_from_slice(&(0.25f32 * x as f32).to_le_bytes());
+                b.extend_from_slice(&(x - 1.0).to_le_bytes());
+                b.extend_from_slice(&(-3i32 * i).to_le_bytes());
+                b.push(i as u8);
+                b
+            })
+            .collect();
+        let time = |i: usize| 1_000 * i as i64 + 5;
+        let dir = tempfile::tempdir().unwrap();
+        let (by_frames, by_records) = (dir.path().join("f.mcap"), dir.path().join("r.mcap"));
+        let options = McapWriteOptions::default();
+
+        let mut outputs = Outputs::new(true);
+        let mut sink = McapFrames::create(&by_frames, &header, &layout, &mut outputs, options)
+            .unwrap()
+            .unwrap();
+        assert_eq!(
+            sink.topics.len(),
+            3,
+            "Body, Body/static and flat are planned"
+        );
+        for (i, block) in blocks.iter().enumerate() {
+            let frame = Frame {
+                time: time(i),
+                exact_seconds: None,
+                values: block,
+            };
+            sink.write_frame(&frame).unwrap();
+        }
+        let frames_report = Box::new(sink).finish().unwrap();
+        outputs.commit().unwrap();
+
+        let mut outputs = Outputs::new(true);
+        let out = outputs.create_seekable(&by_records).unwrap();
+        let mut writer = McapWriter::create(out, &by_records, &header, options).unwrap();
+        let mut write = |s: &FrameSignal, t: i64, frame: i64, block: &[u8]| {
+            let mut r = Record::new(t, s.channel);
+            r.frame = Some(frame);
+            r.entity = s.entity.clone();
+            let name = header.channels[s.channel as usize].fields[0].name.clone();
+            r.values = vec![(name, s.packed.value(block, s.offset).unwrap())];
+            writer.write(&r).unwrap();
+        };
+        for s in &layout.statics {
+            write(s, time(0), 0, &layout.static_block);
+        }
+        for (i, block) in blocks.iter().enumerate() {
+            for s in &layout.dynamics {
+                write(s, time(i), i as i64, block);
+            }
+        }
+        let records_report = Box::new(writer).finish().unwrap();
+        outputs.commit().unwrap();
+
+        assert_eq!(frames_report.records, records_report.records);
+        let (a, b) = (
+            std::fs::read(&by_frames).unwrap(),
+            std::fs::read(&by_records).unwrap(),
+        );
+        assert!(a == b, "the two files differ");
+        let tf = b"/tf";
+        assert!(a.windows(tf.len()).any(|w| w == tf), "the pose is drawn");
     }
 }

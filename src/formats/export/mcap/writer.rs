@@ -490,7 +490,12 @@ impl Messages {
     }
 
     /// Writes a message of the layout's topic `t` made elsewhere, at `time`.
-    pub(super) fn write_message(&mut self, t: usize, time: i64, data: &[u8]) -> Result<(), WriteError> {
+    pub(super) fn write_message(
+        &mut self,
+        t: usize,
+        time: i64,
+        data: &[u8],
+    ) -> Result<(), WriteError> {
         let log_time = self.log_time_of(t, time);
         let id = self.topic_id(t)?;
         self.message(id, log_time, data)
