@@ -119,6 +119,32 @@ pub struct Placed {
     pub field: Option<(usize, Option<(usize, usize)>)>,
 }
 
+/// A channel's keys and the index of each one's field in its topic, looked up for every
+/// value: by the value's place in its record first, as records carry their keys in the
+/// order the channel declares them, rather than by hashing the key (docs/performance.md,
+/// "MCAP, protobuf").
+struct Fields {
+    keys: Vec<(String, usize)>,
+    by_key: HashMap<String, usize>,
+}
+
+impl Fields {
+    fn new(keys: impl IntoIterator<Item = (String, usize)>) -> Fields {
+        let by_key: HashMap<String, usize> = keys.into_iter().collect();
+        let mut keys: Vec<(String, usize)> = by_key.iter().map(|(k, &f)| (k.clone(), f)).collect();
+        keys.sort_by_key(|&(_, f)| f);
+        Fields { keys, by_key }
+    }
+
+    /// The field of `key`, the `at`th value of its record.
+    fn get(&self, at: usize, key: &str) -> Option<usize> {
+        match self.keys.get(at) {
+            Some((k, f)) if k == key => Some(*f),
+            _ => self.by_key.get(key).copied(),
+        }
+    }
+}
+
 /// Where a channel's records go.
 enum Route {
     Json(usize),
@@ -126,7 +152,7 @@ enum Route {
     /// The topic, and the index of each key's field in it; of an axis, its slot.
     Proto {
         topic: usize,
-        fields: HashMap<String, usize>,
+        fields: Fields,
         slot: Option<usize>,
     },
 }
@@ -230,7 +256,7 @@ impl Layout {
                 let t = &self.topics[*topic];
                 t.message().filter(|m| !m.entities).map(|_| Placed {
                     topic: *topic,
-                    field: fields.get(key).map(|&f| {
+                    field: fields.get(0, key).map(|f| {
                         let vector = t.slots.get(f).copied().flatten();
                         (f, slot.zip(vector).map(|(s, (first, n))| (s - first, n)))
                     }),
@@ -283,7 +309,7 @@ impl Layout {
     fn encode(
         &mut self,
         t: usize,
-        fields: &HashMap<String, usize>,
+        fields: &Fields,
         slot: Option<usize>,
         record: &Record,
         out: &mut Vec<Ready>,
@@ -305,13 +331,13 @@ impl Layout {
         extra.clear();
         written.clear();
         let mut axis = None;
-        for (key, value) in &record.values {
-            let fits = match (fields.get(key), slot) {
+        for (at, (key, value)) in record.values.iter().enumerate() {
+            let fits = match (fields.get(at, key), slot) {
                 (Some(_), Some(_)) => {
                     axis = Some(value);
                     true
                 }
-                (Some(&f), None) => proto::value(body, scratch, &message.fields[f], value, lost)
+                (Some(f), None) => proto::value(body, scratch, &message.fields[f], value, lost)
                     .map(|()| written.push(f))
                     .is_ok(),
                 (None, _) => scene::carries(key, value),
@@ -415,11 +441,7 @@ impl Layout {
         });
         Route::Proto {
             topic: t,
-            fields: specs
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name.clone(), i))
-                .collect(),
+            fields: Fields::new(specs.iter().enumerate().map(|(i, s)| (s.name.clone(), i))),
             slot: None,
         }
     }
@@ -484,7 +506,7 @@ impl Layout {
             .map(|((first, _), e)| first + e);
         Route::Proto {
             topic: t,
-            fields: index.map(|i| (spec.name.clone(), i)).into_iter().collect(),
+            fields: Fields::new(index.map(|i| (spec.name.clone(), i))),
             slot,
         }
     }
