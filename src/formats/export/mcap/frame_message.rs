@@ -18,10 +18,13 @@ struct Part {
     double: bool,
 }
 
-/// A vector regrouped from the signals of its axes: each element's packing and offset.
+/// An element's packing and its offset in the block.
+type Axis = (Packed, usize);
+
+/// A vector regrouped from the signals of its axes, in element order.
 struct Vector {
     field: Field,
-    axes: Vec<(Packed, usize)>,
+    axes: Vec<Axis>,
 }
 
 pub struct FrameMessage {
@@ -51,7 +54,7 @@ impl FrameMessage {
         signals: &[(&FrameSignal, FieldOf)],
     ) -> Option<FrameMessage> {
         let mut parts = Vec::new();
-        let mut vectors: Vec<(usize, Vec<Option<(Packed, usize)>>)> = Vec::new();
+        let mut vectors: Vec<(usize, Vec<Option<Axis>>)> = Vec::new();
         let mut given = vec![false; message.fields.len()];
         for (signal, (f, axis)) in signals {
             let field = message.fields.get(*f)?;
