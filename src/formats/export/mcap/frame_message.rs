@@ -5,6 +5,7 @@
 //! `layout.rs` appends the values of the frame's records: each signal's field as its
 //! record comes, then each vector regrouped from axes, in field order.
 
+use super::layout::FieldOf;
 use super::proto::{self, Field, Kind, MessageType, Refusal};
 use crate::formats::frames::{le_bytes, FrameSignal, Packed};
 use crate::model::{DType, Value};
@@ -36,12 +37,6 @@ pub struct FrameMessage {
     values: Vec<Value>,
     scratch: Vec<u8>,
 }
-
-/// Where a signal's value goes in its topic's message (as [`Layout::place`] gives it): the
-/// field's index, and of an axis, its element and the vector's number of elements.
-///
-/// [`Layout::place`]: super::layout::Layout::place
-pub type FieldOf = (usize, Option<(usize, usize)>);
 
 impl FrameMessage {
     /// The message of `topic` (of type `message`) from `signals`, in layout order, with

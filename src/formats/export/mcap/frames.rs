@@ -9,13 +9,13 @@
 //! signal of the next frame, or at the end. A signal that may draw (a position, an
 //! attitude) refills a record kept for it to give the scene; any other topic's signals
 //! go through the record writer ([`Messages::write_record`]) as refilled records (docs/
-//! performance.md, "MCAP, protobuf").
+//! performance.md, "MCAP from frames without records").
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::frame_message::{FieldOf, FrameMessage};
-use super::layout::{Encoding, Ready};
+use super::frame_message::FrameMessage;
+use super::layout::{Encoding, FieldOf, Ready};
 use super::writer::{McapWriteOptions, Messages};
 use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink};
 use crate::formats::output::Outputs;

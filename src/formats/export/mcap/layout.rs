@@ -113,16 +113,18 @@ pub struct Ready {
 /// instant (what a frame writer plans by, `frames.rs`).
 pub struct Placed {
     pub topic: usize,
-    /// The field's index in the topic's message type, and of an axis, its element and the
-    /// number of elements of its vector; `None` when the topic has no field for the key (its
-    /// value goes to `extra_json`).
-    pub field: Option<(usize, Option<(usize, usize)>)>,
+    /// `None` when the topic has no field for the key (its value goes to `extra_json`).
+    pub field: Option<FieldOf>,
 }
+
+/// The index of a value's field in its topic's message type, and of an axis, its element
+/// and the number of elements of its vector.
+pub type FieldOf = (usize, Option<(usize, usize)>);
 
 /// A channel's keys and the index of each one's field in its topic, looked up for every
 /// value: by the value's place in its record first, as records carry their keys in the
 /// order the channel declares them, rather than by hashing the key (docs/performance.md,
-/// "MCAP, protobuf").
+/// "MCAP from frames without records").
 struct Fields {
     keys: Vec<(String, usize)>,
     by_key: HashMap<String, usize>,
