@@ -61,6 +61,14 @@ pub struct Topic {
 }
 
 impl Topic {
+    /// Its protobuf message type; `None` for a JSON or keyed topic.
+    pub fn message(&self) -> Option<&MessageType> {
+        match &self.body {
+            Body::Proto(m) => Some(m),
+            Body::Keyed(_) | Body::Json(..) => None,
+        }
+    }
+
     /// The number of axis slots of a message.
     fn axes(&self) -> usize {
         self.slots.iter().flatten().map(|(_, n)| n).sum()
@@ -101,6 +109,44 @@ pub struct Ready {
     pub data: Vec<u8>,
 }
 
+/// Where the one value of a channel's records goes in a protobuf topic of one message per
+/// instant (what a frame writer plans by, `frames.rs`).
+pub struct Placed {
+    pub topic: usize,
+    /// `None` when the topic has no field for the key (its value goes to `extra_json`).
+    pub field: Option<FieldOf>,
+}
+
+/// The index of a value's field in its topic's message type, and of an axis, its element
+/// and the number of elements of its vector.
+pub type FieldOf = (usize, Option<(usize, usize)>);
+
+/// A channel's keys and the index of each one's field in its topic, looked up for every
+/// value: by the value's place in its record first, as records carry their keys in the
+/// order the channel declares them, rather than by hashing the key (docs/performance.md,
+/// "MCAP from frames without records").
+struct Fields {
+    keys: Vec<(String, usize)>,
+    by_key: HashMap<String, usize>,
+}
+
+impl Fields {
+    fn new(keys: impl IntoIterator<Item = (String, usize)>) -> Fields {
+        let by_key: HashMap<String, usize> = keys.into_iter().collect();
+        let mut keys: Vec<(String, usize)> = by_key.iter().map(|(k, &f)| (k.clone(), f)).collect();
+        keys.sort_by_key(|&(_, f)| f);
+        Fields { keys, by_key }
+    }
+
+    /// The field of `key`, the `at`th value of its record.
+    fn get(&self, at: usize, key: &str) -> Option<usize> {
+        match self.keys.get(at) {
+            Some((k, f)) if k == key => Some(*f),
+            _ => self.by_key.get(key).copied(),
+        }
+    }
+}
+
 /// Where a channel's records go.
 enum Route {
     Json(usize),
@@ -108,7 +154,7 @@ enum Route {
     /// The topic, and the index of each key's field in it; of an axis, its slot.
     Proto {
         topic: usize,
-        fields: HashMap<String, usize>,
+        fields: Fields,
         slot: Option<usize>,
     },
 }
@@ -194,6 +240,36 @@ impl Layout {
         }
     }
 
+    /// Where the one value of `record` (of `channels[record.channel]`) goes, its route and
+    /// topics made as its channel's first record makes them; `None` when its topic is not
+    /// a protobuf topic of one message per instant (a JSON or keyed topic, or one of
+    /// entities).
+    pub fn place(&mut self, channels: &[Channel], record: &Record) -> Option<Placed> {
+        let [(key, _)] = record.values.as_slice() else {
+            return None;
+        };
+        let route = self.take_route(channels, record)?;
+        let placed = match &route {
+            Route::Proto {
+                topic,
+                fields,
+                slot,
+            } => {
+                let t = &self.topics[*topic];
+                t.message().filter(|m| !m.entities).map(|_| Placed {
+                    topic: *topic,
+                    field: fields.get(0, key).map(|f| {
+                        let vector = t.slots.get(f).copied().flatten();
+                        (f, slot.zip(vector).map(|(s, (first, n))| (s - first, n)))
+                    }),
+                })
+            }
+            Route::Json(_) | Route::Keyed(_) => None,
+        };
+        self.routes[record.channel as usize] = Some(route);
+        placed
+    }
+
     /// The JSON topic of `record` (with `--mcap-encoding json`, whose text is made
     /// elsewhere).
     pub fn json_topic(&mut self, channels: &[Channel], record: &Record) -> Option<usize> {
@@ -235,7 +311,7 @@ impl Layout {
     fn encode(
         &mut self,
         t: usize,
-        fields: &HashMap<String, usize>,
+        fields: &Fields,
         slot: Option<usize>,
         record: &Record,
         out: &mut Vec<Ready>,
@@ -257,13 +333,13 @@ impl Layout {
         extra.clear();
         written.clear();
         let mut axis = None;
-        for (key, value) in &record.values {
-            let fits = match (fields.get(key), slot) {
+        for (at, (key, value)) in record.values.iter().enumerate() {
+            let fits = match (fields.get(at, key), slot) {
                 (Some(_), Some(_)) => {
                     axis = Some(value);
                     true
                 }
-                (Some(&f), None) => proto::value(body, scratch, &message.fields[f], value, lost)
+                (Some(f), None) => proto::value(body, scratch, &message.fields[f], value, lost)
                     .map(|()| written.push(f))
                     .is_ok(),
                 (None, _) => scene::carries(key, value),
@@ -367,11 +443,7 @@ impl Layout {
         });
         Route::Proto {
             topic: t,
-            fields: specs
-                .iter()
-                .enumerate()
-                .map(|(i, s)| (s.name.clone(), i))
-                .collect(),
+            fields: Fields::new(specs.iter().enumerate().map(|(i, s)| (s.name.clone(), i))),
             slot: None,
         }
     }
@@ -436,7 +508,7 @@ impl Layout {
             .map(|((first, _), e)| first + e);
         Route::Proto {
             topic: t,
-            fields: index.map(|i| (spec.name.clone(), i)).into_iter().collect(),
+            fields: Fields::new(index.map(|i| (spec.name.clone(), i))),
             slot,
         }
     }

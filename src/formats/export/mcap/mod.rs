@@ -8,6 +8,7 @@
 
 mod component;
 mod file;
+mod frame_message;
 mod frames;
 mod layout;
 mod proto;

@@ -326,6 +326,18 @@ pub fn value(
     }
 }
 
+/// Appends field `f`, a float64 scalar, holding the float64 whose little-endian bytes are
+/// `le`: what [`value`] writes of that float, without making it a [`Value`] (a frame's
+/// values, `frames.rs`). Refused, and `buf` left as it was, for a field of another type.
+pub fn double(buf: &mut Vec<u8>, f: &Field, le: [u8; 8]) -> Result<(), Refusal> {
+    if f.kind != Kind::F64 || f.repeated {
+        return Err("value of another type than the field's");
+    }
+    encode_key(f.number, wire(f.kind), buf);
+    buf.extend_from_slice(&le);
+    Ok(())
+}
+
 /// The element of a one-element array as a scalar.
 fn only(data: &ArrayData) -> Option<Value> {
     Some(match data {

@@ -14,8 +14,9 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{channel, Receiver};
 
 use super::file::{ChunkCompression, FileError, McapFile};
-use super::layout::{Encoding, Layout, Ready};
-use super::scene::{Scene, Topic3d};
+use super::layout::{Encoding, Layout, Placed, Ready};
+use super::proto::MessageType;
+use super::scene::{self, Scene, Topic3d};
 use crate::formats::export::json_batches::{Formatted, JsonBatches, Style};
 use crate::formats::output::SeekableDestination;
 use crate::formats::worker::{Stopped, Worker};
@@ -141,7 +142,7 @@ impl McapWriter {
                             }
                         }
                     }
-                    messages.finish()
+                    messages.finish(Vec::new())
                 })
                 .map_err(|e| WriteError::io(path, e))?;
                 let style = Style {
@@ -265,7 +266,7 @@ impl Sink for McapWriter {
     fn finish(mut self: Box<Self>) -> Result<WriteReport, WriteError> {
         self.write_formatted(0)?;
         let mut report = match self.mode {
-            Mode::Protobuf(messages) => messages.finish()?,
+            Mode::Protobuf(messages) => messages.finish(Vec::new())?,
             Mode::Json {
                 ref mut batches,
                 ref mut writer,
@@ -463,17 +464,64 @@ impl Messages {
             .record(&self.channels, record, &mut ready, &mut self.report.loss);
         self.write_ready(&mut ready)?;
         self.ready = ready;
-        let log_time = self.log_time(record.time).unwrap_or(0);
-        self.draw(record, log_time)?;
+        self.draw(record, self.draw_time(record.time))?;
         self.report.records += 1;
         Ok(())
     }
 
+    /// Where the one value of `record` goes ([`Layout::place`]), for a writer that encodes
+    /// its topics' messages itself (`frames.rs`).
+    pub(super) fn place(&mut self, record: &Record) -> Option<Placed> {
+        self.layout.place(&self.channels, record)
+    }
+
+    /// The message type of the layout's topic `t`.
+    pub(super) fn message_type(&self, t: usize) -> Option<&MessageType> {
+        self.layout.topic(t).message()
+    }
+
+    /// Whether `record` (of one value) may draw or change the 3D scene ([`scene::reads`]).
+    pub(super) fn draws(&self, record: &Record) -> bool {
+        let channel = self.channels.get(record.channel as usize);
+        match (channel, record.values.as_slice()) {
+            (Some(channel), [(key, _)]) => scene::reads(channel, key),
+            _ => true,
+        }
+    }
+
+    /// Writes a message of the layout's topic `t` made elsewhere, at `time`.
+    pub(super) fn write_message(
+        &mut self,
+        t: usize,
+        time: i64,
+        data: &[u8],
+    ) -> Result<(), WriteError> {
+        let log_time = self.log_time_of(t, time);
+        let id = self.topic_id(t)?;
+        self.message(id, log_time, data)
+    }
+
+    /// Counts `n` records whose values went in messages made elsewhere, the last at `time`
+    /// and none of them drawing (or drawn by [`Messages::draw_record`]).
+    pub(super) fn count(&mut self, n: u64, time: i64) {
+        self.report.records += n;
+        let log_time = self.draw_time(time);
+        self.scene.skip(log_time);
+    }
+
+    /// Draws `record`, whose values went in a message made elsewhere.
+    pub(super) fn draw_record(&mut self, record: &Record) -> Result<(), WriteError> {
+        self.draw(record, self.draw_time(record.time))
+    }
+
+    /// The log time the 3D messages of a record at `time` are written at.
+    fn draw_time(&self, time: i64) -> u64 {
+        self.log_time(time).unwrap_or(0)
+    }
+
     fn write_ready(&mut self, ready: &mut Vec<Ready>) -> Result<(), WriteError> {
         for m in ready.drain(..) {
-            let log_time = self.log_time_of(m.topic, m.time);
-            let id = self.topic_id(m.topic)?;
-            self.message(id, log_time, &m.data)?;
+            self.write_message(m.topic, m.time, &m.data)?;
         }
         Ok(())
     }
@@ -524,10 +572,14 @@ impl Messages {
         Ok(())
     }
 
-    /// Writes the summary and the footer.
-    pub(super) fn finish(mut self) -> Result<WriteReport, WriteError> {
+    /// Writes the messages still held (the layout's, and `held`, of topics the layout holds
+    /// none of), the summary and the footer.
+    pub(super) fn finish(mut self, held: Vec<Ready>) -> Result<WriteReport, WriteError> {
         let mut ready = std::mem::take(&mut self.ready);
         self.layout.finish(&mut ready);
+        // In topic order, as the layout gives its own: one message a topic.
+        ready.extend(held);
+        ready.sort_by_key(|m| m.topic);
         self.write_ready(&mut ready)?;
         let log_time = self.scene.finish(&mut self.messages_3d);
         self.write_3d(log_time)?;

@@ -114,12 +114,23 @@ fn map_vector(m: &Affine, v: [f64; 3]) -> [f64; 3] {
 /// Where drawn vertices go: mapped by `inner` into the entity's pose, which the primitives
 /// carry (position and rotation x, y, z, w).
 pub struct Placement {
-    pub position: [f64; 3],
-    pub rotation: [f64; 4],
-    pub inner: Affine,
+    position: [f64; 3],
+    rotation: [f64; 4],
+    inner: Affine,
+    /// The pose as an affine map, made once rather than for every point placed.
+    outer: Affine,
 }
 
 impl Placement {
+    pub fn new(position: [f64; 3], rotation: [f64; 4], inner: Affine) -> Placement {
+        Placement {
+            position,
+            rotation,
+            inner,
+            outer: affine(position, rotation, [1.0; 3]),
+        }
+    }
+
     fn pose(&self) -> Option<Pose> {
         let [x, y, z] = self.position;
         let [qx, qy, qz, qw] = self.rotation;
@@ -137,7 +148,7 @@ impl Placement {
     /// Where a point (already mapped by `inner`) is in the world.
     fn at(&self, p: [f64; 3]) -> [f64; 3] {
         let world = compose(
-            &affine(self.position, self.rotation, [1.0; 3]),
+            &self.outer,
             &[
                 [1.0, 0.0, 0.0, p[0]],
                 [0.0, 1.0, 0.0, p[1]],
@@ -514,11 +525,7 @@ mod tests {
     }
 
     fn origin() -> Placement {
-        Placement {
-            position: [0.0; 3],
-            rotation: [0.0, 0.0, 0.0, 1.0],
-            inner: IDENTITY,
-        }
+        Placement::new([0.0; 3], [0.0, 0.0, 0.0, 1.0], IDENTITY)
     }
 
     #[test]

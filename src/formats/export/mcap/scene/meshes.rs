@@ -412,11 +412,8 @@ impl Meshes {
             let Some(r) = self.resources.get(&part.resource).filter(|r| r.finalised) else {
                 continue;
             };
-            let place = Placement {
-                position: a.position,
-                rotation: a.rotation,
-                inner: compose(&scale, &compose(&part.transform, &r.transform)),
-            };
+            let inner = compose(&scale, &compose(&part.transform, &r.transform));
+            let place = Placement::new(a.position, a.rotation, inner);
             let tint = multiply(multiply(a.colour, part.colour), r.tint);
             r.geometry
                 .draw(&place, tint, &mut entity, &mut points, &mut lost);
@@ -439,11 +436,8 @@ fn draw_shape(
     let mut entity = entity(id, stamp);
     let mut points = Vec::new();
     let a = &shape.attributes;
-    let place = Placement {
-        position: a.position,
-        rotation: a.rotation,
-        inner: affine([0.0; 3], [0.0, 0.0, 0.0, 1.0], a.scale),
-    };
+    let inner = affine([0.0; 3], [0.0, 0.0, 0.0, 1.0], a.scale);
+    let place = Placement::new(a.position, a.rotation, inner);
     let mut lost = Vec::new();
     shape
         .geometry

@@ -120,6 +120,12 @@ impl Scene {
         }
     }
 
+    /// A record [`reads`] says nothing of, logged at `log_time`, given in place of its
+    /// record: the time is the one a cut-off frame's changes are written at.
+    pub fn skip(&mut self, log_time: u64) {
+        self.last = log_time;
+    }
+
     /// The changes of a frame that never ended, and the log time to write them at.
     pub fn finish(&mut self, out: &mut Vec<(Topic3d, Vec<u8>)>) -> u64 {
         self.changes.end(timestamp(self.last), out);
@@ -130,6 +136,15 @@ impl Scene {
     pub fn notes(&self) -> Vec<String> {
         self.particles.notes()
     }
+}
+
+/// Whether a record of `channel` holding a value under `key` may draw or change the scene:
+/// when not, [`Scene::record`] of it only notes its time (a frame writer gives such
+/// records to [`Scene::skip`] instead, `frames.rs`).
+pub fn reads(channel: &Channel, key: &str) -> bool {
+    channel.name.starts_with(shapes::PREFIX)
+        || particles::reads(channel, key)
+        || transforms::reads(channel, key)
 }
 
 /// Whether a field's values are all drawn on a 3D topic (NanoVer's positions on

@@ -22,6 +22,11 @@ pub struct Particles {
     uncoloured: u64,
 }
 
+/// Whether a record of `channel` holding `key` may change the particles or draw them.
+pub(super) fn reads(channel: &Channel, key: &str) -> bool {
+    channel.composition == Composition::FrameDelta || key == POSITIONS || key == ELEMENTS
+}
+
 impl Particles {
     pub fn record(
         &mut self,

@@ -21,7 +21,8 @@ use super::frame::Changes;
 use crate::model::{Channel, Record, Value};
 use crate::report::LossReport;
 
-const PREFIX: &str = "3es/";
+/// The channels of 3es (shapes, meshes, control, reset: [`super::reads`]).
+pub(super) const PREFIX: &str = "3es/";
 const FRAME: &str = "world";
 
 /// What 3es says of a shape: position, rotation (x, y, z, w), scale, colour (RGBA bytes).

@@ -13,7 +13,7 @@ use std::collections::HashMap;
 use foxglove::messages::{FrameTransform, FrameTransforms, Quaternion, Timestamp, Vector3};
 
 use super::encode;
-use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose};
+use crate::model::pose::{entity_name, entity_names, wxyz_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{Channel, Entity, Header, Record};
 
 /// What a frame belongs to: a named or header-numbered entity, or a number of a channel.
@@ -25,10 +25,36 @@ enum Owner {
 
 pub const PARENT: &str = "world";
 
+/// A child frame: its message as last written, kept to be written again with what a
+/// record changes (rather than made anew, its name copied, for every record).
 struct Frame {
-    child: String,
-    translation: [f64; 3],
-    rotation: [f64; 4],
+    message: FrameTransforms,
+}
+
+impl Frame {
+    fn new(child: String) -> Frame {
+        let transform = FrameTransform {
+            timestamp: None,
+            parent_frame_id: PARENT.into(),
+            child_frame_id: child,
+            translation: Some(Vector3 {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+            }),
+            rotation: Some(Quaternion {
+                x: 0.0,
+                y: 0.0,
+                z: 0.0,
+                w: 1.0,
+            }),
+        };
+        Frame {
+            message: FrameTransforms {
+                transforms: vec![transform],
+            },
+        }
+    }
 }
 
 pub struct Transforms {
@@ -36,11 +62,16 @@ pub struct Transforms {
     quaternions: Vec<Vec<String>>,
     /// Names of numbered entities, when the header's metadata lists them (Elodin's).
     names: HashMap<u64, String>,
-    /// Child frames: name, translation and rotation (x, y, z, w); one per name.
+    /// Child frames, one per name.
     frames: Vec<Frame>,
     /// The frame of each entity met (entities of one name share it), and of each name.
     of_entity: HashMap<Owner, usize>,
     of_name: HashMap<String, usize>,
+}
+
+/// Whether a record of `channel` holding `key` may carry a pose ([`Pose::of`]).
+pub(super) fn reads(channel: &Channel, key: &str) -> bool {
+    key == WORLD_POS || key == POSITION || wxyz_fields(channel).iter().any(|f| f == key)
 }
 
 impl Transforms {
@@ -86,11 +117,7 @@ impl Transforms {
                 };
                 let frames = &mut self.frames;
                 let i = *self.of_name.entry(child.clone()).or_insert_with(|| {
-                    frames.push(Frame {
-                        child,
-                        translation: [0.0; 3],
-                        rotation: [0.0, 0.0, 0.0, 1.0],
-                    });
+                    frames.push(Frame::new(child));
                     frames.len() - 1
                 });
                 self.of_entity.insert(owner, i);
@@ -98,27 +125,14 @@ impl Transforms {
             }
         };
         let frame = self.frames.get_mut(index)?;
-        if let Some(t) = translation {
-            frame.translation = t;
+        let transform = frame.message.transforms.first_mut()?;
+        if let Some([x, y, z]) = translation {
+            transform.translation = Some(Vector3 { x, y, z });
         }
-        if let Some(r) = rotation {
-            frame.rotation = r;
+        if let Some([x, y, z, w]) = rotation {
+            transform.rotation = Some(Quaternion { x, y, z, w });
         }
-        let ([x, y, z], [qx, qy, qz, qw]) = (frame.translation, frame.rotation);
-        let child = frame.child.clone();
-        Some(encode(&FrameTransforms {
-            transforms: vec![FrameTransform {
-                timestamp: Some(stamp),
-                parent_frame_id: PARENT.into(),
-                child_frame_id: child,
-                translation: Some(Vector3 { x, y, z }),
-                rotation: Some(Quaternion {
-                    x: qx,
-                    y: qy,
-                    z: qz,
-                    w: qw,
-                }),
-            }],
-        }))
+        transform.timestamp = Some(stamp);
+        Some(encode(&frame.message))
     }
 }
