@@ -16,7 +16,7 @@ use super::file::{entity_text, utc_micros};
 use super::file::{Common, BATCH_ROWS};
 use super::poses::Poses;
 use super::writer::LakeWriter;
-use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink, Packed};
+use crate::formats::frames::{le_bytes, Frame, FrameLayout, FrameSignal, FrameSink, Packed};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{ChannelId, DType, Entity, Header, Nanos, Record, Value};
@@ -41,6 +41,9 @@ struct Signals {
     rows: Int32Array,
     /// Of their entities: null for a signal without one.
     entities: Int32Array,
+    /// Every one is a float64 scalar without poses (most Icarus frames): their values are
+    /// copied into the `value` column as a slice.
+    floats: bool,
 }
 
 impl Signals {
@@ -52,6 +55,8 @@ impl Signals {
             entities: (list.iter().enumerate())
                 .map(|(i, s)| s.entity.as_ref().map(|_| index(i)))
                 .collect(),
+            floats: (list.iter())
+                .all(|s| !s.poses && s.packed.dtype == DType::F64 && s.packed.shape.is_empty()),
             list,
         }
     }
@@ -66,6 +71,8 @@ pub struct LakeFrames {
     frames: u64,
     /// The record of a signal that gives poses, reused.
     record: Record,
+    /// A frame's numbers, when they are all float64 (`Signals::floats`).
+    numbers: Vec<f64>,
 }
 
 impl LakeFrames {
@@ -134,6 +141,7 @@ impl LakeFrames {
             static_block: layout.static_block.clone(),
             frames: 0,
             record: Record::new(0, 0),
+            numbers: Vec::new(),
         }))
     }
 }
@@ -169,6 +177,7 @@ impl LakeFrames {
             record,
             statics: s0,
             dynamics,
+            numbers,
             ..
         } = self;
         let signals = if statics { s0 } else { dynamics };
@@ -179,6 +188,14 @@ impl LakeFrames {
         values.common.channels.push_keys(&signals.rows);
         values.common.entities.push_keys(&signals.entities);
         values.keys.push_keys(&signals.rows);
+        if signals.floats {
+            numbers.clear();
+            let at = |s: &Signal| f64::from_le_bytes(le_bytes(block, s.offset));
+            numbers.extend(signals.list.iter().map(at));
+            values.push_floats(numbers);
+            writer.records += n as u64;
+            return;
+        }
         for s in &signals.list {
             writer.push_value_of(s.channel, &s.key, &s.value(block));
             if s.poses {

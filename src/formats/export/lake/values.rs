@@ -141,6 +141,17 @@ impl Values {
         self.removed.append_value(removed);
     }
 
+    /// Rows of one float64 each (a frame's numbers), whose places and keys are pushed
+    /// already: [`Values::push_value`] of each as a `Value::Float`, at once.
+    pub fn push_floats(&mut self, numbers: &[f64]) {
+        let n = numbers.len();
+        self.value.append_slice(numbers);
+        self.int.append_nulls(n);
+        self.rows += n;
+        self.size += 64 * n;
+        self.behind += n;
+    }
+
     /// Fills the columns a scalar leaves null for the rows that are behind in them.
     fn catch_up(&mut self) {
         let n = std::mem::take(&mut self.behind);
