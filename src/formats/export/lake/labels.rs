@@ -4,6 +4,7 @@
 //! comparing any text (docs/performance.md, "Lake, fifth pass"). The file's schema says
 //! utf8 either way: the label writer writes the same pages from both.
 
+use std::mem::replace;
 use std::sync::Arc;
 
 use arrow_array::builder::{ArrayBuilder, Int32Builder, StringBuilder};
@@ -48,8 +49,8 @@ pub struct Label {
 impl Label {
     pub fn new() -> Label {
         Label {
-            text: StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16),
-            keys: Int32Builder::with_capacity(BATCH_ROWS),
+            text: text_builder(),
+            keys: Int32Builder::new(),
             dictionary: None,
         }
     }
@@ -79,18 +80,21 @@ impl Label {
         self.keys.append_array(keys);
     }
 
-    /// The batch's column: indices into the dictionary if any were pushed, else text.
+    /// The batch's column: indices into the dictionary if any were pushed, else text. The
+    /// builder used starts the next batch at a batch's size.
     pub fn finish(&mut self) -> ArrayRef {
-        let keys = std::mem::replace(&mut self.keys, Int32Builder::with_capacity(BATCH_ROWS));
         match &self.dictionary {
-            Some(texts) if !keys.is_empty() => {
-                let mut keys = keys;
-                Arc::new(DictionaryArray::new(keys.finish(), texts.clone()))
+            Some(texts) if !self.keys.is_empty() => {
+                let fresh = Int32Builder::with_capacity(BATCH_ROWS);
+                let keys = replace(&mut self.keys, fresh).finish();
+                Arc::new(DictionaryArray::new(keys, texts.clone()))
             }
-            _ => {
-                let fresh = StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16);
-                Arc::new(std::mem::replace(&mut self.text, fresh).finish())
-            }
+            _ => Arc::new(replace(&mut self.text, text_builder()).finish()),
         }
     }
+}
+
+/// A builder with room for a batch of short texts.
+fn text_builder() -> StringBuilder {
+    StringBuilder::with_capacity(BATCH_ROWS, BATCH_ROWS * 16)
 }
