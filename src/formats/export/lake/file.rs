@@ -3,21 +3,21 @@
 //! [`Encoder`]).
 
 use std::fs::File;
+use std::mem::replace;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use arrow_array::builder::{
-    ArrayBuilder, Int64Builder, StringBuilder, TimestampMicrosecondBuilder,
-};
+use arrow_array::builder::{ArrayBuilder, Int64Builder, TimestampMicrosecondBuilder};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Float64Type;
-use arrow_array::{Array, ArrayRef, RecordBatch, StringArray};
-use arrow_schema::{DataType, Field, SchemaRef};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef};
 use parquet::basic::{Compression, Encoding, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::schema::types::ColumnPath;
 
+use super::labels::{Constant, Label};
 use crate::formats::export::parquet_table::{compresses, Encoder, SAMPLE_BYTES};
 use crate::formats::output::Outputs;
 use crate::formats::WriteError;
@@ -72,38 +72,16 @@ pub fn utc_micros(epoch_ns: Option<i64>, time_ns: i64) -> Option<i64> {
     Some(ns.div_euclid(1000))
 }
 
-/// A text column of one value, made once and lent a slice per batch: a recording's name
-/// and format are the same on every row of its files.
-struct Constant {
-    text: String,
-    column: StringArray,
-}
-
-impl Constant {
-    fn new(text: &str) -> Constant {
-        Constant {
-            text: text.to_string(),
-            column: StringArray::from(Vec::<&str>::new()),
-        }
-    }
-
-    fn column(&mut self, rows: usize) -> ArrayRef {
-        if self.column.len() < rows {
-            let n = rows.max(BATCH_ROWS);
-            self.column = std::iter::repeat_n(Some(&self.text), n).collect();
-        }
-        Arc::new(self.column.slice(0, rows))
-    }
-}
-
 /// Builders of the columns every row starts with.
 pub struct Common {
     recording: Constant,
     format: Constant,
     times: Int64Builder,
     utc: TimestampMicrosecondBuilder,
-    channels: StringBuilder,
-    entities: StringBuilder,
+    /// Appended to by a caller that has a whole frame's or record's channels and entities
+    /// at once (after [`Common::push_times`]).
+    pub channels: Label,
+    pub entities: Label,
     frames: Int64Builder,
 }
 
@@ -112,32 +90,55 @@ impl Common {
         Common {
             recording: Constant::new(recording),
             format: Constant::new(format),
-            times: Int64Builder::new(),
-            utc: TimestampMicrosecondBuilder::new().with_timezone("UTC"),
-            channels: StringBuilder::new(),
-            entities: StringBuilder::new(),
-            frames: Int64Builder::new(),
+            times: Int64Builder::with_capacity(BATCH_ROWS),
+            utc: TimestampMicrosecondBuilder::with_capacity(BATCH_ROWS).with_timezone("UTC"),
+            channels: Label::new(),
+            entities: Label::new(),
+            frames: Int64Builder::with_capacity(BATCH_ROWS),
         }
     }
 
     pub fn push(&mut self, place: &Place) {
         self.times.append_value(place.time_ns);
         self.utc.append_option(place.time_utc);
-        self.channels.append_value(place.channel);
-        self.entities.append_option(place.entity);
+        self.channels.push(Some(place.channel));
+        self.entities.push(place.entity);
         self.frames.append_option(place.frame);
+    }
+
+    /// The time and frame columns of `n` rows at one instant; their channels and entities
+    /// are the caller's to append.
+    pub fn push_times(
+        &mut self,
+        n: usize,
+        time_ns: i64,
+        time_utc: Option<i64>,
+        frame: Option<i64>,
+    ) {
+        self.times.append_value_n(time_ns, n);
+        match time_utc {
+            Some(t) => self.utc.append_value_n(t, n),
+            None => self.utc.append_nulls(n),
+        }
+        match frame {
+            Some(f) => self.frames.append_value_n(f, n),
+            None => self.frames.append_nulls(n),
+        }
     }
 
     pub fn finish(&mut self) -> Vec<ArrayRef> {
         let rows = self.times.len();
+        // Builders start again at their batch's size, not empty: grown from nothing, every
+        // batch paid for its copies as it grew.
+        let utc = TimestampMicrosecondBuilder::with_capacity(BATCH_ROWS).with_timezone("UTC");
         vec![
             self.recording.column(rows),
             self.format.column(rows),
-            Arc::new(self.times.finish()),
-            Arc::new(self.utc.finish()),
-            Arc::new(self.channels.finish()),
-            Arc::new(self.entities.finish()),
-            Arc::new(self.frames.finish()),
+            Arc::new(replace(&mut self.times, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
+            Arc::new(replace(&mut self.utc, utc).finish()),
+            self.channels.finish(),
+            self.entities.finish(),
+            Arc::new(replace(&mut self.frames, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
         ]
     }
 }
@@ -230,10 +231,26 @@ impl TableFile {
         }
     }
 
-    /// Hands a batch of the schema's columns, in order, to the encoder.
+    /// Hands a batch of the schema's columns, in order, to the encoder. A label column may
+    /// be a dictionary of its text (`labels.rs`): the label writer writes it as the text.
     pub fn write(&mut self, columns: Vec<ArrayRef>) -> Result<(), WriteError> {
-        let batch =
-            RecordBatch::try_new(self.schema.clone(), columns).map_err(|e| io(&self.shown, e))?;
+        let fields = (self.schema.fields().iter())
+            .zip(&columns)
+            .map(|(field, column)| {
+                let indexed = matches!(column.data_type(), DataType::Dictionary(_, _))
+                    && LABELS.contains(&field.name().as_str());
+                match indexed {
+                    true => Arc::new(
+                        field
+                            .as_ref()
+                            .clone()
+                            .with_data_type(column.data_type().clone()),
+                    ),
+                    false => field.clone(),
+                }
+            });
+        let schema = Arc::new(Schema::new(fields.collect::<Vec<_>>()));
+        let batch = RecordBatch::try_new(schema, columns).map_err(|e| io(&self.shown, e))?;
         self.rows += batch.num_rows() as u64;
         if batch.num_rows() == 0 {
             return Ok(());

@@ -10,11 +10,13 @@
 
 use std::path::Path;
 
+use arrow_array::Int32Array;
+
 use super::file::{entity_text, utc_micros};
 use super::file::{Common, BATCH_ROWS};
 use super::poses::Poses;
 use super::writer::LakeWriter;
-use crate::formats::frames::{Frame, FrameLayout, FrameSignal, FrameSink, Packed};
+use crate::formats::frames::{le_bytes, Frame, FrameLayout, FrameSignal, FrameSink, Packed};
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{ChannelId, DType, Entity, Header, Nanos, Record, Value};
@@ -30,15 +32,47 @@ struct Signal {
     poses: bool,
 }
 
+/// Signals that come together (the statics, or a frame's dynamics), and their rows' places
+/// in the label columns' dictionaries (of every signal, the statics first), the same at
+/// every frame.
+struct Signals {
+    list: Vec<Signal>,
+    /// Of their channels and keys.
+    rows: Int32Array,
+    /// Of their entities: null for a signal without one.
+    entities: Int32Array,
+    /// Every one is a float64 scalar without poses (most Icarus frames): their values are
+    /// copied into the `value` column as a slice.
+    floats: bool,
+}
+
+impl Signals {
+    /// `list`, whose first signal is number `first` of the dictionaries.
+    fn new(list: Vec<Signal>, first: usize) -> Signals {
+        let index = |i: usize| i32::try_from(first + i).unwrap_or(i32::MAX);
+        Signals {
+            rows: (0..list.len()).map(index).collect(),
+            entities: (list.iter().enumerate())
+                .map(|(i, s)| s.entity.as_ref().map(|_| index(i)))
+                .collect(),
+            floats: (list.iter())
+                .all(|s| !s.poses && s.packed.dtype == DType::F64 && s.packed.shape.is_empty()),
+            list,
+        }
+    }
+}
+
 pub struct LakeFrames {
     writer: LakeWriter,
-    statics: Vec<Signal>,
-    dynamics: Vec<Signal>,
+    statics: Signals,
+    dynamics: Signals,
     static_block: Vec<u8>,
     /// Frames written.
     frames: u64,
     /// The record of a signal that gives poses, reused.
     record: Record,
+    /// A frame's numbers, when they are all float64 (`Signals::floats`).
+    numbers: Vec<f64>,
 }
 
 impl LakeFrames {
@@ -80,10 +114,26 @@ impl LakeFrames {
         };
         let statics = bind(&layout.statics)?;
         let dynamics = bind(&layout.dynamics)?;
-        let writer = match LakeWriter::create(root, name, header, outputs) {
+        // Their rows' labels are indexed by `i32` (`Signals`).
+        i32::try_from(statics.len() + dynamics.len()).ok()?;
+        let mut writer = match LakeWriter::create(root, name, header, outputs) {
             Ok(w) => w,
             Err(e) => return Some(Err(e)),
         };
+        let all = || statics.iter().chain(&dynamics);
+        let channel = |s: &Signal| (header.channels.get(s.channel as usize)).map(|c| &c.name);
+        let values = &mut writer.values;
+        values
+            .common
+            .channels
+            .dictionary(all().map(channel).collect());
+        let entities = all().map(|s| s.entity_text.as_deref());
+        values.common.entities.dictionary(entities.collect());
+        values
+            .keys
+            .dictionary(all().map(|s| Some(&s.key)).collect());
+        let statics = Signals::new(statics, 0);
+        let dynamics = Signals::new(dynamics, statics.list.len());
         Some(Ok(LakeFrames {
             writer,
             statics,
@@ -91,6 +141,7 @@ impl LakeFrames {
             static_block: layout.static_block.clone(),
             frames: 0,
             record: Record::new(0, 0),
+            numbers: Vec::new(),
         }))
     }
 }
@@ -126,20 +177,33 @@ impl LakeFrames {
             record,
             statics: s0,
             dynamics,
+            numbers,
             ..
         } = self;
         let signals = if statics { s0 } else { dynamics };
         let time_utc = utc_micros(writer.epoch_ns, time);
-        for s in signals {
-            let value = s.value(block);
-            let at = (time, time_utc, Some(frame));
-            writer.push_value(s.channel, s.entity_text.as_deref(), at, &s.key, &value);
+        let n = signals.list.len();
+        let values = &mut writer.values;
+        values.common.push_times(n, time, time_utc, Some(frame));
+        values.common.channels.push_keys(&signals.rows);
+        values.common.entities.push_keys(&signals.entities);
+        values.keys.push_keys(&signals.rows);
+        if signals.floats {
+            numbers.clear();
+            let at = |s: &Signal| f64::from_le_bytes(le_bytes(block, s.offset));
+            numbers.extend(signals.list.iter().map(at));
+            values.push_floats(numbers);
+            writer.records += n as u64;
+            return;
+        }
+        for s in &signals.list {
+            writer.push_value_of(s.channel, &s.key, &s.value(block));
             if s.poses {
                 s.fill(record, block, time, frame);
                 writer.push_poses(record, time_utc);
             }
-            writer.records += 1;
         }
+        writer.records += n as u64;
     }
 }
 

@@ -5,6 +5,7 @@
 
 mod file;
 mod frames;
+mod labels;
 mod poses;
 mod schema;
 mod values;

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::Float64Builder;
-use arrow_array::ArrayRef;
+use arrow_array::{Array, ArrayRef, StringArray};
 
 use super::file::{entity_text, Common, Place};
 use crate::formats::mapping::{flat_part, Part};
@@ -74,6 +74,11 @@ pub struct Poses {
     declared: Vec<Declared>,
     pending: Vec<Pending>,
     pending_time: (i64, Option<i64>),
+    /// NanoVer particles' entities, `"0"`, `"1"`, …, as many as a frame had at most.
+    particles: StringArray,
+    /// One axis of a frame's particle positions, in metres (appended as a slice: a
+    /// value at a time was a large share of NanoVer's lake).
+    axis: Vec<f64>,
     pub rows: usize,
 }
 
@@ -85,6 +90,8 @@ impl Poses {
             declared: channels.iter().map(Declared::of).collect(),
             pending: Vec::new(),
             pending_time: (0, None),
+            particles: StringArray::from(Vec::<&str>::new()),
+            axis: Vec::new(),
             rows: 0,
         }
     }
@@ -138,16 +145,27 @@ impl Poses {
             return;
         }
         if let Some(positions) = record.get(PARTICLES).and_then(floats) {
+            // A frame's particles are appended column by column: their entities are the
+            // same numbers every frame.
             let scale = declared.scale(PARTICLES, 1e-9);
-            let mut name = itoa::Buffer::new();
-            for (i, p) in positions.chunks_exact(3).enumerate() {
-                let particle = Place {
-                    entity: Some(name.format(i)),
-                    ..place
-                };
-                let [x, y, z] = [p[0], p[1], p[2]].map(|x| Some(x * scale));
-                self.row(&particle, [x, y, z, None, None, None, None]);
+            let n = positions.len() / 3;
+            let common = &mut self.common;
+            common.push_times(n, place.time_ns, place.time_utc, place.frame);
+            common.channels.push_n(place.channel, n);
+            if self.particles.len() < n {
+                self.particles = (0..n)
+                    .map(|i| Some(itoa::Buffer::new().format(i).to_string()))
+                    .collect();
             }
+            common.entities.push_texts(&self.particles.slice(0, n));
+            let [xyz @ .., _, _, _, _] = &mut self.coords;
+            for (axis, builder) in xyz.iter_mut().enumerate() {
+                self.axis.clear();
+                (self.axis).extend(positions.chunks_exact(3).map(|p| p[axis] * scale));
+                builder.append_slice(&self.axis);
+            }
+            self.coords[3..].iter_mut().for_each(|q| q.append_nulls(n));
+            self.rows += n;
             return;
         }
         let mut pose = Pose::of(record, &declared.wxyz);

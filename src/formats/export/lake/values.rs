@@ -1,6 +1,7 @@
 //! The `values` table: one row per record and key, each value in the one typed column it
 //! fits (docs/formats/lake.md, "values").
 
+use std::mem::replace;
 use std::sync::Arc;
 
 use arrow_array::builder::{
@@ -8,7 +9,8 @@ use arrow_array::builder::{
 };
 use arrow_array::ArrayRef;
 
-use super::file::{Common, Place};
+use super::file::{Common, BATCH_ROWS};
+use super::labels::Label;
 use crate::formats::export::json_text::{self, Lost};
 use crate::model::{Array, ArrayData, Value};
 
@@ -22,7 +24,9 @@ const BIG_UINT: &str = "unsigned integer beyond int64 written as decimal text";
 
 pub struct Values {
     pub common: Common,
-    keys: StringBuilder,
+    /// Appended to by a caller that has a whole frame's keys at once (with
+    /// [`Common::push_times`], then [`Values::push_value`] per row).
+    pub keys: Label,
     value: Float64Builder,
     int: Int64Builder,
     values: ListBuilder<Float64Builder>,
@@ -33,6 +37,9 @@ pub struct Values {
     pub rows: usize,
     /// Bytes of the batch's values, roughly.
     pub size: usize,
+    /// Rows not yet in `values`, `shape`, `text`, `bytes` and `removed` (scalars, which
+    /// leave them null).
+    behind: usize,
     json: Vec<u8>,
 }
 
@@ -40,9 +47,9 @@ impl Values {
     pub fn new(common: Common) -> Values {
         Values {
             common,
-            keys: StringBuilder::new(),
-            value: Float64Builder::new(),
-            int: Int64Builder::new(),
+            keys: Label::new(),
+            value: Float64Builder::with_capacity(BATCH_ROWS),
+            int: Int64Builder::with_capacity(BATCH_ROWS),
             values: ListBuilder::new(Float64Builder::new()),
             shape: ListBuilder::new(Int64Builder::new()),
             text: StringBuilder::new(),
@@ -50,36 +57,40 @@ impl Values {
             removed: BooleanBuilder::new(),
             rows: 0,
             size: 0,
+            behind: 0,
             json: Vec::new(),
         }
     }
 
-    /// A row for `key` = `value` at `place`; what it cannot keep goes in `lost`.
-    pub fn push(&mut self, place: &Place, key: &str, value: &Value, lost: &mut Lost) {
-        self.common.push(place);
-        self.keys.append_value(key);
+    /// The value columns of a row whose place ([`Common`]) and key are pushed already;
+    /// what it cannot keep goes in `lost`.
+    pub fn push_value(&mut self, key: &str, value: &Value, lost: &mut Lost) {
         self.rows += 1;
-        let (mut number, mut int, mut text, mut bytes) = (None, None, None, None);
+        self.size += 64;
+        let (number, int) = numbers(value);
+        self.value.append_option(number);
+        self.int.append_option(int);
+        let scalar = match value {
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::F32(_) => true,
+            Value::UInt(_) => int.is_some(),
+            _ => false,
+        };
+        if scalar {
+            // Most rows are one number: the columns it leaves null are filled in one go,
+            // when a row of another kind comes or the batch ends.
+            self.behind += 1;
+            return;
+        }
+        self.catch_up();
+        let (mut text, mut bytes) = (None, None);
         let mut array = None;
         let mut removed = false;
         match value {
-            Value::Null => {}
             Value::Removed => removed = true,
-            Value::Bool(b) => number = Some(f64::from(u8::from(*b))),
-            Value::Int(i) => {
-                int = Some(*i);
-                number = (i.unsigned_abs() <= EXACT).then_some(*i as f64);
-            }
             Value::UInt(u) => {
-                int = i64::try_from(*u).ok();
-                number = (*u <= EXACT).then_some(*u as f64);
-                if int.is_none() {
-                    lost.push((key.to_string(), BIG_UINT));
-                    text = Some(u.to_string());
-                }
+                lost.push((key.to_string(), BIG_UINT));
+                text = Some(u.to_string());
             }
-            Value::Float(x) => number = Some(*x),
-            Value::F32(x) => number = Some(f64::from(*x)),
             Value::Str(s) => text = Some(s.clone()),
             Value::Bytes(b) => bytes = Some(b.as_slice()),
             Value::Ext { bytes: b, .. } => {
@@ -100,9 +111,8 @@ impl Values {
                 json_text::value(&mut self.json, key, value, lost);
                 text = Some(String::from_utf8_lossy(&self.json).into_owned());
             }
+            Value::Null | Value::Bool(_) | Value::Int(_) | Value::Float(_) | Value::F32(_) => {}
         }
-        self.value.append_option(number);
-        self.int.append_option(int);
         match array {
             Some((numbers, shape)) => {
                 if let Some(a) = numbers {
@@ -125,21 +135,45 @@ impl Values {
                 self.shape.append(false);
             }
         }
-        self.size += 64 + text.as_ref().map_or(0, String::len);
+        self.size += text.as_ref().map_or(0, String::len);
         self.text.append_option(text);
         self.bytes.append_option(bytes);
         self.removed.append_value(removed);
     }
 
+    /// Rows of one float64 each (a frame's numbers), whose places and keys are pushed
+    /// already: [`Values::push_value`] of each as a `Value::Float`, at once.
+    pub fn push_floats(&mut self, numbers: &[f64]) {
+        let n = numbers.len();
+        self.value.append_slice(numbers);
+        self.int.append_nulls(n);
+        self.rows += n;
+        self.size += 64 * n;
+        self.behind += n;
+    }
+
+    /// Fills the columns a scalar leaves null for the rows that are behind in them.
+    fn catch_up(&mut self) {
+        let n = std::mem::take(&mut self.behind);
+        if n > 0 {
+            self.values.append_nulls(n);
+            self.shape.append_nulls(n);
+            self.text.append_nulls(n);
+            self.bytes.append_nulls(n);
+            self.removed.append_n(n, false);
+        }
+    }
+
     /// The batch's columns, in the schema's order.
     pub fn finish(&mut self) -> Vec<ArrayRef> {
+        self.catch_up();
         self.rows = 0;
         self.size = 0;
         let mut columns = self.common.finish();
         columns.extend([
-            Arc::new(self.keys.finish()) as ArrayRef,
-            Arc::new(self.value.finish()),
-            Arc::new(self.int.finish()),
+            self.keys.finish(),
+            Arc::new(replace(&mut self.value, Float64Builder::with_capacity(BATCH_ROWS)).finish()),
+            Arc::new(replace(&mut self.int, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(self.values.finish()),
             Arc::new(self.shape.finish()),
             Arc::new(self.text.finish()),
@@ -147,6 +181,19 @@ impl Values {
             Arc::new(self.removed.finish()),
         ]);
         columns
+    }
+}
+
+/// A value's `value` and `int` columns: a number or boolean in float64 where it holds it
+/// exactly, an integer in int64 where it fits.
+fn numbers(value: &Value) -> (Option<f64>, Option<i64>) {
+    match value {
+        Value::Bool(b) => (Some(f64::from(u8::from(*b))), None),
+        Value::Int(i) => ((i.unsigned_abs() <= EXACT).then_some(*i as f64), Some(*i)),
+        Value::UInt(u) => ((*u <= EXACT).then_some(*u as f64), i64::try_from(*u).ok()),
+        Value::Float(x) => (Some(*x), None),
+        Value::F32(x) => (Some(f64::from(*x)), None),
+        _ => (None, None),
     }
 }
 

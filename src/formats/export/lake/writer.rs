@@ -28,7 +28,7 @@ pub fn table_paths(root: &Path, name: &str) -> [PathBuf; 2] {
 pub struct LakeWriter {
     channels: Vec<Channel>,
     pub(super) epoch_ns: Option<i64>,
-    values: Values,
+    pub(super) values: Values,
     poses: Poses,
     files: [TableFile; 2],
     lost: Lost,
@@ -105,7 +105,15 @@ impl LakeWriter {
             entity,
             frame,
         };
-        self.values.push(&place, key, value, &mut self.lost);
+        self.values.common.push(&place);
+        self.values.keys.push(Some(key));
+        self.push_value_of(c, key, value);
+    }
+
+    /// The value columns of the `values` row of `key` = `value` of channel `c`, whose place
+    /// and key are pushed already; what it does not keep is tallied.
+    pub(super) fn push_value_of(&mut self, c: ChannelId, key: &str, value: &Value) {
+        self.values.push_value(key, value, &mut self.lost);
         for (key, why) in self.lost.drain(..) {
             *self.tally.entry((c, key, why)).or_default() += 1;
         }
