@@ -92,7 +92,7 @@ fn the_frame_path_writes_the_record_paths_db_on_every_fixture() {
     }
 }
 
-fn request<'a>(out: &'a Path, format: &str) -> WriteRequest<'a> {
+pub(crate) fn request<'a>(out: &'a Path, format: &str) -> WriteRequest<'a> {
     WriteRequest {
         output: out,
         format: format_named(format).unwrap(),

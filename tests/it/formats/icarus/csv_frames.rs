@@ -6,12 +6,11 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::pipeline::db_frames::lenient;
+use crate::pipeline::db_frames::{lenient, request};
 use crate::pipeline::{db_frames, mcap_frames, parquet_frames};
 use crate::util::{any_fixture, cat_json, frame_and_record_runs, s};
-use simrec::formats::{format_named, GivenFlags, ReadOptions};
+use simrec::formats::ReadOptions;
 use simrec::pipeline::frame_copy::write_frames;
-use simrec::pipeline::WriteRequest;
 
 /// Intact files (a warning at most) and damaged ones, written into `dir`; the last two have
 /// no column (the record path, forced by `--channel '*'`, then selects nothing).
@@ -89,16 +88,7 @@ fn damage_stops_a_strict_read_alike_both_ways() {
 fn by_frames(input: &Path, options: ReadOptions, out: &str) -> Option<u64> {
     let tmp = tempfile::tempdir().unwrap();
     let output = tmp.path().join(out);
-    let format = out.rsplit('.').next().unwrap();
-    let request = WriteRequest {
-        output: &output,
-        format: format_named(format).unwrap(),
-        force: true,
-        dry_run: false,
-        flags: GivenFlags::default(),
-        split: false,
-        resample: None,
-    };
+    let request = request(&output, out.rsplit('.').next().unwrap());
     let inputs = vec![input.to_path_buf()];
     let (written, _) = write_frames(&inputs, options, &request, &mut |_, _| {})?;
     Some(written.unwrap().report.records)
