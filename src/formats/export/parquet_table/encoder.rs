@@ -138,8 +138,7 @@ impl Group {
     /// Its rows, and its encoded size projected over them: every column's size after the
     /// newest batch all have written, the rows after it counted at that size's rate.
     fn projected(&self) -> (usize, usize) {
-        let seen = self.pushed.saturating_sub(IN_FLIGHT - 1);
-        let Some(k) = seen.checked_sub(1) else {
+        let Some(k) = self.seen().checked_sub(1) else {
             return (self.rows, 0);
         };
         let bytes: usize = (self.slots.iter())
@@ -150,6 +149,12 @@ impl Group {
             0 => (self.rows, bytes),
             _ => (self.rows, bytes.saturating_mul(self.rows) / rows),
         }
+    }
+
+    /// Batches the close decision reads the columns' sizes after: the newest that `push`
+    /// waits for every column to have written anyway (the in-flight bound).
+    fn seen(&self) -> usize {
+        self.pushed.saturating_sub(IN_FLIGHT - 1)
     }
 
     /// Lets go of the batches every column has written.
@@ -456,22 +461,19 @@ impl Columns {
 
     /// Hands `batch` over to be written, closing the row group where it is full, as the
     /// crate's `ArrowWriter` closes it: at [`MAX_ROW_GROUP_ROWS`] rows exactly, and before the
-    /// rows that would take its encoded size past `group_bytes` at its bytes per
-    /// row so far (the batches not encoded yet counted at that rate).
+    /// rows that would take its encoded size past `group_bytes`, as
+    /// [`Group::projected`] has it.
     fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
         let mut batch = batch;
         loop {
             let (rows, bytes) = {
                 let state = self.shared.lock();
-                // The close decision reads every column's size at one batch, the newest
-                // that `push` would wait for anyway (the in-flight bound), so that it is the
-                // same on every run: sizes read as they stood at the moment depended on
-                // how far each column's thread had got, and so did the row groups.
+                // The close decision reads every column's size after one batch, so that it
+                // is the same on every run: sizes read as they stood at the moment depended
+                // on how far each column's thread had got, and so did the row groups.
                 let state = self.shared.until(state, |s| {
-                    s.open().is_none_or(|g| {
-                        let seen = g.pushed.saturating_sub(IN_FLIGHT - 1);
-                        g.slots.iter().all(|slot| slot.sizes.len() >= seen)
-                    })
+                    s.open()
+                        .is_none_or(|g| g.slots.iter().all(|slot| slot.done >= g.seen()))
                 })?;
                 state.open().map_or((0, 0), Group::projected)
             };
