@@ -110,8 +110,9 @@ struct Slot {
     done: usize,
     /// The encoded chunks, once the row group is complete.
     chunks: Option<Chunks>,
-    /// The encoded size so far, as the writers estimate it.
-    bytes: usize,
+    /// The encoded size, as the writers estimate it, after each batch written: a function
+    /// of the data only, unlike the size at any one moment (how far the column's thread got).
+    sizes: Vec<usize>,
     /// Nanoseconds its last batch took: the dearer columns are taken first.
     cost: u64,
 }
@@ -123,9 +124,10 @@ struct Group {
     /// Batches not yet written by every column; the first is number `first` of the group.
     batches: VecDeque<RecordBatch>,
     first: usize,
-    /// Batches handed over, and their rows.
+    /// Batches handed over, and their rows; the rows after each batch.
     pushed: usize,
     rows: usize,
+    ends: Vec<usize>,
     slots: Vec<Slot>,
     /// No batch comes any more: each column closes after the ones it has, then the row
     /// group goes into the file.
@@ -133,6 +135,28 @@ struct Group {
 }
 
 impl Group {
+    /// Its rows, and its encoded size projected over them: every column's size after the
+    /// newest batch all have written, the rows after it counted at that size's rate.
+    fn projected(&self) -> (usize, usize) {
+        let Some(k) = self.seen().checked_sub(1) else {
+            return (self.rows, 0);
+        };
+        let bytes: usize = (self.slots.iter())
+            .map(|s| s.sizes.get(k).copied().unwrap_or(0))
+            .sum();
+        let rows = self.ends.get(k).copied().unwrap_or(0);
+        match rows {
+            0 => (self.rows, bytes),
+            _ => (self.rows, bytes.saturating_mul(self.rows) / rows),
+        }
+    }
+
+    /// Batches the close decision reads the columns' sizes after: the newest that `push`
+    /// waits for every column to have written anyway (the in-flight bound).
+    fn seen(&self) -> usize {
+        self.pushed.saturating_sub(IN_FLIGHT - 1)
+    }
+
     /// Lets go of the batches every column has written.
     fn release(&mut self) {
         let oldest = self.slots.iter().map(|s| s.done).min().unwrap_or(0);
@@ -289,7 +313,7 @@ impl Shared {
             Ok(Outcome::Written(group, column, writers, cost)) => {
                 if let Some(g) = state.group(group) {
                     let slot = &mut g.slots[column];
-                    slot.bytes = writers.estimated_bytes();
+                    slot.sizes.push(writers.estimated_bytes());
                     slot.writers = Some(writers);
                     slot.done += 1;
                     slot.cost = cost;
@@ -437,35 +461,21 @@ impl Columns {
 
     /// Hands `batch` over to be written, closing the row group where it is full, as the
     /// crate's `ArrowWriter` closes it: at [`MAX_ROW_GROUP_ROWS`] rows exactly, and before the
-    /// rows that would take its encoded size past `group_bytes` at its bytes per
-    /// row so far (the batches not encoded yet counted at that rate).
+    /// rows that would take its encoded size past `group_bytes`, as
+    /// [`Group::projected`] has it.
     fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
         let mut batch = batch;
         loop {
             let (rows, bytes) = {
                 let state = self.shared.lock();
-                if let Some(e) = &state.error {
-                    return Err(e.clone());
-                }
-                state.open().map_or((0, 0), |g| {
-                    // Each column's batches not encoded yet count at that column's encoded
-                    // size per row: columns run ahead of each other, and one rate for all
-                    // (the slowest column's rows against every column's bytes) closed a
-                    // group early whenever the threads were unevenly scheduled.
-                    let projected = (g.slots.iter())
-                        .map(|s| {
-                            let waiting: usize = (g.batches.iter())
-                                .skip(s.done.saturating_sub(g.first))
-                                .map(RecordBatch::num_rows)
-                                .sum();
-                            match g.rows - waiting {
-                                0 => s.bytes,
-                                n => s.bytes + s.bytes / n * waiting,
-                            }
-                        })
-                        .sum();
-                    (g.rows, projected)
-                })
+                // The close decision reads every column's size after one batch, so that it
+                // is the same on every run: sizes read as they stood at the moment depended
+                // on how far each column's thread had got, and so did the row groups.
+                let state = self.shared.until(state, |s| {
+                    s.open()
+                        .is_none_or(|g| g.slots.iter().all(|slot| slot.done >= g.seen()))
+                })?;
+                state.open().map_or((0, 0), Group::projected)
             };
             if rows > 0 && bytes >= self.group_bytes {
                 self.end_group();
@@ -520,6 +530,7 @@ impl Columns {
                 first: 0,
                 pushed: 0,
                 rows: 0,
+                ends: Vec::new(),
                 slots,
                 closing: false,
             });
@@ -529,6 +540,7 @@ impl Columns {
         let full = match state.groups.back_mut() {
             Some(g) => {
                 g.rows += batch.num_rows();
+                g.ends.push(g.rows);
                 g.batches.push_back(batch);
                 g.pushed += 1;
                 g.rows >= MAX_ROW_GROUP_ROWS
@@ -602,7 +614,7 @@ fn slots(
             writers: Some(writers),
             done: 0,
             chunks: None,
-            bytes: 0,
+            sizes: Vec::new(),
             cost: 0,
         });
     }
@@ -855,6 +867,33 @@ mod tests {
         // Not closed far before the bound either (the last group holds what is left).
         for (_, bytes) in &sizes[..sizes.len() - 1] {
             assert!(*bytes > (MAX_ROW_GROUP_BYTES as i64) * 3 / 4, "{sizes:?}");
+        }
+    }
+
+    #[test]
+    fn the_same_batches_make_the_same_bytes_on_every_run() {
+        // Row groups closed by their encoded size, and the columns of very different
+        // costs, so that one column's thread runs ahead of the other's.
+        let mut seed = 11;
+        let rows = 1500;
+        let batches: Vec<RecordBatch> = (0..(24 << 20) / (rows / 3 * 2000))
+            .map(|k| batch((k * rows) as i64, rows, 2000, &mut seed))
+            .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let runs: Vec<Vec<u8>> = (0..4)
+            .map(|run| {
+                let path = dir.path().join(format!("{run}.parquet"));
+                let mut encoder = test_encoder(&path);
+                for b in &batches {
+                    encoder.write(b.clone()).unwrap();
+                }
+                encoder.close().unwrap();
+                assert!(groups(&path, (batches.len() * rows) as i64).len() >= 3);
+                std::fs::read(&path).unwrap()
+            })
+            .collect();
+        for run in &runs[1..] {
+            assert!(run == &runs[0], "the runs' bytes differ");
         }
     }
 
