@@ -16,7 +16,9 @@
 //! A topic's records of one instant are held until a record of another instant comes (or
 //! a flat topic's field comes twice), then written as one message.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use foldhash::HashMap;
 
 use super::component::{self, Place};
 use super::proto::{self, Field, Kind, MessageType};
@@ -183,7 +185,7 @@ impl Layout {
             regroup: component::SPLITS_VECTORS.contains(&format),
             routes: Vec::new(),
             topics: Vec::new(),
-            by_name: HashMap::new(),
+            by_name: HashMap::default(),
             scratch: Vec::new(),
             body: Vec::new(),
             extra: Vec::new(),

@@ -392,7 +392,14 @@ fn elements(
             }
         };
     }
+    // Unsigned elements into an unsigned field of their width or wider (a mesh's indices):
+    // varints as they are, without a range check per element.
+    let widens = |bits: u32| matches!((f.kind, bits), (Kind::U64, _) | (Kind::U32, ..=32));
     match data {
+        ArrayData::U8(v) if widens(8) => v.iter().for_each(|&x| encode_varint(x.into(), scratch)),
+        ArrayData::U16(v) if widens(16) => v.iter().for_each(|&x| encode_varint(x.into(), scratch)),
+        ArrayData::U32(v) if widens(32) => v.iter().for_each(|&x| encode_varint(x.into(), scratch)),
+        ArrayData::U64(v) if widens(64) => v.iter().for_each(|&x| encode_varint(x, scratch)),
         ArrayData::Bool(v) => each!(v, |s: &mut Vec<u8>, x: bool| number(
             s,
             f.kind,

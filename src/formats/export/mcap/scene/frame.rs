@@ -7,7 +7,9 @@
 //! order: an entity destroyed in its frame leaves the pending entities, and a transient of
 //! the frame before (whose id a new transient may reuse) only adds its deletion.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
+
+use foldhash::{HashMap, HashSet};
 
 use bytes::Bytes;
 use foxglove::messages::packed_element_field::NumericType;

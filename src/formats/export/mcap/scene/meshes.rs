@@ -18,7 +18,7 @@
 //!   alive: an Update must draw the whole mesh again); freed at Destroy and Reset, and a
 //!   transient's at its End.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use foxglove::messages::{SceneEntity, Timestamp};
 

@@ -9,7 +9,7 @@
 //! its flags name; a transient shape (object id 0) lasts one frame, so it is deleted when
 //! the frame after the one that showed it ends (`3es/control` `Frame`).
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use foxglove::messages::{
     ArrowPrimitive, Color, CubePrimitive, CylinderPrimitive, Pose, Quaternion, SceneEntity,

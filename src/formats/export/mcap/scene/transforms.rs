@@ -8,7 +8,7 @@
 //! Foxglove's quaternions are (x, y, z, w). A frame's missing part holds at zero
 //! translation or the identity rotation until a record gives it.
 
-use std::collections::HashMap;
+use foldhash::HashMap;
 
 use foxglove::messages::{FrameTransform, FrameTransforms, Quaternion, Timestamp, Vector3};
 
@@ -61,7 +61,7 @@ pub struct Transforms {
     /// Per channel id: the names of its fields declared as scalar-first quaternions.
     quaternions: Vec<Vec<String>>,
     /// Names of numbered entities, when the header's metadata lists them (Elodin's).
-    names: HashMap<u64, String>,
+    names: std::collections::HashMap<u64, String>,
     /// Child frames, one per name.
     frames: Vec<Frame>,
     /// The frame of each entity met (entities of one name share it), and of each name.
@@ -80,8 +80,8 @@ impl Transforms {
             quaternions: Vec::new(),
             names: entity_names(header),
             frames: Vec::new(),
-            of_entity: HashMap::new(),
-            of_name: HashMap::new(),
+            of_entity: HashMap::default(),
+            of_name: HashMap::default(),
         }
     }
 
