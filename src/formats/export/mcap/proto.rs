@@ -578,6 +578,28 @@ mod tests {
     }
 
     #[test]
+    fn unsigned_arrays_are_varints_and_too_wide_elements_refused() {
+        // Indices 1, 300 and 2^32 - 1 as varints: 1 byte, 2 bytes, 5 bytes.
+        let packed = [5 << 3 | 2, 8, 1, 0xac, 0x02, 0xff, 0xff, 0xff, 0xff, 0x0f];
+        let u32s = || Value::Array(Array::flat(ArrayData::U32(vec![1, 300, u32::MAX])));
+        assert_eq!(enc(&f(Kind::U32, true), &u32s()).unwrap(), packed);
+        assert_eq!(enc(&f(Kind::U64, true), &u32s()).unwrap(), packed);
+        let u16s = Value::Array(Array::flat(ArrayData::U16(vec![1, 300])));
+        assert_eq!(
+            enc(&f(Kind::U32, true), &u16s).unwrap(),
+            [5 << 3 | 2, 3, 1, 0xac, 0x02]
+        );
+        // A 64-bit element beyond a 32-bit field is refused, not truncated.
+        let wide = Value::Array(Array::flat(ArrayData::U64(vec![1, 1 << 32])));
+        assert!(enc(&f(Kind::U32, true), &wide).is_err());
+        let fits = Value::Array(Array::flat(ArrayData::U64(vec![1, 300])));
+        assert_eq!(
+            enc(&f(Kind::U32, true), &fits).unwrap(),
+            [5 << 3 | 2, 3, 1, 0xac, 0x02]
+        );
+    }
+
+    #[test]
     fn the_descriptor_names_the_package_and_nests_entities() {
         let t = MessageType {
             name: "body".into(),
