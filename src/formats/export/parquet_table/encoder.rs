@@ -646,26 +646,36 @@ impl Drop for Columns {
     }
 }
 
+/// What the thread of [`Thread`] is handed: a batch, or the end of the row group.
+enum ToThread {
+    Batch(RecordBatch),
+    EndGroup,
+}
+
 /// One thread owning the crate's `ArrowWriter`, the batches handed over through a channel
 /// of one: for rows that come no faster than one thread encodes them (a record at a time).
-struct Thread(Worker<RecordBatch, (), String>);
+struct Thread(Worker<ToThread, (), String>);
 
 impl Thread {
     fn new(file: File, schema: SchemaRef, props: WriterProperties) -> Result<Thread, String> {
         let mut writer =
             ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| e.to_string())?;
-        let worker = Worker::spawn("parquet-table", 1, move |batches: Receiver<RecordBatch>| {
-            for batch in batches {
-                writer.write(&batch).map_err(|e| e.to_string())?;
+        let worker = Worker::spawn("parquet-table", 1, move |jobs: Receiver<ToThread>| {
+            for job in jobs {
+                match job {
+                    ToThread::Batch(batch) => writer.write(&batch),
+                    ToThread::EndGroup => writer.flush(),
+                }
+                .map_err(|e| e.to_string())?;
             }
             writer.close().map(drop).map_err(|e| e.to_string())
         });
         worker.map(Thread).map_err(|e| e.to_string())
     }
 
-    fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
+    fn write(&mut self, job: ToThread) -> Result<(), String> {
         // The thread stopped on an error: that error is the one to report.
-        self.0.send(batch).map_err(|stopped| match stopped {
+        self.0.send(job).map_err(|stopped| match stopped {
             Stopped::Failed(e) => e,
             Stopped::Panicked => "the Parquet writer failed".to_string(),
             Stopped::Gone => "the Parquet writer stopped".to_string(),
@@ -687,6 +697,9 @@ pub struct Encoder(Inner);
 enum Inner {
     Thread(Thread),
     Columns(Columns),
+    /// On the caller's thread: for a writer of many files, where a thread each would hold
+    /// memory each (the allocator's pages of every thread).
+    Here(Box<ArrowWriter<File>>),
 }
 
 impl Encoder {
@@ -727,11 +740,39 @@ impl Encoder {
         }))
     }
 
+    /// As [`Encoder::new`] without `by_columns`, encoding on the caller's thread.
+    pub fn here(
+        file: File,
+        schema: SchemaRef,
+        props: WriterPropertiesBuilder,
+    ) -> Result<Encoder, String> {
+        let props = props
+            .set_max_row_group_row_count(Some(MAX_ROW_GROUP_ROWS))
+            .set_max_row_group_bytes(Some(MAX_ROW_GROUP_BYTES))
+            .build();
+        let writer = ArrowWriter::try_new(file, schema, Some(props)).map_err(|e| e.to_string())?;
+        Ok(Encoder(Inner::Here(Box::new(writer))))
+    }
+
     /// Hands `batch` over to be written.
     pub fn write(&mut self, batch: RecordBatch) -> Result<(), String> {
         match &mut self.0 {
-            Inner::Thread(t) => t.write(batch),
+            Inner::Thread(t) => t.write(ToThread::Batch(batch)),
             Inner::Columns(c) => c.write(batch),
+            Inner::Here(w) => w.write(&batch).map_err(|e| e.to_string()),
+        }
+    }
+
+    /// Closes the row group being filled before its bounds would: its pages leave memory
+    /// for the file (a writer of many files keeps their sum bounded).
+    pub fn end_group(&mut self) -> Result<(), String> {
+        match &mut self.0 {
+            Inner::Thread(t) => t.write(ToThread::EndGroup),
+            Inner::Columns(c) => {
+                c.end_group();
+                Ok(())
+            }
+            Inner::Here(w) => w.flush().map_err(|e| e.to_string()),
         }
     }
 
@@ -740,6 +781,7 @@ impl Encoder {
         match self.0 {
             Inner::Thread(t) => t.close(),
             Inner::Columns(c) => c.close(),
+            Inner::Here(w) => w.close().map(drop).map_err(|e| e.to_string()),
         }
     }
 }

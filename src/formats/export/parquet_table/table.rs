@@ -42,6 +42,9 @@ const BATCH_ROWS: usize = 4096;
 const BATCH_BYTES: usize = 4 << 20;
 const FIRST_BATCH_BYTES: usize = 8 << 20;
 
+/// Bytes of a row besides its values: its time, channel and frame.
+const ROW_BYTES: usize = 20;
+
 /// Why a value was not written, or was written in a wider type.
 pub type Tally = HashMap<(usize, String, &'static str, bool), u64>;
 
@@ -73,6 +76,9 @@ pub struct Table {
     removed: Vec<(usize, String)>,
     /// Bytes of the batch's values (of every column), roughly.
     bytes: usize,
+    /// Bytes of the batches handed to the encoder since this table last ended its row
+    /// group ([`Table::end_group`]): with `bytes`, what it holds, at most.
+    handed: usize,
     /// Set once the first batch is written: the layout is final.
     schema: Option<SchemaRef>,
     encoder: Option<Encoder>,
@@ -91,6 +97,8 @@ pub struct Table {
     recent: Vec<Vec<Recent>>,
     /// The types the source's family gives its keys, whatever this file's values are.
     key_types: &'static [(&'static str, KeyType)],
+    /// Encoded on the thread that fills the batches ([`Encoder::here`]).
+    here: bool,
 }
 
 /// A key of a channel's last record, the sort of value it had, and its column.
@@ -149,6 +157,7 @@ impl Table {
             frame_valid: NullBufferBuilder::new(0),
             removed: Vec::new(),
             bytes: 0,
+            handed: 0,
             schema: None,
             encoder: None,
             names: None,
@@ -158,7 +167,14 @@ impl Table {
             lost: Vec::new(),
             recent: Vec::new(),
             key_types: &[],
+            here: false,
         }
+    }
+
+    /// The table encoded on the thread that fills it, not on one of its own.
+    pub fn encoded_here(mut self) -> Table {
+        self.here = true;
+        self
     }
 
     /// The table with a column of the type `key_types` gives each of its keys, whatever
@@ -588,8 +604,11 @@ impl Table {
         }
         let file = File::create(&self.file).map_err(|e| WriteError::io(&self.shown, e))?;
         let labels = self.packed.then_some(&super::labels::LABELS[..]);
-        let encoder =
-            Encoder::new(file, schema.clone(), props, labels).map_err(|e| io(&self.shown, e))?;
+        let encoder = match self.here && labels.is_none() {
+            true => Encoder::here(file, schema.clone(), props),
+            false => Encoder::new(file, schema.clone(), props, labels),
+        };
+        let encoder = encoder.map_err(|e| io(&self.shown, e))?;
         self.encoder = Some(encoder);
         self.schema = Some(schema.clone());
         Ok(schema)
@@ -634,11 +653,29 @@ impl Table {
             arrays.push(column.map_err(|e| io(&self.shown, e))?);
         }
         arrays.push(removed(std::mem::take(&mut self.removed), rows));
-        self.bytes = 0;
+        self.handed += std::mem::take(&mut self.bytes) + rows * ROW_BYTES;
         let batch = RecordBatch::try_new(schema, arrays).map_err(|e| io(&self.shown, e))?;
         match &mut self.encoder {
             Some(encoder) => encoder.write(batch).map_err(|e| io(&self.shown, e)),
             None => Err(io(&self.shown, "the Parquet writer stopped")),
+        }
+    }
+
+    /// Bytes of values this table holds in memory at most: its batch, and its row group
+    /// being encoded (counted before encoding and compression, so an upper bound).
+    pub fn held(&self) -> usize {
+        self.bytes + self.times.len() * ROW_BYTES + self.handed
+    }
+
+    /// Writes the batch and closes the row group, so that what it held leaves memory. The
+    /// row groups then depend on what the writer of many tables decided from the data,
+    /// still the same on every run.
+    pub fn end_group(&mut self) -> Result<(), WriteError> {
+        self.flush()?;
+        self.handed = 0;
+        match &mut self.encoder {
+            Some(encoder) => encoder.end_group().map_err(|e| io(&self.shown, e)),
+            None => Ok(()),
         }
     }
 

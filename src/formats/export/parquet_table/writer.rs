@@ -84,12 +84,24 @@ pub fn file_name(channel: &str, used: &mut HashSet<String>) -> String {
     name
 }
 
+/// Files of a dataset encoded on a thread of their own, each with its own bounded row group;
+/// more are encoded on the writing thread (a thread each held memory each: hundreds of
+/// threads, gigabytes) and share [`DATASET_HELD`].
+const THREADED_FILES: usize = 8;
+/// Bytes the files of a dataset of more than [`THREADED_FILES`] hold in memory together, at
+/// most ([`Table::held`]): each file's row group is bounded, but a recording of hundreds of
+/// channels has hundreds of files open. Past it, the files holding most end their row
+/// groups until half is left.
+const DATASET_HELD: usize = 64 << 20;
+
 enum Layout {
     Single(Box<Table>),
     PerChannel {
         dir: PathBuf,
         shown: PathBuf,
         tables: Vec<Option<Table>>,
+        /// What the tables hold together ([`Table::held`]).
+        held: usize,
         used: HashSet<String>,
         metadata: Vec<KeyValue>,
         key_types: &'static [(&'static str, KeyType)],
@@ -142,6 +154,7 @@ impl TableWriter {
                 dir,
                 shown: target.to_path_buf(),
                 tables: Vec::new(),
+                held: 0,
                 used: HashSet::new(),
                 metadata,
                 key_types: key_types(header),
@@ -195,6 +208,7 @@ impl Sink for TableWriter {
                 dir,
                 shown,
                 tables,
+                held,
                 used,
                 metadata,
                 key_types,
@@ -208,10 +222,18 @@ impl Sink for TableWriter {
                     kv.push(KeyValue::new("simrec.channel".into(), channel.name.clone()));
                     let mut table = Table::new(dir.join(&name), shown.join(&name), kv)
                         .with_key_types(key_types);
+                    if used.len() > THREADED_FILES {
+                        table = table.encoded_here();
+                    }
                     table.add_channel(channel);
                     table
                 });
+                let was = table.held();
                 table.push(0, record)?;
+                *held = *held + table.held() - was;
+                if *held > DATASET_HELD && used.len() > THREADED_FILES {
+                    *held = release(tables, DATASET_HELD / 2)?;
+                }
             }
         }
         self.report.records += 1;
@@ -246,6 +268,27 @@ impl Sink for TableWriter {
     }
 }
 
+/// Ends the row groups of the tables holding most until they hold `keep` bytes or less
+/// together; what they hold then.
+fn release(tables: &mut [Option<Table>], keep: usize) -> Result<usize, WriteError> {
+    let mut order: Vec<(usize, usize)> = (tables.iter().enumerate())
+        .filter_map(|(i, t)| Some((t.as_ref()?.held(), i)))
+        .collect();
+    let mut held: usize = order.iter().map(|(h, _)| h).sum();
+    // The largest first; ties by channel, so that the choice is the data's alone.
+    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    for (h, i) in order {
+        if held <= keep {
+            break;
+        }
+        if let Some(table) = &mut tables[i] {
+            table.end_group()?;
+            held -= h;
+        }
+    }
+    Ok(held)
+}
+
 /// Adds what a table counted to `report`, by channel name (`names`, by channel index).
 pub(super) fn add_tally(report: &mut WriteReport, tally: Tally, names: &[String]) {
     let mut entries: Vec<_> = tally.into_iter().collect();
@@ -257,5 +300,79 @@ pub(super) fn add_tally(report: &mut WriteReport, tally: Tally, names: &[String]
         } else {
             report.loss.widen_n(name, &key, why, n);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{ChannelKind, Value};
+    use parquet::file::reader::{FileReader, SerializedFileReader};
+
+    /// A table of one channel at `file`, `rows` rows of one float each.
+    fn table(file: &Path, rows: usize, here: bool) -> Table {
+        let mut table = Table::new(file.to_path_buf(), file.to_path_buf(), Vec::new());
+        if here {
+            table = table.encoded_here();
+        }
+        table.add_channel(&Channel::new(
+            "c",
+            ChannelKind::Signals,
+            Composition::SampleHold,
+        ));
+        for i in 0..rows {
+            let mut r = Record::new(i as i64, 0);
+            r.values = vec![("x".into(), Value::Float(i as f64 * 0.5))];
+            table.push(0, &r).unwrap();
+        }
+        table
+    }
+
+    fn row_groups(file: &Path) -> Vec<i64> {
+        let reader = SerializedFileReader::new(std::fs::File::open(file).unwrap()).unwrap();
+        let meta = reader.metadata();
+        (0..meta.num_row_groups())
+            .map(|g| meta.row_group(g).num_rows())
+            .collect()
+    }
+
+    #[test]
+    fn release_ends_the_row_groups_of_the_tables_holding_most_until_keep_is_left() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (0..3).map(|i| dir.path().join(format!("{i}"))).collect();
+        // 5,000 rows pass one batch (4,096): each table has handed rows to its encoder.
+        let mut tables: Vec<Option<Table>> = [5000, 9000, 7000]
+            .iter()
+            .zip(&files)
+            .map(|(&rows, f)| Some(table(f, rows, true)))
+            .collect();
+        let held: Vec<usize> = tables.iter().flatten().map(Table::held).collect();
+        assert!(held[1] > held[2] && held[2] > held[0], "{held:?}");
+        // Keeping the smallest alone: the two largest end their row groups.
+        let left = release(&mut tables, held[0]).unwrap();
+        assert_eq!(left, held[0]);
+        let after: Vec<usize> = tables.iter().flatten().map(Table::held).collect();
+        assert_eq!(after, [held[0], 0, 0]);
+        for t in tables.iter_mut().flatten() {
+            let mut r = Record::new(1 << 20, 0);
+            r.values = vec![("x".into(), Value::Float(1.0))];
+            t.push(0, &r).unwrap();
+        }
+        for t in tables.into_iter().flatten() {
+            t.close().unwrap();
+        }
+        assert_eq!(row_groups(&files[0]), [5001]);
+        assert_eq!(row_groups(&files[1]), [9000, 1]);
+        assert_eq!(row_groups(&files[2]), [7000, 1]);
+    }
+
+    #[test]
+    fn a_table_encoded_here_is_the_same_file_as_on_its_own_thread() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        table(&a, 10_000, false).close().unwrap();
+        table(&b, 10_000, true).close().unwrap();
+        assert_eq!(std::fs::read(&a).unwrap(), std::fs::read(&b).unwrap());
+        assert_eq!(row_groups(&a), [10_000]);
     }
 }
