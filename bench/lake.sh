@@ -10,6 +10,10 @@
 # keeps the lake's contents, write the inputs' lake with both binaries and compare them:
 # python3 bench/lake-compare.py LAKE_BEFORE LAKE_AFTER (pyarrow; same rows in the same order).
 #
+# With LARGE_ELODIN=1, also the Elodin family's large inputs, after the --each run (not in
+# it): the replay bench/elodin.sh makes (bench-data/elodin/gen, 157.6 MB) and the DB
+# bench/elodin_db.sh makes (bench-data/elodin-db/gen, 1.37 GB).
+#
 # Usage: bench/lake.sh [WORKDIR]   (default bench-data/compare; SIMREC=binary, default
 # target/release/simrec; outputs go to a temporary folder under bench-data/, deleted at the end)
 set -euo pipefail
@@ -77,4 +81,14 @@ for entry in "${inputs[@]}"; do
 done
 size=$(bytes "${all[@]}")
 measure "all, --each --jobs 2 -> lake" "$size" "$simrec" convert --each "${all[@]}" -o "$out/lake/" --to lake --jobs 2
+if [ "${LARGE_ELODIN:-}" = 1 ]; then
+    for entry in "elodin replay large|bench-data/elodin/gen" "elodin db|bench-data/elodin-db/gen"; do
+        label="${entry%%|*}"
+        path="${entry#*|}"
+        [ -e "$path" ] || { echo "$label: $path missing, skipped"; continue; }
+        size=$(bytes "$path")
+        measure "$label -> lake" "$size" "$simrec" convert "$path" -o "$out/lake/" --to lake
+        measure "$label -> parquet" "$size" "$simrec" convert "$path" -o "$out/wide.parquet"
+    done
+fi
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -35,6 +35,13 @@ FAMILIES = [
     ("3es", ["run.3es"]),
     ("xrec", ["run.xrec"]),
 ]
+# The Elodin family's large inputs (`--large-elodin`; relative to the repository): the replay
+# bench/elodin.sh makes (2,000 bodies × 601 ticks, 157.6 MB of Parquet) and the DB
+# bench/elodin_db.sh makes (100 entities × 4 components × 90,000 rows, 1.37 GB).
+LARGE_ELODIN = [
+    ("elodin-replay-large", ["bench-data/elodin/gen"]),
+    ("elodin-db", ["bench-data/elodin-db/gen"]),
+]
 # writer, output name, extra flags
 WRITERS = [
     ("mcap", "out.mcap", []),
@@ -66,6 +73,8 @@ def main() -> int:
     ap.add_argument("--no-build", action="store_true", help="use target/release/simrec as it is")
     ap.add_argument("--simrec", help="a simrec binary to run instead")
     ap.add_argument("--json", help="also write the numbers to this file")
+    ap.add_argument("--large-elodin", action="store_true",
+                    help="also the large Elodin replay and DB (bench/elodin.sh, bench/elodin_db.sh)")
     args = ap.parse_args()
 
     simrec = Path(args.simrec) if args.simrec else (
@@ -77,13 +86,16 @@ def main() -> int:
     writers = set(filter(None, args.writers.split(",")))
     load_before = os.getloadavg()
     rows = []
-    for family, names in FAMILIES:
+    families = [(f, [work / n for n in names]) for f, names in FAMILIES]
+    if args.large_elodin:
+        families += [(f, [REPO / n for n in names]) for f, names in LARGE_ELODIN]
+    for family, inputs in families:
         if only and family not in only:
             continue
-        inputs = [work / n for n in names]
         missing = [str(p) for p in inputs if not p.exists()]
         if missing:
-            log(f"skipping {family}: missing {', '.join(missing)} (bench/compare.sh makes them)")
+            log(f"skipping {family}: missing {', '.join(missing)} (bench/compare.sh, "
+                "bench/elodin.sh or bench/elodin_db.sh makes them)")
             continue
         size = sum(size_of(p) for p in inputs)
         for writer, name, flags in WRITERS:
