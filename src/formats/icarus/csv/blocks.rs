@@ -1,0 +1,211 @@
+//! The rows of a read by frames parsed on other threads: the file is read here in blocks of
+//! whole lines (tens of rows), each block's lines read on their own ([`RowShape::parse`]:
+//! cells counted, time and values parsed into the block's frames) by the project's pool, and
+//! the blocks taken back in file order, their rows checked against the rows before them by
+//! [`CsvReader::take_row`] as the record read checks them. Parsing the cells is most of the
+//! read (docs/performance.md, "Icarus CSV"), so with a writer on the calling thread a
+//! conversion uses two cores; what a user sees (values, findings and their order, errors,
+//! where a strict read stops) is the record read's. A few blocks are in flight at a time.
+
+use std::io;
+use std::path::Path;
+
+use super::lines::{Line, LineAt};
+use super::reader::CsvReader;
+use super::row::{Note, Parsed, RowShape};
+use crate::formats::pool::Pool;
+use crate::formats::ReadError;
+
+/// A block is closed once its lines hold this many bytes (a line is never split).
+const BLOCK_BYTES: usize = 64 << 10;
+
+/// Blocks read ahead of the one whose rows are being handed out (queued, being parsed, or
+/// parsed and waiting): enough to keep the threads busy while the caller writes.
+const AHEAD: usize = 4;
+
+/// Threads parsing blocks: the caller's thread reads and writes, so more than the two cores
+/// this is tuned for would only queue.
+const THREADS: usize = 2;
+
+/// One line of a block.
+struct BlockLine {
+    at: LineAt,
+    /// End of its bytes in [`Block::text`] (it starts where the line before ends).
+    end: usize,
+    parsed: Parsed,
+    /// End of its notes in [`Block::notes`].
+    notes_end: usize,
+}
+
+/// Lines of the file, and what the pool read of them.
+#[derive(Default)]
+struct Block {
+    text: Vec<u8>,
+    lines: Vec<BlockLine>,
+    /// A row's values per line (empty for a read without values).
+    values: Vec<u8>,
+    notes: Vec<Note>,
+}
+
+impl Block {
+    /// Reads every line of the block on its own.
+    fn parse(mut self, shape: RowShape, stride: usize) -> Block {
+        self.values.resize(self.lines.len() * stride, 0);
+        self.notes.clear();
+        let mut start = 0;
+        for (k, line) in self.lines.iter_mut().enumerate() {
+            if !matches!(line.parsed, Parsed::TooLong(_)) {
+                let values = &mut self.values[k * stride..(k + 1) * stride];
+                line.parsed = shape.parse(&self.text[start..line.end], values, &mut self.notes);
+            }
+            line.notes_end = self.notes.len();
+            start = line.end;
+        }
+        self
+    }
+}
+
+/// The parsing threads and the blocks in flight.
+pub(super) struct Blocks {
+    pool: Pool<Block, Block>,
+    /// The block whose rows are being handed out, and its next line.
+    current: Block,
+    next: usize,
+    /// The current row's line (its values are the frame's).
+    row: usize,
+    stride: usize,
+    limit: usize,
+    spare: Vec<Block>,
+    /// The input ended (or failed: the error, for after the blocks read before it).
+    ended: bool,
+    failed: Option<ReadError>,
+    done: bool,
+}
+
+impl Blocks {
+    /// Starts the threads for `reader`'s rows.
+    pub(super) fn start(reader: &CsvReader, path: &Path) -> Result<Blocks, ReadError> {
+        let (shape, limit) = reader.row_shape();
+        let stride = if shape.decode {
+            8 * (shape.width - 1)
+        } else {
+            0
+        };
+        let pool = Pool::spawn("csv-rows", THREADS, AHEAD, move |b: Block| {
+            b.parse(shape, stride)
+        })
+        .map_err(|e| ReadError::from(e).in_file(path))?;
+        Ok(Blocks {
+            pool,
+            current: Block::default(),
+            next: 0,
+            row: 0,
+            stride,
+            limit,
+            spare: Vec::new(),
+            ended: false,
+            failed: None,
+            done: false,
+        })
+    }
+
+    /// Takes rows until one is read as a frame (true), or the file ends (false, once, with
+    /// the reader's findings of the whole file) or an error ends the read.
+    pub(super) fn advance(&mut self, reader: &mut CsvReader) -> Result<bool, ReadError> {
+        if self.done {
+            return Ok(false);
+        }
+        let taken = self.take(reader);
+        if !matches!(taken, Ok(true)) {
+            self.done = true;
+        }
+        if let Ok(false) = taken {
+            reader.finish();
+        }
+        taken
+    }
+
+    /// The values of the row [`Blocks::advance`] read as a frame.
+    pub(super) fn values(&self) -> &[u8] {
+        let at = self.row * self.stride;
+        self.current.values.get(at..at + self.stride).unwrap_or(&[])
+    }
+
+    fn take(&mut self, reader: &mut CsvReader) -> Result<bool, ReadError> {
+        loop {
+            while let Some(line) = self.current.lines.get(self.next) {
+                let start = match self.next {
+                    0 => 0,
+                    n => self.current.lines[n - 1].end,
+                };
+                let notes_start = match self.next {
+                    0 => 0,
+                    n => self.current.lines[n - 1].notes_end,
+                };
+                let text = &self.current.text[start..line.end];
+                let notes = &self.current.notes[notes_start..line.notes_end];
+                let kept = reader.take_row(text, line.at, line.parsed, notes)?;
+                self.next += 1;
+                if kept {
+                    self.row = self.next - 1;
+                    return Ok(true);
+                }
+            }
+            self.fill(reader);
+            let done = std::mem::take(&mut self.current);
+            if self.spare.len() < 2 {
+                self.spare.push(done);
+            }
+            self.next = 0;
+            match self.pool.next_result() {
+                Some(Ok(block)) => self.current = block,
+                Some(Err(_)) => return Err(stopped(reader.path())),
+                None => return self.failed.take().map_or(Ok(false), Err),
+            }
+        }
+    }
+
+    /// Reads blocks and hands them to the threads until [`AHEAD`] are in flight or the
+    /// input ends.
+    fn fill(&mut self, reader: &mut CsvReader) {
+        while !self.ended && self.pool.outstanding() < AHEAD {
+            let mut block = self.spare.pop().unwrap_or_default();
+            block.text.clear();
+            block.lines.clear();
+            while block.text.len() < BLOCK_BYTES {
+                let parsed = match reader.read_into(&mut block.text, self.limit) {
+                    Ok(Line::Read(at)) => (at, Parsed::Cells(0)),
+                    Ok(Line::TooLong(at, n)) => (at, Parsed::TooLong(n)),
+                    Ok(Line::End) => {
+                        self.ended = true;
+                        break;
+                    }
+                    Err(e) => {
+                        self.failed = Some(e);
+                        self.ended = true;
+                        break;
+                    }
+                };
+                block.lines.push(BlockLine {
+                    at: parsed.0,
+                    end: block.text.len(),
+                    parsed: parsed.1,
+                    notes_end: 0,
+                });
+            }
+            if block.lines.is_empty() {
+                break;
+            }
+            if self.pool.submit(block).is_err() {
+                // The threads are gone: the block's rows cannot be read in their turn.
+                self.failed = Some(stopped(reader.path()));
+                self.ended = true;
+            }
+        }
+    }
+}
+
+/// A parsing thread failed (a panic): the read cannot go on.
+fn stopped(path: &Path) -> ReadError {
+    ReadError::from(io::Error::other("a thread parsing the CSV's rows failed")).in_file(path)
+}
