@@ -32,6 +32,8 @@ struct BlockLine {
     at: LineAt,
     /// End of its bytes in [`Block::text`] (it starts where the line before ends).
     end: usize,
+    /// Its length when it is too long to be kept (its bytes are not in the block).
+    too_long: Option<u64>,
     parsed: Parsed,
     /// End of its notes in [`Block::notes`].
     notes_end: usize,
@@ -54,10 +56,13 @@ impl Block {
         self.notes.clear();
         let mut start = 0;
         for (k, line) in self.lines.iter_mut().enumerate() {
-            if !matches!(line.parsed, Parsed::TooLong(_)) {
-                let values = &mut self.values[k * stride..(k + 1) * stride];
-                line.parsed = shape.parse(&self.text[start..line.end], values, &mut self.notes);
-            }
+            line.parsed = match line.too_long {
+                Some(n) => Parsed::TooLong(n),
+                None => {
+                    let values = &mut self.values[k * stride..(k + 1) * stride];
+                    shape.parse(&self.text[start..line.end], values, &mut self.notes)
+                }
+            };
             line.notes_end = self.notes.len();
             start = line.end;
         }
@@ -134,13 +139,12 @@ impl Blocks {
     fn take(&mut self, reader: &mut CsvReader) -> Result<bool, ReadError> {
         loop {
             while let Some(line) = self.current.lines.get(self.next) {
-                let start = match self.next {
-                    0 => 0,
-                    n => self.current.lines[n - 1].end,
-                };
-                let notes_start = match self.next {
-                    0 => 0,
-                    n => self.current.lines[n - 1].notes_end,
+                let (start, notes_start) = match self.next.checked_sub(1) {
+                    Some(before) => {
+                        let before = &self.current.lines[before];
+                        (before.end, before.notes_end)
+                    }
+                    None => (0, 0),
                 };
                 let text = &self.current.text[start..line.end];
                 let notes = &self.current.notes[notes_start..line.notes_end];
@@ -173,9 +177,9 @@ impl Blocks {
             block.text.clear();
             block.lines.clear();
             while block.text.len() < BLOCK_BYTES {
-                let parsed = match reader.read_into(&mut block.text, self.limit) {
-                    Ok(Line::Read(at)) => (at, Parsed::Cells(0)),
-                    Ok(Line::TooLong(at, n)) => (at, Parsed::TooLong(n)),
+                let (at, too_long) = match reader.read_into(&mut block.text, self.limit) {
+                    Ok(Line::Read(at)) => (at, None),
+                    Ok(Line::TooLong(at, n)) => (at, Some(n)),
                     Ok(Line::End) => {
                         self.ended = true;
                         break;
@@ -187,9 +191,11 @@ impl Blocks {
                     }
                 };
                 block.lines.push(BlockLine {
-                    at: parsed.0,
+                    at,
                     end: block.text.len(),
-                    parsed: parsed.1,
+                    too_long,
+                    // Set by `Block::parse`.
+                    parsed: Parsed::Cells(0),
                     notes_end: 0,
                 });
             }

@@ -233,10 +233,9 @@ impl CsvReader {
 
     /// Appends the next line to `self.line` ([`Lines::read`]).
     fn read_line(&mut self, limit: usize) -> Result<Line, ReadError> {
-        let mut line = std::mem::take(&mut self.line);
-        let read = self.read_into(&mut line, limit);
-        self.line = line;
-        read
+        (self.lines)
+            .read(&mut self.line, limit)
+            .map_err(|e| ReadError::from(e).in_file(&self.path))
     }
 
     /// Appends the next line to `into` ([`Lines::read`]).
@@ -380,7 +379,7 @@ impl CsvReader {
         Ok(true)
     }
 
-    /// The row's time from its cell (`parsed` as [`cells::parse`] read it): seconds and
+    /// The row's time from its cell (`parsed` as [`super::cells::parse`] read it): seconds and
     /// nanoseconds, or `None` (reported) when the row cannot be read as a frame: an empty,
     /// non-numeric, non-finite or out-of-range time, or one lower than the previous row's.
     fn row_time(
