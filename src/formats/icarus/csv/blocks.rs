@@ -6,6 +6,8 @@
 //! read (docs/performance.md, "Icarus CSV"), so with a writer on the calling thread a
 //! conversion uses two cores; what a user sees (values, findings and their order, errors,
 //! where a strict read stops) is the record read's. A few blocks are in flight at a time.
+//! A read without values (`inspect`) parses too little to be worth a thread: its blocks are
+//! read on the calling thread.
 
 use std::io;
 use std::path::Path;
@@ -72,19 +74,27 @@ impl Block {
 
 /// The parsing threads and the blocks in flight.
 pub(super) struct Blocks {
-    pool: Pool<Block, Block>,
+    /// The threads; none for a read without values.
+    pool: Option<Pool<Block, Block>>,
+    shape: RowShape,
     /// The block whose rows are being handed out, and its next line.
     current: Block,
     next: usize,
     /// The current row's line (its values are the frame's).
     row: usize,
     stride: usize,
+    input: Input,
+    done: bool,
+}
+
+/// The file's lines as they are read into blocks.
+struct Input {
     limit: usize,
+    /// Blocks handed out, kept for their buffers.
     spare: Vec<Block>,
     /// The input ended (or failed: the error, for after the blocks read before it).
     ended: bool,
     failed: Option<ReadError>,
-    done: bool,
 }
 
 impl Blocks {
@@ -96,20 +106,27 @@ impl Blocks {
         } else {
             0
         };
-        let pool = Pool::spawn("csv-rows", THREADS, AHEAD, move |b: Block| {
-            b.parse(shape, stride)
-        })
-        .map_err(|e| ReadError::from(e).in_file(path))?;
+        let pool = shape.decode.then(|| {
+            Pool::spawn("csv-rows", THREADS, AHEAD, move |b: Block| {
+                b.parse(shape, stride)
+            })
+        });
+        let pool = pool
+            .transpose()
+            .map_err(|e| ReadError::from(e).in_file(path))?;
         Ok(Blocks {
             pool,
+            shape,
             current: Block::default(),
             next: 0,
             row: 0,
             stride,
-            limit,
-            spare: Vec::new(),
-            ended: false,
-            failed: None,
+            input: Input {
+                limit,
+                spare: Vec::new(),
+                ended: false,
+                failed: None,
+            },
             done: false,
         })
     }
@@ -155,59 +172,78 @@ impl Blocks {
                     return Ok(true);
                 }
             }
-            self.fill(reader);
             let done = std::mem::take(&mut self.current);
-            if self.spare.len() < 2 {
-                self.spare.push(done);
+            if self.input.spare.len() < 2 {
+                self.input.spare.push(done);
             }
             self.next = 0;
-            match self.pool.next_result() {
+            match self.next_block(reader) {
                 Some(Ok(block)) => self.current = block,
-                Some(Err(_)) => return Err(stopped(reader.path())),
-                None => return self.failed.take().map_or(Ok(false), Err),
+                Some(Err(e)) => return Err(e),
+                None => return self.input.failed.take().map_or(Ok(false), Err),
             }
         }
     }
 
-    /// Reads blocks and hands them to the threads until [`AHEAD`] are in flight or the
-    /// input ends.
-    fn fill(&mut self, reader: &mut CsvReader) {
-        while !self.ended && self.pool.outstanding() < AHEAD {
-            let mut block = self.spare.pop().unwrap_or_default();
-            block.text.clear();
-            block.lines.clear();
-            while block.text.len() < BLOCK_BYTES {
-                let (at, too_long) = match reader.read_into(&mut block.text, self.limit) {
-                    Ok(Line::Read(at)) => (at, None),
-                    Ok(Line::TooLong(at, n)) => (at, Some(n)),
-                    Ok(Line::End) => {
-                        self.ended = true;
-                        break;
-                    }
-                    Err(e) => {
-                        self.failed = Some(e);
-                        self.ended = true;
-                        break;
-                    }
-                };
-                block.lines.push(BlockLine {
-                    at,
-                    end: block.text.len(),
-                    too_long,
-                    // Set by `Block::parse`.
-                    parsed: Parsed::Cells(0),
-                    notes_end: 0,
-                });
-            }
-            if block.lines.is_empty() {
+    /// The next block in file order, parsed; `None` once the input ended (or failed).
+    fn next_block(&mut self, reader: &mut CsvReader) -> Option<Result<Block, ReadError>> {
+        let Some(pool) = self.pool.as_mut() else {
+            let (shape, stride) = (self.shape, self.stride);
+            return self
+                .input
+                .read_block(reader)
+                .map(|b| Ok(b.parse(shape, stride)));
+        };
+        while pool.outstanding() < AHEAD {
+            let Some(block) = self.input.read_block(reader) else {
                 break;
-            }
-            if self.pool.submit(block).is_err() {
+            };
+            if pool.submit(block).is_err() {
                 // The threads are gone: the block's rows cannot be read in their turn.
-                self.failed = Some(stopped(reader.path()));
-                self.ended = true;
+                self.input.failed = Some(stopped(reader.path()));
+                self.input.ended = true;
             }
         }
+        match pool.next_result()? {
+            Ok(block) => Some(Ok(block)),
+            Err(_) => Some(Err(stopped(reader.path()))),
+        }
+    }
+}
+
+impl Input {
+    /// The next lines of the file, up to [`BLOCK_BYTES`]; `None` when there are none.
+    fn read_block(&mut self, reader: &mut CsvReader) -> Option<Block> {
+        if self.ended {
+            return None;
+        }
+        let mut block = self.spare.pop().unwrap_or_default();
+        block.text.clear();
+        block.lines.clear();
+        while block.text.len() < BLOCK_BYTES {
+            let (at, too_long) = match reader.read_into(&mut block.text, self.limit) {
+                Ok(Line::Read(at)) => (at, None),
+                Ok(Line::TooLong(at, n)) => (at, Some(n)),
+                Ok(Line::End) => {
+                    self.ended = true;
+                    break;
+                }
+                Err(e) => {
+                    self.failed = Some(e);
+                    self.ended = true;
+                    break;
+                }
+            };
+            block.lines.push(BlockLine {
+                at,
+                end: block.text.len(),
+                too_long,
+                // Set by `Block::parse`.
+                parsed: Parsed::Cells(0),
+                notes_end: 0,
+            });
+        }
+        (!block.lines.is_empty()).then_some(block)
     }
 }
 
