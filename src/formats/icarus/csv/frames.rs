@@ -1,10 +1,11 @@
 //! A file read a frame at a time (`Frames::open_frames`): each row's values parsed straight
 //! into one block, with the record read's checks, so a conversion into a writer that takes
 //! frames (the Parquet table, MCAP, the lake, the Elodin DB, HDF5) does not build a record per
-//! cell.
+//! cell. The rows are parsed on other threads, in blocks of lines (`blocks.rs`).
 
 use std::path::Path;
 
+use super::blocks::Blocks;
 use super::reader::CsvReader;
 use crate::formats::frames::{Frame, FrameLayout, FrameSource};
 use crate::formats::{ReadError, ReadOptions, Source};
@@ -12,6 +13,7 @@ use crate::formats::{ReadError, ReadOptions, Source};
 pub struct CsvFrames {
     reader: CsvReader,
     layout: FrameLayout,
+    blocks: Blocks,
 }
 
 impl CsvFrames {
@@ -23,7 +25,11 @@ impl CsvFrames {
             Err(e) => return Some(Err(e)),
         };
         let layout = reader.frame_layout()?;
-        Some(Ok(CsvFrames { reader, layout }))
+        Some(Blocks::start(&reader, path).map(|blocks| CsvFrames {
+            reader,
+            layout,
+            blocks,
+        }))
     }
 }
 
@@ -37,11 +43,14 @@ impl FrameSource for CsvFrames {
     }
 
     fn next_frame(&mut self) -> Result<Option<Frame<'_>>, ReadError> {
-        let next = self.reader.next_frame()?;
-        Ok(next.map(|(seconds, time)| Frame {
+        if !self.blocks.advance(&mut self.reader)? {
+            return Ok(None);
+        }
+        let (seconds, time) = self.reader.frame_time();
+        Ok(Some(Frame {
             time,
             exact_seconds: Some(seconds),
-            values: self.reader.frame_values(),
+            values: self.blocks.values(),
         }))
     }
 

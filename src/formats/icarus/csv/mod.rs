@@ -1,13 +1,16 @@
 //! Icarus's CSV export (spec `icarec.md` Part C): `time` and one column per scalar signal,
 //! every value a double printed as C's `%.15g`. Read and written; docs/formats/icarus-csv.md.
 
+mod blocks;
 pub mod cells;
 mod checks;
 pub mod codes;
 mod frames;
 pub mod g15;
+mod lines;
 pub mod names;
 mod reader;
+mod row;
 mod writer;
 
 use std::path::Path;

@@ -1,18 +1,22 @@
 //! Reading an Icarus CSV export (spec §C2): one channel per column after `time`, one record
 //! per row in every channel, every cell a double. The file is streamed line by line through
 //! one reused buffer, and records handed back through `recycle` are written over for the
-//! next row, so a 1 GB file reads in bounded memory without an allocation per value.
+//! next row, so a 1 GB file reads in bounded memory without an allocation per value. Each
+//! line is read on its own (`row.rs`), then checked against the rows before it here
+//! ([`CsvReader::take_row`]), which the read by blocks (`blocks.rs`) calls too.
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Cursor, Seek, SeekFrom};
+use std::io::{BufRead, BufReader, Cursor, Seek, SeekFrom};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::cells;
+use super::cells::NotANumber;
 use super::checks::{self, on_row, NonFinite, Steps};
 use super::codes;
+use super::lines::{Line, LineAt, Lines};
 use super::names;
+use super::row::{Note, Parsed, RowShape};
 use crate::formats::frames::{le_bytes, FrameLayout, FrameSignal, Packed};
 use crate::formats::icarus::common::entity_and_field;
 use crate::formats::input;
@@ -43,30 +47,18 @@ struct Column {
     entity: Option<Entity>,
 }
 
-/// How reading a line went.
-enum Line {
-    /// The line is in the buffer.
-    Read,
-    /// Longer than the limit: skipped, not kept.
-    TooLong(u64),
-    End,
-}
-
 pub struct CsvReader {
     path: PathBuf,
     options: ReadOptions,
-    input: Box<dyn BufRead>,
+    lines: Lines,
     total: u64,
-    /// Offset of the next line's first byte.
-    offset: u64,
     header: Header,
     /// Signal column names, in file order (the header's cells after `time`).
     names: Vec<String>,
     columns: Vec<Column>,
     line: Vec<u8>,
-    /// Line number (1-based) and offset of the line in `line`.
-    line_no: u64,
-    line_start: u64,
+    /// The value cells of `line` that need a word.
+    notes: Vec<Note>,
     /// Rows after the header so far (damaged ones included), and those read as frames.
     rows: u64,
     kept_rows: u64,
@@ -128,15 +120,13 @@ impl CsvReader {
         let mut reader = CsvReader {
             path: path.to_path_buf(),
             options,
-            input,
+            lines: Lines::new(input),
             total,
-            offset: 0,
             header,
             names: Vec::new(),
             columns: Vec::new(),
             line: Vec::new(),
-            line_no: 0,
-            line_start: 0,
+            notes: Vec::new(),
             rows: 0,
             kept_rows: 0,
             row: 0,
@@ -161,13 +151,14 @@ impl CsvReader {
     fn read_header(&mut self) -> Result<(), ReadError> {
         let mut text = Vec::new();
         loop {
+            self.line.clear();
             match self.read_line(MAX_HEADER)? {
-                Line::End if text.is_empty() && self.line_no == 0 => {
+                Line::End if text.is_empty() && self.lines.count() == 0 => {
                     self.done = true;
                     return Ok(());
                 }
                 Line::End => break,
-                Line::TooLong(n) => {
+                Line::TooLong(_, n) => {
                     return Err(ReadError::invalid(
                         Finding::new(
                             Severity::Error,
@@ -177,8 +168,8 @@ impl CsvReader {
                         .offset(0),
                     ))
                 }
-                Line::Read => {
-                    if self.line_no > 1 {
+                Line::Read(at) => {
+                    if at.no > 1 {
                         text.push(b'\n');
                     }
                     text.extend_from_slice(&self.line);
@@ -240,54 +231,27 @@ impl CsvReader {
         Ok(())
     }
 
-    /// Reads the next line into `self.line` without its line break (LF, or CRLF). A line
-    /// longer than `limit` is consumed without being kept.
+    /// Appends the next line to `self.line` ([`Lines::read`]).
     fn read_line(&mut self, limit: usize) -> Result<Line, ReadError> {
-        self.line.clear();
-        let start = self.offset;
-        let mut length = 0u64;
-        let mut too_long = false;
-        loop {
-            let buf = match self.input.fill_buf() {
-                Ok(b) => b,
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-                Err(e) => return Err(ReadError::from(e).in_file(&self.path)),
-            };
-            if buf.is_empty() {
-                if length == 0 {
-                    return Ok(Line::End);
-                }
-                break;
-            }
-            let (take, end) = match memchr::memchr(b'\n', buf) {
-                Some(i) => (i, true),
-                None => (buf.len(), false),
-            };
-            length += take as u64;
-            if !too_long {
-                if length as usize > limit {
-                    too_long = true;
-                    self.line.clear();
-                } else {
-                    self.line.extend_from_slice(&buf[..take]);
-                }
-            }
-            let consumed = take + usize::from(end);
-            self.input.consume(consumed);
-            self.offset += consumed as u64;
-            if end {
-                break;
-            }
-        }
-        self.line_no += 1;
-        self.line_start = start;
-        if too_long {
-            return Ok(Line::TooLong(length));
-        }
-        if self.line.last() == Some(&b'\r') {
-            self.line.pop();
-        }
-        Ok(Line::Read)
+        (self.lines)
+            .read(&mut self.line, limit)
+            .map_err(|e| ReadError::from(e).in_file(&self.path))
+    }
+
+    /// Appends the next line to `into` ([`Lines::read`]).
+    pub(super) fn read_into(
+        &mut self,
+        into: &mut Vec<u8>,
+        limit: usize,
+    ) -> Result<Line, ReadError> {
+        (self.lines)
+            .read(into, limit)
+            .map_err(|e| ReadError::from(e).in_file(&self.path))
+    }
+
+    /// The file's name, as errors give it.
+    pub(super) fn path(&self) -> &Path {
+        &self.path
     }
 
     /// Keeps a finding; in a strict read an error ends the read.
@@ -299,48 +263,90 @@ impl CsvReader {
         Ok(())
     }
 
+    /// A finding about the row of the line `line`, at byte `at`.
     fn row_finding(
         &self,
         severity: Severity,
         code: &'static str,
+        line: LineAt,
         at: u64,
         what: String,
     ) -> Finding {
-        on_row(severity, code, self.line_no, at, self.rows, what)
+        on_row(severity, code, line.no, at, self.rows, what)
     }
 
-    /// Reads rows until one can be handed out (true) or the file ends (false). Damaged rows
-    /// are reported and skipped: a row with the wrong number of cells, or whose time is
-    /// unusable or goes back.
-    fn read_row(&mut self) -> Result<bool, ReadError> {
+    /// How a line is read on its own ([`RowShape::parse`]), and the longest a row may be.
+    pub(super) fn row_shape(&self) -> (RowShape, usize) {
         let width = self.columns.len() + 1;
-        let limit = 64 + width.saturating_mul(MAX_CELL);
+        let shape = RowShape {
+            width,
+            decode: self.options.decode,
+            deep: self.options.deep,
+        };
+        (shape, 64 + width.saturating_mul(MAX_CELL))
+    }
+
+    /// Reads rows until one can be handed out (true) or the file ends (false).
+    fn read_row(&mut self) -> Result<bool, ReadError> {
+        let (shape, limit) = self.row_shape();
         loop {
-            let line = self.read_line(limit)?;
-            let row_index = self.rows;
-            match line {
+            self.line.clear();
+            let (at, parsed) = match self.read_line(limit)? {
                 Line::End => return Ok(false),
-                Line::TooLong(n) => {
-                    self.rows += 1;
-                    let f = self.row_finding(
-                        Severity::Error,
-                        codes::LINE_LENGTH,
-                        self.line_start,
-                        format!(
-                            "{n} bytes, longer than any row of {width} numbers could be; skipped"
-                        ),
-                    );
-                    self.report(f)?;
-                    continue;
+                Line::TooLong(at, n) => (at, Parsed::TooLong(n)),
+                Line::Read(at) => {
+                    self.notes.clear();
+                    (
+                        at,
+                        shape.parse(&self.line, &mut self.values, &mut self.notes),
+                    )
                 }
-                Line::Read => {}
+            };
+            let (line, notes) = (
+                std::mem::take(&mut self.line),
+                std::mem::take(&mut self.notes),
+            );
+            let kept = self.take_row(&line, at, parsed, &notes);
+            (self.line, self.notes) = (line, notes);
+            if kept? {
+                return Ok(true);
             }
-            let cells = memchr::memchr_iter(b',', &self.line).count() + 1;
-            if cells != width {
+        }
+    }
+
+    /// Takes the next row, read on its own as `parsed` from `line` (at `at`, its value cells
+    /// that need a word in `notes`), through the checks against the rows before it: true
+    /// when it is read as a frame (its values are the ones parsed with it), false when it is
+    /// damaged (reported and skipped: a row with the wrong number of cells, or whose time
+    /// is unusable or goes back); in a strict read an error ends the read.
+    pub(super) fn take_row(
+        &mut self,
+        line: &[u8],
+        at: LineAt,
+        parsed: Parsed,
+        notes: &[Note],
+    ) -> Result<bool, ReadError> {
+        let width = self.columns.len() + 1;
+        let row_index = self.rows;
+        let (time_end, time) = match parsed {
+            Parsed::TooLong(n) => {
+                self.rows += 1;
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::LINE_LENGTH,
+                    at,
+                    at.start,
+                    format!("{n} bytes, longer than any row of {width} numbers could be; skipped"),
+                );
+                self.report(f)?;
+                return Ok(false);
+            }
+            Parsed::Cells(cells) => {
                 let f = self.row_finding(
                     Severity::Error,
                     codes::COLUMNS,
-                    self.line_start,
+                    at,
+                    at.start,
                     format!(
                         "{cells} cells where the header has {width} (time and {} signals); row skipped",
                         width - 1
@@ -348,40 +354,44 @@ impl CsvReader {
                 );
                 self.rows += 1;
                 self.report(f)?;
-                continue;
+                return Ok(false);
             }
-            let time_end = memchr::memchr(b',', &self.line).unwrap_or(self.line.len());
-            let Some((seconds, time)) = self.row_time(time_end)? else {
-                self.rows += 1;
-                continue;
-            };
-            if self.options.decode {
-                self.read_values(time_end, time, row_index)?;
-            }
+            Parsed::Row { time_end, time } => (time_end, time),
+        };
+        let Some((seconds, time)) = self.row_time(&line[..time_end], time, at)? else {
             self.rows += 1;
-            if let Some(last) = self.last_time {
-                self.steps.observe(time.saturating_sub(last));
-            }
-            self.last_time = Some(time);
-            self.previous = Some(seconds);
-            self.row = row_index;
-            self.time = time;
-            self.seconds = seconds;
-            self.next_column = 0;
-            self.kept_rows += 1;
-            return Ok(true);
+            return Ok(false);
+        };
+        if self.options.decode {
+            self.take_values(line, notes, at, time, row_index)?;
         }
+        self.rows += 1;
+        if let Some(last) = self.last_time {
+            self.steps.observe(time.saturating_sub(last));
+        }
+        self.last_time = Some(time);
+        self.previous = Some(seconds);
+        self.row = row_index;
+        self.time = time;
+        self.seconds = seconds;
+        self.next_column = 0;
+        self.kept_rows += 1;
+        Ok(true)
     }
 
-    /// The row's time: seconds and nanoseconds, or `None` (reported) when the row cannot be
-    /// read as a frame: an empty, non-numeric, non-finite or out-of-range time, or one lower
-    /// than the previous row's.
-    fn row_time(&mut self, end: usize) -> Result<Option<(f64, Nanos)>, ReadError> {
-        let at = self.line_start;
-        let cell = &self.line[..end];
+    /// The row's time from its cell (`parsed` as [`super::cells::parse`] read it): seconds and
+    /// nanoseconds, or `None` (reported) when the row cannot be read as a frame: an empty,
+    /// non-numeric, non-finite or out-of-range time, or one lower than the previous row's.
+    fn row_time(
+        &mut self,
+        cell: &[u8],
+        parsed: Result<f64, NotANumber>,
+        line: LineAt,
+    ) -> Result<Option<(f64, Nanos)>, ReadError> {
+        let at = line.start;
         // The cell as text, for messages only (no allocation on the way of a good row).
         let shown = |cell: &[u8]| String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
-        let seconds = match cells::parse(cell) {
+        let seconds = match parsed {
             Ok(t) if !cell.is_empty() && t.is_finite() && (t * 1e9).round().abs() < 9.2e18 => t,
             parsed => {
                 let what = match parsed {
@@ -396,6 +406,7 @@ impl CsvReader {
                 let f = self.row_finding(
                     Severity::Error,
                     codes::TIME,
+                    line,
                     at,
                     format!("{what}; row skipped"),
                 );
@@ -411,10 +422,11 @@ impl CsvReader {
                 let f = self.row_finding(
                     Severity::Error,
                     codes::TIME,
+                    line,
                     at,
                     format!(
                         "the time {} s is lower than the previous row's {}",
-                        shown(&self.line[..end]),
+                        shown(cell),
                         super::g15::G15::new(previous).as_str()
                     ),
                 );
@@ -425,11 +437,9 @@ impl CsvReader {
                 let f = self.row_finding(
                     Severity::Warning,
                     codes::TIME_EQUAL,
+                    line,
                     at,
-                    format!(
-                        "the time {} s is the previous row's",
-                        shown(&self.line[..end])
-                    ),
+                    format!("the time {} s is the previous row's", shown(cell)),
                 );
                 self.report(f)?;
             }
@@ -441,10 +451,11 @@ impl CsvReader {
             let f = self.row_finding(
                 Severity::Error,
                 codes::TIME,
+                line,
                 at,
                 format!(
                     "the time {} s is lower than {} s, an earlier row's; row skipped",
-                    shown(&self.line[..end]),
+                    shown(cell),
                     super::g15::G15::new(last).as_str()
                 ),
             );
@@ -460,40 +471,37 @@ impl CsvReader {
         self.last_time.is_none_or(|last| ns >= last)
     }
 
-    /// Parses every value cell of the row into `values`; a cell that is not a number is
-    /// reported and read as NaN.
-    fn read_values(&mut self, time_end: usize, time: Nanos, row: u64) -> Result<(), ReadError> {
-        let mut start = time_end + 1;
-        for c in 0..self.columns.len() {
-            let (parsed, length) = cells::parse_first(&self.line[start..]);
-            let end = start + length;
-            let value = match parsed {
-                Ok(x) => x,
-                Err(_) => {
-                    let cell = &self.line[start..end];
-                    let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
-                    let at = self.line_start + start as u64;
-                    let f = self.row_finding(
-                        Severity::Error,
-                        codes::VALUE,
-                        at,
-                        format!(
-                            "column {} ({}): `{shown}` is not a number; read as NaN",
-                            c + 2,
-                            self.names[c]
-                        ),
-                    );
-                    self.report(f)?;
-                    f64::NAN
-                }
-            };
-            if !value.is_finite() {
-                if let Some(n) = self.nonfinite.get_mut(c) {
-                    n.observe(value, row, self.line_start + start as u64, time);
-                }
+    /// Reports the value cells of a row read as a frame that need a word: one that is not
+    /// a number (read as NaN), and (`--deep`) NaN and infinities, counted per column.
+    fn take_values(
+        &mut self,
+        line: &[u8],
+        notes: &[Note],
+        at: LineAt,
+        time: Nanos,
+        row: u64,
+    ) -> Result<(), ReadError> {
+        for note in notes {
+            let offset = at.start + note.start as u64;
+            if note.bad {
+                let cell = &line[note.start..note.end];
+                let shown = String::from_utf8_lossy(&cell[..cell.len().min(40)]).into_owned();
+                let f = self.row_finding(
+                    Severity::Error,
+                    codes::VALUE,
+                    at,
+                    offset,
+                    format!(
+                        "column {} ({}): `{shown}` is not a number; read as NaN",
+                        note.column + 2,
+                        self.names[note.column]
+                    ),
+                );
+                self.report(f)?;
             }
-            self.values[8 * c..8 * c + 8].copy_from_slice(&value.to_le_bytes());
-            start = end + 1;
+            if let Some(n) = self.nonfinite.get_mut(note.column) {
+                n.observe(note.value, row, offset, time);
+            }
         }
         Ok(())
     }
@@ -544,22 +552,6 @@ impl CsvReader {
         read
     }
 
-    /// The next row read as a frame (`Frames::open_frames`): its time in seconds and
-    /// nanoseconds; its values are then [`CsvReader::frame_values`].
-    pub(super) fn next_frame(&mut self) -> Result<Option<(f64, Nanos)>, ReadError> {
-        Ok(self.advance()?.then_some((self.seconds, self.time)))
-    }
-
-    /// The current row's values, packed as [`CsvReader::frame_layout`] says; none when the
-    /// read does not decode.
-    pub(super) fn frame_values(&self) -> &[u8] {
-        if self.options.decode {
-            &self.values
-        } else {
-            &[]
-        }
-    }
-
     /// The layout of the frames: a float64 per column, in column order, each the one field
     /// of its channel; `None` for a file of no columns, whose record read gives no records.
     pub(super) fn frame_layout(&self) -> Option<FrameLayout> {
@@ -584,6 +576,12 @@ impl CsvReader {
         })
     }
 
+    /// The time of the row last read as a frame: seconds as the file gives them, and
+    /// nanoseconds.
+    pub(super) fn frame_time(&self) -> (f64, Nanos) {
+        (self.seconds, self.time)
+    }
+
     /// Whether every row so far was read as a frame, so that the frames' indices are the
     /// rows' (their records' frame values): a lenient read skips damaged rows.
     pub(super) fn no_row_skipped(&self) -> bool {
@@ -591,7 +589,7 @@ impl CsvReader {
     }
 
     /// Findings that sum up the whole file, once it has been read.
-    fn finish(&mut self) {
+    pub(super) fn finish(&mut self) {
         let found: Vec<Finding> = self
             .nonfinite
             .iter()
@@ -637,7 +635,7 @@ impl Source for CsvReader {
     }
 
     fn progress(&self) -> (u64, u64) {
-        (self.offset.min(self.total), self.total)
+        (self.lines.offset().min(self.total), self.total)
     }
 
     fn facts(&self) -> Vec<Fact> {

@@ -8,6 +8,7 @@ mod cli_icarec_merge;
 mod cli_snapshot;
 mod csv;
 mod csv_alloc;
+mod csv_blocks;
 mod csv_frames;
 mod csv_g15;
 mod hdf5;
