@@ -330,7 +330,6 @@ impl CsvReader {
         let row_index = self.rows;
         let (time_end, time) = match parsed {
             Parsed::TooLong(n) => {
-                self.rows += 1;
                 let f = self.row_finding(
                     Severity::Error,
                     codes::LINE_LENGTH,
@@ -338,6 +337,7 @@ impl CsvReader {
                     at.start,
                     format!("{n} bytes, longer than any row of {width} numbers could be; skipped"),
                 );
+                self.rows += 1;
                 self.report(f)?;
                 return Ok(false);
             }

@@ -302,6 +302,8 @@ fn a_line_longer_than_any_row_is_skipped_unkept() {
     assert_eq!(records.len(), 2);
     assert_eq!(findings[0].code, "ICARUS_CSV_LINE_LENGTH");
     assert_eq!(findings[0].offset, Some(14));
+    // The second data row, numbered as every other row finding numbers its row.
+    assert_eq!(findings[0].record, Some(1));
 }
 
 #[test]
