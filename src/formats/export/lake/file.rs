@@ -35,7 +35,7 @@ const PAGE_BYTES: usize = 256 << 10;
 /// Integer columns stored as differences (`DELTA_BINARY_PACKED`): times and frames grow by
 /// steps, and as plain values they were the largest share of what zstd went over
 /// (docs/performance.md, "Lake, fourth pass"). Spark, DuckDB, pandas and polars read them
-/// (`scripts/interop/lake.sh`).
+/// (`scripts/interop/lake.sh`). Encoded by simrec, not the crate (`parquet_table/deltas.rs`).
 const DELTAS: [&str; 3] = ["time_ns", "time_utc", "frame"];
 /// Encoded bytes of a row group, at most: the encoder keeps up to two row groups per
 /// table until they go into the file, and the lake writes two tables at once, so at the
@@ -215,11 +215,13 @@ impl TableFile {
                         .set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
                 }
             }
+            // The encoder writes the label and delta columns itself.
+            let own: Vec<&str> = LABELS.iter().chain(&DELTAS).copied().collect();
             let encoder = Encoder::with_group_bytes(
                 file,
                 self.schema.clone(),
                 props,
-                Some(&LABELS),
+                Some(&own),
                 GROUP_BYTES,
             )
             .map_err(|e| io(&self.shown, e))?;

@@ -210,6 +210,12 @@ impl LakeFrames {
 impl FrameSink for LakeFrames {
     fn write_frame(&mut self, frame: &Frame<'_>) -> Result<(), WriteError> {
         let n = i64::try_from(self.frames).unwrap_or(i64::MAX);
+        let statics = if self.frames == 0 {
+            self.statics.list.len()
+        } else {
+            0
+        };
+        self.writer.make_room(statics + self.dynamics.list.len())?;
         if self.frames == 0 {
             let block = std::mem::take(&mut self.static_block);
             self.rows(true, &block, frame.time, 0);

@@ -126,6 +126,17 @@ impl LakeWriter {
         }
     }
 
+    /// Writes the `values` batch if `rows` more would take it past [`BATCH_ROWS`]: its
+    /// builders have room for that many, and a frame's rows pushed past it made each of
+    /// them grow and copy once a batch (docs/performance.md, "Lake, sixth pass").
+    pub(super) fn make_room(&mut self, rows: usize) -> Result<(), WriteError> {
+        if self.values.rows > 0 && self.values.rows + rows > BATCH_ROWS {
+            let columns = self.values.finish();
+            self.files[0].write(columns)?;
+        }
+        Ok(())
+    }
+
     /// Writes each table's batch that holds `at_least` rows (or, for `values`, its bytes).
     pub(super) fn flush(&mut self, at_least: usize) -> Result<(), WriteError> {
         let full = self.values.rows > 0 && self.values.size >= BATCH_BYTES;

@@ -11,7 +11,8 @@
 //! whenever it would otherwise wait for room. A column's batches are written in order, one
 //! job at a time, so the file is what one thread would write. By columns, `channel` and
 //! `entity` are written by [`LabelColumn`] instead of the crate's writer (its dictionary and
-//! statistics were a large share of the CPU time): see `labels.rs`.
+//! statistics were a large share of the CPU time): see `labels.rs`; and a caller's
+//! `DELTA_BINARY_PACKED` integer columns by [`DeltaColumn`] (`deltas.rs`).
 //!
 //! Memory: one batch in the channel and the row group's encoded pages until it is complete
 //! (a row group closes at [`MAX_ROW_GROUP_ROWS`] rows, or before its encoded size passes
@@ -38,6 +39,8 @@ use parquet::file::properties::{WriterProperties, WriterPropertiesBuilder};
 use parquet::file::writer::SerializedFileWriter;
 use parquet::schema::types::ColumnDescPtr;
 
+use super::chunk::OwnColumn;
+use super::deltas::{self, DeltaColumn};
 use super::labels::{self, LabelColumn};
 use crate::formats::worker::{Stopped, Worker};
 
@@ -48,16 +51,23 @@ pub const MAX_ROW_GROUP_BYTES: usize = 8 << 20;
 const IN_FLIGHT: usize = 3;
 
 /// The writers of one top-level column: the crate's, one per leaf (a list column has one
-/// leaf, as every column of the table does), or simrec's for a label column.
+/// leaf, as every column of the table does), or simrec's (a label or delta column).
 enum Writers {
     Arrow(Vec<ArrowColumnWriter>),
-    Labels(Box<LabelColumn>),
+    Own(Box<dyn OwnColumn>),
 }
 
 /// A top-level column of a row group, encoded.
 enum Chunks {
     Arrow(Vec<ArrowColumnChunk>),
-    Labels(Bytes, Box<ColumnCloseResult>),
+    Own(Bytes, Box<ColumnCloseResult>),
+}
+
+/// Which of simrec's writers writes a column.
+#[derive(Clone, Copy)]
+enum Own {
+    Labels,
+    Deltas,
 }
 
 impl Writers {
@@ -67,7 +77,7 @@ impl Writers {
         array: &arrow_array::ArrayRef,
     ) -> Result<(), String> {
         match self {
-            Writers::Labels(column) => column.write(array),
+            Writers::Own(column) => column.write(array),
             Writers::Arrow(writers) => {
                 let leaves = compute_leaves(field, array).map_err(|e| e.to_string())?;
                 if leaves.len() != writers.len() {
@@ -84,7 +94,7 @@ impl Writers {
     fn estimated_bytes(&self) -> usize {
         match self {
             Writers::Arrow(writers) => writers.iter().map(|w| w.get_estimated_total_bytes()).sum(),
-            Writers::Labels(column) => column.estimated_bytes(),
+            Writers::Own(column) => column.estimated_bytes(),
         }
     }
 
@@ -95,9 +105,9 @@ impl Writers {
                 .map(|w| w.close().map_err(|e| e.to_string()))
                 .collect::<Result<Vec<_>, _>>()
                 .map(Chunks::Arrow),
-            Writers::Labels(column) => column
+            Writers::Own(column) => column
                 .close()
-                .map(|(bytes, close)| Chunks::Labels(bytes, Box::new(close))),
+                .map(|(bytes, close)| Chunks::Own(bytes, Box::new(close))),
         }
     }
 }
@@ -295,7 +305,7 @@ impl Shared {
                                     .map_err(|e| e.to_string())?;
                             }
                         }
-                        Chunks::Labels(bytes, close) => group
+                        Chunks::Own(bytes, close) => group
                             .append_column(&bytes, *close)
                             .map_err(|e| e.to_string())?,
                     }
@@ -396,8 +406,8 @@ struct Columns {
     shared: Arc<Shared>,
     threads: Vec<JoinHandle<()>>,
     factory: ArrowRowGroupWriterFactory,
-    /// Per top-level column, its leaf's description if simrec writes it (a label column).
-    labels: Vec<Option<ColumnDescPtr>>,
+    /// Per top-level column, its leaf's description if simrec writes it, and how.
+    own: Vec<Option<(Own, ColumnDescPtr)>>,
     props: Arc<WriterProperties>,
     /// The next row group's place in the file.
     next: usize,
@@ -407,25 +417,30 @@ struct Columns {
 
 impl Columns {
     /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata);
-    /// the columns named in `labels` are written by [`LabelColumn`] where it can.
+    /// the columns named in `own` are written by [`LabelColumn`] or [`DeltaColumn`] where
+    /// one can.
     fn new(
         file: File,
         schema: SchemaRef,
         props: WriterProperties,
-        labels: &[&str],
+        own: &[&str],
     ) -> Result<Columns, String> {
         let group_bytes = props.max_row_group_bytes().unwrap_or(MAX_ROW_GROUP_BYTES);
         let writer = ArrowWriter::try_new(file, schema.clone(), Some(props.clone()))
             .map_err(|e| e.to_string())?;
         let (file, factory) = writer.into_serialized_writer().map_err(|e| e.to_string())?;
         let mut leaf = 0;
-        let labels = (schema.fields().iter())
+        let own = (schema.fields().iter())
             .map(|f| {
                 let descr = file.schema_descr().column(leaf);
                 leaf += leaves(f.data_type());
-                (labels.contains(&f.name().as_str())
-                    && labels::takes(f.data_type(), &descr, &props))
-                .then_some(descr)
+                let kind = match () {
+                    _ if !own.contains(&f.name().as_str()) => None,
+                    _ if labels::takes(f.data_type(), &descr, &props) => Some(Own::Labels),
+                    _ if deltas::takes(f.data_type(), &descr, &props) => Some(Own::Deltas),
+                    _ => None,
+                };
+                kind.map(|k| (k, descr))
             })
             .collect();
         let shared = Arc::new(Shared {
@@ -452,7 +467,7 @@ impl Columns {
             shared,
             threads,
             factory,
-            labels,
+            own,
             props: Arc::new(props),
             next: 0,
             group_bytes,
@@ -519,7 +534,7 @@ impl Columns {
             let slots = slots(
                 &self.factory,
                 &self.shared.schema,
-                &self.labels,
+                &self.own,
                 &self.props,
                 self.next,
             )?;
@@ -591,11 +606,11 @@ impl Columns {
 }
 
 /// A slot per top-level column for row group `group`, with the writers of its leaves
-/// (`labels`: per column, its leaf if simrec writes it).
+/// (`own`: per column, its leaf if simrec writes it, and how).
 fn slots(
     factory: &ArrowRowGroupWriterFactory,
     schema: &Schema,
-    labels: &[Option<ColumnDescPtr>],
+    own: &[Option<(Own, ColumnDescPtr)>],
     props: &WriterProperties,
     group: usize,
 ) -> Result<Vec<Slot>, String> {
@@ -603,11 +618,16 @@ fn slots(
         .create_column_writers(group)
         .map_err(|e| e.to_string())?
         .into_iter();
-    let mut slots = Vec::with_capacity(labels.len());
-    for (f, label) in schema.fields().iter().zip(labels) {
+    let mut slots = Vec::with_capacity(own.len());
+    for (f, own) in schema.fields().iter().zip(own) {
         let arrow: Vec<_> = writers.by_ref().take(leaves(f.data_type())).collect();
-        let writers = match label {
-            Some(descr) => Writers::Labels(Box::new(LabelColumn::new(descr.clone(), props)?)),
+        let writers = match own {
+            Some((Own::Labels, descr)) => {
+                Writers::Own(Box::new(LabelColumn::new(descr.clone(), props)?))
+            }
+            Some((Own::Deltas, descr)) => {
+                Writers::Own(Box::new(DeltaColumn::new(descr.clone(), props)?))
+            }
             None => Writers::Arrow(arrow),
         };
         slots.push(Slot {
@@ -706,8 +726,10 @@ impl Encoder {
     /// Starts a file of `schema` with `props` (the Arrow schema goes into its metadata;
     /// row groups close at [`MAX_ROW_GROUP_ROWS`] rows or [`MAX_ROW_GROUP_BYTES`] encoded).
     /// `by_columns`: the batches come faster than one thread encodes them (a frame at a
-    /// time), or most of their cost is text columns of few values (`labels`, written by
-    /// [`LabelColumn`]), so they are encoded column by column on every core. Otherwise one
+    /// time), or most of their cost is text columns of few values, so they are encoded
+    /// column by column on every core; the columns it names are written by simrec where it
+    /// can (text by [`LabelColumn`], `DELTA_BINARY_PACKED` integers by [`DeltaColumn`]),
+    /// the others by the crate. Otherwise one
     /// thread encodes them, as before: the reader is the slower side, and `convert --each`
     /// already keeps the cores busy (there, encoding by columns cost more CPU in page faults
     /// and TLB flushes, and more memory: docs/performance.md, "Icarus → Parquet table by
@@ -735,7 +757,7 @@ impl Encoder {
             .set_max_row_group_bytes(Some(group_bytes))
             .build();
         Ok(Encoder(match by_columns {
-            Some(labels) => Inner::Columns(Columns::new(file, schema, props, labels)?),
+            Some(own) => Inner::Columns(Columns::new(file, schema, props, own)?),
             None => Inner::Thread(Thread::new(file, schema, props)?),
         }))
     }

@@ -3,7 +3,9 @@
 //! field key typed from the field specs, `removed`. `-o DIR/` writes one file per channel.
 //! Write-only.
 
+mod chunk;
 mod column;
+mod deltas;
 mod encoder;
 mod frames;
 mod json;
