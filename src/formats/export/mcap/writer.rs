@@ -600,6 +600,10 @@ impl Messages {
 fn error(path: &Path, e: FileError) -> WriteError {
     match e {
         FileError::Io(io) => WriteError::io(path, io),
+        FileError::Stopped => WriteError::failed(
+            path,
+            Failure::ThreadStopped("the MCAP chunk writing thread stopped"),
+        ),
         other => WriteError::failed(path, Failure::Encoder(other.to_string())),
     }
 }
