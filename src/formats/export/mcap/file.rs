@@ -750,6 +750,9 @@ mod tests {
             Some(e) => e,
             None => file.finish().err().expect("the output is full"),
         };
-        assert!(matches!(e, FileError::Io(ref io) if io.to_string() == "disk full"), "{e}");
+        assert!(
+            matches!(e, FileError::Io(ref io) if io.to_string() == "disk full"),
+            "{e}"
+        );
     }
 }
