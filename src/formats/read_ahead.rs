@@ -30,6 +30,8 @@ pub struct ReadAhead<S: Source + Send + 'static> {
     progress: (u64, u64),
     /// The source, once its last record was taken.
     done: Option<S>,
+    /// The reading thread stopped without giving the source back.
+    stopped: bool,
 }
 
 /// What the reading thread sends: batches, then the source.
@@ -67,6 +69,7 @@ impl<S: Source + Send + 'static> ReadAhead<S> {
             findings,
             progress,
             done: None,
+            stopped: false,
         })
     }
 }
@@ -172,8 +175,15 @@ impl<S: Source + Send + 'static> Iterator for ReadAhead<S> {
                     self.progress = source.progress();
                     self.done = Some(source);
                 }
-                // The reading thread panicked: what it read is all there is.
-                Err(_) => return None,
+                // The reading thread panicked: said once, as an error of the input.
+                Err(_) => {
+                    let mut e =
+                        ReadError::from(std::io::Error::other("its reading thread stopped"));
+                    if let Some((path, _)) = self.findings.first() {
+                        e = e.in_file(path);
+                    }
+                    return (!std::mem::replace(&mut self.stopped, true)).then_some(Err(e));
+                }
             }
         }
     }
