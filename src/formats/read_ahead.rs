@@ -40,7 +40,7 @@ enum Made<S> {
         items: Vec<Result<Record, ReadError>>,
         progress: (u64, u64),
         /// The header, if it grew, and the findings, if there are more.
-        header: Option<Header>,
+        header: Option<Box<Header>>,
         findings: Option<Vec<(PathBuf, Findings)>>,
     },
     End(S),
@@ -127,7 +127,7 @@ impl<S: Source> Iterator for Batches<S> {
         let header = source.header();
         let header = (header.channels.len() != self.channels).then(|| {
             self.channels = header.channels.len();
-            header.clone()
+            Box::new(header.clone())
         });
         let found = found(&findings_of(source));
         let findings = (found != self.found).then(|| {
@@ -164,7 +164,7 @@ impl<S: Source + Send + 'static> Iterator for ReadAhead<S> {
                     self.batch = items.into_iter();
                     self.progress = progress;
                     if let Some(header) = header {
-                        self.header = header;
+                        self.header = *header;
                     }
                     if let Some(findings) = findings {
                         self.findings = findings;
