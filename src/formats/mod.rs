@@ -80,6 +80,7 @@ pub mod options;
 pub mod origin;
 pub mod output;
 pub mod pool;
+pub mod read_ahead;
 pub mod read_error;
 pub mod worker;
 pub mod write_error;

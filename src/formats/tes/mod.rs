@@ -59,6 +59,7 @@ use crate::formats::format::{
 };
 use crate::formats::input::Input;
 use crate::formats::output::Outputs;
+use crate::formats::read_ahead::ReadAhead;
 use crate::formats::{
     Family, GivenFlags, OptionError, ReadError, ReadOptions, Sink, Source, WriteError,
 };
@@ -171,7 +172,12 @@ impl Format for Tes {
     }
 
     fn open(&self, path: &Path, options: ReadOptions) -> Result<Box<dyn Source>, ReadError> {
-        Ok(Box::new(TesReader::open(path, options)?))
+        // Read on a thread of its own: decoding the packets overlaps the writer's work
+        // (docs/performance.md, "3es read ahead").
+        let reader = TesReader::open(path, options)?;
+        let ahead =
+            ReadAhead::spawn("3es-read", reader).map_err(|e| ReadError::from(e).in_file(path))?;
+        Ok(Box::new(ahead))
     }
 
     fn create(

@@ -6,11 +6,18 @@
 //! its zstd stream and chunk CRC as several small writes, and takes no zstd parameter but the
 //! level: here a chunk is built in memory and compressed in one call, with a window as large
 //! as the chunk (docs/performance.md, "MCAP: chunks compressed whole").
+//!
+//! A full chunk is compressed and written on a thread of its own ([`Worker`]), which owns
+//! the output and so every file position: the caller fills the next chunk meanwhile, in the
+//! buffers of the one before, given back. The summary is written on the caller's thread
+//! once that thread has finished.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
+use std::sync::mpsc::{channel, Receiver, Sender};
 
 use super::MAGIC;
+use crate::formats::worker::{Stopped, Worker};
 
 /// Record opcodes.
 mod op {
@@ -50,6 +57,17 @@ pub(super) enum FileError {
     TooMany(&'static str),
     #[error("MCAP: a message of channel {0}, which was not added")]
     UnknownChannel(u16),
+    #[error("MCAP: the thread writing the chunks stopped")]
+    Stopped,
+}
+
+impl From<Stopped<FileError>> for FileError {
+    fn from(stopped: Stopped<FileError>) -> FileError {
+        match stopped {
+            Stopped::Failed(e) => e,
+            Stopped::Panicked | Stopped::Gone => FileError::Stopped,
+        }
+    }
 }
 
 /// A channel's record, kept for the summary.
@@ -114,15 +132,14 @@ impl<W: Write> Counted<W> {
     }
 }
 
-/// An MCAP file being written to `W`.
-pub(super) struct McapFile<W: Write> {
-    out: Counted<W>,
-    /// zstd's context, kept from chunk to chunk; `None`, chunks not compressed.
-    zstd: Option<zstd::bulk::Compressor<'static>>,
+/// An MCAP file being written to `W`: the records and the summary's counts are kept here,
+/// the chunks go to the thread that writes them.
+pub(super) struct McapFile<W: Write + Send + 'static> {
+    chunks: Worker<Job, Written<W>, FileError>,
+    /// Chunks written, given back for their buffers.
+    spare: Receiver<Chunk>,
     chunk_size: usize,
     chunk: Chunk,
-    /// The compressed chunk, and the record bytes of what is written outside chunks.
-    scratch: Vec<u8>,
     /// Schemas, by id less one (a few, one per topic at most).
     schemas: Vec<SchemaRecord>,
     /// Channels, by id less one (ids start at 1, as the `mcap` crate numbers them).
@@ -130,6 +147,25 @@ pub(super) struct McapFile<W: Write> {
     /// Messages of each channel, by id less one.
     message_counts: Vec<u64>,
     bounds: Option<(u64, u64)>,
+    /// Metadata records handed over, for the statistics.
+    metadata_count: usize,
+}
+
+/// What the chunk thread is given, in file order.
+enum Job {
+    /// A full chunk, to compress, write and give back emptied.
+    Chunk(Chunk),
+    /// A metadata record's bytes and name.
+    Metadata(Vec<u8>, String),
+}
+
+/// The chunk thread's side: the output, zstd, and what the summary needs of where things are.
+struct Written<W: Write> {
+    out: Counted<W>,
+    /// zstd's context, kept from chunk to chunk; `None`, chunks not compressed.
+    zstd: Option<zstd::bulk::Compressor<'static>>,
+    /// The compressed chunk.
+    compressed: Vec<u8>,
     chunk_indexes: Vec<ChunkIndex>,
     metadata_indexes: Vec<MetadataIndex>,
 }
@@ -174,8 +210,8 @@ fn widen(bounds: Option<(u64, u64)>, time: u64) -> Option<(u64, u64)> {
     })
 }
 
-impl<W: Write> McapFile<W> {
-    /// Writes the magic and the header record.
+impl<W: Write + Send + 'static> McapFile<W> {
+    /// Writes the magic and the header record, and starts the thread that writes the chunks.
     pub(super) fn create(
         out: W,
         library: &str,
@@ -190,36 +226,41 @@ impl<W: Write> McapFile<W> {
             }
             ChunkCompression::None => None,
         };
-        let mut file = McapFile {
+        let mut written = Written {
             out: Counted {
                 out,
                 position: 0,
                 crc: crc32fast::Hasher::new(),
             },
             zstd,
-            chunk_size,
-            chunk: Chunk {
-                records: Vec::with_capacity(chunk_size + (chunk_size >> 4)),
-                ..Chunk::default()
-            },
-            scratch: Vec::new(),
-            schemas: Vec::new(),
-            channels: Vec::new(),
-            message_counts: Vec::new(),
-            bounds: None,
+            compressed: Vec::new(),
             chunk_indexes: Vec::new(),
             metadata_indexes: Vec::new(),
         };
-        let mut b = std::mem::take(&mut file.scratch);
-        b.clear();
+        let mut b = Vec::new();
         b.extend_from_slice(MAGIC);
         let start = start_record(&mut b, op::HEADER);
         put_str(&mut b, ""); // profile
         put_str(&mut b, library);
         end_record(&mut b, start);
-        file.out.write(&b)?;
-        file.scratch = b;
-        Ok(file)
+        written.out.write(&b)?;
+        let (give_back, spare) = channel();
+        // No chunk waits: one is filled while the one before is compressed, so two chunks'
+        // buffers and one compressed copy are all the chunks hold.
+        let chunks = Worker::spawn("mcap-chunks", 0, move |jobs: Receiver<Job>| {
+            written.run(jobs, give_back)
+        })?;
+        Ok(McapFile {
+            chunks,
+            spare,
+            chunk_size,
+            chunk: Chunk::with_capacity(chunk_size),
+            schemas: Vec::new(),
+            channels: Vec::new(),
+            message_counts: Vec::new(),
+            bounds: None,
+            metadata_count: 0,
+        })
     }
 
     /// A schema's id (from 1); the same content has the same id. Its record goes in the
@@ -268,7 +309,7 @@ impl<W: Write> McapFile<W> {
     }
 
     /// A message of channel `channel` (an id [`Self::add_channel`] gave), in the chunk; the
-    /// chunk is written first if it is full.
+    /// chunk is handed over first if it is full.
     pub(super) fn message(
         &mut self,
         channel: u16,
@@ -305,47 +346,183 @@ impl<W: Write> McapFile<W> {
         Ok(())
     }
 
-    /// A metadata record, outside any chunk (the chunk being filled is written first).
+    /// A metadata record, outside any chunk (the chunk being filled goes first).
     pub(super) fn metadata(
         &mut self,
         name: &str,
         metadata: &BTreeMap<String, String>,
     ) -> Result<(), FileError> {
         self.finish_chunk()?;
-        let mut b = std::mem::take(&mut self.scratch);
-        b.clear();
+        let mut b = Vec::new();
         let start = start_record(&mut b, op::METADATA);
         put_str(&mut b, name);
         put_string_map(&mut b, metadata);
         end_record(&mut b, start);
-        self.metadata_indexes.push(MetadataIndex {
-            offset: self.out.position,
-            length: b.len() as u64,
-            name: name.to_string(),
-        });
-        let written = self.out.write(&b);
-        self.scratch = b;
-        written.map_err(FileError::from)
+        self.metadata_count += 1;
+        self.chunks.send(Job::Metadata(b, name.to_string()))?;
+        Ok(())
     }
 
-    /// Writes the chunk being filled, if it holds anything, and its message indexes.
+    /// Hands the chunk being filled, if it holds anything, to the chunk thread, and takes
+    /// an emptied one back to fill (a new one the first time).
     fn finish_chunk(&mut self) -> Result<(), FileError> {
         if self.chunk.records.is_empty() {
             return Ok(());
         }
-        let records = &self.chunk.records;
+        let next = match self.spare.try_recv() {
+            Ok(chunk) => chunk,
+            Err(_) => Chunk::with_capacity(self.chunk_size),
+        };
+        let full = std::mem::replace(&mut self.chunk, next);
+        self.chunks.send(Job::Chunk(full))?;
+        Ok(())
+    }
+
+    /// Writes the last chunk, the data end, the summary and the footer; gives back the output.
+    pub(super) fn finish(mut self) -> Result<W, FileError> {
+        self.finish_chunk()?;
+        let Written {
+            mut out,
+            chunk_indexes,
+            metadata_indexes,
+            ..
+        } = self.chunks.finish()?;
+        let mut b = Vec::new();
+        let start = start_record(&mut b, op::DATA_END);
+        b.extend_from_slice(&out.crc.clone().finalize().to_le_bytes());
+        end_record(&mut b, start);
+        out.write(&b)?;
+
+        // The summary: each group of records, and where each group is.
+        let summary_start = out.position;
+        b.clear();
+        let mut groups = Vec::new();
+        let mut group = |b: &mut Vec<u8>, op: u8, from: usize| {
+            if b.len() > from {
+                groups.push((op, summary_start + from as u64, (b.len() - from) as u64));
+            }
+        };
+        let from = b.len();
+        for (i, schema) in self.schemas.iter().enumerate() {
+            schema_record(&mut b, i as u16 + 1, schema);
+        }
+        group(&mut b, op::SCHEMA, from);
+        let from = b.len();
+        for (i, channel) in self.channels.iter().enumerate() {
+            channel_record(&mut b, i as u16 + 1, channel);
+        }
+        group(&mut b, op::CHANNEL, from);
+        let from = b.len();
+        self.statistics(&mut b, chunk_indexes.len());
+        group(&mut b, op::STATISTICS, from);
+        let from = b.len();
+        for index in &chunk_indexes {
+            chunk_index_record(&mut b, index);
+        }
+        group(&mut b, op::CHUNK_INDEX, from);
+        let from = b.len();
+        for index in &metadata_indexes {
+            let start = start_record(&mut b, op::METADATA_INDEX);
+            b.extend_from_slice(&index.offset.to_le_bytes());
+            b.extend_from_slice(&index.length.to_le_bytes());
+            put_str(&mut b, &index.name);
+            end_record(&mut b, start);
+        }
+        group(&mut b, op::METADATA_INDEX, from);
+        let summary_offset_start = summary_start + b.len() as u64;
+        for (op, start, length) in groups {
+            let s = start_record(&mut b, op::SUMMARY_OFFSET);
+            b.push(op);
+            b.extend_from_slice(&start.to_le_bytes());
+            b.extend_from_slice(&length.to_le_bytes());
+            end_record(&mut b, s);
+        }
+        b.push(op::FOOTER);
+        b.extend_from_slice(&(8u64 + 8 + 4).to_le_bytes());
+        b.extend_from_slice(&summary_start.to_le_bytes());
+        b.extend_from_slice(&summary_offset_start.to_le_bytes());
+        // The summary CRC covers the summary and the footer up to the CRC itself.
+        let summary_crc = crc32fast::hash(&b);
+        b.extend_from_slice(&summary_crc.to_le_bytes());
+        b.extend_from_slice(MAGIC);
+        out.out.write_all(&b)?;
+        Ok(out.out)
+    }
+
+    /// The statistics record.
+    fn statistics(&self, b: &mut Vec<u8>, chunk_count: usize) {
+        let bounds = self.bounds.unwrap_or((0, 0));
+        let start = start_record(b, op::STATISTICS);
+        b.extend_from_slice(&self.message_counts.iter().sum::<u64>().to_le_bytes());
+        b.extend_from_slice(&(self.schemas.len() as u16).to_le_bytes());
+        b.extend_from_slice(&(self.channels.len() as u32).to_le_bytes());
+        b.extend_from_slice(&0u32.to_le_bytes()); // attachments
+        b.extend_from_slice(&(self.metadata_count as u32).to_le_bytes());
+        b.extend_from_slice(&(chunk_count as u32).to_le_bytes());
+        b.extend_from_slice(&bounds.0.to_le_bytes());
+        b.extend_from_slice(&bounds.1.to_le_bytes());
+        let counted: Vec<(u16, u64)> = (self.message_counts.iter().enumerate())
+            .filter(|(_, &n)| n > 0)
+            .map(|(i, &n)| (i as u16 + 1, n))
+            .collect();
+        b.extend_from_slice(&((counted.len() * 10) as u32).to_le_bytes());
+        for (channel, n) in counted {
+            b.extend_from_slice(&channel.to_le_bytes());
+            b.extend_from_slice(&n.to_le_bytes());
+        }
+        end_record(b, start);
+    }
+}
+
+impl Chunk {
+    /// An empty chunk whose records take a full chunk and its last message without growing.
+    fn with_capacity(chunk_size: usize) -> Chunk {
+        Chunk {
+            records: Vec::with_capacity(chunk_size + (chunk_size >> 4)),
+            ..Chunk::default()
+        }
+    }
+}
+
+impl<W: Write> Written<W> {
+    /// The chunk thread: writes what it is given in order, gives each chunk back emptied,
+    /// and returns itself (the output and the indexes) when its input ends.
+    fn run(mut self, jobs: Receiver<Job>, give_back: Sender<Chunk>) -> Result<Self, FileError> {
+        for job in jobs {
+            match job {
+                Job::Chunk(mut chunk) => {
+                    self.chunk(&mut chunk)?;
+                    // The file may be finished or dropped already: nothing to keep then.
+                    let _ = give_back.send(chunk);
+                }
+                Job::Metadata(record, name) => {
+                    self.metadata_indexes.push(MetadataIndex {
+                        offset: self.out.position,
+                        length: record.len() as u64,
+                        name,
+                    });
+                    self.out.write(&record)?;
+                }
+            }
+        }
+        Ok(self)
+    }
+
+    /// Writes `chunk` (not empty) and its message indexes, and empties it.
+    fn chunk(&mut self, chunk: &mut Chunk) -> Result<(), FileError> {
+        let records = &chunk.records;
         let uncompressed_crc = crc32fast::hash(records);
-        let mut compressed = std::mem::take(&mut self.scratch);
+        let compressed = &mut self.compressed;
         compressed.clear();
         let (name, data): (&str, &[u8]) = match &mut self.zstd {
             Some(z) => {
                 compressed.reserve(zstd::zstd_safe::compress_bound(records.len()));
-                z.compress_to_buffer(records.as_slice(), &mut compressed)?;
-                ("zstd", &compressed)
+                z.compress_to_buffer(records.as_slice(), compressed)?;
+                ("zstd", compressed)
             }
             None => ("", records),
         };
-        let bounds = self.chunk.bounds.unwrap_or((0, 0));
+        let bounds = chunk.bounds.unwrap_or((0, 0));
         let mut head = Vec::with_capacity(64);
         let start = start_record(&mut head, op::CHUNK);
         head.extend_from_slice(&bounds.0.to_le_bytes());
@@ -365,7 +542,7 @@ impl<W: Write> McapFile<W> {
         let index_start = self.out.position;
         let mut offsets = Vec::new();
         let mut b = head;
-        for (channel, entries) in self.chunk.index.iter_mut().enumerate() {
+        for (channel, entries) in chunk.index.iter_mut().enumerate() {
             if entries.is_empty() {
                 continue;
             }
@@ -391,100 +568,9 @@ impl<W: Write> McapFile<W> {
             compressed_size: data.len() as u64,
             uncompressed_size: records.len() as u64,
         });
-        self.scratch = compressed;
-        self.chunk.records.clear();
-        self.chunk.bounds = None;
+        chunk.records.clear();
+        chunk.bounds = None;
         Ok(())
-    }
-
-    /// Writes the last chunk, the data end, the summary and the footer; gives back the output.
-    pub(super) fn finish(mut self) -> Result<W, FileError> {
-        self.finish_chunk()?;
-        let mut b = std::mem::take(&mut self.scratch);
-        b.clear();
-        let start = start_record(&mut b, op::DATA_END);
-        b.extend_from_slice(&self.out.crc.clone().finalize().to_le_bytes());
-        end_record(&mut b, start);
-        self.out.write(&b)?;
-
-        // The summary: each group of records, and where each group is.
-        let summary_start = self.out.position;
-        b.clear();
-        let mut groups = Vec::new();
-        let mut group = |b: &mut Vec<u8>, op: u8, from: usize| {
-            if b.len() > from {
-                groups.push((op, summary_start + from as u64, (b.len() - from) as u64));
-            }
-        };
-        let from = b.len();
-        for (i, schema) in self.schemas.iter().enumerate() {
-            schema_record(&mut b, i as u16 + 1, schema);
-        }
-        group(&mut b, op::SCHEMA, from);
-        let from = b.len();
-        for (i, channel) in self.channels.iter().enumerate() {
-            channel_record(&mut b, i as u16 + 1, channel);
-        }
-        group(&mut b, op::CHANNEL, from);
-        let from = b.len();
-        self.statistics(&mut b);
-        group(&mut b, op::STATISTICS, from);
-        let from = b.len();
-        for index in &self.chunk_indexes {
-            chunk_index_record(&mut b, index);
-        }
-        group(&mut b, op::CHUNK_INDEX, from);
-        let from = b.len();
-        for index in &self.metadata_indexes {
-            let start = start_record(&mut b, op::METADATA_INDEX);
-            b.extend_from_slice(&index.offset.to_le_bytes());
-            b.extend_from_slice(&index.length.to_le_bytes());
-            put_str(&mut b, &index.name);
-            end_record(&mut b, start);
-        }
-        group(&mut b, op::METADATA_INDEX, from);
-        let summary_offset_start = summary_start + b.len() as u64;
-        for (op, start, length) in groups {
-            let s = start_record(&mut b, op::SUMMARY_OFFSET);
-            b.push(op);
-            b.extend_from_slice(&start.to_le_bytes());
-            b.extend_from_slice(&length.to_le_bytes());
-            end_record(&mut b, s);
-        }
-        b.push(op::FOOTER);
-        b.extend_from_slice(&(8u64 + 8 + 4).to_le_bytes());
-        b.extend_from_slice(&summary_start.to_le_bytes());
-        b.extend_from_slice(&summary_offset_start.to_le_bytes());
-        // The summary CRC covers the summary and the footer up to the CRC itself.
-        let summary_crc = crc32fast::hash(&b);
-        b.extend_from_slice(&summary_crc.to_le_bytes());
-        b.extend_from_slice(MAGIC);
-        self.out.out.write_all(&b)?;
-        Ok(self.out.out)
-    }
-
-    /// The statistics record.
-    fn statistics(&self, b: &mut Vec<u8>) {
-        let bounds = self.bounds.unwrap_or((0, 0));
-        let start = start_record(b, op::STATISTICS);
-        b.extend_from_slice(&self.message_counts.iter().sum::<u64>().to_le_bytes());
-        b.extend_from_slice(&(self.schemas.len() as u16).to_le_bytes());
-        b.extend_from_slice(&(self.channels.len() as u32).to_le_bytes());
-        b.extend_from_slice(&0u32.to_le_bytes()); // attachments
-        b.extend_from_slice(&(self.metadata_indexes.len() as u32).to_le_bytes());
-        b.extend_from_slice(&(self.chunk_indexes.len() as u32).to_le_bytes());
-        b.extend_from_slice(&bounds.0.to_le_bytes());
-        b.extend_from_slice(&bounds.1.to_le_bytes());
-        let counted: Vec<(u16, u64)> = (self.message_counts.iter().enumerate())
-            .filter(|(_, &n)| n > 0)
-            .map(|(i, &n)| (i as u16 + 1, n))
-            .collect();
-        b.extend_from_slice(&((counted.len() * 10) as u32).to_le_bytes());
-        for (channel, n) in counted {
-            b.extend_from_slice(&channel.to_le_bytes());
-            b.extend_from_slice(&n.to_le_bytes());
-        }
-        end_record(b, start);
     }
 }
 
@@ -628,5 +714,45 @@ mod tests {
             indexed.sort_by_key(|m| m.1);
             assert_eq!(indexed, sent);
         }
+    }
+
+    /// Accepts `room` bytes, then fails every write.
+    struct Full {
+        room: usize,
+    }
+
+    impl Write for Full {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            if buf.len() > self.room {
+                return Err(io::Error::other("disk full"));
+            }
+            self.room -= buf.len();
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn an_error_of_the_chunk_thread_reaches_the_caller() {
+        let mut file =
+            McapFile::create(Full { room: 1000 }, "test", ChunkCompression::None, 200).unwrap();
+        let channel = file.add_channel(0, "/a", "json", &BTreeMap::new()).unwrap();
+        let mut failed = None;
+        for i in 0..1000u64 {
+            if let Err(e) = file.message(channel, i as u32, i, &[7; 100]) {
+                failed = Some(e);
+                break;
+            }
+        }
+        let e = match failed {
+            Some(e) => e,
+            None => file.finish().err().expect("the output is full"),
+        };
+        assert!(
+            matches!(e, FileError::Io(ref io) if io.to_string() == "disk full"),
+            "{e}"
+        );
     }
 }

@@ -1,10 +1,11 @@
 //! The MCAP writer: `file.rs` lays out chunks, indexes and the summary; the layout
 //! (`layout.rs`) decides topics and message bytes; this file, schemas, channels and times.
 //!
-//! Protobuf records are written on the caller's thread ([`Messages`]: the layout, the
-//! chunks, zstd and the 3D scene): handing them to a thread of their own cost a clone of
-//! each record and its freeing on the other thread, more than it saved, and the batches
-//! waiting held most of the memory (docs/performance.md, "MCAP, protobuf"). With
+//! Protobuf records are laid out on the caller's thread ([`Messages`]: the layout, the
+//! chunks and the 3D scene; a full chunk is compressed and written on `file.rs`'s thread):
+//! handing the records to a thread of their own cost a clone of each record and its
+//! freeing on the other thread, more than it saved, and the batches waiting held most of
+//! the memory (docs/performance.md, "MCAP, protobuf"). With
 //! `--mcap-encoding json` records are formatted on other threads (`json_batches`, as JSON
 //! Lines are) and written, in record order when they come back, on a thread of their own.
 
@@ -600,6 +601,10 @@ impl Messages {
 fn error(path: &Path, e: FileError) -> WriteError {
     match e {
         FileError::Io(io) => WriteError::io(path, io),
+        FileError::Stopped => WriteError::failed(
+            path,
+            Failure::ThreadStopped("the MCAP chunk writing thread stopped"),
+        ),
         other => WriteError::failed(path, Failure::Encoder(other.to_string())),
     }
 }
