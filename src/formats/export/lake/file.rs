@@ -287,13 +287,13 @@ enum FloatStorage {
     /// `BYTE_STREAM_SPLIT` then zstd: the values' first bytes together, their second bytes
     /// together, and so on. Where the low bytes are all zero (float32 widened to float64:
     /// NanoVer's positions) or the high bytes repeat, zstd then sees long runs: smaller
-    /// and faster than over the values as they are (docs/performance.md, "Lake, sixth
+    /// and faster than over the values as they are (docs/performance.md, "Lake, seventh
     /// pass"). Every engine of `scripts/interop/lake.sh` reads it.
     SplitZstd,
     /// Values that zstd barely shrinks either way (positions whose every mantissa bit is
     /// noise), stored as the Parquet table stores them (its `compresses`). Split, their
     /// exponent bytes would shrink, at the CPU of zstd over every value: not taken
-    /// (docs/performance.md, "Lake, sixth pass").
+    /// (docs/performance.md, "Lake, seventh pass").
     Uncompressed,
 }
 

@@ -187,7 +187,7 @@ impl Values {
 
 /// The `values` column's builder, with room for a batch's numbers and the array that
 /// closes it (a batch closes once past [`BATCH_BYTES`]): grown from empty, every batch
-/// copied its numbers as it doubled (docs/performance.md, "Lake, sixth pass").
+/// copied its numbers as it doubled (docs/performance.md, "Lake, seventh pass").
 fn list_builder() -> ListBuilder<Float64Builder> {
     let floats = BATCH_BYTES / 8;
     ListBuilder::with_capacity(
@@ -237,7 +237,7 @@ fn extend_floats(out: &mut Float64Builder, a: &Array) -> bool {
 
 /// Appends `v` as float64, room made once and filled in one loop: a value at a time, the
 /// builder's checks and growth were most of the cost of NanoVer's float32 positions
-/// (docs/performance.md, "Lake, sixth pass").
+/// (docs/performance.md, "Lake, seventh pass").
 fn widen<T: Copy>(out: &mut Float64Builder, v: &[T], to_f64: impl Fn(T) -> f64) {
     let start = out.len();
     out.append_value_n(0.0, v.len());
