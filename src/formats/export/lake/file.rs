@@ -199,9 +199,8 @@ impl TableFile {
         })
     }
 
-    /// The encoder, started on `first` (the first batch, if any): float columns whose
-    /// values zstd barely shrinks (positions: every mantissa bit is noise) are stored
-    /// uncompressed, as the Parquet table stores them (its `compresses`).
+    /// The encoder, started on `first` (the first batch, if any), each float column stored
+    /// as its first values say ([`float_storage`]).
     fn encoder(&mut self, first: Option<&RecordBatch>) -> Result<&mut Encoder, WriteError> {
         if let Some(Pending { file, mut props }) = self.pending.take() {
             for (field, column) in
@@ -210,10 +209,19 @@ impl TableFile {
                 let Some((path, sample)) = float_sample(field, column) else {
                     continue;
                 };
-                if sample.len() >= SAMPLE_BYTES / 16 && !compresses(&sample) {
-                    props = props
-                        .set_column_compression(ColumnPath::new(path), Compression::UNCOMPRESSED);
+                if sample.len() < SAMPLE_BYTES / 16 {
+                    continue;
                 }
+                let path = ColumnPath::new(path);
+                props = match float_storage(&sample) {
+                    FloatStorage::Zstd => props,
+                    FloatStorage::SplitZstd => {
+                        props.set_column_encoding(path, Encoding::BYTE_STREAM_SPLIT)
+                    }
+                    FloatStorage::Uncompressed => {
+                        props.set_column_compression(path, Compression::UNCOMPRESSED)
+                    }
+                };
             }
             // The encoder writes the label and delta columns itself.
             let own: Vec<&str> = LABELS.iter().chain(&DELTAS).copied().collect();
@@ -272,6 +280,50 @@ impl TableFile {
     }
 }
 
+/// How a float column is stored.
+#[derive(Debug, PartialEq)]
+enum FloatStorage {
+    Zstd,
+    /// `BYTE_STREAM_SPLIT` then zstd: the values' first bytes together, their second bytes
+    /// together, and so on. Where the low bytes are all zero (float32 widened to float64:
+    /// NanoVer's positions) or the high bytes repeat, zstd then sees long runs: smaller
+    /// and faster than over the values as they are (docs/performance.md, "Lake, seventh
+    /// pass"). Every engine of `scripts/interop/lake.sh` reads it.
+    SplitZstd,
+    /// Values that zstd barely shrinks either way (positions whose every mantissa bit is
+    /// noise), stored as the Parquet table stores them (its `compresses`). Split, their
+    /// exponent bytes would shrink, at the CPU of zstd over every value: not taken
+    /// (docs/performance.md, "Lake, seventh pass").
+    Uncompressed,
+}
+
+/// How to store a float column whose first values are `sample` (little-endian float64s):
+/// split where that packs smaller than the values as they are, else as the Parquet table
+/// decides.
+fn float_storage(sample: &[u8]) -> FloatStorage {
+    if !compresses(sample) {
+        return FloatStorage::Uncompressed;
+    }
+    let packed = |bytes: &[u8]| zstd::bulk::compress(bytes, 1).map_or(usize::MAX, |p| p.len());
+    match packed(&split_bytes(sample)) < packed(sample) {
+        true => FloatStorage::SplitZstd,
+        false => FloatStorage::Zstd,
+    }
+}
+
+/// `values` (little-endian float64s) as `BYTE_STREAM_SPLIT` lays them out: every value's
+/// byte 0, then every value's byte 1, and so on.
+fn split_bytes(values: &[u8]) -> Vec<u8> {
+    let n = values.len() / 8;
+    let mut out = vec![0; n * 8];
+    for (i, value) in values.chunks_exact(8).enumerate() {
+        for (b, &byte) in value.iter().enumerate() {
+            out[b * n + i] = byte;
+        }
+    }
+    out
+}
+
 /// A float64 column's (or list of float64's) leaf path and its first values (at most
 /// [`SAMPLE_BYTES`], little-endian); `None` for a column of another type.
 fn float_sample(field: &Field, column: &ArrayRef) -> Option<(Vec<String>, Vec<u8>)> {
@@ -289,4 +341,44 @@ fn float_sample(field: &Field, column: &ArrayRef) -> Option<(Vec<String>, Vec<u8
     let n = values.len().min(SAMPLE_BYTES / 8);
     let sample = values[..n].iter().flat_map(|x| x.to_le_bytes()).collect();
     Some((path, sample))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Little-endian bytes of `n` float64s from a xorshift generator, through `f`.
+    fn sample(n: usize, f: impl Fn(u64) -> f64) -> Vec<u8> {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        (0..n)
+            .flat_map(|_| {
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                f(seed).to_le_bytes()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn float32_widened_is_split_and_noise_stays_uncompressed() {
+        // Positions of float32 precision, as NanoVer's, widened: the low bytes are zero.
+        let widened = sample(1 << 16, |r| f64::from((r % 10_000) as f32 * 0.173));
+        assert_eq!(float_storage(&widened), FloatStorage::SplitZstd);
+        let noise = sample(1 << 16, |r| (r >> 11) as f64 * 1e-9);
+        assert_eq!(float_storage(&noise), FloatStorage::Uncompressed);
+        // Values that repeat compress either way, and are not split unless that is smaller.
+        let steps = sample(1 << 16, |r| (r % 4) as f64);
+        assert_ne!(float_storage(&steps), FloatStorage::Uncompressed);
+    }
+
+    #[test]
+    fn split_bytes_groups_each_byte_of_the_values() {
+        let values: Vec<u8> = [1.0f64, 2.0].iter().flat_map(|x| x.to_le_bytes()).collect();
+        let split = split_bytes(&values);
+        for b in 0..8 {
+            assert_eq!(split[2 * b], values[b]);
+            assert_eq!(split[2 * b + 1], values[8 + b]);
+        }
+    }
 }

@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use arrow_array::builder::Float64Builder;
-use arrow_array::{Array, ArrayRef, StringArray};
+use arrow_array::{Array, ArrayRef, Int32Array, StringArray};
 
 use super::file::{entity_text, Common, Place};
 use crate::formats::mapping::{flat_part, Part};
@@ -59,6 +59,11 @@ impl Declared {
     }
 }
 
+/// The `channel` column's dictionary: the channels' names, indexed by their ids.
+fn channel_names(channels: &[Channel]) -> StringArray {
+    channels.iter().map(|c| Some(c.name.as_str())).collect()
+}
+
 /// A thing whose position and attitude come one number per record (`flat_part`), gathered
 /// until the time moves on.
 struct Pending {
@@ -74,8 +79,10 @@ pub struct Poses {
     declared: Vec<Declared>,
     pending: Vec<Pending>,
     pending_time: (i64, Option<i64>),
-    /// NanoVer particles' entities, `"0"`, `"1"`, …, as many as a frame had at most.
+    /// NanoVer particles' entities, `"0"`, `"1"`, …, as many as a frame had at most: the
+    /// `entity` column's dictionary, indexed by `particle_keys`.
     particles: StringArray,
+    particle_keys: Int32Array,
     /// One axis of a frame's particle positions, in metres (appended as a slice: a
     /// value at a time was a large share of NanoVer's lake).
     axis: Vec<f64>,
@@ -84,20 +91,29 @@ pub struct Poses {
 
 impl Poses {
     pub fn new(common: Common, channels: &[Channel]) -> Poses {
-        Poses {
+        let mut poses = Poses {
             common,
             coords: std::array::from_fn(|_| Float64Builder::new()),
             declared: channels.iter().map(Declared::of).collect(),
             pending: Vec::new(),
             pending_time: (0, None),
             particles: StringArray::from(Vec::<&str>::new()),
+            particle_keys: Int32Array::from(Vec::<i32>::new()),
             axis: Vec::new(),
             rows: 0,
-        }
+        };
+        poses.common.channels.dictionary(channel_names(channels));
+        poses
     }
 
     pub fn add_channel(&mut self, channel: &Channel) {
         self.declared.push(Declared::of(channel));
+        let names = self.common.channels.texts();
+        let names = names
+            .into_iter()
+            .flatten()
+            .chain([Some(channel.name.as_str())]);
+        self.common.channels.dictionary(names.collect());
     }
 
     fn row(&mut self, place: &Place, parts: [Option<f64>; 7]) {
@@ -145,19 +161,25 @@ impl Poses {
             return;
         }
         if let Some(positions) = record.get(PARTICLES).and_then(floats) {
-            // A frame's particles are appended column by column: their entities are the
-            // same numbers every frame.
+            // A frame's particles are appended column by column, their channel and entities
+            // as indices (the label writer then compares no text): the entities are the same
+            // numbers every frame.
             let scale = declared.scale(PARTICLES, 1e-9);
             let n = positions.len() / 3;
+            let (Ok(channel), Ok(count)) = (i32::try_from(record.channel), i32::try_from(n)) else {
+                return;
+            };
             let common = &mut self.common;
             common.push_times(n, place.time_ns, place.time_utc, place.frame);
-            common.channels.push_n(place.channel, n);
+            common.channels.push_key_n(channel, n);
             if self.particles.len() < n {
                 self.particles = (0..n)
                     .map(|i| Some(itoa::Buffer::new().format(i).to_string()))
                     .collect();
+                self.particle_keys = (0..count).collect();
+                common.entities.dictionary(self.particles.clone());
             }
-            common.entities.push_texts(&self.particles.slice(0, n));
+            common.entities.push_keys(&self.particle_keys.slice(0, n));
             let [xyz @ .., _, _, _, _] = &mut self.coords;
             for (axis, builder) in xyz.iter_mut().enumerate() {
                 self.axis.clear();

@@ -5,11 +5,12 @@ use std::mem::replace;
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder, StringBuilder,
+    ArrayBuilder, BinaryBuilder, BooleanBuilder, Float64Builder, Int64Builder, ListBuilder,
+    StringBuilder,
 };
 use arrow_array::ArrayRef;
 
-use super::file::{Common, BATCH_ROWS};
+use super::file::{Common, BATCH_BYTES, BATCH_ROWS};
 use super::labels::Label;
 use crate::formats::export::json_text::{self, Lost};
 use crate::model::{Array, ArrayData, Value};
@@ -50,7 +51,7 @@ impl Values {
             keys: Label::new(),
             value: Float64Builder::with_capacity(BATCH_ROWS),
             int: Int64Builder::with_capacity(BATCH_ROWS),
-            values: ListBuilder::new(Float64Builder::new()),
+            values: list_builder(),
             shape: ListBuilder::new(Int64Builder::new()),
             text: StringBuilder::new(),
             bytes: BinaryBuilder::new(),
@@ -174,7 +175,7 @@ impl Values {
             self.keys.finish(),
             Arc::new(replace(&mut self.value, Float64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(replace(&mut self.int, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
-            Arc::new(self.values.finish()),
+            Arc::new(replace(&mut self.values, list_builder()).finish()),
             Arc::new(self.shape.finish()),
             Arc::new(self.text.finish()),
             Arc::new(self.bytes.finish()),
@@ -182,6 +183,17 @@ impl Values {
         ]);
         columns
     }
+}
+
+/// The `values` column's builder, with room for a batch's numbers and the array that
+/// closes it (a batch closes once past [`BATCH_BYTES`]): grown from empty, every batch
+/// copied its numbers as it doubled (docs/performance.md, "Lake, seventh pass").
+fn list_builder() -> ListBuilder<Float64Builder> {
+    let floats = BATCH_BYTES / 8;
+    ListBuilder::with_capacity(
+        Float64Builder::with_capacity(floats + floats / 4),
+        BATCH_ROWS,
+    )
 }
 
 /// A value's `value` and `int` columns: a number or boolean in float64 where it holds it
@@ -200,28 +212,36 @@ fn numbers(value: &Value) -> (Option<f64>, Option<i64>) {
 /// Appends `a`'s elements as float64, row-major; false when a 64-bit integer did not fit
 /// exactly.
 fn extend_floats(out: &mut Float64Builder, a: &Array) -> bool {
-    let mut exact = true;
     match &a.data {
         ArrayData::F64(v) => out.append_slice(v),
-        ArrayData::F32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::I8(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::I16(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::I32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::U8(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::U16(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::U32(v) => v.iter().for_each(|&x| out.append_value(f64::from(x))),
-        ArrayData::I64(v) => v.iter().for_each(|&x| {
-            exact &= x.unsigned_abs() <= EXACT;
-            out.append_value(x as f64)
-        }),
-        ArrayData::U64(v) => v.iter().for_each(|&x| {
-            exact &= x <= EXACT;
-            out.append_value(x as f64)
-        }),
-        ArrayData::Bool(v) => v
-            .iter()
-            .for_each(|&x| out.append_value(f64::from(u8::from(x)))),
+        ArrayData::F32(v) => widen(out, v, f64::from),
+        ArrayData::I8(v) => widen(out, v, f64::from),
+        ArrayData::I16(v) => widen(out, v, f64::from),
+        ArrayData::I32(v) => widen(out, v, f64::from),
+        ArrayData::U8(v) => widen(out, v, f64::from),
+        ArrayData::U16(v) => widen(out, v, f64::from),
+        ArrayData::U32(v) => widen(out, v, f64::from),
+        ArrayData::I64(v) => {
+            widen(out, v, |x| x as f64);
+            return v.iter().all(|x| x.unsigned_abs() <= EXACT);
+        }
+        ArrayData::U64(v) => {
+            widen(out, v, |x| x as f64);
+            return v.iter().all(|&x| x <= EXACT);
+        }
+        ArrayData::Bool(v) => widen(out, v, |x| f64::from(u8::from(x))),
         ArrayData::Str(_) => {}
     }
-    exact
+    true
+}
+
+/// Appends `v` as float64, room made once and filled in one loop: a value at a time, the
+/// builder's checks and growth were most of the cost of NanoVer's float32 positions
+/// (docs/performance.md, "Lake, seventh pass").
+fn widen<T: Copy>(out: &mut Float64Builder, v: &[T], to_f64: impl Fn(T) -> f64) {
+    let start = out.len();
+    out.append_value_n(0.0, v.len());
+    for (slot, &x) in out.values_slice_mut()[start..].iter_mut().zip(v) {
+        *slot = to_f64(x);
+    }
 }

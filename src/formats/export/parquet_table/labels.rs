@@ -63,6 +63,10 @@ pub struct LabelColumn {
     index: HashMap<Box<[u8]>, u32>,
     /// Per key of the batch's dictionary array, the index of its value (`NULL`: not seen).
     by_key: Vec<u32>,
+    /// The texts `by_key` is of, held so that they stay these texts: a batch whose
+    /// dictionary is the same array keeps the look-ups (a NanoVer frame's 9,000 particles
+    /// were looked up again every frame).
+    keyed: Option<ArrayRef>,
     /// Indices of the rows not in a page yet (`NULL` for a null), and how many are null.
     pending: Vec<u32>,
     pending_nulls: usize,
@@ -83,6 +87,7 @@ impl LabelColumn {
             values: Vec::new(),
             index: HashMap::new(),
             by_key: Vec::new(),
+            keyed: None,
             pending: Vec::with_capacity(PAGE_ROWS),
             pending_nulls: 0,
             rows: 0,
@@ -111,9 +116,14 @@ impl LabelColumn {
             .values()
             .as_string_opt::<i32>()
             .ok_or("a label column of other values than text")?;
-        // Keys mean this batch's values: looked up again in each batch.
-        self.by_key.clear();
-        self.by_key.resize(names.len(), NULL);
+        // Keys mean this batch's values: looked up again in each batch, unless its
+        // dictionary is the array of the batch before.
+        let same = (self.keyed.as_ref()).is_some_and(|k| same_array(k, dict.values()));
+        if !same {
+            self.by_key.clear();
+            self.by_key.resize(names.len(), NULL);
+            self.keyed = Some(dict.values().clone());
+        }
         let keys = dict.keys().values();
         if dict.null_count() > 0 {
             for (row, key) in keys.iter().enumerate() {
@@ -312,6 +322,12 @@ impl OwnColumn for LabelColumn {
     }
 }
 
+/// Whether `a` and `b` are the same array: the same buffers, offset and length (Arrow's
+/// buffers never change, and `a`, held, keeps its own from being reused).
+fn same_array(a: &ArrayRef, b: &ArrayRef) -> bool {
+    a.len() == b.len() && a.to_data().ptr_eq(&b.to_data())
+}
+
 /// The longest prefix of `v` of at most `n` bytes that ends between UTF-8 characters.
 fn utf8_prefix(v: &[u8], n: usize) -> usize {
     (0..=n.min(v.len()))
@@ -343,5 +359,29 @@ mod tests {
     fn truncated_statistics_bound_the_values() {
         assert_eq!(utf8_prefix("aé".as_bytes(), 2), 1);
         assert_eq!(above(b"abc", 2).as_deref(), Some(&b"ac"[..]));
+    }
+
+    #[test]
+    fn a_batch_of_the_same_dictionary_keeps_the_look_ups_and_another_does_not() {
+        use arrow_array::{DictionaryArray, Int32Array, StringArray};
+        use parquet::basic::{Repetition, Type as PhysicalType};
+        use parquet::schema::types::{ColumnDescriptor, ColumnPath, Type};
+        use std::sync::Arc;
+        let leaf = Type::primitive_type_builder("c", PhysicalType::BYTE_ARRAY)
+            .with_repetition(Repetition::OPTIONAL)
+            .build()
+            .unwrap();
+        let descr = ColumnDescriptor::new(Arc::new(leaf), 1, 0, ColumnPath::from("c"));
+        let props = WriterProperties::builder().build();
+        let mut column = LabelColumn::new(Arc::new(descr), &props).unwrap();
+        let batch = |names: &ArrayRef, keys: Vec<i32>| -> ArrayRef {
+            Arc::new(DictionaryArray::new(Int32Array::from(keys), names.clone()))
+        };
+        let names: ArrayRef = Arc::new(StringArray::from(vec!["a", "b"]));
+        column.write(&batch(&names, vec![1, 0])).unwrap();
+        column.write(&batch(&names, vec![0, 1])).unwrap();
+        let other: ArrayRef = Arc::new(StringArray::from(vec!["b", "c"]));
+        column.write(&batch(&other, vec![1, 0])).unwrap();
+        assert_eq!(column.pending, [0, 1, 1, 0, 2, 0]);
     }
 }
