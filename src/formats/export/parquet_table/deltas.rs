@@ -243,7 +243,6 @@ mod tests {
 
     use arrow_array::{Int64Array, RecordBatch, TimestampMicrosecondArray};
     use arrow_schema::{Field, Schema, TimeUnit};
-    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
     use parquet::file::reader::{FileReader, SerializedFileReader};
     use parquet::schema::types::ColumnPath;
 
@@ -329,15 +328,10 @@ mod tests {
             encoder.close().unwrap();
             files.push(path);
         }
-        let read = |path: &std::path::Path| -> Vec<RecordBatch> {
-            ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
-        let (a, b) = (read(&files[0]), read(&files[1]));
+        let (a, b) = (
+            super::super::read_back(&files[0]),
+            super::super::read_back(&files[1]),
+        );
         assert_eq!(a, b);
         let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
         assert_eq!(b.iter().map(RecordBatch::num_rows).sum::<usize>(), rows);

@@ -1047,15 +1047,10 @@ mod tests {
             encoder.close().unwrap();
             files.push(path);
         }
-        let read = |path: &std::path::Path| -> Vec<RecordBatch> {
-            ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap())
-                .unwrap()
-                .build()
-                .unwrap()
-                .map(Result::unwrap)
-                .collect()
-        };
-        let (a, b) = (read(&files[0]), read(&files[1]));
+        let (a, b) = (
+            super::super::read_back(&files[0]),
+            super::super::read_back(&files[1]),
+        );
         // The reader's batches are of a fixed size: the same in both files.
         assert_eq!(a, b);
         assert_eq!(b.iter().map(RecordBatch::num_rows).sum::<usize>(), 45_000);

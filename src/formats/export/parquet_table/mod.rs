@@ -13,6 +13,19 @@ mod labels;
 mod table;
 mod writer;
 
+/// The rows of a Parquet file as the crate's reader gives them (tests that compare files).
+#[cfg(test)]
+fn read_back(path: &Path) -> Vec<arrow_array::RecordBatch> {
+    parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder::try_new(
+        std::fs::File::open(path).unwrap(),
+    )
+    .unwrap()
+    .build()
+    .unwrap()
+    .map(Result::unwrap)
+    .collect()
+}
+
 use std::path::Path;
 
 pub use column::{ENCODING_KEY, SHAPE_KEY, UNIT_KEY};
