@@ -661,6 +661,11 @@ impl Table {
         }
     }
 
+    /// Whether the columns are laid out (the first batch is written): final from then on.
+    pub fn laid_out(&self) -> bool {
+        self.schema.is_some()
+    }
+
     /// Bytes of values this table holds in memory at most: its batch, and its row group
     /// being encoded (counted before encoding and compression, so an upper bound).
     pub fn held(&self) -> usize {

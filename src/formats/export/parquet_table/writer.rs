@@ -269,15 +269,16 @@ impl Sink for TableWriter {
 }
 
 /// Ends the row groups of the tables holding most until they hold `keep` bytes or less
-/// together; what they hold then.
+/// together; what they hold then. Tables whose columns are laid out go first: one still
+/// filling its first batch would lay its columns out from fewer rows.
 fn release(tables: &mut [Option<Table>], keep: usize) -> Result<usize, WriteError> {
-    let mut order: Vec<(usize, usize)> = (tables.iter().enumerate())
-        .filter_map(|(i, t)| Some((t.as_ref()?.held(), i)))
+    let mut order: Vec<(bool, usize, usize)> = (tables.iter().enumerate())
+        .filter_map(|(i, t)| t.as_ref().map(|t| (t.laid_out(), t.held(), i)))
         .collect();
-    let mut held: usize = order.iter().map(|(h, _)| h).sum();
+    let mut held: usize = order.iter().map(|(_, h, _)| h).sum();
     // The largest first; ties by channel, so that the choice is the data's alone.
-    order.sort_unstable_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    for (h, i) in order {
+    order.sort_unstable_by(|a, b| (b.0, b.1).cmp(&(a.0, a.1)).then(a.2.cmp(&b.2)));
+    for (_, h, i) in order {
         if held <= keep {
             break;
         }
@@ -364,6 +365,33 @@ mod tests {
         assert_eq!(row_groups(&files[0]), [5001]);
         assert_eq!(row_groups(&files[1]), [9000, 1]);
         assert_eq!(row_groups(&files[2]), [7000, 1]);
+    }
+
+    #[test]
+    fn release_ends_tables_whose_columns_are_laid_out_first() {
+        let dir = tempfile::tempdir().unwrap();
+        let (a, b) = (dir.path().join("a"), dir.path().join("b"));
+        // b: fewer rows than a batch (its columns not laid out) but more bytes than a.
+        let mut wide = Table::new(b.clone(), b.clone(), Vec::new()).encoded_here();
+        wide.add_channel(&Channel::new(
+            "c",
+            ChannelKind::Signals,
+            Composition::SampleHold,
+        ));
+        for i in 0..4000 {
+            let mut r = Record::new(i, 0);
+            r.values = ["x", "y", "z"]
+                .map(|k| (k.to_string(), Value::Float(i as f64)))
+                .into();
+            wide.push(0, &r).unwrap();
+        }
+        let mut tables = vec![Some(table(&a, 5000, true)), Some(wide)];
+        let held: Vec<usize> = tables.iter().flatten().map(Table::held).collect();
+        assert!(held[1] > held[0], "{held:?}");
+        assert_eq!(release(&mut tables, held[1]).unwrap(), held[1]);
+        let after: Vec<usize> = tables.iter().flatten().map(Table::held).collect();
+        assert_eq!(after, [0, held[1]]);
+        assert_eq!(release(&mut tables, 0).unwrap(), 0);
     }
 
     #[test]
