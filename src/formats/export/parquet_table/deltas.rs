@@ -247,7 +247,6 @@ mod tests {
     use parquet::schema::types::ColumnPath;
 
     use super::*;
-    use crate::formats::export::parquet_table::Encoder;
 
     fn schema() -> Arc<Schema> {
         let utc = DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into()));
@@ -320,12 +319,7 @@ mod tests {
                 props =
                     props.set_column_encoding(ColumnPath::from(c), Encoding::DELTA_BINARY_PACKED);
             }
-            let file = File::create(&path).unwrap();
-            let mut encoder = Encoder::new(file, schema(), props, by_columns).unwrap();
-            for b in &batches {
-                encoder.write(b.clone()).unwrap();
-            }
-            encoder.close().unwrap();
+            super::super::encode_to(&path, schema(), props, by_columns, &batches);
             files.push(path);
         }
         let (a, b) = (

@@ -1034,17 +1034,7 @@ mod tests {
                 .set_dictionary_enabled(false)
                 .set_column_dictionary_enabled("channel".into(), true)
                 .set_column_dictionary_enabled("entity".into(), true);
-            let mut encoder = Encoder::new(
-                File::create(&path).unwrap(),
-                schema.clone(),
-                props,
-                by_columns,
-            )
-            .unwrap();
-            for b in &batches {
-                encoder.write(b.clone()).unwrap();
-            }
-            encoder.close().unwrap();
+            super::super::encode_to(&path, schema.clone(), props, by_columns, &batches);
             files.push(path);
         }
         let (a, b) = (

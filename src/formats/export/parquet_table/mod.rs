@@ -13,6 +13,23 @@ mod labels;
 mod table;
 mod writer;
 
+/// Writes `batches` to `path` through [`encoder::Encoder`] (tests that compare files).
+#[cfg(test)]
+fn encode_to(
+    path: &Path,
+    schema: arrow_schema::SchemaRef,
+    props: parquet::file::properties::WriterPropertiesBuilder,
+    by_columns: Option<&[&str]>,
+    batches: &[arrow_array::RecordBatch],
+) {
+    let file = std::fs::File::create(path).unwrap();
+    let mut encoder = encoder::Encoder::new(file, schema, props, by_columns).unwrap();
+    for b in batches {
+        encoder.write(b.clone()).unwrap();
+    }
+    encoder.close().unwrap();
+}
+
 /// The rows of a Parquet file as the crate's reader gives them (tests that compare files).
 #[cfg(test)]
 fn read_back(path: &Path) -> Vec<arrow_array::RecordBatch> {
