@@ -149,36 +149,35 @@ impl LabelColumn {
         }
         // No nulls (a frame's rows): each key of the batch is looked up once, then the
         // rows go in a page at a time, without a row's checks for a null and a full page.
-        // Keys that repeat a pattern (every frame's signals) are mapped for one pattern,
-        // which is then copied (docs/performance.md, "Lake, eighth pass").
+        // Keys that repeat a pattern (every frame's signals) are looked up and mapped for
+        // one pattern, which is then copied (docs/performance.md, "Lake, eighth pass").
+        if keys.is_empty() {
+            return Ok(());
+        }
+        let period = chunk::period(keys, self.period);
+        self.period = period.or(self.period);
+        let pattern = &keys[..period.unwrap_or(keys.len())];
         let mut lengths = vec![0i64; names.len()];
-        for &key in keys.iter() {
+        for &key in pattern {
             if self.by_key.get(key as usize) == Some(&NULL) {
                 self.by_key(names, key)?;
                 lengths[key as usize] = names.value_length(key as usize) as i64;
             }
         }
-        if keys.iter().any(|&k| k as usize >= self.by_key.len()) {
+        if pattern.iter().any(|&k| k as usize >= self.by_key.len()) {
             return Err("a label key out of its dictionary".into());
         }
-        let period = chunk::period(keys, self.period);
-        self.period = period.or(self.period);
         // Taken for the loop below, which flushes pages; given back after it.
         let mut mapped = std::mem::take(&mut self.mapped);
         mapped.clear();
-        let pattern = &keys[..period.unwrap_or(keys.len())];
         mapped.extend(pattern.iter().map(|&k| self.by_key[k as usize]));
+        while mapped.len() < keys.len() {
+            let more = mapped.len().min(keys.len() - mapped.len());
+            mapped.extend_from_within(..more);
+        }
         let bytes = |keys: &[i32]| keys.iter().map(|&k| lengths[k as usize]).sum::<i64>();
-        self.value_bytes += match period {
-            Some(p) => {
-                while mapped.len() < keys.len() {
-                    let more = mapped.len().min(keys.len() - mapped.len());
-                    mapped.extend_from_within(..more);
-                }
-                bytes(pattern) * (keys.len() / p) as i64 + bytes(&keys[..keys.len() % p])
-            }
-            None => bytes(keys),
-        };
+        let copies = (keys.len() / pattern.len()) as i64;
+        self.value_bytes += bytes(pattern) * copies + bytes(&keys[..keys.len() % pattern.len()]);
         let mut rows = &mapped[..];
         while !rows.is_empty() {
             let (now, rest) = rows.split_at(rows.len().min(PAGE_ROWS - self.pending.len()));
