@@ -244,7 +244,7 @@ fn hybrid_padded(values: &[u32], width: u32, out: &mut Vec<u8>) -> bool {
         i = j;
     }
     bit_packed(&values[packed_from..], width, out);
-    (values.len() - packed_from) % 8 != 0
+    !(values.len() - packed_from).is_multiple_of(8)
 }
 
 /// `values` in the hybrid encoding, as [`hybrid`] but quicker where they repeat a pattern of
