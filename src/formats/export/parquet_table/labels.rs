@@ -157,15 +157,17 @@ impl LabelColumn {
         let period = chunk::period(keys, self.period);
         self.period = period.or(self.period);
         let pattern = &keys[..period.unwrap_or(keys.len())];
-        let mut lengths = vec![0i64; names.len()];
-        for &key in pattern {
-            if self.by_key.get(key as usize) == Some(&NULL) {
-                self.by_key(names, key)?;
-                lengths[key as usize] = names.value_length(key as usize) as i64;
-            }
-        }
         if pattern.iter().any(|&k| k as usize >= self.by_key.len()) {
             return Err("a label key out of its dictionary".into());
+        }
+        // Every key's length, also of those looked up in a batch before (the same
+        // dictionary): they count in the chunk's bytes of values too.
+        let mut lengths = vec![0i64; names.len()];
+        for &key in pattern {
+            if self.by_key[key as usize] == NULL {
+                self.by_key(names, key)?;
+            }
+            lengths[key as usize] = names.value_length(key as usize) as i64;
         }
         // Taken for the loop below, which flushes pages; given back after it.
         let mut mapped = std::mem::take(&mut self.mapped);
@@ -407,5 +409,7 @@ mod tests {
         let other: ArrayRef = Arc::new(StringArray::from(vec!["b", "c"]));
         column.write(&batch(&other, vec![1, 0])).unwrap();
         assert_eq!(column.pending, [0, 1, 1, 0, 2, 0]);
+        // Each row's text counts, looked up in its batch or one before.
+        assert_eq!(column.value_bytes, 6);
     }
 }
