@@ -218,6 +218,11 @@ pub fn bit_width(max: u32) -> u32 {
 /// `values` in Parquet's RLE / bit-packed hybrid encoding, `width` bits each: runs of 8 or
 /// more equal values as RLE runs, the rest bit-packed in groups of 8 (the last padded).
 pub fn hybrid(values: &[u32], width: u32, out: &mut Vec<u8>) {
+    hybrid_padded(values, width, out);
+}
+
+/// [`hybrid`], saying whether the last group was padded (it then decodes to more values).
+fn hybrid_padded(values: &[u32], width: u32, out: &mut Vec<u8>) -> bool {
     let mut packed_from = 0;
     let mut i = 0;
     while i < values.len() {
@@ -239,6 +244,54 @@ pub fn hybrid(values: &[u32], width: u32, out: &mut Vec<u8>) {
         i = j;
     }
     bit_packed(&values[packed_from..], width, out);
+    !(values.len() - packed_from).is_multiple_of(8)
+}
+
+/// `values` in the hybrid encoding, as [`hybrid`] but quicker where they repeat a pattern of
+/// more than one value ([`period`], tried at `hint` first: a frame's labels): the encoding
+/// of the first whole groups of 8 that the pattern fills is copied as often as they repeat,
+/// then the rest encoded. Each copy is complete runs (none padded), so the copies decode one
+/// after another to the values, without a look at each of them (docs/performance.md,
+/// "Lake, eighth pass").
+pub fn hybrid_repeated(values: &[u32], hint: Option<usize>, width: u32, out: &mut Vec<u8>) {
+    let Some(period) = period(values, hint).filter(|&p| p > 1) else {
+        return hybrid(values, width, out);
+    };
+    let whole = period * 8 / gcd(period, 8);
+    let copies = values.len() / whole;
+    if copies < 2 {
+        return hybrid(values, width, out);
+    }
+    let start = out.len();
+    if hybrid_padded(&values[..whole], width, out) {
+        // A copy would decode to more values than its own.
+        out.truncate(start);
+        return hybrid(values, width, out);
+    }
+    let once = start..out.len();
+    for _ in 1..copies {
+        out.extend_from_within(once.clone());
+    }
+    hybrid(&values[copies * whole..], width, out);
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    match b {
+        0 => a,
+        _ => gcd(b, a % b),
+    }
+}
+
+/// The length of the pattern that `values` repeats from its start, if it is whole at least
+/// twice: tried at `hint` (the caller's pattern), then at the first value's next place.
+pub fn period<T: PartialEq>(values: &[T], hint: Option<usize>) -> Option<usize> {
+    let repeats =
+        |p: &usize| *p > 0 && 2 * p <= values.len() && values[..values.len() - p] == values[*p..];
+    let next = || {
+        let first = values.first()?;
+        values[1..].iter().position(|v| v == first).map(|i| i + 1)
+    };
+    hint.filter(repeats).or_else(|| next().filter(repeats))
 }
 
 /// Bit-packed runs of `values` (a multiple of 8 of them, but for the last run).
@@ -282,6 +335,7 @@ pub fn varint(mut v: u64, out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+    use super::period as period_of;
     use super::*;
 
     /// Decodes the hybrid encoding of `n` values (the reference: the spec's grammar).
@@ -354,6 +408,48 @@ mod tests {
             hybrid(&values, width, &mut out);
             assert_eq!(decode(&out, width, values.len()), values, "case {case}");
         }
+    }
+
+    #[test]
+    fn a_repeated_pattern_decodes_to_its_values_and_is_found_at_its_period() {
+        let mut seed = 11u64;
+        let mut next = move || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for case in 0..300 {
+            let width = 1 + (case % 12) as u32;
+            let period = 1 + (next() % 300) as usize;
+            // Patterns of distinct values, and of runs (an entity's signals).
+            let run = if case % 2 == 0 {
+                1
+            } else {
+                1 + (next() % 12) as usize
+            };
+            let pattern: Vec<u32> = (0..period)
+                .map(|i| ((i / run) as u64 * 7919 % (1 << width)) as u32)
+                .collect();
+            let len = (next() % 5000) as usize;
+            let values: Vec<u32> = pattern.iter().copied().cycle().take(len).collect();
+            for hint in [None, Some(period), Some(period + 1)] {
+                let mut out = Vec::new();
+                hybrid_repeated(&values, hint, width, &mut out);
+                assert_eq!(decode(&out, width, len), values, "case {case} {hint:?}");
+            }
+            if let Some(p) = period_of(&values, Some(period)) {
+                assert_eq!(values[..len - p], values[p..]);
+            }
+        }
+        // A pattern that is one value stays one RLE run.
+        let mut out = Vec::new();
+        hybrid_repeated(&[5; 1000], None, 3, &mut out);
+        assert_eq!(out, [0xd0, 0x0f, 5]);
+        assert_eq!(period_of(&[1, 2, 3, 1, 2, 3, 1], None), Some(3));
+        assert_eq!(period_of(&[1, 1, 2, 1, 1, 2], None), None);
+        assert_eq!(period_of(&[1, 1, 2, 1, 1, 2], Some(3)), Some(3));
+        assert_eq!(period_of(&[1, 2, 3, 1, 2], None), None);
     }
 
     #[test]

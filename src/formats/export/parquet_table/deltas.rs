@@ -211,13 +211,15 @@ pub fn delta_binary_packed(values: &[i64], out: &mut Vec<u8>) {
         let widths = out.len();
         out.resize(widths + BLOCK / MINI, 0);
         for (m, mini) in deltas.chunks(MINI).enumerate() {
-            // Most miniblocks of a frame's rows are one difference repeated: width 0.
-            if mini.iter().all(|&d| d == least) {
+            let above = |d: i64| d.wrapping_sub(least) as u64;
+            // The bits of every difference above the least, or'd: the highest is the
+            // largest's, and a miniblock of one difference repeated (most of a frame's
+            // rows) has none (width 0). One pass, which the compiler vectorises.
+            let bits = mini.iter().fold(0, |m, &d| m | above(d));
+            if bits == 0 {
                 continue;
             }
-            let above = |d: i64| d.wrapping_sub(least) as u64;
-            let max = mini.iter().fold(0, |m, &d| m.max(above(d)));
-            let width = 64 - max.leading_zeros();
+            let width = 64 - bits.leading_zeros();
             out[widths + m] = width as u8;
             // 32 values of `width` bits are `4 * width` bytes; the last miniblock is
             // padded with zeros.

@@ -25,7 +25,9 @@ use parquet::file::properties::WriterProperties;
 use parquet::file::statistics::{Statistics, ValueStatistics};
 use parquet::schema::types::ColumnDescPtr;
 
-use super::chunk::{bit_width, definition_levels, hybrid, OwnColumn, Pages, Summary};
+use super::chunk::{
+    self, bit_width, definition_levels, hybrid_repeated, OwnColumn, Pages, Summary,
+};
 
 /// The table's columns of few distinct values, written here when they are text.
 pub const LABELS: [&str; 2] = ["channel", "entity"];
@@ -67,6 +69,11 @@ pub struct LabelColumn {
     /// dictionary is the same array keeps the look-ups (a NanoVer frame's 9,000 particles
     /// were looked up again every frame).
     keyed: Option<ArrayRef>,
+    /// The length of the pattern the last batch of keys repeated, if any: where a page's
+    /// indices are looked for one first.
+    period: Option<usize>,
+    /// A batch's indices, before they go into pages.
+    mapped: Vec<u32>,
     /// Indices of the rows not in a page yet (`NULL` for a null), and how many are null.
     pending: Vec<u32>,
     pending_nulls: usize,
@@ -88,6 +95,8 @@ impl LabelColumn {
             index: HashMap::new(),
             by_key: Vec::new(),
             keyed: None,
+            period: None,
+            mapped: Vec::new(),
             pending: Vec::with_capacity(PAGE_ROWS),
             pending_nulls: 0,
             rows: 0,
@@ -140,31 +149,48 @@ impl LabelColumn {
         }
         // No nulls (a frame's rows): each key of the batch is looked up once, then the
         // rows go in a page at a time, without a row's checks for a null and a full page.
-        let mut lengths = vec![0i64; names.len()];
-        for &key in keys.iter() {
-            if self.by_key.get(key as usize) == Some(&NULL) {
-                self.by_key(names, key)?;
-                lengths[key as usize] = names.value_length(key as usize) as i64;
-            }
+        // Keys that repeat a pattern (every frame's signals) are looked up and mapped for
+        // one pattern, which is then copied (docs/performance.md, "Lake, eighth pass").
+        if keys.is_empty() {
+            return Ok(());
         }
-        if keys.iter().any(|&k| k as usize >= self.by_key.len()) {
+        let period = chunk::period(keys, self.period);
+        self.period = period.or(self.period);
+        let pattern = &keys[..period.unwrap_or(keys.len())];
+        if pattern.iter().any(|&k| k as usize >= self.by_key.len()) {
             return Err("a label key out of its dictionary".into());
         }
-        let mut keys = &keys[..];
-        while !keys.is_empty() {
-            let (now, rest) = keys.split_at(keys.len().min(PAGE_ROWS - self.pending.len()));
-            let (by_key, mut bytes) = (&self.by_key, 0);
-            self.pending.extend(now.iter().map(|&k| {
-                bytes += lengths[k as usize];
-                by_key[k as usize]
-            }));
-            self.value_bytes += bytes;
+        // Every key's length, also of those looked up in a batch before (the same
+        // dictionary): they count in the chunk's bytes of values too.
+        let mut lengths = vec![0i64; names.len()];
+        for &key in pattern {
+            if self.by_key[key as usize] == NULL {
+                self.by_key(names, key)?;
+            }
+            lengths[key as usize] = names.value_length(key as usize) as i64;
+        }
+        // Taken for the loop below, which flushes pages; given back after it.
+        let mut mapped = std::mem::take(&mut self.mapped);
+        mapped.clear();
+        mapped.extend(pattern.iter().map(|&k| self.by_key[k as usize]));
+        while mapped.len() < keys.len() {
+            let more = mapped.len().min(keys.len() - mapped.len());
+            mapped.extend_from_within(..more);
+        }
+        let bytes = |keys: &[i32]| keys.iter().map(|&k| lengths[k as usize]).sum::<i64>();
+        let copies = (keys.len() / pattern.len()) as i64;
+        self.value_bytes += bytes(pattern) * copies + bytes(&keys[..keys.len() % pattern.len()]);
+        let mut rows = &mapped[..];
+        while !rows.is_empty() {
+            let (now, rest) = rows.split_at(rows.len().min(PAGE_ROWS - self.pending.len()));
+            self.pending.extend_from_slice(now);
             self.rows += now.len();
-            keys = rest;
+            rows = rest;
             if self.pending.len() == PAGE_ROWS {
                 self.flush_page()?;
             }
         }
+        self.mapped = mapped;
         Ok(())
     }
 
@@ -220,7 +246,7 @@ impl LabelColumn {
         };
         let width = bit_width(indices.iter().copied().max().unwrap_or(0));
         body.push(width as u8);
-        hybrid(indices, width, &mut body);
+        hybrid_repeated(indices, self.period, width, &mut body);
         let first = self.rows - rows;
         self.pending.clear();
         self.pages
@@ -383,5 +409,7 @@ mod tests {
         let other: ArrayRef = Arc::new(StringArray::from(vec!["b", "c"]));
         column.write(&batch(&other, vec![1, 0])).unwrap();
         assert_eq!(column.pending, [0, 1, 1, 0, 2, 0]);
+        // Each row's text counts, looked up in its batch or one before.
+        assert_eq!(column.value_bytes, 6);
     }
 }
