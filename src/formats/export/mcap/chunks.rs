@@ -7,9 +7,11 @@
 //! chunk record, its message indexes, and keeps what the summary needs of where they went;
 //! then the chunk goes back to the caller to be filled again and the compressed bytes to
 //! their compressor. Every hand-over waits for its taker (no queue) and each compressor has
-//! one buffer for its output, so what is in flight is bounded: two chunks and one
-//! compressed buffer per compressor. The second compressor starts only when the first is
-//! busy as a chunk is full: a caller slower than zstd holds what one thread did.
+//! one buffer for its output, so what is in flight is bounded: besides the chunk being
+//! filled, per compressor the chunk it compresses, the one the writer writes, and one
+//! compressed buffer. The second compressor starts only when the first is still busy as
+//! the next chunk is full: for a caller slower than zstd the memory is what one thread's
+//! was.
 
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -110,7 +112,7 @@ struct Ends {
 
 impl<W: Write + Send + 'static> Chunks<W> {
     /// Starts the writer and the first compressor; `out` has what was written before the
-    /// first job. `level`: zstd's, or `None`, chunks not compressed.
+    /// first chunk. `level`: zstd's, or `None`, chunks not compressed.
     pub fn spawn(
         out: Counted<W>,
         level: Option<i32>,
@@ -118,12 +120,12 @@ impl<W: Write + Send + 'static> Chunks<W> {
     ) -> Result<Chunks<W>, FileError> {
         let (mut ends, mut done, mut back) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..2 {
-            let (to_writer, pieces) = sync_channel(0);
+            let (to_writer, encoded) = sync_channel(0);
             let (to_compressor, buffers) = channel();
             // Its one buffer: it waits for the writer to give it back.
             let _ = to_compressor.send(Vec::new());
             ends.push(Ends { to_writer, buffers });
-            done.push(pieces);
+            done.push(encoded);
             back.push(to_compressor);
         }
         let written = Written {
@@ -167,9 +169,10 @@ impl<W: Write + Send + 'static> Chunks<W> {
         };
         let to_writer = ends.to_writer;
         let name = format!("mcap-zstd-{}", self.compressors.len() + 1);
-        self.compressors.push(Worker::spawn(&name, 0, move |chunks| {
-            compressor.run(chunks, to_writer)
-        })?);
+        self.compressors
+            .push(Worker::spawn(&name, 0, move |chunks| {
+                compressor.run(chunks, to_writer)
+            })?);
         Ok(())
     }
 
@@ -178,7 +181,7 @@ impl<W: Write + Send + 'static> Chunks<W> {
         self.spare.try_recv().ok()
     }
 
-    /// Hands a full chunk to a compressor waiting for one, the first first; if none waits,
+    /// Hands a full chunk to a compressor waiting for one, the first if both are; if none,
     /// to the second, started the first time it is needed (a caller slower than zstd never
     /// needs it: docs/performance.md, "MCAP: chunks compressed on two threads"); if both
     /// are busy, waits for the one that did not take the last chunk.
@@ -244,7 +247,11 @@ struct Compressor {
 }
 
 impl Compressor {
-    fn run(mut self, chunks: Receiver<Chunk>, to_writer: SyncSender<Encoded>) -> Result<(), FileError> {
+    fn run(
+        mut self,
+        chunks: Receiver<Chunk>,
+        to_writer: SyncSender<Encoded>,
+    ) -> Result<(), FileError> {
         for chunk in chunks {
             let mut compressed = self.buffers.recv().map_err(|_| FileError::Stopped)?;
             compressed.clear();
