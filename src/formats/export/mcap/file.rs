@@ -546,6 +546,42 @@ mod tests {
         }
     }
 
+    /// An output slow to take each write: the compressors wait for the writer, so a
+    /// second one starts and chunks finish out of turn.
+    struct Slow(Vec<u8>);
+
+    impl Write for Slow {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn chunks_compressed_on_two_threads_are_written_in_order() {
+        let mut file =
+            McapFile::create(Slow(Vec::new()), "test", ChunkCompression::Zstd(1), 200).unwrap();
+        let channel = file.add_channel(0, "/a", "json", &BTreeMap::new()).unwrap();
+        for i in 0..300u64 {
+            file.message(channel, i as u32, i, &[i as u8; 50]).unwrap();
+        }
+        let bytes = file.finish().unwrap().0;
+        opcodes(&bytes);
+        let got: Vec<(u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (m.log_time, m.data.to_vec())
+            })
+            .collect();
+        let sent: Vec<(u64, Vec<u8>)> = (0..300u64).map(|i| (i, vec![i as u8; 50])).collect();
+        assert_eq!(got, sent);
+    }
+
     /// Accepts `room` bytes, then fails every write.
     struct Full {
         room: usize,
