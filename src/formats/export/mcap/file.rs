@@ -7,20 +7,20 @@
 //! level: here a chunk is built in memory and compressed in one call, with a window as large
 //! as the chunk (docs/performance.md, "MCAP: chunks compressed whole").
 //!
-//! A full chunk is compressed and written on a thread of its own ([`Worker`]), which owns
+//! Full chunks are compressed and written on threads of their own ([`Chunks`]), which own
 //! the output and so every file position: the caller fills the next chunk meanwhile, in the
-//! buffers of the one before, given back. The summary is written on the caller's thread
-//! once that thread has finished.
+//! buffers of one before, given back. The summary is written on the caller's thread once
+//! they have finished.
 
 use std::collections::BTreeMap;
 use std::io::{self, Write};
-use std::sync::mpsc::{channel, Receiver, Sender};
 
+use super::chunks::{ChunkIndex, Chunks, Counted, Written};
 use super::MAGIC;
-use crate::formats::worker::{Stopped, Worker};
+use crate::formats::worker::Stopped;
 
 /// Record opcodes.
-mod op {
+pub(super) mod op {
     pub const HEADER: u8 = 0x01;
     pub const FOOTER: u8 = 0x02;
     pub const SCHEMA: u8 = 0x03;
@@ -88,56 +88,18 @@ struct SchemaRecord {
 
 /// The chunk being filled: its records, uncompressed, and its messages' index entries.
 #[derive(Default)]
-struct Chunk {
-    records: Vec<u8>,
+pub(super) struct Chunk {
+    pub records: Vec<u8>,
     /// Earliest and latest log time of its messages.
-    bounds: Option<(u64, u64)>,
+    pub bounds: Option<(u64, u64)>,
     /// (log time, offset in `records`) of each message, by channel id.
-    index: Vec<Vec<(u64, u64)>>,
-}
-
-/// A chunk's entry in the summary.
-struct ChunkIndex {
-    bounds: (u64, u64),
-    start: u64,
-    length: u64,
-    /// Each channel's message index record, by file offset.
-    message_index_offsets: Vec<(u16, u64)>,
-    message_index_length: u64,
-    compression: &'static str,
-    compressed_size: u64,
-    uncompressed_size: u64,
-}
-
-/// A metadata record's entry in the summary.
-struct MetadataIndex {
-    offset: u64,
-    length: u64,
-    name: String,
-}
-
-/// The output, with its position and the CRC of the data section written so far.
-struct Counted<W: Write> {
-    out: W,
-    position: u64,
-    crc: crc32fast::Hasher,
-}
-
-impl<W: Write> Counted<W> {
-    fn write(&mut self, bytes: &[u8]) -> io::Result<()> {
-        self.out.write_all(bytes)?;
-        self.crc.update(bytes);
-        self.position += bytes.len() as u64;
-        Ok(())
-    }
+    pub index: Vec<Vec<(u64, u64)>>,
 }
 
 /// An MCAP file being written to `W`: the records and the summary's counts are kept here,
-/// the chunks go to the thread that writes them.
+/// the chunks go to the threads that compress and write them.
 pub(super) struct McapFile<W: Write + Send + 'static> {
-    chunks: Worker<Job, Written<W>, FileError>,
-    /// Chunks written, given back for their buffers.
-    spare: Receiver<Chunk>,
+    chunks: Chunks<W>,
     chunk_size: usize,
     chunk: Chunk,
     /// Schemas, by id less one (a few, one per topic at most).
@@ -151,27 +113,8 @@ pub(super) struct McapFile<W: Write + Send + 'static> {
     metadata_count: usize,
 }
 
-/// What the chunk thread is given, in file order.
-enum Job {
-    /// A full chunk, to compress, write and give back emptied.
-    Chunk(Chunk),
-    /// A metadata record's bytes and name.
-    Metadata(Vec<u8>, String),
-}
-
-/// The chunk thread's side: the output, zstd, and what the summary needs of where things are.
-struct Written<W: Write> {
-    out: Counted<W>,
-    /// zstd's context, kept from chunk to chunk; `None`, chunks not compressed.
-    zstd: Option<zstd::bulk::Compressor<'static>>,
-    /// The compressed chunk.
-    compressed: Vec<u8>,
-    chunk_indexes: Vec<ChunkIndex>,
-    metadata_indexes: Vec<MetadataIndex>,
-}
-
 /// Appends a string (u32 length, then its bytes).
-fn put_str(b: &mut Vec<u8>, s: &str) {
+pub(super) fn put_str(b: &mut Vec<u8>, s: &str) {
     put_bytes32(b, s.as_bytes());
 }
 
@@ -191,14 +134,14 @@ fn put_string_map(b: &mut Vec<u8>, map: &BTreeMap<String, String>) {
 }
 
 /// Appends a record's opcode and length, and returns where its length is, for [`end_record`].
-fn start_record(b: &mut Vec<u8>, op: u8) -> usize {
+pub(super) fn start_record(b: &mut Vec<u8>, op: u8) -> usize {
     b.push(op);
     b.extend_from_slice(&0u64.to_le_bytes());
     b.len()
 }
 
 /// Writes the length of the record started at `start`.
-fn end_record(b: &mut [u8], start: usize) {
+pub(super) fn end_record(b: &mut [u8], start: usize) {
     let length = (b.len() - start) as u64;
     b[start - 8..start].copy_from_slice(&length.to_le_bytes());
 }
@@ -218,41 +161,21 @@ impl<W: Write + Send + 'static> McapFile<W> {
         compression: ChunkCompression,
         chunk_size: usize,
     ) -> Result<McapFile<W>, FileError> {
-        let zstd = match compression {
-            ChunkCompression::Zstd(level) => {
-                let mut z = zstd::bulk::Compressor::new(level)?;
-                z.set_parameter(zstd::zstd_safe::CParameter::WindowLog(WINDOW_LOG))?;
-                Some(z)
-            }
+        let level = match compression {
+            ChunkCompression::Zstd(level) => Some(level),
             ChunkCompression::None => None,
         };
-        let mut written = Written {
-            out: Counted {
-                out,
-                position: 0,
-                crc: crc32fast::Hasher::new(),
-            },
-            zstd,
-            compressed: Vec::new(),
-            chunk_indexes: Vec::new(),
-            metadata_indexes: Vec::new(),
-        };
+        let mut out = Counted::new(out);
         let mut b = Vec::new();
         b.extend_from_slice(MAGIC);
         let start = start_record(&mut b, op::HEADER);
         put_str(&mut b, ""); // profile
         put_str(&mut b, library);
         end_record(&mut b, start);
-        written.out.write(&b)?;
-        let (give_back, spare) = channel();
-        // No chunk waits: one is filled while the one before is compressed, so two chunks'
-        // buffers and one compressed copy are all the chunks hold.
-        let chunks = Worker::spawn("mcap-chunks", 0, move |jobs: Receiver<Job>| {
-            written.run(jobs, give_back)
-        })?;
+        out.write(&b)?;
+        let chunks = Chunks::spawn(out, level, WINDOW_LOG)?;
         Ok(McapFile {
             chunks,
-            spare,
             chunk_size,
             chunk: Chunk::with_capacity(chunk_size),
             schemas: Vec::new(),
@@ -359,22 +282,19 @@ impl<W: Write + Send + 'static> McapFile<W> {
         put_string_map(&mut b, metadata);
         end_record(&mut b, start);
         self.metadata_count += 1;
-        self.chunks.send(Job::Metadata(b, name.to_string()))?;
+        self.chunks.metadata(b, name.to_string())?;
         Ok(())
     }
 
-    /// Hands the chunk being filled, if it holds anything, to the chunk thread, and takes
+    /// Hands the chunk being filled, if it holds anything, to the chunk threads, and takes
     /// an emptied one back to fill (a new one the first time).
     fn finish_chunk(&mut self) -> Result<(), FileError> {
         if self.chunk.records.is_empty() {
             return Ok(());
         }
-        let next = match self.spare.try_recv() {
-            Ok(chunk) => chunk,
-            Err(_) => Chunk::with_capacity(self.chunk_size),
-        };
+        let next = (self.chunks.spare()).unwrap_or_else(|| Chunk::with_capacity(self.chunk_size));
         let full = std::mem::replace(&mut self.chunk, next);
-        self.chunks.send(Job::Chunk(full))?;
+        self.chunks.chunk(full)?;
         Ok(())
     }
 
@@ -481,96 +401,6 @@ impl Chunk {
             records: Vec::with_capacity(chunk_size + (chunk_size >> 4)),
             ..Chunk::default()
         }
-    }
-}
-
-impl<W: Write> Written<W> {
-    /// The chunk thread: writes what it is given in order, gives each chunk back emptied,
-    /// and returns itself (the output and the indexes) when its input ends.
-    fn run(mut self, jobs: Receiver<Job>, give_back: Sender<Chunk>) -> Result<Self, FileError> {
-        for job in jobs {
-            match job {
-                Job::Chunk(mut chunk) => {
-                    self.chunk(&mut chunk)?;
-                    // The file may be finished or dropped already: nothing to keep then.
-                    let _ = give_back.send(chunk);
-                }
-                Job::Metadata(record, name) => {
-                    self.metadata_indexes.push(MetadataIndex {
-                        offset: self.out.position,
-                        length: record.len() as u64,
-                        name,
-                    });
-                    self.out.write(&record)?;
-                }
-            }
-        }
-        Ok(self)
-    }
-
-    /// Writes `chunk` (not empty) and its message indexes, and empties it.
-    fn chunk(&mut self, chunk: &mut Chunk) -> Result<(), FileError> {
-        let records = &chunk.records;
-        let uncompressed_crc = crc32fast::hash(records);
-        let compressed = &mut self.compressed;
-        compressed.clear();
-        let (name, data): (&str, &[u8]) = match &mut self.zstd {
-            Some(z) => {
-                compressed.reserve(zstd::zstd_safe::compress_bound(records.len()));
-                z.compress_to_buffer(records.as_slice(), compressed)?;
-                ("zstd", compressed)
-            }
-            None => ("", records),
-        };
-        let bounds = chunk.bounds.unwrap_or((0, 0));
-        let mut head = Vec::with_capacity(64);
-        let start = start_record(&mut head, op::CHUNK);
-        head.extend_from_slice(&bounds.0.to_le_bytes());
-        head.extend_from_slice(&bounds.1.to_le_bytes());
-        head.extend_from_slice(&(records.len() as u64).to_le_bytes());
-        head.extend_from_slice(&uncompressed_crc.to_le_bytes());
-        put_str(&mut head, name);
-        head.extend_from_slice(&(data.len() as u64).to_le_bytes());
-        let length = (head.len() - start + data.len()) as u64;
-        head[start - 8..start].copy_from_slice(&length.to_le_bytes());
-        let chunk_start = self.out.position;
-        self.out.write(&head)?;
-        self.out.write(data)?;
-        let chunk_length = self.out.position - chunk_start;
-
-        // Each channel's message index, in channel order.
-        let index_start = self.out.position;
-        let mut offsets = Vec::new();
-        let mut b = head;
-        for (channel, entries) in chunk.index.iter_mut().enumerate() {
-            if entries.is_empty() {
-                continue;
-            }
-            offsets.push((channel as u16, self.out.position));
-            b.clear();
-            let start = start_record(&mut b, op::MESSAGE_INDEX);
-            b.extend_from_slice(&(channel as u16).to_le_bytes());
-            b.extend_from_slice(&((entries.len() * 16) as u32).to_le_bytes());
-            for (time, offset) in entries.drain(..) {
-                b.extend_from_slice(&time.to_le_bytes());
-                b.extend_from_slice(&offset.to_le_bytes());
-            }
-            end_record(&mut b, start);
-            self.out.write(&b)?;
-        }
-        self.chunk_indexes.push(ChunkIndex {
-            bounds,
-            start: chunk_start,
-            length: chunk_length,
-            message_index_offsets: offsets,
-            message_index_length: self.out.position - index_start,
-            compression: name,
-            compressed_size: data.len() as u64,
-            uncompressed_size: records.len() as u64,
-        });
-        chunk.records.clear();
-        chunk.bounds = None;
-        Ok(())
     }
 }
 
@@ -714,6 +544,42 @@ mod tests {
             indexed.sort_by_key(|m| m.1);
             assert_eq!(indexed, sent);
         }
+    }
+
+    /// An output slow to take each write: the compressors wait for the writer, so a
+    /// second one starts and chunks finish out of turn.
+    struct Slow(Vec<u8>);
+
+    impl Write for Slow {
+        fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+            std::thread::sleep(std::time::Duration::from_micros(200));
+            self.0.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn chunks_compressed_on_two_threads_are_written_in_order() {
+        let mut file =
+            McapFile::create(Slow(Vec::new()), "test", ChunkCompression::Zstd(1), 200).unwrap();
+        let channel = file.add_channel(0, "/a", "json", &BTreeMap::new()).unwrap();
+        for i in 0..300u64 {
+            file.message(channel, i as u32, i, &[i as u8; 50]).unwrap();
+        }
+        let bytes = file.finish().unwrap().0;
+        opcodes(&bytes);
+        let got: Vec<(u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (m.log_time, m.data.to_vec())
+            })
+            .collect();
+        let sent: Vec<(u64, Vec<u8>)> = (0..300u64).map(|i| (i, vec![i as u8; 50])).collect();
+        assert_eq!(got, sent);
     }
 
     /// Accepts `room` bytes, then fails every write.

@@ -6,6 +6,7 @@
 //! recording plays in Foxglove's 3D panel. Chunked, zstd-compressed (`--compression`), with a summary
 //! (statistics, chunk and message indexes). docs/formats/mcap.md.
 
+mod chunks;
 mod component;
 mod file;
 mod frame_message;
