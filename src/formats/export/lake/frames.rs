@@ -6,7 +6,9 @@
 //!
 //! What it writes and reports is what [`LakeWriter`] writes for the same recording read as
 //! records (the rows in the same order: the static signals at the first frame, then each
-//! frame's signals, as `FrameSource` promises the record read gives them).
+//! frame's signals, as `FrameSource` promises the record read gives them). A loose layout's
+//! records (an Elodin DB's, `FrameLayout::loose`) carry no frame value and every value as
+//! an array, a scalar of shape `[]`: so do its rows.
 
 use std::path::Path;
 
@@ -30,6 +32,8 @@ struct Signal {
     packed: Packed,
     offset: usize,
     poses: bool,
+    /// Its records carry its value as an array, a scalar too (a loose layout's).
+    array: bool,
 }
 
 /// Signals that come together (the statics, or a frame's dynamics), and their rows' places
@@ -55,8 +59,9 @@ impl Signals {
             entities: (list.iter().enumerate())
                 .map(|(i, s)| s.entity.as_ref().map(|_| index(i)))
                 .collect(),
-            floats: (list.iter())
-                .all(|s| !s.poses && s.packed.dtype == DType::F64 && s.packed.shape.is_empty()),
+            floats: (list.iter()).all(|s| {
+                !s.poses && !s.array && s.packed.dtype == DType::F64 && s.packed.shape.is_empty()
+            }),
             list,
         }
     }
@@ -69,6 +74,8 @@ pub struct LakeFrames {
     static_block: Vec<u8>,
     /// Frames written.
     frames: u64,
+    /// The layout is loose: rows without a frame value.
+    loose: bool,
     /// The record of a signal that gives poses, reused.
     record: Record,
     /// A frame's numbers, when they are all float64 (`Signals::floats`).
@@ -103,11 +110,12 @@ impl LakeFrames {
                         packed: s.packed.clone(),
                         offset: s.offset,
                         poses: false,
+                        array: layout.loose || !s.packed.shape.is_empty(),
                     };
                     // A record of zeros of its type: whether a record gives poses rows
                     // depends on its channel, key and value's type, not on the numbers.
                     let zeros = vec![0u8; s.offset + s.packed.count() * 8];
-                    signal.poses = probe.gives_rows(&signal.record(&zeros, 0, 0), channel);
+                    signal.poses = probe.gives_rows(&signal.record(&zeros, 0, None), channel);
                     Some(signal)
                 })
                 .collect()
@@ -140,6 +148,7 @@ impl LakeFrames {
             dynamics,
             static_block: layout.static_block.clone(),
             frames: 0,
+            loose: layout.loose,
             record: Record::new(0, 0),
             numbers: Vec::new(),
         }))
@@ -149,21 +158,31 @@ impl LakeFrames {
 impl Signal {
     /// Its value in `block`, as its record carries it (text is refused at `create`).
     fn value(&self, block: &[u8]) -> Value {
+        if self.array && self.packed.shape.is_empty() {
+            let one = Packed {
+                shape: vec![1],
+                ..self.packed.clone()
+            };
+            if let Some(Value::Array(mut a)) = one.value(block, self.offset) {
+                a.shape.clear();
+                return Value::Array(a);
+            }
+        }
         self.packed.value(block, self.offset).unwrap_or(Value::Null)
     }
 
     /// Its record at `time`, frame value `frame`, of its value in `block`.
-    fn record(&self, block: &[u8], time: Nanos, frame: i64) -> Record {
+    fn record(&self, block: &[u8], time: Nanos, frame: Option<i64>) -> Record {
         let mut record = Record::new(time, self.channel);
         self.fill(&mut record, block, time, frame);
         record
     }
 
-    fn fill(&self, record: &mut Record, block: &[u8], time: Nanos, frame: i64) {
+    fn fill(&self, record: &mut Record, block: &[u8], time: Nanos, frame: Option<i64>) {
         record.time = time;
         record.channel = self.channel;
         record.entity.clone_from(&self.entity);
-        record.frame = Some(frame);
+        record.frame = frame;
         record.values.clear();
         record.values.push((self.key.clone(), self.value(block)));
     }
@@ -172,6 +191,7 @@ impl Signal {
 impl LakeFrames {
     /// The rows of `signals` (statics or dynamics) with their values in `block`.
     fn rows(&mut self, statics: bool, block: &[u8], time: Nanos, frame: i64) {
+        let frame = (!self.loose).then_some(frame);
         let LakeFrames {
             writer,
             record,
@@ -184,7 +204,7 @@ impl LakeFrames {
         let time_utc = utc_micros(writer.epoch_ns, time);
         let n = signals.list.len();
         let values = &mut writer.values;
-        values.common.push_times(n, time, time_utc, Some(frame));
+        values.common.push_times(n, time, time_utc, frame);
         values.common.channels.push_keys(&signals.rows);
         values.common.entities.push_keys(&signals.entities);
         values.keys.push_keys(&signals.rows);
@@ -197,7 +217,11 @@ impl LakeFrames {
             return;
         }
         for s in &signals.list {
-            writer.push_value_of(s.channel, &s.key, &s.value(block));
+            if s.array {
+                writer.push_packed_of(s.channel, &s.key, (&s.packed, block, s.offset));
+            } else {
+                writer.push_value_of(s.channel, &s.key, &s.value(block));
+            }
             if s.poses {
                 s.fill(record, block, time, frame);
                 writer.push_poses(record, time_utc);

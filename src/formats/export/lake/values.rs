@@ -13,7 +13,8 @@ use arrow_array::ArrayRef;
 use super::file::{Common, BATCH_BYTES, BATCH_ROWS};
 use super::labels::Label;
 use crate::formats::export::json_text::{self, Lost};
-use crate::model::{Array, ArrayData, Value};
+use crate::formats::frames::{le_bytes, Packed};
+use crate::model::{Array, ArrayData, DType, Value};
 
 /// Integers above this in magnitude are not all exact in a float64.
 const EXACT: u64 = 1 << 53;
@@ -153,6 +154,29 @@ impl Values {
         self.behind += n;
     }
 
+    /// The value columns of a row whose place and key are pushed already, of the array
+    /// packed at `at` in `block` (a frame's signal): [`Values::push_value`] of its record's
+    /// `Value::Array`, read from the block instead (not a string: never packed).
+    pub fn push_packed(&mut self, key: &str, packed: &Packed, block: &[u8], at: usize, lost: &mut Lost) {
+        self.catch_up();
+        self.rows += 1;
+        self.size += 64 + packed.count() * 8;
+        self.value.append_null();
+        self.int.append_null();
+        if !extend_packed(self.values.values(), packed, block, at) {
+            lost.push((key.to_string(), INEXACT_ELEMENT));
+        }
+        self.values.append(true);
+        let dims = self.shape.values();
+        for &d in &packed.shape {
+            dims.append_value(d as i64);
+        }
+        self.shape.append(true);
+        self.text.append_null();
+        self.bytes.append_null();
+        self.removed.append_value(false);
+    }
+
     /// Fills the columns a scalar leaves null for the rows that are behind in them.
     fn catch_up(&mut self) {
         let n = std::mem::take(&mut self.behind);
@@ -243,5 +267,48 @@ fn widen<T: Copy>(out: &mut Float64Builder, v: &[T], to_f64: impl Fn(T) -> f64) 
     out.append_value_n(0.0, v.len());
     for (slot, &x) in out.values_slice_mut()[start..].iter_mut().zip(v) {
         *slot = to_f64(x);
+    }
+}
+
+/// Appends the elements packed at `at` in `block` as float64, in the model's (row-major)
+/// order: what [`extend_floats`] appends of the array [`Packed::value`] gives, without
+/// making it. False when a 64-bit integer did not fit exactly.
+fn extend_packed(out: &mut Float64Builder, packed: &Packed, block: &[u8], at: usize) -> bool {
+    let n = packed.count();
+    let start = out.len();
+    out.append_value_n(0.0, n);
+    let slots = &mut out.values_slice_mut()[start..];
+    let size = packed.element_size();
+    let place = |i: usize| packed.model_index(i);
+    macro_rules! elements {
+        ($t:ty, $n:literal, $to_f64:expr) => {{
+            let element = |i: usize| {
+                let at = at.saturating_add(i.saturating_mul(size));
+                <$t>::from_le_bytes(le_bytes::<$n>(block, at))
+            };
+            let mut exact = true;
+            for i in 0..n {
+                let x = element(i);
+                let (v, fits) = $to_f64(x);
+                exact &= fits;
+                slots[place(i)] = v;
+            }
+            exact
+        }};
+    }
+    let whole = |x: f64| (x, true);
+    match packed.dtype {
+        DType::F64 => elements!(f64, 8, whole),
+        DType::F32 => elements!(f32, 4, |x| (f64::from(x), true)),
+        DType::I64 => elements!(i64, 8, |x: i64| (x as f64, x.unsigned_abs() <= EXACT)),
+        DType::U64 => elements!(u64, 8, |x: u64| (x as f64, x <= EXACT)),
+        DType::I32 => elements!(i32, 4, |x| (f64::from(x), true)),
+        DType::U32 => elements!(u32, 4, |x| (f64::from(x), true)),
+        DType::I16 => elements!(i16, 2, |x| (f64::from(x), true)),
+        DType::U16 => elements!(u16, 2, |x| (f64::from(x), true)),
+        DType::I8 => elements!(i8, 1, |x| (f64::from(x), true)),
+        DType::U8 => elements!(u8, 1, |x| (f64::from(x), true)),
+        DType::Bool => elements!(u8, 1, |x: u8| (f64::from(u8::from(x != 0)), true)),
+        DType::Str => true,
     }
 }

@@ -10,6 +10,7 @@ use super::schema::{self, LAKE_VERSION};
 use super::values::Values;
 use crate::formats::export::json_text::Lost;
 use crate::formats::export::parquet_table::metadata;
+use crate::formats::frames::Packed;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelId, Header, Nanos, Record, Value};
@@ -114,6 +115,23 @@ impl LakeWriter {
     /// and key are pushed already; what it does not keep is tallied.
     pub(super) fn push_value_of(&mut self, c: ChannelId, key: &str, value: &Value) {
         self.values.push_value(key, value, &mut self.lost);
+        self.tally_lost(c);
+    }
+
+    /// [`LakeWriter::push_value_of`] of the array packed at `at` in `block` (a frame's
+    /// signal), read from the block (`Values::push_packed`).
+    pub(super) fn push_packed_of(
+        &mut self,
+        c: ChannelId,
+        key: &str,
+        (packed, block, at): (&Packed, &[u8], usize),
+    ) {
+        (self.values).push_packed(key, packed, block, at, &mut self.lost);
+        self.tally_lost(c);
+    }
+
+    /// Tallies what the last row did not keep, under channel `c`.
+    fn tally_lost(&mut self, c: ChannelId) {
         for (key, why) in self.lost.drain(..) {
             *self.tally.entry((c, key, why)).or_default() += 1;
         }
