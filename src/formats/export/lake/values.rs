@@ -19,7 +19,7 @@ use crate::model::{Array, ArrayData, DType, Value};
 /// Integers above this in magnitude are not all exact in a float64.
 const EXACT: u64 = 1 << 53;
 
-const INEXACT_ELEMENT: &str =
+pub(super) const INEXACT_ELEMENT: &str =
     "64-bit integer array element beyond 2^53 written rounded into `values` (float64)";
 const EXT: &str = "msgpack ext written as its bytes (the type code is not kept)";
 const BIG_UINT: &str = "unsigned integer beyond int64 written as decimal text";
@@ -154,27 +154,37 @@ impl Values {
         self.behind += n;
     }
 
-    /// The value columns of a row whose place and key are pushed already, of the array
-    /// packed at `at` in `block` (a frame's signal): [`Values::push_value`] of its record's
-    /// `Value::Array`, read from the block instead (not a string: never packed).
-    pub fn push_packed(&mut self, key: &str, packed: &Packed, block: &[u8], at: usize, lost: &mut Lost) {
+    /// Rows of one array each, packed in `block` at the offsets given with their
+    /// [`Packed`] (a frame's signals), whose places and keys are pushed already:
+    /// [`Values::push_value`] of each record's `Value::Array`, read from the block instead
+    /// (never a string: not packed). `exact` is set to whether each row's elements were kept
+    /// exactly (what `push_value` reports as lost, for the caller to count).
+    pub fn push_packed<'p>(
+        &mut self,
+        arrays: impl ExactSizeIterator<Item = (&'p Packed, usize)>,
+        block: &[u8],
+        exact: &mut Vec<bool>,
+    ) {
+        let n = arrays.len();
         self.catch_up();
-        self.rows += 1;
-        self.size += 64 + packed.count() * 8;
-        self.value.append_null();
-        self.int.append_null();
-        if !extend_packed(self.values.values(), packed, block, at) {
-            lost.push((key.to_string(), INEXACT_ELEMENT));
+        // The columns an array leaves null, a frame's rows at once.
+        self.value.append_nulls(n);
+        self.int.append_nulls(n);
+        self.text.append_nulls(n);
+        self.bytes.append_nulls(n);
+        self.removed.append_n(n, false);
+        self.rows += n;
+        exact.clear();
+        for (packed, at) in arrays {
+            self.size += 64 + packed.count() * 8;
+            exact.push(extend_packed(self.values.values(), packed, block, at));
+            self.values.append(true);
+            let dims = self.shape.values();
+            for &d in &packed.shape {
+                dims.append_value(d as i64);
+            }
+            self.shape.append(true);
         }
-        self.values.append(true);
-        let dims = self.shape.values();
-        for &d in &packed.shape {
-            dims.append_value(d as i64);
-        }
-        self.shape.append(true);
-        self.text.append_null();
-        self.bytes.append_null();
-        self.removed.append_value(false);
     }
 
     /// Fills the columns a scalar leaves null for the rows that are behind in them.

@@ -7,10 +7,9 @@ use std::path::{Path, PathBuf};
 use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_BYTES, BATCH_ROWS};
 use super::poses::Poses;
 use super::schema::{self, LAKE_VERSION};
-use super::values::Values;
+use super::values::{Values, INEXACT_ELEMENT};
 use crate::formats::export::json_text::Lost;
 use crate::formats::export::parquet_table::metadata;
-use crate::formats::frames::Packed;
 use crate::formats::output::Outputs;
 use crate::formats::{Sink, WriteError, WriteReport};
 use crate::model::{Channel, ChannelId, Header, Nanos, Record, Value};
@@ -30,7 +29,7 @@ pub struct LakeWriter {
     channels: Vec<Channel>,
     pub(super) epoch_ns: Option<i64>,
     pub(super) values: Values,
-    poses: Poses,
+    pub(super) poses: Poses,
     files: [TableFile; 2],
     lost: Lost,
     /// Per (channel, key, reason): values not kept as they were.
@@ -118,16 +117,13 @@ impl LakeWriter {
         self.tally_lost(c);
     }
 
-    /// [`LakeWriter::push_value_of`] of the array packed at `at` in `block` (a frame's
-    /// signal), read from the block (`Values::push_packed`).
-    pub(super) fn push_packed_of(
-        &mut self,
-        c: ChannelId,
-        key: &str,
-        (packed, block, at): (&Packed, &[u8], usize),
-    ) {
-        (self.values).push_packed(key, packed, block, at, &mut self.lost);
-        self.tally_lost(c);
+    /// Tallies `n` rows of channel `c`'s `key` with a 64-bit integer element that float64
+    /// did not hold (counted by the caller, `Values::push_packed`).
+    pub(super) fn tally_inexact(&mut self, c: ChannelId, key: &str, n: u64) {
+        if n > 0 {
+            let entry = (c, key.to_string(), INEXACT_ELEMENT);
+            *self.tally.entry(entry).or_default() += n;
+        }
     }
 
     /// Tallies what the last row did not keep, under channel `c`.
