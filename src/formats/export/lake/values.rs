@@ -53,10 +53,10 @@ impl Values {
             value: Float64Builder::with_capacity(BATCH_ROWS),
             int: Int64Builder::with_capacity(BATCH_ROWS),
             values: list_builder(),
-            shape: ListBuilder::new(Int64Builder::new()),
-            text: StringBuilder::new(),
-            bytes: BinaryBuilder::new(),
-            removed: BooleanBuilder::new(),
+            shape: shape_builder(),
+            text: StringBuilder::with_capacity(BATCH_ROWS, 0),
+            bytes: BinaryBuilder::with_capacity(BATCH_ROWS, 0),
+            removed: BooleanBuilder::with_capacity(BATCH_ROWS),
             rows: 0,
             size: 0,
             behind: 0,
@@ -210,10 +210,14 @@ impl Values {
             Arc::new(replace(&mut self.value, Float64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(replace(&mut self.int, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(replace(&mut self.values, list_builder()).finish()),
-            Arc::new(self.shape.finish()),
-            Arc::new(self.text.finish()),
-            Arc::new(self.bytes.finish()),
-            Arc::new(self.removed.finish()),
+            Arc::new(replace(&mut self.shape, shape_builder()).finish()),
+            Arc::new(replace(&mut self.text, StringBuilder::with_capacity(BATCH_ROWS, 0)).finish()),
+            Arc::new(
+                replace(&mut self.bytes, BinaryBuilder::with_capacity(BATCH_ROWS, 0)).finish(),
+            ),
+            Arc::new(
+                replace(&mut self.removed, BooleanBuilder::with_capacity(BATCH_ROWS)).finish(),
+            ),
         ]);
         columns
     }
@@ -228,6 +232,12 @@ fn list_builder() -> ListBuilder<Float64Builder> {
         Float64Builder::with_capacity(floats + floats / 4),
         BATCH_ROWS,
     )
+}
+
+/// The `shape` column's builder, with room for a batch of one-dimensional arrays (an Elodin
+/// DB's rows: every row has a shape).
+fn shape_builder() -> ListBuilder<Int64Builder> {
+    ListBuilder::with_capacity(Int64Builder::with_capacity(BATCH_ROWS), BATCH_ROWS)
 }
 
 /// A value's `value` and `int` columns: a number or boolean in float64 where it holds it
@@ -288,20 +298,24 @@ fn extend_packed(out: &mut Float64Builder, packed: &Packed, block: &[u8], at: us
     let start = out.len();
     out.append_value_n(0.0, n);
     let slots = &mut out.values_slice_mut()[start..];
-    let size = packed.element_size();
-    let place = |i: usize| packed.model_index(i);
+    // Only a matrix stored column by column is laid out otherwise than the model's order.
+    let reordered = packed.column_major && packed.shape.len() == 2;
+    let place = |i: usize| if reordered { packed.model_index(i) } else { i };
     macro_rules! elements {
         ($t:ty, $n:literal, $to_f64:expr) => {{
-            let element = |i: usize| {
-                let at = at.saturating_add(i.saturating_mul(size));
-                <$t>::from_le_bytes(le_bytes::<$n>(block, at))
-            };
             let mut exact = true;
-            for i in 0..n {
-                let x = element(i);
-                let (v, fits) = $to_f64(x);
+            let mut put = |i: usize, bytes: [u8; $n]| {
+                let (v, fits) = $to_f64(<$t>::from_le_bytes(bytes));
                 exact &= fits;
                 slots[place(i)] = v;
+            };
+            match at.checked_add(n * $n).and_then(|end| block.get(at..end)) {
+                Some(bytes) => (bytes.chunks_exact($n).enumerate())
+                    .for_each(|(i, b)| put(i, le_bytes::<$n>(b, 0))),
+                // Past the block's end (which a frame source checked): zeros, as `le_bytes`.
+                None => {
+                    (0..n).for_each(|i| put(i, le_bytes::<$n>(block, at.saturating_add(i * $n))))
+                }
             }
             exact
         }};
