@@ -6,13 +6,12 @@
 //! attitudes stored one number per signal. Positions are in metres (a declared unit is
 //! converted; NanoVer's particles are nanometres).
 
-use std::mem::replace;
 use std::sync::Arc;
 
 use arrow_array::builder::Float64Builder;
 use arrow_array::{Array, ArrayRef, Int32Array, StringArray};
 
-use super::file::{entity_text, Common, Place, BATCH_ROWS};
+use super::file::{entity_text, Common, Place};
 use crate::formats::mapping::{flat_part, Part};
 use crate::model::pose::{fixed, floats, wxyz_fields, xyzw_fields, Pose, POSITION, WORLD_POS};
 use crate::model::{Channel, Record};
@@ -60,12 +59,6 @@ impl Declared {
     }
 }
 
-/// A coordinate column's builder, with room for a batch's rows (grown from empty, every
-/// batch copied its numbers as it doubled).
-fn coords_builder() -> Float64Builder {
-    Float64Builder::with_capacity(BATCH_ROWS)
-}
-
 /// The `channel` column's dictionary: the channels' names, indexed by their ids.
 fn channel_names(channels: &[Channel]) -> StringArray {
     channels.iter().map(|c| Some(c.name.as_str())).collect()
@@ -100,7 +93,7 @@ impl Poses {
     pub fn new(common: Common, channels: &[Channel]) -> Poses {
         let mut poses = Poses {
             common,
-            coords: std::array::from_fn(|_| coords_builder()),
+            coords: std::array::from_fn(|_| Float64Builder::new()),
             declared: channels.iter().map(Declared::of).collect(),
             pending: Vec::new(),
             pending_time: (0, None),
@@ -306,7 +299,7 @@ impl Poses {
         self.rows = 0;
         let mut columns = self.common.finish();
         for builder in &mut self.coords {
-            columns.push(Arc::new(replace(builder, coords_builder()).finish()));
+            columns.push(Arc::new(builder.finish()));
         }
         columns
     }

@@ -53,10 +53,10 @@ impl Values {
             value: Float64Builder::with_capacity(BATCH_ROWS),
             int: Int64Builder::with_capacity(BATCH_ROWS),
             values: list_builder(),
-            shape: shape_builder(),
-            text: StringBuilder::with_capacity(BATCH_ROWS, 0),
-            bytes: BinaryBuilder::with_capacity(BATCH_ROWS, 0),
-            removed: BooleanBuilder::with_capacity(BATCH_ROWS),
+            shape: ListBuilder::new(Int64Builder::new()),
+            text: StringBuilder::new(),
+            bytes: BinaryBuilder::new(),
+            removed: BooleanBuilder::new(),
             rows: 0,
             size: 0,
             behind: 0,
@@ -210,14 +210,10 @@ impl Values {
             Arc::new(replace(&mut self.value, Float64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(replace(&mut self.int, Int64Builder::with_capacity(BATCH_ROWS)).finish()),
             Arc::new(replace(&mut self.values, list_builder()).finish()),
-            Arc::new(replace(&mut self.shape, shape_builder()).finish()),
-            Arc::new(replace(&mut self.text, StringBuilder::with_capacity(BATCH_ROWS, 0)).finish()),
-            Arc::new(
-                replace(&mut self.bytes, BinaryBuilder::with_capacity(BATCH_ROWS, 0)).finish(),
-            ),
-            Arc::new(
-                replace(&mut self.removed, BooleanBuilder::with_capacity(BATCH_ROWS)).finish(),
-            ),
+            Arc::new(self.shape.finish()),
+            Arc::new(self.text.finish()),
+            Arc::new(self.bytes.finish()),
+            Arc::new(self.removed.finish()),
         ]);
         columns
     }
@@ -232,12 +228,6 @@ fn list_builder() -> ListBuilder<Float64Builder> {
         Float64Builder::with_capacity(floats + floats / 4),
         BATCH_ROWS,
     )
-}
-
-/// The `shape` column's builder, with room for a batch of one-dimensional arrays (an Elodin
-/// DB's rows: every row has a shape).
-fn shape_builder() -> ListBuilder<Int64Builder> {
-    ListBuilder::with_capacity(Int64Builder::with_capacity(BATCH_ROWS), BATCH_ROWS)
 }
 
 /// A value's `value` and `int` columns: a number or boolean in float64 where it holds it
@@ -309,7 +299,8 @@ fn extend_packed(out: &mut Float64Builder, packed: &Packed, block: &[u8], at: us
                 exact &= fits;
                 slots[place(i)] = v;
             };
-            match at.checked_add(n * $n).and_then(|end| block.get(at..end)) {
+            let end = n.checked_mul($n).and_then(|len| at.checked_add(len));
+            match end.and_then(|end| block.get(at..end)) {
                 Some(bytes) => (bytes.chunks_exact($n).enumerate())
                     .for_each(|(i, b)| put(i, le_bytes::<$n>(b, 0))),
                 // Past the block's end (which a frame source checked): zeros, as `le_bytes`.
