@@ -121,7 +121,7 @@ fn a_db_of_every_type_into_the_lake_goes_by_frames_as_by_records() {
     )
     .expect("a DB of one grid into a lake goes by frames");
     assert_eq!(written.unwrap().report.records, 11 * 200);
-    // Exit 3: the uint64 component's elements beyond 2^53, reported alike both ways.
+    // Exit 3: a 64-bit integer component's elements beyond 2^53, reported alike both ways.
     assert_eq!(both_ways(tmp.path(), &db).0, 3);
 }
 

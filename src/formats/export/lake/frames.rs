@@ -2,7 +2,8 @@
 //! read from its frame's block into its `values` row, instead of through a record per
 //! signal and frame that the reader builds and the pipeline selects and moves (an Icarus
 //! frame of 200 doubles is 200 records). Only the few signals that give `poses` rows
-//! (positions, attitudes) are made into records, for the record path's `Poses`.
+//! (positions, attitudes) are made into records, for the record path's `Poses`; an Elodin
+//! DB's bodies' `world_pos` are not (`WorldPoses`).
 //!
 //! What it writes and reports is what [`LakeWriter`] writes for the same recording read as
 //! records (the rows in the same order: the static signals at the first frame, then each
@@ -145,14 +146,14 @@ impl LakeFrames {
                 })
                 .collect()
         };
-        let statics = bind(&layout.statics)?;
+        let mut statics = bind(&layout.statics)?;
         let mut dynamics = bind(&layout.dynamics)?;
-        // The `poses` rows' order is the records': a frame's `world_pos`es together only when
-        // no other signal gives rows.
-        let others = all_of(&statics, &dynamics).any(|s| s.poses && !s.world_pos);
-        if others || statics.iter().any(|s| s.poses) {
-            dynamics.iter_mut().for_each(|s| s.world_pos = false);
-        }
+        // The `poses` rows' order is the records': a frame's `world_pos`es go together only
+        // when no other signal, static or dynamic, gives rows.
+        let alone =
+            !statics.iter().any(|s| s.poses) && (dynamics.iter()).all(|s| !s.poses || s.world_pos);
+        statics.iter_mut().for_each(|s| s.world_pos = false);
+        dynamics.iter_mut().for_each(|s| s.world_pos &= alone);
         // Their rows' labels are indexed by `i32` (`Signals`).
         i32::try_from(statics.len() + dynamics.len()).ok()?;
         let mut writer = match LakeWriter::create(root, name, header, outputs) {
