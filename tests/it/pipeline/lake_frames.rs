@@ -114,7 +114,7 @@ fn a_db_of_every_type_into_the_lake_goes_by_frames_as_by_records() {
     assert_eq!(made.code, 0, "{}", made.stderr);
     let lake = tmp.path().join("lake/");
     let (written, _) = write_frames(
-        &[db.clone()],
+        std::slice::from_ref(&db),
         ReadOptions::default(),
         &request(&lake),
         &mut |_, _| {},
