@@ -383,7 +383,8 @@ pub trait Frames {
     }
 
     /// Whether its frame writer takes the frames of a loose layout ([`FrameLayout::loose`]):
-    /// one that writes no frame value and takes a scalar and an array of shape `[]` alike.
+    /// it writes what its record writer writes of their records (one that writes no frame
+    /// value and takes a scalar and an array of shape `[]` alike, or one told by the layout).
     fn takes_loose(&self) -> bool {
         false
     }

@@ -1,8 +1,9 @@
-//! The lake written a frame at a time (`.icarec` and Icarus HDF5 → lake with nothing to do
-//! record by record goes by frames): without a `--channel` the frame path, with
-//! `--channel '*'` (every signal) the record path. On every Icarus fixture both runs exit
-//! alike, print the same and write the same `values` and `poses` tables (schema with its
-//! metadata, every row in the same order).
+//! The lake written a frame at a time (`.icarec`, Icarus HDF5 and an Elodin DB of one time
+//! grid → lake with nothing to do record by record goes by frames): without a `--channel`
+//! the frame path, with `--channel '*'` (every signal) the record path. On every Icarus and
+//! Elodin DB fixture both runs exit alike, print the same and write the same `values` and
+//! `poses` tables (schema with its metadata, every row in the same order; the row groups
+//! may fall elsewhere, where each path's batches closed).
 
 use std::fs::File;
 use std::path::Path;
@@ -14,9 +15,9 @@ use simrec::formats::{format_named, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, frame_and_record_runs};
+use crate::util::{any_fixture, frame_and_record_runs, run_in, s};
 
-const FIXTURES: [&str; 8] = [
+const FIXTURES: [&str; 14] = [
     "icarec/a2.icarec",
     "icarec/types.icarec",
     "icarec/a2.icarec.tar",
@@ -25,6 +26,14 @@ const FIXTURES: [&str; 8] = [
     "icarus-hdf5/noschema.h5",
     "icarus-hdf5/small.h5",
     "icarus-hdf5/vulcan.h5",
+    // A DB's records carry no frame value, and a scalar as an array of shape []; the last
+    // three are not of one time grid (records both ways).
+    "elodin-db/ball_v0162",
+    "elodin-db/three_body_v0180",
+    "elodin-db/upstream/bools-alternating-db-linux",
+    "elodin-db/crash_v0180",
+    "elodin-db/types_v0180",
+    "elodin-db/ball_v0142",
 ];
 
 /// A table read back whole, as one batch (row groups fall where each path's batches did).
@@ -52,54 +61,95 @@ fn tables(lake: &Path) -> [(usize, RecordBatch); 2] {
     })
 }
 
+/// Converts `input` into a lake both ways in `dir`; checks that both runs exit alike, print
+/// the same and write the same tables; returns the exit code and the `poses` rows.
+fn both_ways(dir: &Path, input: &Path) -> (i32, usize) {
+    let frames = dir.join("frames");
+    let records = dir.join("records");
+    let out = |p: &Path| format!("{}/", p.display());
+    let (a, _) = frame_and_record_runs(
+        dir,
+        input,
+        (&out(&frames), &out(&records)),
+        &["--to", "lake"],
+        str::to_owned,
+    );
+    let mut poses = 0;
+    if a.code != 1 {
+        let (ta, tb) = (tables(&frames), tables(&records));
+        for ((ra, a), (rb, b)) in ta.iter().zip(&tb) {
+            assert_eq!(ra, rb, "{}", input.display());
+            assert!(*ra == 0 || a == b, "{}", input.display());
+        }
+        poses = ta[1].0;
+    }
+    for dir in [&frames, &records] {
+        if dir.exists() {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+    (a.code, poses)
+}
+
 #[test]
-fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_fixture() {
+fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_and_db_fixture() {
     let tmp = tempfile::tempdir().unwrap();
     let mut poses = 0;
     for name in FIXTURES {
-        let input = any_fixture(name);
-        let frames = tmp.path().join("frames");
-        let records = tmp.path().join("records");
-        let out = |p: &Path| format!("{}/", p.display());
-        let (a, _) = frame_and_record_runs(
-            tmp.path(),
-            &input,
-            (&out(&frames), &out(&records)),
-            &["--to", "lake"],
-            str::to_owned,
-        );
-        if a.code != 1 {
-            let (ta, tb) = (tables(&frames), tables(&records));
-            for ((ra, a), (rb, b)) in ta.iter().zip(&tb) {
-                assert_eq!(ra, rb, "{name}");
-                assert!(*ra == 0 || a == b, "{name}");
-            }
-            poses += ta[1].0;
-        }
-        for dir in [&frames, &records] {
-            if dir.exists() {
-                std::fs::remove_dir_all(dir).unwrap();
-            }
-        }
+        poses += both_ways(tmp.path(), &any_fixture(name)).1;
     }
     assert!(poses > 0, "some fixture has positions");
 }
 
 #[test]
-fn an_icarus_recording_into_the_lake_goes_by_frames() {
+fn a_db_of_every_type_into_the_lake_goes_by_frames_as_by_records() {
     let tmp = tempfile::tempdir().unwrap();
+    // The probe's components of types_v0180: one grid (u8 to f64, bool, a 3×3 matrix).
+    let db = tmp.path().join("probe/");
+    let types = any_fixture("elodin-db/types_v0180");
+    let made = run_in(
+        tmp.path(),
+        &["convert", s(&types), "-o", s(&db), "--channel", "probe.*"],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
     let lake = tmp.path().join("lake/");
-    let request = WriteRequest {
-        output: &lake,
+    let (written, _) = write_frames(
+        std::slice::from_ref(&db),
+        ReadOptions::default(),
+        &request(&lake),
+        &mut |_, _| {},
+    )
+    .expect("a DB of one grid into a lake goes by frames");
+    assert_eq!(written.unwrap().report.records, 11 * 200);
+    // Exit 3: a 64-bit integer component's elements beyond 2^53, reported alike both ways.
+    assert_eq!(both_ways(tmp.path(), &db).0, 3);
+}
+
+fn request(lake: &Path) -> WriteRequest<'_> {
+    WriteRequest {
+        output: lake,
         format: format_named("lake").unwrap(),
         force: false,
         dry_run: false,
         flags: Default::default(),
         split: false,
         resample: None,
-    };
-    // The record path's counts (`--channel '*'`: `wrote 7 records`, `wrote 6 records`).
-    for (name, records) in [("icarec/a2.icarec", 7), ("icarus-hdf5/small.h5", 6)] {
+    }
+}
+
+#[test]
+fn an_icarus_recording_or_a_db_of_one_grid_into_the_lake_goes_by_frames() {
+    let tmp = tempfile::tempdir().unwrap();
+    let lake = tmp.path().join("lake/");
+    let request = request(&lake);
+    // The record path's counts (`--channel '*'`: `wrote 7 records`, `wrote 6 records`,
+    // `wrote 2709 records`).
+    let counts = [
+        ("icarec/a2.icarec", 7),
+        ("icarus-hdf5/small.h5", 6),
+        ("elodin-db/ball_v0162", 2709),
+    ];
+    for (name, records) in counts {
         let input = vec![any_fixture(name)];
         let (written, _) = write_frames(&input, ReadOptions::default(), &request, &mut |_, _| {})
             .unwrap_or_else(|| panic!("{name} into a lake goes by frames"));
@@ -108,4 +158,5 @@ fn an_icarus_recording_into_the_lake_goes_by_frames() {
     // Each under its own stable name.
     assert!(lake.join("values/a2.icarec.parquet").exists());
     assert!(lake.join("values/small.h5.parquet").exists());
+    assert!(lake.join("poses/ball_v0162.parquet").exists());
 }

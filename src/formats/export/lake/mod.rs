@@ -112,6 +112,12 @@ impl Frames for Lake {
             target, name, header, layout, outputs,
         ))
     }
+
+    /// A loose layout's rows are written as its records' are: without a frame value, a
+    /// scalar as an array of shape `[]` (`frames.rs`).
+    fn takes_loose(&self) -> bool {
+        true
+    }
 }
 
 impl Collection for Lake {

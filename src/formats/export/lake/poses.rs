@@ -219,6 +219,50 @@ impl Poses {
         self.row(&place, parts);
     }
 
+    /// Elodin bodies' `world_pos` (quaternion then position) at one instant, a row each:
+    /// what [`Poses::push`] makes of records whose one value is that array, without the
+    /// records (a frame's bodies). `channels` are their channels' ids, `entities` keys into
+    /// the texts given to [`Poses::bodies`].
+    pub fn push_world_poses(
+        &mut self,
+        (time_ns, time_utc, frame): (i64, Option<i64>, Option<i64>),
+        channels: &Int32Array,
+        entities: &Int32Array,
+        world_pos: &[[f64; 7]],
+    ) {
+        if time_ns != self.pending_time.0 {
+            self.flush_pending();
+        }
+        let n = world_pos.len();
+        self.common.push_times(n, time_ns, time_utc, frame);
+        self.common.channels.push_keys(channels);
+        self.common.entities.push_keys(entities);
+        let declared = &self.declared;
+        let scale = |c: i32| {
+            let declared = usize::try_from(c).ok().and_then(|c| declared.get(c));
+            declared.map_or(1.0, |d| d.scale(WORLD_POS, 1.0))
+        };
+        let bodies = || channels.values().iter().zip(world_pos);
+        // The array's quaternion then position, into x, y, z, qx, qy, qz, qw.
+        let [xyz @ .., qx, qy, qz, qw] = &mut self.coords;
+        for (builder, element) in xyz.iter_mut().zip(4..) {
+            self.axis.clear();
+            (self.axis).extend(bodies().map(|(&c, p)| p[element] * scale(c)));
+            builder.append_slice(&self.axis);
+        }
+        for (builder, element) in [qx, qy, qz, qw].into_iter().zip(0..) {
+            self.axis.clear();
+            (self.axis).extend(world_pos.iter().map(|p| p[element]));
+            builder.append_slice(&self.axis);
+        }
+        self.rows += n;
+    }
+
+    /// The `entity` column's texts that [`Poses::push_world_poses`] indexes.
+    pub fn bodies(&mut self, texts: StringArray) {
+        self.common.entities.dictionary(texts);
+    }
+
     /// Whether records like `record` (of `channel`) give rows, tried on this table (a probe
     /// of its own: it is left empty): that depends on their channel, keys and values'
     /// types, not on the numbers.

@@ -13,12 +13,13 @@ use arrow_array::ArrayRef;
 use super::file::{Common, BATCH_BYTES, BATCH_ROWS};
 use super::labels::Label;
 use crate::formats::export::json_text::{self, Lost};
-use crate::model::{Array, ArrayData, Value};
+use crate::formats::frames::{le_bytes, Packed};
+use crate::model::{Array, ArrayData, DType, Value};
 
 /// Integers above this in magnitude are not all exact in a float64.
 const EXACT: u64 = 1 << 53;
 
-const INEXACT_ELEMENT: &str =
+pub(super) const INEXACT_ELEMENT: &str =
     "64-bit integer array element beyond 2^53 written rounded into `values` (float64)";
 const EXT: &str = "msgpack ext written as its bytes (the type code is not kept)";
 const BIG_UINT: &str = "unsigned integer beyond int64 written as decimal text";
@@ -153,6 +154,39 @@ impl Values {
         self.behind += n;
     }
 
+    /// Rows of one array each, packed in `block` at the offsets given with their
+    /// [`Packed`] (a frame's signals), whose places and keys are pushed already:
+    /// [`Values::push_value`] of each record's `Value::Array`, read from the block instead
+    /// (never a string: not packed). `exact` is set to whether each row's elements were kept
+    /// exactly (what `push_value` reports as lost, for the caller to count).
+    pub fn push_packed<'p>(
+        &mut self,
+        arrays: impl ExactSizeIterator<Item = (&'p Packed, usize)>,
+        block: &[u8],
+        exact: &mut Vec<bool>,
+    ) {
+        let n = arrays.len();
+        self.catch_up();
+        // The columns an array leaves null, a frame's rows at once.
+        self.value.append_nulls(n);
+        self.int.append_nulls(n);
+        self.text.append_nulls(n);
+        self.bytes.append_nulls(n);
+        self.removed.append_n(n, false);
+        self.rows += n;
+        exact.clear();
+        for (packed, at) in arrays {
+            self.size += 64 + packed.count() * 8;
+            exact.push(extend_packed(self.values.values(), packed, block, at));
+            self.values.append(true);
+            let dims = self.shape.values();
+            for &d in &packed.shape {
+                dims.append_value(d as i64);
+            }
+            self.shape.append(true);
+        }
+    }
+
     /// Fills the columns a scalar leaves null for the rows that are behind in them.
     fn catch_up(&mut self) {
         let n = std::mem::take(&mut self.behind);
@@ -243,5 +277,53 @@ fn widen<T: Copy>(out: &mut Float64Builder, v: &[T], to_f64: impl Fn(T) -> f64) 
     out.append_value_n(0.0, v.len());
     for (slot, &x) in out.values_slice_mut()[start..].iter_mut().zip(v) {
         *slot = to_f64(x);
+    }
+}
+
+/// Appends the elements packed at `at` in `block` as float64, in the model's (row-major)
+/// order: what [`extend_floats`] appends of the array [`Packed::value`] gives, without
+/// making it. False when a 64-bit integer did not fit exactly.
+fn extend_packed(out: &mut Float64Builder, packed: &Packed, block: &[u8], at: usize) -> bool {
+    let n = packed.count();
+    let start = out.len();
+    out.append_value_n(0.0, n);
+    let slots = &mut out.values_slice_mut()[start..];
+    // Only a matrix stored column by column is laid out otherwise than the model's order.
+    let reordered = packed.column_major && packed.shape.len() == 2;
+    let place = |i: usize| if reordered { packed.model_index(i) } else { i };
+    macro_rules! elements {
+        ($t:ty, $n:literal, $to_f64:expr) => {{
+            let mut exact = true;
+            let mut put = |i: usize, bytes: [u8; $n]| {
+                let (v, fits) = $to_f64(<$t>::from_le_bytes(bytes));
+                exact &= fits;
+                slots[place(i)] = v;
+            };
+            let end = n.checked_mul($n).and_then(|len| at.checked_add(len));
+            match end.and_then(|end| block.get(at..end)) {
+                Some(bytes) => (bytes.chunks_exact($n).enumerate())
+                    .for_each(|(i, b)| put(i, le_bytes::<$n>(b, 0))),
+                // Past the block's end (which a frame source checked): zeros, as `le_bytes`.
+                None => {
+                    (0..n).for_each(|i| put(i, le_bytes::<$n>(block, at.saturating_add(i * $n))))
+                }
+            }
+            exact
+        }};
+    }
+    let whole = |x: f64| (x, true);
+    match packed.dtype {
+        DType::F64 => elements!(f64, 8, whole),
+        DType::F32 => elements!(f32, 4, |x| (f64::from(x), true)),
+        DType::I64 => elements!(i64, 8, |x: i64| (x as f64, x.unsigned_abs() <= EXACT)),
+        DType::U64 => elements!(u64, 8, |x: u64| (x as f64, x <= EXACT)),
+        DType::I32 => elements!(i32, 4, |x| (f64::from(x), true)),
+        DType::U32 => elements!(u32, 4, |x| (f64::from(x), true)),
+        DType::I16 => elements!(i16, 2, |x| (f64::from(x), true)),
+        DType::U16 => elements!(u16, 2, |x| (f64::from(x), true)),
+        DType::I8 => elements!(i8, 1, |x| (f64::from(x), true)),
+        DType::U8 => elements!(u8, 1, |x| (f64::from(x), true)),
+        DType::Bool => elements!(u8, 1, |x: u8| (f64::from(u8::from(x != 0)), true)),
+        DType::Str => true,
     }
 }

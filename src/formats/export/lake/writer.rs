@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::file::{entity_text, utc_micros, Common, Place, TableFile, BATCH_BYTES, BATCH_ROWS};
 use super::poses::Poses;
 use super::schema::{self, LAKE_VERSION};
-use super::values::Values;
+use super::values::{Values, INEXACT_ELEMENT};
 use crate::formats::export::json_text::Lost;
 use crate::formats::export::parquet_table::metadata;
 use crate::formats::output::Outputs;
@@ -29,7 +29,7 @@ pub struct LakeWriter {
     channels: Vec<Channel>,
     pub(super) epoch_ns: Option<i64>,
     pub(super) values: Values,
-    poses: Poses,
+    pub(super) poses: Poses,
     files: [TableFile; 2],
     lost: Lost,
     /// Per (channel, key, reason): values not kept as they were.
@@ -114,6 +114,20 @@ impl LakeWriter {
     /// and key are pushed already; what it does not keep is tallied.
     pub(super) fn push_value_of(&mut self, c: ChannelId, key: &str, value: &Value) {
         self.values.push_value(key, value, &mut self.lost);
+        self.tally_lost(c);
+    }
+
+    /// Tallies `n` rows of channel `c`'s `key` with a 64-bit integer element that float64
+    /// did not hold (counted by the caller, `Values::push_packed`).
+    pub(super) fn tally_inexact(&mut self, c: ChannelId, key: &str, n: u64) {
+        if n > 0 {
+            let entry = (c, key.to_string(), INEXACT_ELEMENT);
+            *self.tally.entry(entry).or_default() += n;
+        }
+    }
+
+    /// Tallies what the last row did not keep, under channel `c`.
+    fn tally_lost(&mut self, c: ChannelId) {
         for (key, why) in self.lost.drain(..) {
             *self.tally.entry((c, key, why)).or_default() += 1;
         }
