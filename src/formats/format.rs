@@ -383,7 +383,8 @@ pub trait Frames {
     }
 
     /// Whether its frame writer takes the frames of a loose layout ([`FrameLayout::loose`]):
-    /// one that writes no frame value and takes a scalar and an array of shape `[]` alike.
+    /// one that writes no frame value and takes a scalar and an array of shape `[]` alike,
+    /// or writes what its record writer writes of the loose records.
     fn takes_loose(&self) -> bool {
         false
     }
