@@ -302,7 +302,10 @@ mod tests {
         let Some(Value::Array(loose)) = int.loose_value(&slot, 0) else {
             panic!("an array");
         };
-        assert_eq!((loose.shape, loose.data), (vec![], ArrayData::I32(vec![-2])));
+        assert_eq!(
+            (loose.shape, loose.data),
+            (vec![], ArrayData::I32(vec![-2]))
+        );
         assert_eq!(m2.loose_value(&block, 2), m2.value(&block, 2));
         // Refilled in its own buffer; another dtype is left as it was.
         let mut data = ArrayData::F64(vec![9.0; 8]);

@@ -145,7 +145,10 @@ impl FrameMessage {
         let mut lost = Vec::new();
         for p in &self.parts {
             let bytes = match p.copy {
-                Copy::Floats(n) => p.offset.checked_add(n).and_then(|end| block.get(p.offset..end)),
+                Copy::Floats(n) => p
+                    .offset
+                    .checked_add(n)
+                    .and_then(|end| block.get(p.offset..end)),
                 Copy::Double | Copy::Value => None,
             };
             match (&p.copy, bytes) {
