@@ -15,11 +15,11 @@ struct Part {
     field: Field,
     packed: Packed,
     offset: usize,
-    copy: Copy,
+    put: Put,
 }
 
 /// How a part's value goes into its field.
-enum Copy {
+enum Put {
     /// Made a [`Value`] first, then encoded ([`proto::value`]).
     Value,
     /// A float64 scalar in a float64 field: its bytes as they are ([`proto::double`]).
@@ -29,13 +29,13 @@ enum Copy {
     Floats(usize),
 }
 
-impl Copy {
-    fn of(packed: &Packed) -> Copy {
+impl Put {
+    fn of(packed: &Packed) -> Put {
         let float = matches!(packed.dtype, DType::F64 | DType::F32);
         match (float, packed.shape.as_slice(), packed.column_major) {
-            (true, [], _) if packed.dtype == DType::F64 => Copy::Double,
-            (true, [_, ..], false) => Copy::Floats(packed.count() * packed.element_size()),
-            _ => Copy::Value,
+            (true, [], _) if packed.dtype == DType::F64 => Put::Double,
+            (true, [_, ..], false) => Put::Floats(packed.count() * packed.element_size()),
+            _ => Put::Value,
         }
     }
 }
@@ -88,7 +88,7 @@ impl FrameMessage {
                     field: field.clone(),
                     packed: packed.clone(),
                     offset: signal.offset,
-                    copy: Copy::of(packed),
+                    put: Put::of(packed),
                 });
                 continue;
             };
@@ -144,19 +144,15 @@ impl FrameMessage {
         // Only fields of type JSON note what they lose, and a plan has none.
         let mut lost = Vec::new();
         for p in &self.parts {
-            let bytes = match p.copy {
-                Copy::Floats(n) => p
-                    .offset
-                    .checked_add(n)
-                    .and_then(|end| block.get(p.offset..end)),
-                Copy::Double | Copy::Value => None,
-            };
-            match (&p.copy, bytes) {
-                (Copy::Double, _) => proto::double(out, &p.field, le_bytes(block, p.offset))?,
-                (Copy::Floats(_), Some(le)) => proto::floats(out, &p.field, le)?,
+            let end = |n: usize| p.offset.saturating_add(n);
+            match p.put {
+                Put::Double => proto::double(out, &p.field, le_bytes(block, p.offset))?,
+                Put::Floats(n) if end(n) <= block.len() => {
+                    proto::floats(out, &p.field, &block[p.offset..end(n)])?
+                }
                 // A block shorter than its layout (a frame source checked its sizes) reads as
                 // zeros, as `Packed::value` reads it.
-                (Copy::Floats(_) | Copy::Value, _) => {
+                Put::Floats(_) | Put::Value => {
                     let v = p.packed.value(block, p.offset).ok_or(NOT_PACKED)?;
                     proto::value(out, &mut self.scratch, &p.field, &v, &mut lost)?;
                 }

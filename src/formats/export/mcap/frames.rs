@@ -232,7 +232,8 @@ fn refill<'s>(
     let Some((_, old)) = record.values.first_mut() else {
         return record;
     };
-    // An array refilled in its own buffer: a drawing signal's value is one every frame.
+    // An array is refilled in the buffer it has: no allocation per frame for a signal
+    // that draws.
     if let Value::Array(a) = old {
         if a.shape == packed.shape && packed.fill(block, at, &mut a.data) {
             return record;
