@@ -107,7 +107,11 @@ pub(crate) fn request<'a>(out: &'a Path, format: &str) -> WriteRequest<'a> {
 /// Whether `input` into `format` goes by frames, and the records it wrote.
 fn by_frames(input: &Path, options: ReadOptions, format: &str) -> Option<u64> {
     let tmp = tempfile::tempdir().unwrap();
-    let out = tmp.path().join("out/");
+    // A DB is a directory; MCAP and the Parquet table are files.
+    let out = match format {
+        "elodin-db" => tmp.path().join("out/"),
+        _ => tmp.path().join(format!("out.{format}")),
+    };
     let input = vec![input.to_path_buf()];
     let (written, _) = write_frames(&input, options, &request(&out, format), &mut |_, _| {})?;
     Some(written.unwrap().report.records)
