@@ -77,6 +77,11 @@ check nanover-zip-vel-force "$FIXTURES/nanover-zip/upstream/test_mdanalysis-test
 for d in ball_1200 ball_1200_v0.9.0 ball_build_only spin_120 types_300; do
   check "elodin-$d" "$FIXTURES/elodin/$d"
 done
+# Elodin DBs: of one time grid (written from ticks) and not (written from records).
+for d in ball_v0162 three_body_v0180 upstream/bools-alternating-db-linux ball_v0142 crash_v0180 \
+  types_v0180; do
+  check "elodin-db-$(basename "$d")" "$FIXTURES/elodin-db/$d"
+done
 for f in small_plain small_compress small_collate small_filegzip; do
   check "3es-$f" "$FIXTURES/tes/$f.3es"
 done

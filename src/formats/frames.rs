@@ -45,17 +45,6 @@ impl Packed {
     /// or an array of the packed shape in the model's (row-major) order. `None` for a string
     /// (never packed).
     pub fn value(&self, block: &[u8], at: usize) -> Option<Value> {
-        let size = self.element_size();
-        let element = |i: usize| at.saturating_add(i.saturating_mul(size));
-        macro_rules! elements {
-            ($t:ty, $n:literal) => {{
-                let mut v = vec![<$t>::default(); self.count()];
-                for i in 0..v.len() {
-                    v[self.model_index(i)] = <$t>::from_le_bytes(le_bytes::<$n>(block, element(i)));
-                }
-                v
-            }};
-        }
         if self.shape.is_empty() {
             return Some(match self.dtype {
                 DType::Bool => Value::Bool(le_bytes::<1>(block, at)[0] != 0),
@@ -72,21 +61,50 @@ impl Packed {
                 DType::Str => return None,
             });
         }
-        let data = match self.dtype {
-            DType::Bool => ArrayData::Bool(elements!(u8, 1).into_iter().map(|b| b != 0).collect()),
-            DType::U8 => ArrayData::U8(elements!(u8, 1)),
-            DType::U16 => ArrayData::U16(elements!(u16, 2)),
-            DType::U32 => ArrayData::U32(elements!(u32, 4)),
-            DType::U64 => ArrayData::U64(elements!(u64, 8)),
-            DType::I8 => ArrayData::I8(elements!(i8, 1)),
-            DType::I16 => ArrayData::I16(elements!(i16, 2)),
-            DType::I32 => ArrayData::I32(elements!(i32, 4)),
-            DType::I64 => ArrayData::I64(elements!(i64, 8)),
-            DType::F32 => ArrayData::F32(elements!(f32, 4)),
-            DType::F64 => ArrayData::F64(elements!(f64, 8)),
-            DType::Str => return None,
-        };
-        Array::with_shape(data, self.shape.clone()).map(Value::Array)
+        self.loose_value(block, at)
+    }
+
+    /// The value packed at `at` in `block` as a loose layout's records carry it
+    /// ([`FrameLayout::loose`]): as [`Packed::value`], but a scalar is an array of shape `[]`.
+    pub fn loose_value(&self, block: &[u8], at: usize) -> Option<Value> {
+        let mut data = ArrayData::empty(self.dtype);
+        self.fill(block, at, &mut data).then(|| {
+            Value::Array(Array {
+                shape: self.shape.clone(),
+                data,
+            })
+        })
+    }
+
+    /// Puts the elements packed at `at` in `block` into `data`, in the model's (row-major)
+    /// order, in its own buffer (a value refilled frame after frame costs no allocation);
+    /// `false`, and `data` as it was, when its dtype is not the packed one or is a string.
+    pub fn fill(&self, block: &[u8], at: usize, data: &mut ArrayData) -> bool {
+        let (n, size) = (self.count(), self.element_size());
+        let element = |i: usize| at.saturating_add(i.saturating_mul(size));
+        macro_rules! elements {
+            ($v:expr, $n:literal, $from:expr) => {{
+                $v.resize(n, Default::default());
+                for i in 0..n {
+                    $v[self.model_index(i)] = $from(le_bytes::<$n>(block, element(i)));
+                }
+            }};
+        }
+        match (data, self.dtype) {
+            (ArrayData::Bool(v), DType::Bool) => elements!(v, 1, |b: [u8; 1]| b[0] != 0),
+            (ArrayData::U8(v), DType::U8) => elements!(v, 1, u8::from_le_bytes),
+            (ArrayData::U16(v), DType::U16) => elements!(v, 2, u16::from_le_bytes),
+            (ArrayData::U32(v), DType::U32) => elements!(v, 4, u32::from_le_bytes),
+            (ArrayData::U64(v), DType::U64) => elements!(v, 8, u64::from_le_bytes),
+            (ArrayData::I8(v), DType::I8) => elements!(v, 1, i8::from_le_bytes),
+            (ArrayData::I16(v), DType::I16) => elements!(v, 2, i16::from_le_bytes),
+            (ArrayData::I32(v), DType::I32) => elements!(v, 4, i32::from_le_bytes),
+            (ArrayData::I64(v), DType::I64) => elements!(v, 8, i64::from_le_bytes),
+            (ArrayData::F32(v), DType::F32) => elements!(v, 4, f32::from_le_bytes),
+            (ArrayData::F64(v), DType::F64) => elements!(v, 8, f64::from_le_bytes),
+            _ => return false,
+        }
+        true
     }
 
     /// The model's (row-major) index of the element at storage index `i`.
@@ -281,6 +299,21 @@ mod tests {
         let slot = [(-2i64).to_le_bytes(), [0; 8]].concat();
         assert_eq!(int.value(&slot, 0), Some(Value::Int(-2)));
         assert_eq!(s.value(&[2], 0), Some(Value::Bool(true)));
+        let Some(Value::Array(loose)) = int.loose_value(&slot, 0) else {
+            panic!("an array");
+        };
+        assert_eq!(
+            (loose.shape, loose.data),
+            (vec![], ArrayData::I32(vec![-2]))
+        );
+        assert_eq!(m2.loose_value(&block, 2), m2.value(&block, 2));
+        // Refilled in its own buffer; another dtype is left as it was.
+        let mut data = ArrayData::F64(vec![9.0; 8]);
+        assert!(m2.fill(&block, 2, &mut data));
+        assert_eq!(data, ArrayData::F64(vec![1.0, 3.0, 2.0, 4.0]));
+        let mut other = ArrayData::F32(vec![1.0]);
+        assert!(!m2.fill(&block, 2, &mut other));
+        assert_eq!(other, ArrayData::F32(vec![1.0]));
         assert_eq!(le_bytes::<4>(&[1, 2, 3, 4, 5], 1), [2, 3, 4, 5]);
         assert_eq!(le_bytes::<4>(&[1, 2, 3], 1), [0; 4]);
         assert_eq!(le_bytes::<2>(&[1, 2, 3], usize::MAX), [0, 0]);

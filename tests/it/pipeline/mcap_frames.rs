@@ -1,8 +1,8 @@
-//! MCAP written a frame at a time (`.icarec` and Icarus HDF5 → MCAP with nothing to do
-//! record by record goes by frames): without a `--channel` the frame path, with
-//! `--channel '*'` (every signal) the record path. On every Icarus fixture both runs exit
-//! alike, print the same and write the same file, byte for byte; the JSON layout is left to
-//! the record path.
+//! MCAP written a frame at a time (`.icarec`, Icarus HDF5 and an Elodin DB of one time
+//! grid → MCAP with nothing to do record by record goes by frames): without a `--channel`
+//! the frame path, with `--channel '*'` (every signal) the record path. On every Icarus and
+//! Elodin DB fixture both runs exit alike, print the same and write the same file, byte for
+//! byte; the JSON layout is left to the record path.
 
 use std::path::Path;
 
@@ -10,7 +10,7 @@ use simrec::formats::{format_named, GivenFlags, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, frame_and_record_runs, icarec_with_partial_last_frame, s};
+use crate::util::{any_fixture, frame_and_record_runs, icarec_with_partial_last_frame, run_in, s};
 
 const FIXTURES: [&str; 11] = [
     "icarec/a2.icarec",
@@ -69,7 +69,7 @@ fn a_partial_last_frame_is_written_up_to_both_ways() {
 }
 
 #[test]
-fn an_icarus_recording_into_protobuf_mcap_goes_by_frames_and_json_does_not() {
+fn a_recording_of_frames_into_protobuf_mcap_goes_by_frames_and_json_does_not() {
     let tmp = tempfile::tempdir().unwrap();
     let out = tmp.path().join("out.mcap");
     let request = |flags: GivenFlags| WriteRequest {
@@ -81,8 +81,13 @@ fn an_icarus_recording_into_protobuf_mcap_goes_by_frames_and_json_does_not() {
         split: false,
         resample: None,
     };
-    // The record path's counts (`wrote 7 records`, `wrote 6 records`).
-    for (name, records) in [("icarec/a2.icarec", 7), ("icarus-hdf5/small.h5", 6)] {
+    // The record path's counts (`wrote 7 records`, …); the DB's frames are a loose layout's.
+    let inputs = [
+        ("icarec/a2.icarec", 7),
+        ("icarus-hdf5/small.h5", 6),
+        ("elodin-db/three_body_v0180", 6923),
+    ];
+    for (name, records) in inputs {
         let input = vec![any_fixture(name)];
         let by_frames = request(GivenFlags::default());
         let (written, _) = write_frames(&input, ReadOptions::default(), &by_frames, &mut |_, _| {})
@@ -95,5 +100,43 @@ fn an_icarus_recording_into_protobuf_mcap_goes_by_frames_and_json_does_not() {
             write_frames(&input, ReadOptions::default(), &json, &mut |_, _| {}).is_none(),
             "{name}: the JSON layout takes records"
         );
+    }
+}
+
+/// The Elodin DB fixtures: of one time grid (read by ticks, a loose layout: no frame value,
+/// a scalar an array of shape `[]`) and not (read as records either way).
+const DBS: [&str; 6] = [
+    "elodin-db/ball_v0162",
+    "elodin-db/three_body_v0180",
+    "elodin-db/upstream/bools-alternating-db-linux",
+    "elodin-db/ball_v0142",
+    "elodin-db/crash_v0180",
+    "elodin-db/types_v0180",
+];
+
+#[test]
+fn the_frame_path_writes_the_record_paths_file_on_every_elodin_db() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The probe's components of types_v0180: one grid of every type (u8 to f64, bool, a
+    // 3×3 matrix), scalars among them.
+    let probe = tmp.path().join("probe/");
+    let types = any_fixture("elodin-db/types_v0180");
+    let made = run_in(
+        tmp.path(),
+        &[
+            "convert",
+            s(&types),
+            "-o",
+            s(&probe),
+            "--channel",
+            "probe.*",
+        ],
+    );
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    let inputs = DBS.iter().map(|n| any_fixture(n)).chain([probe]);
+    for input in inputs {
+        let (code, stderr) = both_ways(tmp.path(), &input, &[]);
+        assert_ne!(code, 1, "{}: {stderr}", input.display());
+        assert!(stderr.contains("wrote "), "{}: {stderr}", input.display());
     }
 }

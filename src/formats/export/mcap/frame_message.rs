@@ -15,8 +15,29 @@ struct Part {
     field: Field,
     packed: Packed,
     offset: usize,
-    /// A float64 scalar in a float64 field: its bytes go as they are ([`proto::double`]).
-    double: bool,
+    put: Put,
+}
+
+/// How a part's value goes into its field.
+enum Put {
+    /// Made a [`Value`] first, then encoded ([`proto::value`]).
+    Value,
+    /// A float64 scalar in a float64 field: its bytes as they are ([`proto::double`]).
+    Double,
+    /// A float array in row-major order, in a repeated field of its type: its bytes as they
+    /// are ([`proto::floats`]), this many.
+    Floats(usize),
+}
+
+impl Put {
+    fn of(packed: &Packed) -> Put {
+        let float = matches!(packed.dtype, DType::F64 | DType::F32);
+        match (float, packed.shape.as_slice(), packed.column_major) {
+            (true, [], _) if packed.dtype == DType::F64 => Put::Double,
+            (true, [_, ..], false) => Put::Floats(packed.count() * packed.element_size()),
+            _ => Put::Value,
+        }
+    }
 }
 
 /// An element's packing and its offset in the block.
@@ -67,7 +88,7 @@ impl FrameMessage {
                     field: field.clone(),
                     packed: packed.clone(),
                     offset: signal.offset,
-                    double: packed.dtype == DType::F64 && packed.shape.is_empty(),
+                    put: Put::of(packed),
                 });
                 continue;
             };
@@ -105,26 +126,36 @@ impl FrameMessage {
         })
     }
 
-    /// The message of the instant at `time`, frame `frame`, its values in `block`, into
-    /// `out` (cleared first).
+    /// The message of the instant at `time`, frame `frame` (none for the records of a
+    /// loose layout, which carry no frame value), its values in `block`, into `out`
+    /// (cleared first).
     pub fn encode(
         &mut self,
         out: &mut Vec<u8>,
         time: i64,
-        frame: i64,
+        frame: Option<i64>,
         block: &[u8],
     ) -> Result<(), Refusal> {
         out.clear();
         proto::int64(out, proto::TIME_NS, time);
-        proto::int64(out, proto::FRAME, frame);
+        if let Some(frame) = frame {
+            proto::int64(out, proto::FRAME, frame);
+        }
         // Only fields of type JSON note what they lose, and a plan has none.
         let mut lost = Vec::new();
         for p in &self.parts {
-            if p.double {
-                proto::double(out, &p.field, le_bytes(block, p.offset))?;
-            } else {
-                let v = p.packed.value(block, p.offset).ok_or(NOT_PACKED)?;
-                proto::value(out, &mut self.scratch, &p.field, &v, &mut lost)?;
+            let end = |n: usize| p.offset.saturating_add(n);
+            match p.put {
+                Put::Double => proto::double(out, &p.field, le_bytes(block, p.offset))?,
+                Put::Floats(n) if end(n) <= block.len() => {
+                    proto::floats(out, &p.field, &block[p.offset..end(n)])?
+                }
+                // A block shorter than its layout (a frame source checked its sizes) reads as
+                // zeros, as `Packed::value` reads it.
+                Put::Floats(_) | Put::Value => {
+                    let v = p.packed.value(block, p.offset).ok_or(NOT_PACKED)?;
+                    proto::value(out, &mut self.scratch, &p.field, &v, &mut lost)?;
+                }
             }
         }
         for v in &self.vectors {

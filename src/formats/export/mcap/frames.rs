@@ -1,9 +1,11 @@
-//! MCAP written a frame at a time (`Frames::create_frames`, from `.icarec` and Icarus HDF5).
+//! MCAP written a frame at a time (`Frames::create_frames`, from `.icarec`, Icarus HDF5
+//! and an Elodin DB of one time grid).
 //!
 //! The file is the one the record path writes for the frame source's records (its
 //! contract, in `formats::frames`: the static signals at the first frame's time and frame
-//! 0, then each frame's signals in layout order at frame `i`), byte for byte, and so is
-//! the report. A topic whose fields the frame's signals give one each (an Icarus
+//! 0, then each frame's signals in layout order at frame `i`; of a loose layout, the DB's,
+//! no frame value and a scalar as an array of shape `[]`), byte for byte, and so is the
+//! report. A topic whose fields the frame's signals give one each (an Icarus
 //! component's) has its message made straight from the block ([`FrameMessage`]), planned
 //! at [`McapFrames::create`], and written when its record path would: at its first
 //! signal of the next frame, or at the end. A signal that may draw (a position, an
@@ -62,6 +64,8 @@ pub struct McapFrames {
     static_block: Vec<u8>,
     /// Frames written.
     frames: i64,
+    /// Whether the records are a loose layout's ([`FrameLayout::loose`]).
+    loose: bool,
 }
 
 /// The records of `signals`, each with its channel's one field; `None` when a signal's
@@ -112,6 +116,7 @@ impl McapFrames {
                 topics,
                 static_block: layout.static_block.clone(),
                 frames: 0,
+                loose: layout.loose,
             })
         })();
         Some(writer)
@@ -197,7 +202,7 @@ impl Held {
         messages: &mut Messages,
         target: &Path,
         frame: &Frame<'_>,
-        number: i64,
+        number: Option<i64>,
         block: &[u8],
     ) -> Result<(), WriteError> {
         if let Some(time) = self.time.take() {
@@ -211,14 +216,34 @@ impl Held {
     }
 }
 
-/// `slot`'s record with its value from `block`, at `frame`'s time.
-fn refill<'s>(slot: &'s mut Slot, frame: &Frame<'_>, number: i64, block: &[u8]) -> &'s Record {
+/// `slot`'s record with its value from `block`, at `frame`'s time, as frame `number`
+/// (`None`: a loose layout's record).
+fn refill<'s>(
+    slot: &'s mut Slot,
+    frame: &Frame<'_>,
+    number: Option<i64>,
+    block: &[u8],
+) -> &'s Record {
     let record = &mut slot.record;
     record.time = frame.time;
-    record.frame = Some(number);
+    record.frame = number;
     record.exact_seconds = frame.exact_seconds;
-    let value = slot.signal.packed.value(block, slot.signal.offset);
-    if let (Some(v), Some((_, old))) = (value, record.values.first_mut()) {
+    let (packed, at) = (&slot.signal.packed, slot.signal.offset);
+    let Some((_, old)) = record.values.first_mut() else {
+        return record;
+    };
+    // An array is refilled in the buffer it has: no allocation per frame for a signal
+    // that draws.
+    if let Value::Array(a) = old {
+        if a.shape == packed.shape && packed.fill(block, at, &mut a.data) {
+            return record;
+        }
+    }
+    let value = match number {
+        Some(_) => packed.value(block, at),
+        None => packed.loose_value(block, at),
+    };
+    if let Some(v) = value {
         *old = v;
     }
     record
@@ -226,7 +251,7 @@ fn refill<'s>(slot: &'s mut Slot, frame: &Frame<'_>, number: i64, block: &[u8]) 
 
 impl McapFrames {
     /// Writes the values of `steps`' signals from `block`, at `frame`'s time, as frame
-    /// `number`.
+    /// `number` (of a loose layout, as records without a frame value).
     fn write(
         &mut self,
         statics: bool,
@@ -240,8 +265,10 @@ impl McapFrames {
             topics,
             statics: static_steps,
             dynamics,
+            loose,
             ..
         } = self;
+        let number = (!*loose).then_some(number);
         let steps = if statics { static_steps } else { dynamics };
         let mut made = 0;
         for step in steps.iter_mut() {

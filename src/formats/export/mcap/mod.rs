@@ -129,7 +129,8 @@ impl Format for Mcap {
 }
 
 impl Frames for Mcap {
-    /// The protobuf layout, from the frames of `.icarec` and Icarus HDF5 (`frames.rs`).
+    /// The protobuf layout, from the frames of `.icarec`, Icarus HDF5 and an Elodin DB
+    /// (`frames.rs`).
     fn create_frames(
         &self,
         target: &Path,
@@ -144,5 +145,10 @@ impl Frames for Mcap {
         boxed_sink(frames::McapFrames::create(
             target, header, layout, outputs, options,
         ))
+    }
+
+    /// A loose layout's messages carry no frame, as its records' do not.
+    fn takes_loose(&self) -> bool {
+        true
     }
 }

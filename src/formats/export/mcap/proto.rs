@@ -338,6 +338,18 @@ pub fn double(buf: &mut Vec<u8>, f: &Field, le: [u8; 8]) -> Result<(), Refusal> 
     Ok(())
 }
 
+/// Appends field `f`, repeated float64 or float32, holding the elements whose
+/// little-endian bytes (of the field's type) are `le`: what [`value`] writes of that array,
+/// without making it a [`Value`] (a frame's values, `frames.rs`). Refused, and `buf` left
+/// as it was, for a field of another type.
+pub fn floats(buf: &mut Vec<u8>, f: &Field, le: &[u8]) -> Result<(), Refusal> {
+    if !f.repeated || !matches!(f.kind, Kind::F64 | Kind::F32) {
+        return Err("value of another type than the field's");
+    }
+    bytes(buf, f.number, le);
+    Ok(())
+}
+
 /// The element of a one-element array as a scalar.
 fn only(data: &ArrayData) -> Option<Value> {
     Some(match data {
@@ -570,6 +582,14 @@ mod tests {
         let out = enc(&f(Kind::F32, true), &Value::Array(a)).unwrap();
         assert_eq!(&out[..2], &[5 << 3 | 2, 16]);
         assert_eq!(&out[2..6], &1.0f32.to_le_bytes());
+        let le: Vec<u8> = [1.0f32, 2.0, 3.0, 4.0]
+            .iter()
+            .flat_map(|x| x.to_le_bytes())
+            .collect();
+        let mut raw = Vec::new();
+        floats(&mut raw, &f(Kind::F32, true), &le).unwrap();
+        assert_eq!(raw, out, "the bytes as they are make the same field");
+        assert!(floats(&mut raw, &f(Kind::I64, true), &[]).is_err());
         let one = Array::flat(ArrayData::U64(vec![7]));
         assert_eq!(
             enc(&f(Kind::U64, false), &Value::Array(one)).unwrap(),
