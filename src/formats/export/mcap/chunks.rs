@@ -1,17 +1,18 @@
-//! Full chunks compressed on two threads and written on a third, in the order they were
-//! handed over. zstd was most of NanoVer's MCAP conversion and ran on one thread, which
-//! bounded its wall time (docs/performance.md, "MCAP: chunks compressed on two threads").
+//! Full chunks compressed on one thread, or two, and written on another, in the order they
+//! were handed over. A second compressor shortened NanoVer's MCAP conversion, whose zstd
+//! bounded its wall time, but its chunk, buffer and context took the large Elodin
+//! replay's past the 64 MiB bound; `file.rs` starts one (docs/performance.md, "MCAP:
+//! chunks compressed on two threads", "MCAP: one compressor again").
 //!
 //! The caller hands each full chunk to a compressor and tells the writer which, so the
 //! writer takes them in the order they came. The writer, which owns the output, writes the
 //! chunk record, its message indexes, and keeps what the summary needs of where they went;
 //! then the chunk goes back to the caller to be filled again and the compressed bytes to
-//! their compressor. Every hand-over waits for its taker (no queue) and each compressor has
-//! one buffer for its output, so what is in flight is bounded: besides the chunk being
-//! filled, per compressor the chunk it compresses, the one the writer writes, and one
-//! compressed buffer. The second compressor starts only when the first is still busy as
-//! the next chunk is full: for a caller slower than zstd the memory is what one thread's
-//! was.
+//! their compressor. Every hand-over waits for its taker (no queue), each compressor has
+//! one buffer for its output, and the caller takes a chunk back before it fills another
+//! once one per compressor is in flight ([`Chunks::empty`]), so what is in flight is
+//! bounded. The second compressor, where it may start, starts only when the first is
+//! still busy as the next chunk is full.
 
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -102,6 +103,13 @@ pub(super) struct Chunks<W: Write + Send + 'static> {
     writer: Worker<Next, Written<W>, FileError>,
     /// Chunks written, given back for their buffers.
     spare: Receiver<Chunk>,
+    /// Chunks in use: the caller's first, and those [`Chunks::empty`] made.
+    made: usize,
+    /// The most chunks in use at once: the one being filled and one in flight per
+    /// compressor. Unbounded, each compressor would hold one and another wait for the
+    /// writer, past a replay conversion's memory bound (docs/performance.md, "MCAP: one
+    /// compressor again").
+    most: usize,
 }
 
 /// A compressor's ends of the channels to the writer: its chunks, and its buffer back.
@@ -112,11 +120,13 @@ struct Ends {
 
 impl<W: Write + Send + 'static> Chunks<W> {
     /// Starts the writer and the first compressor; `out` has what was written before the
-    /// first chunk. `level`: zstd's, or `None`, chunks not compressed.
+    /// first chunk. `level`: zstd's, or `None`, chunks not compressed. `second`: whether a
+    /// second compressor may start.
     pub fn spawn(
         out: Counted<W>,
         level: Option<i32>,
         window_log: u32,
+        second: bool,
     ) -> Result<Chunks<W>, FileError> {
         let (mut ends, mut done, mut back) = (Vec::new(), Vec::new(), Vec::new());
         for _ in 0..2 {
@@ -138,7 +148,8 @@ impl<W: Write + Send + 'static> Chunks<W> {
         let writer = Worker::spawn("mcap-write", 2, move |next: Receiver<Next>| {
             written.run(next, done, back, give_back)
         })?;
-        let second = ends.pop();
+        let most = if second { 3 } else { 2 };
+        let second = ends.pop().filter(|_| second);
         let mut chunks = Chunks {
             compressors: Vec::new(),
             second,
@@ -147,6 +158,8 @@ impl<W: Write + Send + 'static> Chunks<W> {
             last: 0,
             writer,
             spare,
+            made: 1,
+            most,
         };
         if let Some(first) = ends.pop() {
             chunks.start(first)?;
@@ -176,9 +189,18 @@ impl<W: Write + Send + 'static> Chunks<W> {
         Ok(())
     }
 
-    /// An emptied chunk given back, if there is one.
-    pub fn spare(&self) -> Option<Chunk> {
-        self.spare.try_recv().ok()
+    /// A chunk to fill: one given back, a new one while fewer than [`Chunks::most`] are in
+    /// use, or else the next one the writer gives back (a new one if the writer stopped:
+    /// its error comes with the next hand-over).
+    pub fn empty(&mut self, chunk_size: usize) -> Chunk {
+        if let Ok(chunk) = self.spare.try_recv() {
+            return chunk;
+        }
+        if self.made < self.most {
+            self.made += 1;
+            return Chunk::with_capacity(chunk_size);
+        }
+        (self.spare.recv()).unwrap_or_else(|_| Chunk::with_capacity(chunk_size))
     }
 
     /// Hands a full chunk to a compressor waiting for one, the first if both are; if none,
@@ -199,8 +221,11 @@ impl<W: Write + Send + 'static> Chunks<W> {
         if let Some(second) = self.second.take() {
             self.start(second)?;
         }
-        let turn = self.last ^ 1;
-        match self.compressors[turn].send(chunk) {
+        let turn = (self.last + 1) % self.compressors.len().max(1);
+        let Some(compressor) = self.compressors.get_mut(turn) else {
+            return Err(FileError::Stopped);
+        };
+        match compressor.send(chunk) {
             Ok(()) => self.took(turn),
             Err(stopped) => Err(self.why(stopped)),
         }
