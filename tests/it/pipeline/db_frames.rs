@@ -11,6 +11,7 @@ use simrec::formats::{format_named, GivenFlags, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
+use crate::util::elodin::probe_db;
 use crate::util::{any_fixture, copy_tree, files_under, frame_and_record_runs, run_in, s};
 
 const FIXTURES: [&str; 15] = [
@@ -194,14 +195,7 @@ fn one_index_of_other_times_leaves_the_db_to_records() {
 #[test]
 fn a_db_of_every_type_goes_by_frames_as_by_records() {
     let tmp = tempfile::tempdir().unwrap();
-    // The probe's components of types_v0180: one grid (u8 to f64, bool, a 3×3 matrix).
-    let db = tmp.path().join("probe/");
-    let types = any_fixture("elodin-db/types_v0180");
-    let made = run_in(
-        tmp.path(),
-        &["convert", s(&types), "-o", s(&db), "--channel", "probe.*"],
-    );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    let db = probe_db(tmp.path());
     assert_eq!(by_frames(&db, lenient(), "elodin-db"), Some(11 * 200));
     let (code, stderr) = both_ways(tmp.path(), &db);
     assert_eq!(code, 0, "{stderr}");

@@ -15,7 +15,8 @@ use simrec::formats::{format_named, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, frame_and_record_runs, run_in, s};
+use crate::util::elodin::probe_db;
+use crate::util::{any_fixture, frame_and_record_runs};
 
 const FIXTURES: [&str; 14] = [
     "icarec/a2.icarec",
@@ -104,14 +105,7 @@ fn the_frame_path_writes_the_record_paths_lake_on_every_icarus_and_db_fixture() 
 #[test]
 fn a_db_of_every_type_into_the_lake_goes_by_frames_as_by_records() {
     let tmp = tempfile::tempdir().unwrap();
-    // The probe's components of types_v0180: one grid (u8 to f64, bool, a 3×3 matrix).
-    let db = tmp.path().join("probe/");
-    let types = any_fixture("elodin-db/types_v0180");
-    let made = run_in(
-        tmp.path(),
-        &["convert", s(&types), "-o", s(&db), "--channel", "probe.*"],
-    );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    let db = probe_db(tmp.path());
     let lake = tmp.path().join("lake/");
     let (written, _) = write_frames(
         std::slice::from_ref(&db),

@@ -10,7 +10,8 @@ use simrec::formats::{format_named, GivenFlags, ReadOptions};
 use simrec::pipeline::frame_copy::write_frames;
 use simrec::pipeline::WriteRequest;
 
-use crate::util::{any_fixture, frame_and_record_runs, icarec_with_partial_last_frame, run_in, s};
+use crate::util::elodin::probe_db;
+use crate::util::{any_fixture, frame_and_record_runs, icarec_with_partial_last_frame, s};
 
 const FIXTURES: [&str; 11] = [
     "icarec/a2.icarec",
@@ -117,22 +118,7 @@ const DBS: [&str; 6] = [
 #[test]
 fn the_frame_path_writes_the_record_paths_file_on_every_elodin_db() {
     let tmp = tempfile::tempdir().unwrap();
-    // The probe's components of types_v0180: one grid of every type (u8 to f64, bool, a
-    // 3×3 matrix), scalars among them.
-    let probe = tmp.path().join("probe/");
-    let types = any_fixture("elodin-db/types_v0180");
-    let made = run_in(
-        tmp.path(),
-        &[
-            "convert",
-            s(&types),
-            "-o",
-            s(&probe),
-            "--channel",
-            "probe.*",
-        ],
-    );
-    assert_eq!(made.code, 0, "{}", made.stderr);
+    let probe = probe_db(tmp.path());
     let inputs = DBS.iter().map(|n| any_fixture(n)).chain([probe]);
     for input in inputs {
         let (code, stderr) = both_ways(tmp.path(), &input, &[]);

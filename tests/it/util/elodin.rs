@@ -15,6 +15,24 @@ pub fn elodin_fixture(name: &str) -> PathBuf {
     super::any_fixture("elodin").join(name)
 }
 
+/// The probe's components of `elodin-db/types_v0180` converted into `dir/probe/`: a DB of
+/// one time grid of every type (u8 to f64, bool, a 3×3 matrix), scalars among them.
+pub fn probe_db(dir: &Path) -> PathBuf {
+    let db = dir.join("probe/");
+    let types = super::any_fixture("elodin-db/types_v0180");
+    let args = [
+        "convert",
+        super::s(&types),
+        "-o",
+        super::s(&db),
+        "--channel",
+        "probe.*",
+    ];
+    let made = super::run_in(dir, &args);
+    assert_eq!(made.code, 0, "{}", made.stderr);
+    db
+}
+
 /// A Parquet file read whole: its Arrow schema, key-value keys and one batch.
 pub struct Table {
     pub schema: Arc<Schema>,
