@@ -217,17 +217,12 @@ impl WorldPoses {
 impl Signal {
     /// Its value in `block`, as its record carries it (text is refused at `create`).
     fn value(&self, block: &[u8]) -> Value {
-        if self.array && self.packed.shape.is_empty() {
-            let one = Packed {
-                shape: vec![1],
-                ..self.packed.clone()
-            };
-            if let Some(Value::Array(mut a)) = one.value(block, self.offset) {
-                a.shape.clear();
-                return Value::Array(a);
-            }
-        }
-        self.packed.value(block, self.offset).unwrap_or(Value::Null)
+        let value = if self.array {
+            self.packed.loose_value(block, self.offset)
+        } else {
+            self.packed.value(block, self.offset)
+        };
+        value.unwrap_or(Value::Null)
     }
 
     /// Its record at `time`, frame value `frame`, of its value in `block`.
