@@ -11,7 +11,7 @@
 //!   no thread outlives its writer.
 
 use std::io;
-use std::sync::mpsc::{sync_channel, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{sync_channel, Receiver, SyncSender};
 use std::thread::JoinHandle;
 
 /// Why a worker gave no result.
@@ -57,20 +57,6 @@ impl<In: Send + 'static, R: Send + 'static, E: Send + 'static> Worker<In, R, E> 
         let sent = self.inbox.as_ref().map(|inbox| inbox.send(item));
         match sent {
             Some(Ok(())) => Ok(()),
-            _ => Err(match self.finish() {
-                Ok(_) => Stopped::Gone,
-                Err(stopped) => stopped,
-            }),
-        }
-    }
-
-    /// Hands `item` over if there is room now (with capacity 0: if the worker is waiting
-    /// for an item); gives it back otherwise. If the worker has stopped, as [`Self::send`].
-    pub fn try_send(&mut self, item: In) -> Result<Option<In>, Stopped<E>> {
-        let sent = self.inbox.as_ref().map(|inbox| inbox.try_send(item));
-        match sent {
-            Some(Ok(())) => Ok(None),
-            Some(Err(TrySendError::Full(item))) => Ok(Some(item)),
             _ => Err(match self.finish() {
                 Ok(_) => Stopped::Gone,
                 Err(stopped) => stopped,
@@ -137,31 +123,6 @@ mod tests {
         }
         assert_eq!(w.finish(), Ok(5050));
         assert_eq!(w.finish(), Err(Stopped::Gone));
-    }
-
-    #[test]
-    fn try_send_gives_the_item_back_while_the_worker_is_busy() {
-        let (busy, wait) = std::sync::mpsc::channel::<()>();
-        let mut w = Worker::spawn("busy", 0, move |items: Receiver<u32>| {
-            let mut sum = 0;
-            for i in items {
-                sum += i;
-                // Busy with the first item until the test says.
-                if i == 1 {
-                    let _ = wait.recv();
-                }
-            }
-            Ok::<u32, ()>(sum)
-        })
-        .unwrap();
-        w.send(1).unwrap();
-        assert_eq!(w.try_send(2), Ok(Some(2)));
-        busy.send(()).unwrap();
-        // Waiting for an item again, soon: it takes the next one tried.
-        while w.try_send(3) != Ok(None) {
-            std::thread::yield_now();
-        }
-        assert_eq!(w.finish(), Ok(4));
     }
 
     #[test]

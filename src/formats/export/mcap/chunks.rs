@@ -1,18 +1,14 @@
-//! Full chunks compressed on one thread, or two, and written on another, in the order they
-//! were handed over. A second compressor shortened NanoVer's MCAP conversion, whose zstd
-//! bounded its wall time, but its chunk, buffer and context took the large Elodin
-//! replay's past the 64 MiB bound; `file.rs` starts one (docs/performance.md, "MCAP:
-//! chunks compressed on two threads", "MCAP: one compressor again").
+//! Full chunks compressed on a thread of their own and written on another, in the order
+//! they were handed over, while the caller fills the next (docs/performance.md, "MCAP:
+//! chunks on a thread of their own, 3es read ahead", "MCAP: one compressor again").
 //!
-//! The caller hands each full chunk to a compressor and tells the writer which, so the
-//! writer takes them in the order they came. The writer, which owns the output, writes the
-//! chunk record, its message indexes, and keeps what the summary needs of where they went;
-//! then the chunk goes back to the caller to be filled again and the compressed bytes to
-//! their compressor. Every hand-over waits for its taker (no queue), each compressor has
-//! one buffer for its output, and the caller takes a chunk back before it fills another
-//! once one per compressor is in flight ([`Chunks::empty`]), so what is in flight is
-//! bounded. The second compressor, where it may start, starts only when the first is
-//! still busy as the next chunk is full.
+//! The compressor hands each chunk, compressed, to the writer, which owns the output: it
+//! writes the chunk record and its message indexes, and keeps what the summary needs of
+//! where they went; then the chunk goes back to the caller to be filled again and the
+//! compressed bytes to the compressor. Every hand-over waits for its taker (no queue), the
+//! compressor has one buffer for its output, and the caller takes a chunk back before it
+//! fills a third ([`Chunks::empty`]), so what is in flight is bounded: the chunk being
+//! filled, one chunk compressed or written, and one compressed buffer.
 
 use std::io::{self, Write};
 use std::sync::mpsc::{channel, sync_channel, Receiver, Sender, SyncSender};
@@ -66,8 +62,8 @@ impl<W: Write> Counted<W> {
 
 /// What the writer is told to write next, in file order.
 enum Next {
-    /// The chunk the compressor of this number took.
-    Chunk(usize),
+    /// The next chunk the compressor gives.
+    Chunk,
     /// A metadata record's bytes and name.
     Metadata(Vec<u8>, String),
 }
@@ -89,152 +85,86 @@ pub(super) struct Written<W: Write> {
     pub metadata_indexes: Vec<MetadataIndex>,
 }
 
-/// The compressors and the writer.
+/// The most chunks in use at once: the one being filled and the one compressed or
+/// written. A third would wait between them, and a second compressor's chunk, buffer and
+/// context took a large replay's conversion past its memory bound (docs/performance.md,
+/// "MCAP: one compressor again").
+const MOST_CHUNKS: usize = 2;
+
+/// The compressor and the writer.
 pub(super) struct Chunks<W: Write + Send + 'static> {
-    /// The first, and the second once the first was busy when a chunk was full.
-    compressors: Vec<Worker<Chunk, (), FileError>>,
-    /// The second's ends, until it is started.
-    second: Option<Ends>,
-    level: Option<i32>,
-    window_log: u32,
-    /// The compressor that took the last chunk.
-    last: usize,
-    /// Told which compressor took each chunk, to take their bytes in that order.
+    compressor: Worker<Chunk, (), FileError>,
+    /// Told of each chunk handed to the compressor, and of metadata between them.
     writer: Worker<Next, Written<W>, FileError>,
     /// Chunks written, given back for their buffers.
     spare: Receiver<Chunk>,
     /// Chunks in use: the caller's first, and those [`Chunks::empty`] made.
     made: usize,
-    /// The most chunks in use at once: the one being filled and one in flight per
-    /// compressor. Unbounded, each compressor would hold one and another wait for the
-    /// writer, past a replay conversion's memory bound (docs/performance.md, "MCAP: one
-    /// compressor again").
-    most: usize,
-}
-
-/// A compressor's ends of the channels to the writer: its chunks, and its buffer back.
-struct Ends {
-    to_writer: SyncSender<Encoded>,
-    buffers: Receiver<Vec<u8>>,
 }
 
 impl<W: Write + Send + 'static> Chunks<W> {
-    /// Starts the writer and the first compressor; `out` has what was written before the
-    /// first chunk. `level`: zstd's, or `None`, chunks not compressed. `second`: whether a
-    /// second compressor may start.
+    /// Starts the writer and the compressor; `out` has what was written before the first
+    /// chunk. `level`: zstd's, or `None`, chunks not compressed.
     pub fn spawn(
         out: Counted<W>,
         level: Option<i32>,
         window_log: u32,
-        second: bool,
     ) -> Result<Chunks<W>, FileError> {
-        let (mut ends, mut done, mut back) = (Vec::new(), Vec::new(), Vec::new());
-        for _ in 0..2 {
-            let (to_writer, encoded) = sync_channel(0);
-            let (to_compressor, buffers) = channel();
-            // Its one buffer: it waits for the writer to give it back.
-            let _ = to_compressor.send(Vec::new());
-            ends.push(Ends { to_writer, buffers });
-            done.push(encoded);
-            back.push(to_compressor);
-        }
+        let zstd = match level {
+            Some(level) => {
+                let mut z = zstd::bulk::Compressor::new(level)?;
+                z.set_parameter(zstd::zstd_safe::CParameter::WindowLog(window_log))?;
+                Some(z)
+            }
+            None => None,
+        };
+        let (to_writer, encoded) = sync_channel(0);
+        let (to_compressor, buffers) = channel();
+        // Its one buffer: it waits for the writer to give it back.
+        let _ = to_compressor.send(Vec::new());
+        let (give_back, spare) = channel();
         let written = Written {
             out,
             chunk_indexes: Vec::new(),
             metadata_indexes: Vec::new(),
         };
-        let (give_back, spare) = channel();
         // What to write next waits in the writer's input while the chunk is compressed.
         let writer = Worker::spawn("mcap-write", 2, move |next: Receiver<Next>| {
-            written.run(next, done, back, give_back)
+            written.run(next, encoded, to_compressor, give_back)
         })?;
-        let most = if second { 3 } else { 2 };
-        let second = ends.pop().filter(|_| second);
-        let mut chunks = Chunks {
-            compressors: Vec::new(),
-            second,
-            level,
-            window_log,
-            last: 0,
+        let compressor = Compressor { zstd, buffers };
+        let compressor = Worker::spawn("mcap-zstd", 0, move |chunks| {
+            compressor.run(chunks, to_writer)
+        })?;
+        Ok(Chunks {
+            compressor,
             writer,
             spare,
             made: 1,
-            most,
-        };
-        if let Some(first) = ends.pop() {
-            chunks.start(first)?;
-        }
-        Ok(chunks)
+        })
     }
 
-    fn start(&mut self, ends: Ends) -> Result<(), FileError> {
-        let zstd = match self.level {
-            Some(level) => {
-                let mut z = zstd::bulk::Compressor::new(level)?;
-                z.set_parameter(zstd::zstd_safe::CParameter::WindowLog(self.window_log))?;
-                Some(z)
-            }
-            None => None,
-        };
-        let compressor = Compressor {
-            zstd,
-            buffers: ends.buffers,
-        };
-        let to_writer = ends.to_writer;
-        let name = format!("mcap-zstd-{}", self.compressors.len() + 1);
-        self.compressors
-            .push(Worker::spawn(&name, 0, move |chunks| {
-                compressor.run(chunks, to_writer)
-            })?);
-        Ok(())
-    }
-
-    /// A chunk to fill: one given back, a new one while fewer than [`Chunks::most`] are in
+    /// A chunk to fill: one given back, a new one while fewer than [`MOST_CHUNKS`] are in
     /// use, or else the next one the writer gives back (a new one if the writer stopped:
     /// its error comes with the next hand-over).
     pub fn empty(&mut self, chunk_size: usize) -> Chunk {
         if let Ok(chunk) = self.spare.try_recv() {
             return chunk;
         }
-        if self.made < self.most {
+        if self.made < MOST_CHUNKS {
             self.made += 1;
             return Chunk::with_capacity(chunk_size);
         }
         (self.spare.recv()).unwrap_or_else(|_| Chunk::with_capacity(chunk_size))
     }
 
-    /// Hands a full chunk to a compressor waiting for one, the first if both are; if none,
-    /// to the second, started the first time it is needed (a caller slower than zstd never
-    /// needs it: docs/performance.md, "MCAP: chunks compressed on two threads"); if both
-    /// are busy, waits for the one that did not take the last chunk.
-    pub fn chunk(&mut self, mut chunk: Chunk) -> Result<(), FileError> {
-        for turn in [0, 1] {
-            let Some(compressor) = self.compressors.get_mut(turn) else {
-                continue;
-            };
-            match compressor.try_send(chunk) {
-                Ok(None) => return self.took(turn),
-                Ok(Some(back)) => chunk = back,
-                Err(stopped) => return Err(self.why(stopped)),
-            }
+    /// Hands a full chunk to the compressor (waiting for it to be free) and tells the
+    /// writer.
+    pub fn chunk(&mut self, chunk: Chunk) -> Result<(), FileError> {
+        if let Err(stopped) = self.compressor.send(chunk) {
+            return Err(self.why(stopped));
         }
-        if let Some(second) = self.second.take() {
-            self.start(second)?;
-        }
-        let turn = (self.last + 1) % self.compressors.len().max(1);
-        let Some(compressor) = self.compressors.get_mut(turn) else {
-            return Err(FileError::Stopped);
-        };
-        match compressor.send(chunk) {
-            Ok(()) => self.took(turn),
-            Err(stopped) => Err(self.why(stopped)),
-        }
-    }
-
-    /// Tells the writer that compressor `turn` took the chunk.
-    fn took(&mut self, turn: usize) -> Result<(), FileError> {
-        self.last = turn;
-        self.writer.send(Next::Chunk(turn)).map_err(FileError::from)
+        self.writer.send(Next::Chunk).map_err(FileError::from)
     }
 
     /// A metadata record, written after the chunks handed over.
@@ -244,15 +174,14 @@ impl<W: Write + Send + 'static> Chunks<W> {
 
     /// Waits for every job to be written: the output and where everything went.
     pub fn finish(&mut self) -> Result<Written<W>, FileError> {
-        for i in 0..self.compressors.len() {
-            if let Err(stopped) = self.compressors[i].finish() {
-                return Err(self.why(stopped));
-            }
+        if let Err(stopped) = self.compressor.finish() {
+            return Err(self.why(stopped));
         }
         self.writer.finish().map_err(FileError::from)
     }
 
-    /// Why a compressor stopped: its own error, or, if the writer stopped first, the writer's.
+    /// Why the compressor stopped: its own error, or, if the writer stopped first, the
+    /// writer's.
     fn why(&mut self, stopped: Stopped<FileError>) -> FileError {
         match FileError::from(stopped) {
             FileError::Stopped => match self.writer.finish() {
@@ -264,7 +193,7 @@ impl<W: Write + Send + 'static> Chunks<W> {
     }
 }
 
-/// A compressor's side: zstd's context, kept from chunk to chunk, and its byte buffer, as
+/// The compressor's side: zstd's context, kept from chunk to chunk, and its byte buffer, as
 /// the writer gives it back.
 struct Compressor {
     zstd: Option<zstd::bulk::Compressor<'static>>,
@@ -300,24 +229,24 @@ impl Compressor {
 }
 
 impl<W: Write> Written<W> {
-    /// The writer: takes each chunk from the compressor named, writes it, and gives it back
-    /// to the caller and the compressed bytes to their compressor.
+    /// The writer: takes each chunk from the compressor, writes it, and gives it back to
+    /// the caller and the compressed bytes to the compressor.
     fn run(
         mut self,
         next: Receiver<Next>,
-        done: Vec<Receiver<Encoded>>,
-        back: Vec<Sender<Vec<u8>>>,
+        done: Receiver<Encoded>,
+        back: Sender<Vec<u8>>,
         give_back: Sender<Chunk>,
     ) -> Result<Self, FileError> {
         for next in next {
             match next {
-                Next::Chunk(turn) => {
-                    // A compressor stopped before its chunk: the caller has its error.
-                    let mut encoded = done[turn].recv().map_err(|_| FileError::Stopped)?;
+                Next::Chunk => {
+                    // The compressor stopped before its chunk: the caller has its error.
+                    let mut encoded = done.recv().map_err(|_| FileError::Stopped)?;
                     self.chunk(&mut encoded)?;
                     // The file may be finished or dropped already: nothing to keep then.
                     let _ = give_back.send(encoded.chunk);
-                    let _ = back[turn].send(encoded.compressed);
+                    let _ = back.send(encoded.compressed);
                 }
                 Next::Metadata(record, name) => {
                     self.metadata_indexes.push(MetadataIndex {

@@ -41,11 +41,6 @@ pub(super) mod op {
 /// distance: docs/performance.md, "MCAP: chunks compressed whole"). The chunk size caps it.
 const WINDOW_LOG: u32 = 22;
 
-/// Whether a second compressor starts when the first is busy. Off: it shortened a NanoVer
-/// conversion's wall time but its chunk, buffer and context took the large Elodin replay's
-/// conversion past the 64 MiB bound (docs/performance.md, "MCAP: one compressor again").
-const SECOND_COMPRESSOR: bool = false;
-
 /// How chunks are compressed: zstd at a level, or not.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum ChunkCompression {
@@ -160,24 +155,12 @@ fn widen(bounds: Option<(u64, u64)>, time: u64) -> Option<(u64, u64)> {
 
 impl<W: Write + Send + 'static> McapFile<W> {
     /// Writes the magic and the header record, and starts the threads that compress and
-    /// write the chunks: one compressor ([`SECOND_COMPRESSOR`]).
+    /// write the chunks.
     pub(super) fn create(
         out: W,
         library: &str,
         compression: ChunkCompression,
         chunk_size: usize,
-    ) -> Result<McapFile<W>, FileError> {
-        Self::with_compressors(out, library, compression, chunk_size, SECOND_COMPRESSOR)
-    }
-
-    /// As [`McapFile::create`], with a second compressor started when the first is busy
-    /// (`second`).
-    fn with_compressors(
-        out: W,
-        library: &str,
-        compression: ChunkCompression,
-        chunk_size: usize,
-        second: bool,
     ) -> Result<McapFile<W>, FileError> {
         let level = match compression {
             ChunkCompression::Zstd(level) => Some(level),
@@ -191,7 +174,7 @@ impl<W: Write + Send + 'static> McapFile<W> {
         put_str(&mut b, library);
         end_record(&mut b, start);
         out.write(&b)?;
-        let chunks = Chunks::spawn(out, level, WINDOW_LOG, second)?;
+        let chunks = Chunks::spawn(out, level, WINDOW_LOG)?;
         Ok(McapFile {
             chunks,
             chunk_size,
@@ -564,9 +547,8 @@ mod tests {
         }
     }
 
-    /// An output slow to take each write: the compressors wait for the writer, so a
-    /// second one (when it may start) starts and chunks finish out of turn, and a caller
-    /// of one compressor waits for it.
+    /// An output slow to take each write: the compressor waits for the writer and the
+    /// caller for a chunk given back.
     struct Slow(Vec<u8>);
 
     impl Write for Slow {
@@ -581,27 +563,24 @@ mod tests {
     }
 
     #[test]
-    fn chunks_compressed_on_one_or_two_threads_are_written_in_order() {
-        for second in [false, true] {
-            let (out, compression) = (Slow(Vec::new()), ChunkCompression::Zstd(1));
-            let mut file =
-                McapFile::with_compressors(out, "test", compression, 200, second).unwrap();
-            let channel = file.add_channel(0, "/a", "json", &BTreeMap::new()).unwrap();
-            for i in 0..300u64 {
-                file.message(channel, i as u32, i, &[i as u8; 50]).unwrap();
-            }
-            let bytes = file.finish().unwrap().0;
-            opcodes(&bytes);
-            let got: Vec<(u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
-                .unwrap()
-                .map(|m| {
-                    let m = m.unwrap();
-                    (m.log_time, m.data.to_vec())
-                })
-                .collect();
-            let sent: Vec<(u64, Vec<u8>)> = (0..300u64).map(|i| (i, vec![i as u8; 50])).collect();
-            assert_eq!(got, sent, "second compressor: {second}");
+    fn chunks_compressed_and_written_on_their_threads_come_in_order() {
+        let mut file =
+            McapFile::create(Slow(Vec::new()), "test", ChunkCompression::Zstd(1), 200).unwrap();
+        let channel = file.add_channel(0, "/a", "json", &BTreeMap::new()).unwrap();
+        for i in 0..300u64 {
+            file.message(channel, i as u32, i, &[i as u8; 50]).unwrap();
         }
+        let bytes = file.finish().unwrap().0;
+        opcodes(&bytes);
+        let got: Vec<(u64, Vec<u8>)> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(|m| {
+                let m = m.unwrap();
+                (m.log_time, m.data.to_vec())
+            })
+            .collect();
+        let sent: Vec<(u64, Vec<u8>)> = (0..300u64).map(|i| (i, vec![i as u8; 50])).collect();
+        assert_eq!(got, sent);
     }
 
     /// Accepts `room` bytes, then fails every write.
