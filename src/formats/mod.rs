@@ -98,6 +98,8 @@ pub mod registry;
 
 #[cfg(test)]
 mod layout;
+#[cfg(test)]
+pub(crate) mod test_random;
 
 use std::path::Path;
 

@@ -346,18 +346,12 @@ fn float_sample(field: &Field, column: &ArrayRef) -> Option<(Vec<String>, Vec<u8
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::formats::test_random::xorshift;
 
     /// Little-endian bytes of `n` float64s from a xorshift generator, through `f`.
     fn sample(n: usize, f: impl Fn(u64) -> f64) -> Vec<u8> {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        (0..n)
-            .flat_map(|_| {
-                seed ^= seed << 13;
-                seed ^= seed >> 7;
-                seed ^= seed << 17;
-                f(seed).to_le_bytes()
-            })
-            .collect()
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
+        (0..n).flat_map(|_| f(next()).to_le_bytes()).collect()
     }
 
     #[test]

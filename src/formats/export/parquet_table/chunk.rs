@@ -337,6 +337,7 @@ pub fn varint(mut v: u64, out: &mut Vec<u8>) {
 mod tests {
     use super::period as period_of;
     use super::*;
+    use crate::formats::test_random::xorshift;
 
     /// Decodes the hybrid encoding of `n` values (the reference: the spec's grammar).
     fn decode(mut data: &[u8], width: u32, n: usize) -> Vec<u32> {
@@ -387,20 +388,18 @@ mod tests {
 
     #[test]
     fn the_hybrid_encoding_decodes_to_its_values() {
-        let mut seed = 7u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(7u64);
         for case in 0..400 {
             let width = 1 + (case % 24) as u32;
             let len = (next() % 3000) as usize;
             let mut values = Vec::with_capacity(len);
             while values.len() < len {
                 let v = (next() % (1 << width)) as u32;
-                let run = if next() % 3 == 0 { next() % 40 } else { 1 };
+                let run = if next().is_multiple_of(3) {
+                    next() % 40
+                } else {
+                    1
+                };
                 values.extend(std::iter::repeat_n(v, run as usize));
             }
             values.truncate(len);
@@ -412,13 +411,7 @@ mod tests {
 
     #[test]
     fn a_repeated_pattern_decodes_to_its_values_and_is_found_at_its_period() {
-        let mut seed = 11u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(11u64);
         for case in 0..300 {
             let width = 1 + (case % 12) as u32;
             let period = 1 + (next() % 300) as usize;

@@ -240,6 +240,7 @@ pub fn delta_binary_packed(values: &[i64], out: &mut Vec<u8>) {
 
 #[cfg(test)]
 mod tests {
+    use crate::formats::test_random::xorshift;
     use std::fs::File;
     use std::sync::Arc;
 
@@ -262,13 +263,7 @@ mod tests {
     /// Batches of runs (a frame's rows), steps of every width, extremes that wrap, nulls
     /// in runs and alone, and batches of one row and of none.
     fn batches() -> Vec<RecordBatch> {
-        let mut seed = 5u64;
-        let mut next = move || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed
-        };
+        let mut next = xorshift(5u64);
         let mut out = Vec::new();
         let mut v = 0i64;
         for case in 0..80 {
