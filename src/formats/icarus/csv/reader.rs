@@ -275,6 +275,20 @@ impl CsvReader {
         on_row(severity, code, line.no, at, self.rows, what)
     }
 
+    /// A row skipped for `why` (an error of `code` at the line's start), counted as read:
+    /// false, none to hand out.
+    fn skip_row(
+        &mut self,
+        code: &'static str,
+        line: LineAt,
+        why: String,
+    ) -> Result<bool, ReadError> {
+        let finding = self.row_finding(Severity::Error, code, line, line.start, why);
+        self.rows += 1;
+        self.report(finding)?;
+        Ok(false)
+    }
+
     /// How a line is read on its own ([`RowShape::parse`]), and the longest a row may be.
     pub(super) fn row_shape(&self) -> (RowShape, usize) {
         let width = self.columns.len() + 1;
@@ -329,34 +343,19 @@ impl CsvReader {
         let width = self.columns.len() + 1;
         let row_index = self.rows;
         let (time_end, time) = match parsed {
+            Parsed::Row { time_end, time } => (time_end, time),
             Parsed::TooLong(n) => {
-                let f = self.row_finding(
-                    Severity::Error,
-                    codes::LINE_LENGTH,
-                    at,
-                    at.start,
-                    format!("{n} bytes, longer than any row of {width} numbers could be; skipped"),
-                );
-                self.rows += 1;
-                self.report(f)?;
-                return Ok(false);
+                let why =
+                    format!("{n} bytes, longer than any row of {width} numbers could be; skipped");
+                return self.skip_row(codes::LINE_LENGTH, at, why);
             }
             Parsed::Cells(cells) => {
-                let f = self.row_finding(
-                    Severity::Error,
-                    codes::COLUMNS,
-                    at,
-                    at.start,
-                    format!(
-                        "{cells} cells where the header has {width} (time and {} signals); row skipped",
-                        width - 1
-                    ),
+                let why = format!(
+                    "{cells} cells where the header has {width} (time and {} signals); row skipped",
+                    width - 1
                 );
-                self.rows += 1;
-                self.report(f)?;
-                return Ok(false);
+                return self.skip_row(codes::COLUMNS, at, why);
             }
-            Parsed::Row { time_end, time } => (time_end, time),
         };
         let Some((seconds, time)) = self.row_time(&line[..time_end], time, at)? else {
             self.rows += 1;
